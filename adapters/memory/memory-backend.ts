@@ -1,0 +1,338 @@
+/**
+ * The in-memory backend: the reference implementation of the OJS unique-jobs semantics, the
+ * embedded default of the demo, and a test double for users' own unit tests.
+ *
+ * Strong (§8.1) within one process. Storage operations are asynchronous, like a real datastore's
+ * round trips (and can be given latency with `latencyMs`), so concurrent enqueues really do
+ * interleave; the observe-decide-apply step of each enqueue is serialised per uniqueness key by a
+ * mutex (`KeyLock`). Removing that lock makes the §14.11 conformance test fail. Lifecycle
+ * transitions (fetch, ack, nack, cancel) take the same lock for the job's key, so a job cannot
+ * change state between the moment an enqueue observes it and the moment it acts on it.
+ *
+ * Replacing an `active` job (§5.2): off by default, as on BullMQ and Graphile Worker, so the
+ * three backends answer alike: `replace` meeting an active duplicate rejects with state
+ * `active`. With `replaceActive: true` the active job is cancelled at once and the new job
+ * inserted; the running handler is not interrupted (nothing can interrupt it), but its `ack` or
+ * `nack` is then refused with `InvalidTransitionError`, so its outcome is never recorded.
+ */
+import { InvalidTransitionError, JobNotFoundError } from '../../src/errors.js';
+import { decideConflict, type ConflictCandidate } from '../../src/conflict-decision.js';
+import type { JobInput, JsonValue, OjsJob, OjsJobState } from '../../src/job.js';
+import { normalizeJson } from '../../src/json-normalize.js';
+import { InvalidUniquePolicyError } from '../../src/errors.js';
+import { prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
+import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
+import type { UniquePolicy } from '../../src/unique-policy.js';
+import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
+import { uuidv7 } from '../../src/uuid-v7.js';
+import { KeyLock } from './key-lock.js';
+
+export interface MemoryBackendOptions {
+  /** The backend's clock, in epoch ms. Inject one to move time in tests. (Default: `Date.now`.) */
+  clock?: { now(): number };
+  /** `max_attempts` for jobs that do not set it. (Default: 3.) */
+  defaultMaxAttempts?: number;
+  /** Delay before retry attempt `attempt + 1`, in ms. (Default: `1000 * 2 ** (attempt - 1)`.) */
+  retryDelayMs?: (attempt: number) => number;
+  /** Let `replace` cancel an `active` job (§5.2; see the file comment). (Default: false.) */
+  replaceActive?: boolean;
+  /** Simulated latency of each storage operation, in ms; 0 still yields to the event loop. (Default: 0.) */
+  latencyMs?: number;
+}
+
+/** A memory job may also be staged as `pending` until {@link MemoryBackend.activate} (ojs-core §6.1). */
+export interface MemoryJobInput extends JobInput {
+  pending?: boolean;
+}
+
+export interface MemoryBackend extends UniqueJobsBackend {
+  enqueue(job: MemoryJobInput): Promise<EnqueueResult>;
+  /** OJS FETCH: the oldest due job of the first queue that has one (higher priority first), now `active`; null if none. */
+  fetch(queues?: readonly string[]): Promise<OjsJob | null>;
+  /** OJS ACK: an active job is `completed`. */
+  ack(id: string): Promise<OjsJob>;
+  /** OJS FAIL: an active job is `retryable` while attempts remain, else `discarded`. */
+  nack(id: string, error?: { message: string }): Promise<OjsJob>;
+  /** A `pending` job becomes `available`. */
+  activate(id: string): Promise<OjsJob>;
+  /** A `scheduled` or `retryable` job becomes due now (it is `available` from then on). */
+  promote(id: string): Promise<OjsJob>;
+  /** Every job the backend holds, oldest first: for inspection in tests. */
+  jobs(): OjsJob[];
+}
+
+interface StoredJob {
+  id: string;
+  type: string;
+  queue: string;
+  args: JsonValue;
+  meta: Record<string, JsonValue>;
+  /** The state as last written. `scheduled`/`retryable` read as `available` once due (see #stateOf). */
+  state: OjsJobState;
+  attempt: number;
+  max_attempts: number;
+  priority: number;
+  created_at: number;
+  scheduled_at: number;
+  unique: UniquePolicy | null;
+  key: string | null;
+  completed_at?: number;
+  replaced_by?: string;
+  error?: { message: string };
+  seq: number;
+}
+
+export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryBackend {
+  return new MemoryUniqueJobsBackend(options);
+}
+
+class MemoryUniqueJobsBackend implements MemoryBackend {
+  readonly capabilities: UniqueJobsCapabilities;
+  readonly #clock: { now(): number };
+  readonly #defaultMaxAttempts: number;
+  readonly #retryDelayMs: (attempt: number) => number;
+  readonly #replaceActive: boolean;
+  readonly #latencyMs: number;
+  readonly #jobs = new Map<string, StoredJob>();
+  /** uniqueness key -> ids of the jobs recorded under it, in any state. */
+  readonly #byKey = new Map<string, Set<string>>();
+  readonly #lock = new KeyLock();
+  #seq = 0;
+  #closed = false;
+
+  constructor(options: MemoryBackendOptions) {
+    this.#clock = options.clock ?? { now: () => Date.now() };
+    this.#defaultMaxAttempts = options.defaultMaxAttempts ?? 3;
+    this.#retryDelayMs = options.retryDelayMs ?? ((attempt) => 1000 * 2 ** (attempt - 1));
+    this.#replaceActive = options.replaceActive ?? false;
+    this.#latencyMs = options.latencyMs ?? 0;
+    this.capabilities = {
+      unique_jobs: {
+        strength: 'strong',
+        mechanism: 'in-process per-key mutex around check-and-insert',
+        replace_active: this.#replaceActive,
+      },
+    };
+  }
+
+  async enqueue(input: MemoryJobInput): Promise<EnqueueResult> {
+    this.#assertOpen();
+    const prepared = prepareUnique(input);
+    const argsCheck = normalizeJson(input.args, 'args');
+    const metaCheck = normalizeJson(input.meta ?? {}, 'meta');
+    const issues = [argsCheck, metaCheck].flatMap((check) => (check.ok ? [] : [check.issue]));
+    if (input.id !== undefined && this.#jobs.has(input.id)) issues.push({ path: 'id', message: `a job with id ${input.id} already exists` });
+    if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
+
+    if (!prepared) return { outcome: 'created', job: this.#view(await this.#insert(input, null, null, null)) };
+
+    return this.#lock.run(prepared.key, async () => {
+      // Observe. The awaits inside are where a real backend's round trips would be, and where
+      // another enqueue of the same key would slip in if this section were not serialised.
+      const candidates = await this.#candidates(prepared.key);
+      const decision = decideConflict({
+        policy: prepared.policy,
+        uniquenessKey: prepared.key,
+        now: this.#clock.now(),
+        candidates,
+        canReplaceActive: this.#replaceActive,
+      });
+      switch (decision.action) {
+        case 'insert': {
+          const job = await this.#insert(input, prepared.policy, prepared.key, null);
+          return { outcome: 'created', job: this.#view(job) };
+        }
+        case 'ignore':
+          return { outcome: 'deduplicated', job: this.#view(this.#jobs.get(decision.existing.id)!) };
+        case 'reject':
+          throw decision.error;
+        case 'replace': {
+          // §5.2: the existing jobs are cancelled before the new one is inserted, inside the
+          // same critical section, so no reader of this key ever sees both or neither.
+          const newId = input.id ?? uuidv7(this.#clock.now());
+          const cancelled: StoredJob[] = [];
+          for (const candidate of decision.cancel) {
+            cancelled.push(await this.#write(candidate.id, { state: 'cancelled', completed_at: this.#clock.now(), replaced_by: newId }));
+          }
+          const job = await this.#insert({ ...input, id: newId }, prepared.policy, prepared.key, decision.scheduledAt);
+          const [replaced, ...others] = cancelled.map((c) => this.#view(c));
+          return others.length > 0
+            ? { outcome: 'replaced', job: this.#view(job), replaced: replaced!, also_replaced: others }
+            : { outcome: 'replaced', job: this.#view(job), replaced: replaced! };
+        }
+      }
+    });
+  }
+
+  async getJob(id: string): Promise<OjsJob | null> {
+    this.#assertOpen();
+    await this.#io();
+    const job = this.#jobs.get(id);
+    return job ? this.#view(job) : null;
+  }
+
+  async cancel(id: string): Promise<OjsJob> {
+    return this.#transition(id, ['scheduled', 'available', 'pending', 'retryable', 'active'], 'cancelled', () => ({
+      state: 'cancelled',
+      completed_at: this.#clock.now(),
+    }));
+  }
+
+  async fetch(queues: readonly string[] = [DEFAULT_QUEUE]): Promise<OjsJob | null> {
+    this.#assertOpen();
+    for (;;) {
+      const next = this.#nextDue(queues);
+      if (!next) return null;
+      const taken = await this.#withJobLock(next, async () => {
+        if (this.#stateOf(next) !== 'available') return null; // taken by a concurrent fetch
+        return this.#write(next.id, { state: 'active', attempt: next.attempt + 1 });
+      });
+      if (taken) return this.#view(taken);
+    }
+  }
+
+  async ack(id: string): Promise<OjsJob> {
+    return this.#transition(id, ['active'], 'completed', () => ({ state: 'completed', completed_at: this.#clock.now() }));
+  }
+
+  async nack(id: string, error: { message: string } = { message: 'failed' }): Promise<OjsJob> {
+    return this.#transition(id, ['active'], 'retryable', (job) =>
+      job.attempt < job.max_attempts
+        ? { state: 'retryable', error, scheduled_at: this.#clock.now() + this.#retryDelayMs(job.attempt) }
+        : { state: 'discarded', error, completed_at: this.#clock.now() },
+    );
+  }
+
+  async activate(id: string): Promise<OjsJob> {
+    return this.#transition(id, ['pending'], 'available', () => ({ state: 'available', scheduled_at: this.#clock.now() }));
+  }
+
+  async promote(id: string): Promise<OjsJob> {
+    return this.#transition(id, ['scheduled', 'retryable'], 'available', () => ({ state: 'available', scheduled_at: this.#clock.now() }));
+  }
+
+  jobs(): OjsJob[] {
+    return [...this.#jobs.values()].sort((a, b) => a.seq - b.seq).map((job) => this.#view(job));
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
+
+  // --- storage: every operation is async, like a datastore round trip -------------------------
+
+  async #io(): Promise<void> {
+    if (this.#latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.#latencyMs));
+    else await Promise.resolve();
+  }
+
+  async #candidates(key: string): Promise<ConflictCandidate[]> {
+    await this.#io();
+    return [...(this.#byKey.get(key) ?? [])].map((id) => {
+      const job = this.#jobs.get(id)!;
+      return { id, state: this.#stateOf(job), created_at: job.created_at, scheduled_at: job.scheduled_at };
+    });
+  }
+
+  async #insert(input: MemoryJobInput, policy: UniquePolicy | null, key: string | null, keepScheduledAt: number | null): Promise<StoredJob> {
+    await this.#io();
+    const now = this.#clock.now();
+    const requested = input.scheduled_at === undefined ? now : scheduledAtMs(input.scheduled_at)!;
+    const scheduledAt = keepScheduledAt ?? requested;
+    const job: StoredJob = {
+      id: input.id ?? uuidv7(now),
+      type: input.type,
+      queue: input.queue ?? DEFAULT_QUEUE,
+      args: structuredClone(input.args) as JsonValue,
+      meta: structuredClone(input.meta ?? {}) as Record<string, JsonValue>,
+      state: input.pending ? 'pending' : scheduledAt > now ? 'scheduled' : 'available',
+      attempt: 0,
+      max_attempts: input.max_attempts ?? this.#defaultMaxAttempts,
+      priority: input.priority ?? 0,
+      created_at: now,
+      scheduled_at: scheduledAt,
+      unique: policy,
+      key,
+      seq: this.#seq++,
+    };
+    this.#jobs.set(job.id, job);
+    if (key) {
+      let ids = this.#byKey.get(key);
+      if (!ids) this.#byKey.set(key, (ids = new Set()));
+      ids.add(job.id);
+    }
+    return job;
+  }
+
+  async #write(id: string, patch: Partial<StoredJob>): Promise<StoredJob> {
+    await this.#io();
+    const job = this.#jobs.get(id)!;
+    Object.assign(job, patch);
+    return job;
+  }
+
+  async #transition(
+    id: string,
+    from: readonly OjsJobState[],
+    to: OjsJobState,
+    patch: (job: StoredJob) => Partial<StoredJob>,
+  ): Promise<OjsJob> {
+    this.#assertOpen();
+    const job = this.#jobs.get(id);
+    if (!job) throw new JobNotFoundError(id);
+    const updated = await this.#withJobLock(job, async () => {
+      const state = this.#stateOf(job);
+      if (!from.includes(state)) throw new InvalidTransitionError(id, state, to);
+      return this.#write(id, patch(job));
+    });
+    return this.#view(updated);
+  }
+
+  #withJobLock<T>(job: StoredJob, body: () => Promise<T>): Promise<T> {
+    // Jobs without a key share one lock name: they can never be a candidate of an enqueue.
+    return this.#lock.run(job.key ?? '\u0000no-key', body);
+  }
+
+  /** The current OJS state: a `scheduled` or `retryable` job whose time has come is `available`. */
+  #stateOf(job: StoredJob): OjsJobState {
+    if ((job.state === 'scheduled' || job.state === 'retryable') && job.scheduled_at <= this.#clock.now()) return 'available';
+    return job.state;
+  }
+
+  #nextDue(queues: readonly string[]): StoredJob | undefined {
+    for (const queue of queues) {
+      let best: StoredJob | undefined;
+      for (const job of this.#jobs.values()) {
+        if (job.queue !== queue || this.#stateOf(job) !== 'available') continue;
+        if (!best || job.priority > best.priority || (job.priority === best.priority && job.seq < best.seq)) best = job;
+      }
+      if (best) return best;
+    }
+    return undefined;
+  }
+
+  #view(job: StoredJob): OjsJob {
+    const view: OjsJob = {
+      id: job.id,
+      type: job.type,
+      queue: job.queue,
+      args: structuredClone(job.args),
+      meta: structuredClone(job.meta),
+      state: this.#stateOf(job),
+      attempt: job.attempt,
+      max_attempts: job.max_attempts,
+      priority: job.priority,
+      created_at: new Date(job.created_at).toISOString(),
+      scheduled_at: new Date(job.scheduled_at).toISOString(),
+      unique: job.unique,
+      uniqueness_key: job.key,
+    };
+    if (job.completed_at !== undefined) view.completed_at = new Date(job.completed_at).toISOString();
+    if (job.replaced_by !== undefined) view.replaced_by = job.replaced_by;
+    return view;
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error('the memory backend is closed');
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The conflict decision of spec §5–§9, written once. Every backend observes the jobs recorded
+ * under a uniqueness key (atomically, by its own means), calls {@link decideConflict} with what
+ * it saw, and carries out the answer in the same atomic step. Nothing here does I/O or reads a
+ * clock: `now` is the backend's clock (§7.2 forbids mixing producer clocks), passed in.
+ */
+import { DuplicateJobError } from './errors.js';
+import type { OjsJobState } from './job.js';
+import { addPeriod, parsePeriod } from './period.js';
+import type { UniquePolicy } from './unique-policy.js';
+
+/** A job recorded under the same uniqueness key, as the backend observed it. */
+export interface ConflictCandidate {
+  id: string;
+  state: OjsJobState;
+  /** Epoch ms on the backend's clock. */
+  created_at: number;
+  /** Epoch ms the job is or was due; needed for `replace_except_schedule`. */
+  scheduled_at?: number | null;
+}
+
+export interface ConflictInput {
+  policy: UniquePolicy;
+  uniquenessKey: string;
+  /** Epoch ms on the backend's clock. */
+  now: number;
+  /** Every job the backend still knows under this key, in any state and any order. */
+  candidates: readonly ConflictCandidate[];
+  /**
+   * Whether the backend can atomically cancel an `active` job (§5.2: only a strong backend may).
+   * When false, `replace` meeting an active duplicate falls back to `reject`.
+   */
+  canReplaceActive: boolean;
+}
+
+export type ConflictDecision =
+  /** No duplicate: insert the new job. */
+  | { action: 'insert' }
+  /** §5.4: return `existing`, insert nothing. */
+  | { action: 'ignore'; existing: ConflictCandidate }
+  /** §5.1 (or §5.2's fallback for an active job): throw `error`, insert nothing. */
+  | { action: 'reject'; existing: ConflictCandidate; error: DuplicateJobError }
+  /**
+   * §5.2/§5.3: cancel every job in `cancel` (all duplicates, oldest first; after this no other
+   * job with the key is in a checked state), then insert the new job, atomically. `scheduledAt`
+   * is the time to give the new job instead of its own (replace_except_schedule on a scheduled
+   * job), or null to keep its own.
+   */
+  | { action: 'replace'; existing: ConflictCandidate; cancel: ConflictCandidate[]; scheduledAt: number | null };
+
+/**
+ * §7.4: a candidate is a duplicate iff its state is one of `policy.states` AND
+ * `now < created_at + period` (or there is no period).
+ */
+export function isDuplicate(candidate: ConflictCandidate, policy: UniquePolicy, now: number): boolean {
+  if (!policy.states.includes(candidate.state)) return false;
+  return policy.period === null || now < addPeriod(candidate.created_at, parsePeriod(policy.period));
+}
+
+/**
+ * Decides what an enqueue under `policy` does, given the jobs already recorded under its key.
+ *
+ * When several candidates are duplicates (possible when earlier jobs used narrower `states`),
+ * the oldest (by `created_at`, then id) is "the existing job" that `ignore` returns and `reject`
+ * names; `replace` cancels all of them, so the invariant of §8.1 holds afterwards.
+ */
+export function decideConflict(input: ConflictInput): ConflictDecision {
+  const { policy, now } = input;
+  const duplicates = input.candidates
+    .filter((candidate) => isDuplicate(candidate, policy, now))
+    .sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const existing = duplicates[0];
+  if (!existing) return { action: 'insert' };
+
+  switch (policy.on_conflict) {
+    case 'ignore':
+      return { action: 'ignore', existing };
+    case 'reject':
+      return { action: 'reject', existing, error: duplicateError(existing, input.uniquenessKey, 'duplicate') };
+    case 'replace':
+    case 'replace_except_schedule': {
+      const active = duplicates.find((candidate) => candidate.state === 'active');
+      if (active && !input.canReplaceActive) {
+        // §5.2: fall back to reject, with an error that says why. Nothing is cancelled, not even
+        // the non-active duplicates: a replace is all or nothing.
+        return { action: 'reject', existing: active, error: duplicateError(active, input.uniquenessKey, 'active_not_replaceable') };
+      }
+      // §5.3: the schedule is kept only from a job that is still waiting for it.
+      const scheduled = policy.on_conflict === 'replace_except_schedule' ? duplicates.find((c) => c.state === 'scheduled') : undefined;
+      return { action: 'replace', existing, cancel: duplicates, scheduledAt: scheduled?.scheduled_at ?? null };
+    }
+  }
+}
+
+function duplicateError(existing: ConflictCandidate, uniquenessKey: string, reason: 'duplicate' | 'active_not_replaceable'): DuplicateJobError {
+  return new DuplicateJobError({ existingJobId: existing.id, existingJobState: existing.state, uniquenessKey, reason });
+}

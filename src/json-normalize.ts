@@ -1,0 +1,94 @@
+/**
+ * Turns a caller's value into the JSON value that is hashed (spec §4.1 steps 1–2): every string,
+ * object key and value alike, at every depth, in Unicode NFC (§4.2), and anything JSON cannot
+ * carry refused with the path to it.
+ *
+ * Refused rather than coerced, because each silent coercion JSON.stringify would do makes two
+ * different jobs share a key (or one job get two): `undefined` properties and functions vanish,
+ * `NaN`/`Infinity` become `null`, Dates become strings, Maps and Sets become `{}`, BigInt throws,
+ * array holes become `null`, and integers past 2^53 are already rounded. `-0` is the exception:
+ * RFC 8785 serialises it as `0` and every host stores it as `0`, so it hashes as `0`.
+ */
+import type { JsonValue } from './job.js';
+import type { ValidationIssue } from './errors.js';
+import { isPlainObject } from './selectable-args.js';
+
+export type NormalizeResult = { ok: true; value: JsonValue } | { ok: false; issue: ValidationIssue };
+
+/** @param path the dotted path of `value` in the job, used in the issue (e.g. `args`). */
+export function normalizeJson(value: unknown, path: string): NormalizeResult {
+  try {
+    return { ok: true, value: walk(value, path, new Set()) };
+  } catch (error) {
+    if (error instanceof NotJson) return { ok: false, issue: { path: error.path, message: error.message } };
+    throw error;
+  }
+}
+
+class NotJson extends Error {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function walk(value: unknown, path: string, seen: Set<object>): JsonValue {
+  switch (typeof value) {
+    case 'string':
+      if (!value.isWellFormed()) throw new NotJson(path, 'string contains a lone UTF-16 surrogate, which is not valid Unicode');
+      return value.normalize('NFC');
+    case 'boolean':
+      return value;
+    case 'number':
+      if (!Number.isFinite(value)) throw new NotJson(path, `${value} is not a JSON number`);
+      if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+        throw new NotJson(
+          path,
+          `${value} is an integer beyond 2^53-1 that JavaScript cannot represent exactly (distinct values would collide); pass it as a string`,
+        );
+      }
+      return Object.is(value, -0) ? 0 : value;
+    case 'bigint':
+      throw new NotJson(path, 'BigInt is not a JSON value; pass it as a string');
+    case 'undefined':
+      throw new NotJson(path, 'undefined is not a JSON value (JSON.stringify would silently drop it); omit the key or use null');
+    case 'function':
+    case 'symbol':
+      throw new NotJson(path, `a ${typeof value} is not a JSON value`);
+  }
+  if (value === null) return null;
+  const object = value as object;
+  if (seen.has(object)) throw new NotJson(path, 'circular reference');
+  seen.add(object);
+  try {
+    if (Array.isArray(object)) {
+      const out: JsonValue[] = [];
+      for (let i = 0; i < object.length; i++) {
+        if (!(i in object)) throw new NotJson(`${path}[${i}]`, 'array hole is not a JSON value');
+        out.push(walk(object[i], `${path}[${i}]`, seen));
+      }
+      return out;
+    }
+    if (!isPlainObject(object)) {
+      const kind = object instanceof Date ? 'a Date (pass date.toISOString())' : `a ${object.constructor?.name ?? 'non-plain'} object`;
+      throw new NotJson(path, `${kind} is not a JSON value`);
+    }
+    if (Object.getOwnPropertySymbols(object).length > 0) throw new NotJson(path, 'symbol-keyed properties are not JSON');
+    const out: { [key: string]: JsonValue } = {};
+    for (const [key, child] of Object.entries(object)) {
+      const childPath = `${path}${/^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`}`;
+      if (!key.isWellFormed()) throw new NotJson(childPath, 'key contains a lone UTF-16 surrogate');
+      const normalizedKey = key.normalize('NFC');
+      if (Object.hasOwn(out, normalizedKey)) {
+        throw new NotJson(childPath, 'two keys of this object are the same string after Unicode NFC normalisation');
+      }
+      // defineProperty, not assignment: a `__proto__` key must stay data, not replace the prototype.
+      Object.defineProperty(out, normalizedKey, { value: walk(child, childPath, seen), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  } finally {
+    seen.delete(object);
+  }
+}

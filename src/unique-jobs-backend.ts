@@ -1,0 +1,48 @@
+/**
+ * The one contract every backend implements: memory (the reference), BullMQ, Graphile Worker.
+ * The shared conformance suite (test/conformance) runs against this and nothing else.
+ *
+ * Deliberately left out: connections, transactions, key prefixes, schemas, workers and bulk
+ * enqueue. Those differ per host and live on each adapter's own API (`withUniqueness(queue)`,
+ * `addJobs`, a transactional form …). A wider seam would force every backend to fake what its
+ * host does not have; this one is what OJS itself defines (PUSH, INFO, CANCEL) plus `close`.
+ */
+import type { JobInput, OjsJob } from './job.js';
+
+export interface UniqueJobsCapabilities {
+  unique_jobs: {
+    /** Spec §8: `strong` means concurrent enqueues of one key never both succeed. */
+    strength: 'strong' | 'best-effort';
+    /** Free-form, spec §8.3: the technique behind the guarantee. */
+    mechanism: string;
+    /** Whether `replace` may cancel an `active` job (§5.2). When false it rejects with state `active`. */
+    replace_active: boolean;
+  };
+}
+
+export type EnqueueResult =
+  /** No duplicate: the job was inserted. */
+  | { outcome: 'created'; job: OjsJob }
+  /** `on_conflict: "ignore"` (§5.4): nothing was inserted; `job` is the existing job. */
+  | { outcome: 'deduplicated'; job: OjsJob }
+  /**
+   * `replace` / `replace_except_schedule` (§5.2, §5.3): `job` was inserted and `replaced` (now
+   * `cancelled`) is the job it replaced; `also_replaced` lists further duplicates cancelled by
+   * the same enqueue, when there were several.
+   */
+  | { outcome: 'replaced'; job: OjsJob; replaced: OjsJob; also_replaced?: OjsJob[] };
+
+export interface UniqueJobsBackend {
+  readonly capabilities: UniqueJobsCapabilities;
+  /**
+   * OJS PUSH with the unique-jobs check. A duplicate is a returned outcome; only
+   * `on_conflict: "reject"` rejects, with `DuplicateJobError`. An invalid policy rejects with
+   * `InvalidUniquePolicyError` and writes nothing.
+   */
+  enqueue(job: JobInput): Promise<EnqueueResult>;
+  /** OJS INFO: the job's envelope with its current OJS state, or null if unknown. */
+  getJob(id: string): Promise<OjsJob | null>;
+  /** OJS CANCEL. Rejects with `JobNotFoundError` or `InvalidTransitionError` (terminal job). */
+  cancel(id: string): Promise<OjsJob>;
+  close(): Promise<void>;
+}

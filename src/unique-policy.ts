@@ -1,0 +1,244 @@
+/**
+ * The `UniquePolicy` of spec §2: its type, its defaults (§2.1) and its validation (§2.2, §6.2).
+ *
+ * zod is the single validator. Its schema mirrors the normative JSON Schema of §13 (exported as
+ * `uniquePolicyJsonSchema`, and checked against this schema in test/unique-policy-schema.test.ts),
+ * with three deliberate differences, each one a place where the spec's prose or its appendix says
+ * more than the schema:
+ *  - `args_keys`, `meta_keys` and `period` may be `null`: §2.1 gives `null` as their default.
+ *  - `period` may be a positive integer number of seconds (the Appendix A.3 convenience
+ *    extension); it is normalised to the ISO 8601 string `PT<n>S`.
+ *  - Policies the schema lets through but that would silently deduplicate nothing or the wrong
+ *    thing are refused, as §2.2's rationale asks ("should learn about it immediately"): a `period`
+ *    of zero or with no component, `args_keys` without `"args"` in `keys`, `meta_keys` without
+ *    `"meta"` in `keys`.
+ * Job-dependent rules (§2.2: `args_keys` must exist in `args`; likewise `meta_keys` in `meta`)
+ * run when `parseUniquePolicy` is given the job.
+ */
+import { z } from 'zod';
+import { InvalidUniquePolicyError, type ValidationIssue } from './errors.js';
+import { OJS_JOB_STATES, type JobInput, type OjsJobState } from './job.js';
+import { periodProblem } from './period.js';
+import { selectableArgs } from './selectable-args.js';
+
+/** The uniqueness dimensions of spec §3. */
+export const UNIQUE_DIMENSIONS = ['type', 'queue', 'args', 'meta'] as const;
+export type UniqueDimension = (typeof UNIQUE_DIMENSIONS)[number];
+
+/** The conflict strategies of spec §5. */
+export const CONFLICT_STRATEGIES = ['reject', 'replace', 'replace_except_schedule', 'ignore'] as const;
+export type ConflictStrategy = (typeof CONFLICT_STRATEGIES)[number];
+
+/** The default `states` of spec §6.1: the five non-terminal states. */
+export const DEFAULT_UNIQUE_STATES: readonly OjsJobState[] = ['available', 'active', 'scheduled', 'retryable', 'pending'];
+
+/**
+ * Named state sets for what other job systems let their users say (see docs/expressiveness.md).
+ * Plain arrays: pass one as `states`.
+ */
+export const UNIQUE_STATE_GROUPS = {
+  /** OJS default (§6.1): every state a job can still run from. */
+  incomplete: DEFAULT_UNIQUE_STATES,
+  /** Every state: unique for as long as the backend keeps a record (Oban Pro `all`, Zizq `exists`). */
+  all: OJS_JOB_STATES,
+  /** Not yet picked by a worker (Zizq `queued`, Faktory `unique_until: start`). */
+  queued: ['scheduled', 'available', 'pending'],
+  /** Until the job succeeds (Faktory's default `unique_until: success`, Zizq `active`). */
+  untilSuccess: ['scheduled', 'available', 'pending', 'active', 'retryable'],
+  /** Anything that did not fail or get cancelled (Oban Pro `successful`, Oban's default). */
+  successful: ['scheduled', 'available', 'pending', 'active', 'retryable', 'completed'],
+  /** Only jobs still waiting for their time (Oban Pro `scheduled`, debouncing). */
+  scheduled: ['scheduled'],
+} as const satisfies Record<string, readonly OjsJobState[]>;
+
+/** A validated policy with every default of §2.1 filled in. */
+export interface UniquePolicy {
+  /** Dimensions named by the caller. `type` is always hashed whether listed or not (§2.2). (Default: `["type"]`.) */
+  keys: UniqueDimension[];
+  /** Top-level `args` keys hashed when `keys` has `"args"`; `null` hashes all of `args`. (Default: `null`.) */
+  args_keys: string[] | null;
+  /** Top-level `meta` keys hashed when `keys` has `"meta"`; required then (§2.2). (Default: `null`.) */
+  meta_keys: string[] | null;
+  /** ISO 8601 duration from the existing job's `created_at` (§7); `null` means no expiry. (Default: `null`.) */
+  period: string | null;
+  /** States in which an existing job counts as a duplicate (§6). (Default: {@link DEFAULT_UNIQUE_STATES}.) */
+  states: OjsJobState[];
+  /** What a duplicate does (§5). (Default: `"reject"`.) */
+  on_conflict: ConflictStrategy;
+}
+
+/** What a caller may write: every field optional, as in the §13 schema. */
+export interface UniquePolicyInput {
+  keys?: UniqueDimension[];
+  args_keys?: string[] | null;
+  meta_keys?: string[] | null;
+  /** ISO 8601 duration, or whole seconds (Appendix A.3 extension). */
+  period?: string | number | null;
+  states?: OjsJobState[];
+  on_conflict?: ConflictStrategy;
+}
+
+const oneOf = (what: string, allowed: readonly string[]) => (issue: { input?: unknown }) => {
+  const input = issue.input;
+  const hint =
+    typeof input === 'string' && allowed.includes(input.toLowerCase()) && !allowed.includes(input)
+      ? ` (values are case-sensitive: did you mean "${input.toLowerCase()}"?)`
+      : '';
+  return `${JSON.stringify(input)} is not one of ${allowed.join(', ')}${hint}`;
+};
+
+const stringArray = z.array(z.string({ error: (i) => `expected a string, got ${describe(i.input)}` }), {
+  error: (i) => `expected an array of strings, got ${describe(i.input)}`,
+});
+
+/** The zod schema of a policy document, before defaults. Exported for composition into larger schemas. */
+export const uniquePolicySchema = z
+  .strictObject(
+    {
+      keys: z
+        .array(z.enum(UNIQUE_DIMENSIONS, { error: oneOf('dimension', UNIQUE_DIMENSIONS) }), {
+          error: (i) => `expected an array of dimensions, got ${describe(i.input)}`,
+        })
+        .optional(),
+      args_keys: stringArray.nullable().optional(),
+      meta_keys: stringArray.nullable().optional(),
+      period: z
+        .union([z.string(), z.number()], {
+          error: (i) => `expected an ISO 8601 duration string or whole seconds, got ${describe(i.input)}`,
+        })
+        .nullable()
+        .optional(),
+      states: z
+        .array(z.enum(OJS_JOB_STATES, { error: oneOf('state', OJS_JOB_STATES) }), {
+          error: (i) => `expected an array of states, got ${describe(i.input)}`,
+        })
+        .optional(),
+      on_conflict: z.enum(CONFLICT_STRATEGIES, { error: oneOf('strategy', CONFLICT_STRATEGIES) }).optional(),
+    },
+    { error: (i) => (i.code === 'unrecognized_keys' ? undefined : `expected a policy object, got ${describe(i.input)}`) },
+  )
+  .superRefine((policy, ctx) => {
+    for (const field of ['keys', 'args_keys', 'meta_keys', 'states'] as const) {
+      const list = policy[field];
+      if (!list) continue;
+      list.forEach((item, index) => {
+        if (list.indexOf(item as never) !== index) {
+          ctx.addIssue({ code: 'custom', path: [field, index], message: `${JSON.stringify(item)} appears more than once` });
+        }
+      });
+    }
+    const keys = policy.keys ?? [];
+    if (keys.includes('meta') && (policy.meta_keys == null || policy.meta_keys.length === 0)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['meta_keys'],
+        message: 'required and non-empty when keys includes "meta" (§2.2): hashing all of meta would make every job unique',
+      });
+    } else if (policy.meta_keys != null && policy.meta_keys.length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['meta_keys'], message: 'must not be empty (omit it instead)' });
+    }
+    if (policy.meta_keys != null && policy.meta_keys.length > 0 && !keys.includes('meta')) {
+      ctx.addIssue({ code: 'custom', path: ['meta_keys'], message: 'is set but keys does not include "meta", so it would be ignored' });
+    }
+    if (policy.args_keys != null && !keys.includes('args')) {
+      ctx.addIssue({ code: 'custom', path: ['args_keys'], message: 'is set but keys does not include "args", so it would be ignored' });
+    }
+    if (typeof policy.period === 'string') {
+      const problem = periodProblem(policy.period);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['period'], message: problem });
+    } else if (typeof policy.period === 'number' && !(Number.isSafeInteger(policy.period) && policy.period > 0)) {
+      ctx.addIssue({ code: 'custom', path: ['period'], message: `whole seconds must be a positive integer, got ${policy.period}` });
+    }
+  });
+
+/**
+ * Validates a policy (§2.2) and fills in the defaults of §2.1. Given the job, also checks the
+ * job-dependent rules: `args_keys` must exist in the job's args (§2.2) and `meta_keys` in its meta.
+ *
+ * @throws InvalidUniquePolicyError (`code: "invalid_request"`), listing every problem with its
+ *   field path (`unique.keys[1]: "argz" is not one of type, queue, args, meta`).
+ */
+export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 'meta'>): UniquePolicy {
+  const result = uniquePolicySchema.safeParse(input);
+  if (!result.success) {
+    throw new InvalidUniquePolicyError(result.error.issues.flatMap(toIssues));
+  }
+  const raw = result.data;
+  const policy: UniquePolicy = {
+    keys: raw.keys ?? ['type'],
+    args_keys: raw.args_keys ?? null,
+    meta_keys: raw.meta_keys ?? null,
+    period: raw.period == null ? null : typeof raw.period === 'number' ? `PT${raw.period}S` : raw.period,
+    states: raw.states ?? [...DEFAULT_UNIQUE_STATES],
+    on_conflict: raw.on_conflict ?? 'reject',
+  };
+  if (job) {
+    const issues = jobIssues(policy, job);
+    if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
+  }
+  return policy;
+}
+
+/** The job-dependent rules of §2.2, as issues (empty when the job fits the policy). */
+export function jobIssues(policy: UniquePolicy, job: Pick<JobInput, 'args' | 'meta'>): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  if (policy.keys.includes('args') && policy.args_keys) {
+    const selectable = selectableArgs(job.args);
+    if (!selectable.ok) {
+      issues.push({ path: 'unique.args_keys', message: selectable.problem });
+    } else {
+      policy.args_keys.forEach((key, index) => {
+        if (!Object.hasOwn(selectable.object, key)) {
+          issues.push({
+            path: `unique.args_keys[${index}]`,
+            message: `${JSON.stringify(key)} is not a key of ${selectable.path} (§2.2: a missing key would make every job without it collide)`,
+          });
+        }
+      });
+    }
+  }
+  if (policy.keys.includes('meta') && policy.meta_keys) {
+    const meta = job.meta ?? {};
+    policy.meta_keys.forEach((key, index) => {
+      if (typeof meta !== 'object' || meta === null || !Object.hasOwn(meta, key)) {
+        issues.push({
+          path: `unique.meta_keys[${index}]`,
+          message: `${JSON.stringify(key)} is not a key of meta (a missing key would make every job without it collide)`,
+        });
+      }
+    });
+  }
+  return issues;
+}
+
+function toIssues(issue: z.core.$ZodIssue): ValidationIssue[] {
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => ({
+      path: formatPath([...issue.path, key]),
+      message: `unknown field (allowed: keys, args_keys, meta_keys, period, states, on_conflict)`,
+    }));
+  }
+  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
+    // Only the period union exists; report it once with its own message.
+    return [{ path: formatPath(issue.path), message: issue.message }];
+  }
+  return [{ path: formatPath(issue.path), message: issue.message }];
+}
+
+/** `["keys", 1]` -> `unique.keys[1]`. */
+export function formatPath(path: readonly PropertyKey[], root = 'unique'): string {
+  let out = root;
+  for (const segment of path) {
+    if (typeof segment === 'number') out += `[${segment}]`;
+    else if (typeof segment === 'string' && /^[A-Za-z_$][\w$]*$/.test(segment)) out += `.${segment}`;
+    else out += `[${JSON.stringify(String(segment))}]`;
+  }
+  return out;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return JSON.stringify(value);
+  return typeof value;
+}

@@ -1,0 +1,52 @@
+/**
+ * What a backend's test file hands to `describeConformance`: the backend under test plus the means
+ * to drive its jobs through a real lifecycle. Each test gets a fresh subject (fresh key prefix,
+ * schema or store) from the factory, and closes it.
+ *
+ * Lifecycle steps go through the host's real machinery (a BullMQ `Worker`, a Graphile Worker
+ * runner, the memory backend's fetch/ack/nack), never by writing the host's keys or rows.
+ */
+import type { OjsJob, UniqueJobsBackend } from '../../src/index.js';
+
+export interface ConformanceSubject {
+  backend: UniqueJobsBackend;
+
+  /**
+   * Starts one attempt of job `id` with a real worker and resolves once `getJob(id)` reports it
+   * `active`. The suite only calls this when `id` is the only due job in its queue, so a worker
+   * that takes "the next job" takes this one.
+   */
+  start(id: string): Promise<RunningAttempt>;
+
+  /**
+   * Makes a `scheduled` or `retryable` job due now through the host's public API (BullMQ
+   * `job.promote()`, Graphile `rescheduleJobs`, the memory clock), so it becomes `available`.
+   */
+  makeDue(id: string): Promise<void>;
+
+  /**
+   * A clock the suite can move, when the backend's clock is injectable (memory). `null` means
+   * the backend runs on a real clock (Redis `TIME`, PostgreSQL `now()`): period tests then use
+   * short periods and wait, and tests that need an exact instant or a calendar date are skipped
+   * with that reason.
+   */
+  clock: VirtualClock | null;
+
+  /** Releases everything the subject opened. Called after each test, passed or failed. */
+  close(): Promise<void>;
+}
+
+export interface RunningAttempt {
+  /** The handler succeeds; resolves with the job once it is `completed`. */
+  complete(): Promise<OjsJob>;
+  /** The handler throws; resolves with the job once it is `retryable` or `discarded`. */
+  fail(message?: string): Promise<OjsJob>;
+}
+
+export interface VirtualClock {
+  now(): number;
+  set(ms: number): void;
+  advance(ms: number): void;
+}
+
+export type MakeConformanceSubject = (context: { title: string }) => Promise<ConformanceSubject>;
