@@ -9,12 +9,13 @@
  * `opts.ojsMeta` -> `meta` (BullMQ jobs have none; kept apart so `data` is never altered),
  * `delay` -> `scheduled_at`, `attempts` -> `max_attempts`.
  */
-import type { Job, JobsOptions, Queue } from 'bullmq';
+import { Queue, type Job, type JobsOptions } from 'bullmq';
 import { DuplicateJobError, InvalidUniquePolicyError, isDuplicateJobError, type ValidationIssue } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js';
 import { archiveTtlMs, retentionIssues } from './bullmq-retention.js';
 import { ensureScripts } from './bullmq-script-set.js';
+import { queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
 import {
   decodeUniqueAddReply,
   internalsOf,
@@ -68,12 +69,14 @@ export const DEFAULT_CANCELLED_RETENTION_MS = 7 * 86_400_000;
 export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {}): UniqueQueue<Q> {
   internalsOf(queue); // fail now, not at the first unique add, on a non-Redis backend
   const retentionMs = options.cancelledRetentionMs ?? DEFAULT_CANCELLED_RETENTION_MS;
+  const siblings = new Siblings(queue);
 
   const add = async (name: string, data: unknown, opts?: UniqueJobsOptions): Promise<UniqueJob> => {
     if (opts?.unique === undefined && opts?.ojsMeta === undefined) return queue.add(name, data as never, opts as never) as Promise<UniqueJob>;
     const request = buildRequest(queue, name, data, opts ?? {}, retentionMs);
+    await siblings.register();
     const reply = await uniqueAdd(request);
-    const job = jobForReply(queue, reply, request.prepared);
+    const job = jobForReply(siblings, reply, request.prepared);
     if (reply.outcome !== 'deduplicated') queue.emit('waiting', job as never);
     return job;
   };
@@ -82,7 +85,12 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
     if (jobs.every((job) => job.opts?.unique === undefined && job.opts?.ojsMeta === undefined)) {
       return queue.addBulk(jobs as never) as Promise<UniqueJob[]>;
     }
-    return uniqueAddBulk(queue, jobs, retentionMs);
+    return uniqueAddBulk(siblings, jobs, retentionMs);
+  };
+
+  const close = async (): Promise<void> => {
+    await siblings.close();
+    await queue.close();
   };
 
   return new Proxy(queue, {
@@ -90,6 +98,7 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
       if (property === 'add') return add;
       if (property === 'addBulk') return addBulk;
       if (property === 'unwrapped') return target;
+      if (property === 'close') return close;
       const value = Reflect.get(target, property, receiver);
       return typeof value === 'function' ? value.bind(target) : value;
     },
@@ -127,7 +136,50 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
   return { queue, name, data, opts: merged, prepared, meta: ojsMeta ?? {}, archiveTtlMs: archiveTtlMs(prepared.policy, retentionMs) };
 }
 
-function jobForReply(queue: Queue, reply: UniqueAddReply, prepared: PreparedUnique): UniqueJob {
+/**
+ * The other queues of the same prefix, for jobs found by a policy without the `queue` dimension:
+ * a deduplicated add returns the existing job bound to ITS queue, so `job.remove()` and friends
+ * act on the right keys. Opened with the wrapped queue's own options on first need and closed
+ * with it. Also records the queue's name in the prefix's queue set, so that
+ * `createBullMQBackend(...).getJob(id)` finds this queue's jobs (and cancelled archives).
+ */
+class Siblings {
+  readonly #queue: Queue;
+  readonly #opened = new Map<string, Queue>();
+  #registered = false;
+
+  constructor(queue: Queue) {
+    this.#queue = queue;
+  }
+
+  get queue(): Queue {
+    return this.#queue;
+  }
+
+  of(name: string): Queue {
+    if (name === this.#queue.name) return this.#queue;
+    let sibling = this.#opened.get(name);
+    if (!sibling) {
+      sibling = new Queue(name, this.#queue.opts);
+      this.#opened.set(name, sibling);
+    }
+    return sibling;
+  }
+
+  async register(): Promise<void> {
+    if (this.#registered) return;
+    const client = (await internalsOf(this.#queue).backend.client) as unknown as { sadd(key: string, member: string): Promise<number> };
+    await client.sadd(queueRegistryKey(rootPrefixOf(internalsOf(this.#queue))), this.#queue.name);
+    this.#registered = true;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#opened.values()].map((queue) => queue.close()));
+    this.#opened.clear();
+  }
+}
+
+function jobForReply(siblings: Siblings, reply: UniqueAddReply, prepared: PreparedUnique): UniqueJob {
   const uniquenessKey = prepared.key;
   switch (reply.outcome) {
     case 'created':
@@ -137,7 +189,7 @@ function jobForReply(queue: Queue, reply: UniqueAddReply, prepared: PreparedUniq
         unique: { outcome: 'replaced', uniquenessKey, replacedJobIds: reply.replaced.map((job) => job.id) } as UniqueOutcome,
       });
     case 'deduplicated': {
-      const existing = jobFromHash(queue, reply.existing.id, reply.existing.hash);
+      const existing = jobFromHash(siblings.of(reply.existing.queue), reply.existing.id, reply.existing.hash);
       return Object.assign(existing, {
         unique: { outcome: 'deduplicated', uniquenessKey, existingJobId: reply.existing.id, existingJobState: reply.existing.state } as UniqueOutcome,
       });
@@ -152,7 +204,8 @@ function jobForReply(queue: Queue, reply: UniqueAddReply, prepared: PreparedUniq
  * duplicate within the batch meets the earlier job as if the jobs had been added one by one.
  * Every job is validated before anything is sent: an invalid one refuses the whole batch.
  */
-async function uniqueAddBulk(queue: Queue, jobs: { name: string; data: unknown; opts?: UniqueJobsOptions }[], retentionMs: number): Promise<UniqueJob[]> {
+async function uniqueAddBulk(siblings: Siblings, jobs: { name: string; data: unknown; opts?: UniqueJobsOptions }[], retentionMs: number): Promise<UniqueJob[]> {
+  const queue = siblings.queue;
   const internals = internalsOf(queue);
   type Entry = { kind: 'unique'; prepared: PreparedUniqueAdd } | { kind: 'plain'; job: Job };
   const entries: Entry[] = [];
@@ -167,6 +220,7 @@ async function uniqueAddBulk(queue: Queue, jobs: { name: string; data: unknown; 
     }
   }
 
+  await siblings.register();
   const client = await internals.backend.client;
   ensureScripts(client);
   const pipeline = client.pipeline();
@@ -186,7 +240,7 @@ async function uniqueAddBulk(queue: Queue, jobs: { name: string; data: unknown; 
       return entry.job as UniqueJob;
     }
     try {
-      const job = jobForReply(queue, decodeUniqueAddReply(entry.prepared, reply), entry.prepared.request.prepared);
+      const job = jobForReply(siblings, decodeUniqueAddReply(entry.prepared, reply), entry.prepared.request.prepared);
       if (job.unique?.outcome !== 'deduplicated') queue.emit('waiting', job as never);
       return job;
     } catch (decodeError) {
