@@ -19,7 +19,7 @@ async function snapshot(redis: Redis, prefix: string): Promise<Record<string, un
     else if (type === 'hash') value = await redis.hgetall(key);
     else if (type === 'list') value = await redis.lrange(key, 0, -1);
     else if (type === 'set') value = (await redis.smembers(key)).sort();
-    else if (type === 'zset') value = await redis.zrange(key, 0, -1, 'WITHSCORES');
+    else if (type === 'zset') value = await redis.zrange(key, '0', '-1', 'WITHSCORES');
     else if (type === 'stream') value = ((await redis.call('XRANGE', key, '-', '+')) as [string, string[]][]).map(([, fields]) => fields);
     out[`${type} ${key.slice(prefix.length)}`] = value;
   }
