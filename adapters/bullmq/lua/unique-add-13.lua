@@ -14,7 +14,7 @@
     KEYS[5]  completed    KEYS[6]  delayed     KEYS[7]  active    KEYS[8] events
     KEYS[9]  marker       KEYS[10] prioritized KEYS[11] pc
     KEYS[12] fingerprint set: ZSET member "<queue>:<jobId>", score created_at (ms, Redis TIME)
-    KEYS[13] fingerprint registry: ZSET member = a fingerprint set's key, score = last insert (ms)
+    KEYS[13] fingerprint registry: SET of fingerprint set keys, sampled by the lazy reclaim
 
     ARGV[1]  BullMQ's msgpacked args (key prefix, custom id, name, timestamp, …), as BullMQ encoded them
     ARGV[2]  job data (JSON)
@@ -47,8 +47,9 @@
        ignore / reject / reject_active -> XADD `deduplicated` (BullMQ's own event name and
                   fields: jobId = the existing job, deduplicatedJobId = the incoming id, "" for
                   a counter id), nothing inserted.
-    6. After an insert, reclaim: the registry's two least recently inserted fingerprint sets are
-       checked for gone jobs, and deleted when empty (bounded work per insert, no scans).
+    6. After an insert that registers a new fingerprint, reclaim: two fingerprint sets sampled
+       from the registry are checked for gone jobs, and unregistered once empty (bounded work,
+       no scans).
 
   Output:
     { "created", jobId, nowMs }
@@ -171,23 +172,22 @@ local jobId = tostring(result)
 rcall("HSET", queueBase .. jobId, "ojsKey", uniquenessKey, "ojsPolicy", ARGV[12], "ojsMeta", ARGV[13])
 rcall("ZADD", fingerprintKey, nowMs, queueName .. ":" .. jobId)
 
--- 6. Reclaim.
-rcall("ZADD", registryKey, nowMs, fingerprintKey)
-local oldest = rcall("ZRANGE", registryKey, 0, 1, "WITHSCORES")
-for i = 1, #oldest, 2 do
-  local setKey = oldest[i]
-  if setKey ~= fingerprintKey and tonumber(oldest[i + 1]) < nowMs - 60000 then
-    for _, member in ipairs(rcall("ZRANGE", setKey, 0, -1)) do
-      local _, memberId, base = ojsSplitMember(rootPrefix, member)
-      if rcall("EXISTS", base .. memberId) == 0 and rcall("EXISTS", base .. "ojs:cancelled:" .. memberId) == 0 then
-        rcall("ZREM", setKey, member)
+-- 6. Reclaim. The registry is a SET of fingerprint-set keys. Only an insert that registers a new
+-- fingerprint can create future garbage, so only such an insert pays for reclaim: it samples two
+-- registered fingerprints (SRANDMEMBER, O(1)), drops their gone jobs, and unregisters a set once
+-- it is empty. Two samples per registration keep dead fingerprints at most about as many as live
+-- ones (one sample would let them grow without bound, only more slowly). A registry sorted by
+-- age (ZSET, oldest first) was measured at about +11 µs of Redis time on every insert.
+if rcall("SADD", registryKey, fingerprintKey) == 1 then
+  for _, sampled in ipairs(rcall("SRANDMEMBER", registryKey, 2)) do
+    if sampled ~= fingerprintKey then
+      for _, member in ipairs(rcall("ZRANGE", sampled, 0, -1)) do
+        local _, memberId, base = ojsSplitMember(rootPrefix, member)
+        if rcall("EXISTS", base .. memberId) == 0 and rcall("EXISTS", base .. "ojs:cancelled:" .. memberId) == 0 then
+          rcall("ZREM", sampled, member)
+        end
       end
-    end
-    if rcall("ZCARD", setKey) == 0 then
-      rcall("DEL", setKey)
-      rcall("ZREM", registryKey, setKey)
-    else
-      rcall("ZADD", registryKey, nowMs, setKey)
+      if rcall("EXISTS", sampled) == 0 then rcall("SREM", registryKey, sampled) end
     end
   end
 end
