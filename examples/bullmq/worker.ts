@@ -17,7 +17,8 @@ const invoices = new Queue('invoices', { connection, prefix });
 const queue = withUniqueness(invoices);
 
 // Deduplicated and replaced adds are visible to QueueEvents, under BullMQ's own event names.
-const events = new QueueEvents('invoices', { connection: new Redis(url, { maxRetriesPerRequest: null }), prefix });
+const eventsConnection = new Redis(url, { maxRetriesPerRequest: null });
+const events = new QueueEvents('invoices', { connection: eventsConnection, prefix });
 events.on('deduplicated', ({ jobId, deduplicatedJobId }) => console.log(`event deduplicated: kept ${jobId}, dropped ${deduplicatedJobId || '(counter id)'}`));
 await events.waitUntilReady();
 
@@ -60,6 +61,7 @@ try {
 
 await new Promise((resolve) => setTimeout(resolve, 200));
 await events.close();
+await eventsConnection.quit();
 await invoices.obliterate({ force: true });
 await removeUniquenessIndex(invoices, { global: true });
 await invoices.close();
