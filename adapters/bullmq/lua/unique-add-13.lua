@@ -53,7 +53,8 @@
 
   Output:
     { "created", jobId, nowMs }
-    { "duplicate" | "ignored" | "active", existingId, existingState, existingQueue, nowMs, existingHash }
+    { "ignored", existingId, existingState, existingQueue, nowMs, existingHash }
+    { "duplicate" | "active", existingId, existingState, existingQueue, nowMs }
     { "replaced", jobId, nowMs, { { id, queue, prevState, archiveHash }, … } }
     { "id_exists", jobId }
     { "bullmq_error", code }   BullMQ's add returned a negative code
@@ -125,8 +126,11 @@ local action, existing, cancel, scheduledAt = ojsDecideConflict(candidates, poli
 if action ~= "insert" and action ~= "replace" then
   rcall("XADD", eventsKey, "MAXLEN", "~", maxEvents, "*", "event", "deduplicated", "jobId", existing.id,
     "deduplicationId", "ojs:" .. uniquenessKey, "deduplicatedJobId", customId)
-  local code = (action == "ignore" and "ignored") or (action == "reject" and "duplicate") or "active"
-  return { code, existing.id, existing.state, existing.queue, nowMs,
+  if action ~= "ignore" then
+    return { (action == "reject" and "duplicate") or "active", existing.id, existing.state, existing.queue, nowMs }
+  end
+  -- Only `ignore` hands the existing job back to the caller, so only it reads the job's hash.
+  return { "ignored", existing.id, existing.state, existing.queue, nowMs,
     ojsReadJob(existing.base, existing.id, existing.location) }
 end
 
