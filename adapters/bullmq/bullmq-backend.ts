@@ -102,6 +102,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     const prepared = prepareUnique(input);
     const issues: ValidationIssue[] = [];
     for (const check of [normalizeJson(input.args, 'args'), normalizeJson(input.meta ?? {}, 'meta')]) if (!check.ok) issues.push(check.issue);
+    if (input.id !== undefined) issues.push(...bullmqIdIssues(input.id));
     if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
 
     const queueName = input.queue ?? DEFAULT_QUEUE;
@@ -149,10 +150,6 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       }
     } catch (error) {
       if (isOjsUniqueError(error)) throw error;
-      // BullMQ validates custom ids and options with plain Errors before anything is sent.
-      if (error instanceof Error && /Custom Id|JobId|jobId|option/i.test(error.message)) {
-        throw new InvalidUniquePolicyError([{ path: 'id', message: error.message }], { cause: error });
-      }
       throw new BackendError('bullmq', error instanceof Error ? error.message : String(error), { cause: error });
     }
   }
@@ -223,4 +220,16 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     const stored = await this.client.smembers(queueRegistryKey(`${this.prefix}:`));
     return [...new Set([...this.#queues.keys(), ...stored])];
   }
+}
+
+/**
+ * BullMQ's custom-id rules (classes/job.js `validateOptions`, classes/queue.js `addJob`), checked
+ * before anything is sent so that a bad OJS `id` is an `invalid_request` naming the field.
+ */
+function bullmqIdIssues(id: string): ValidationIssue[] {
+  const problems: string[] = [];
+  if (`${parseInt(id, 10)}` === id) problems.push('cannot be an integer (BullMQ reserves those for its own ids)');
+  if (id.includes(':') && id.split(':').length !== 3) problems.push('cannot contain ":" (BullMQ)');
+  if (id === '0' || id.startsWith('0:')) problems.push("cannot be '0' or start with '0:' (BullMQ)");
+  return problems.map((message) => ({ path: 'id', message }));
 }
