@@ -7,16 +7,9 @@ import { Worker } from 'bullmq';
 import { expect } from 'chai';
 import { createBullMQBackend, type BullMQBackend } from '../../adapters/bullmq/index.js';
 import { InvalidTransitionError, InvalidUniquePolicyError, JobNotFoundError } from '../../src/index.js';
+import { rejection } from '../conformance/suite-context.js';
 import { useRedisPrefix } from './bullmq-test-redis.js';
 
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('bullmq adapter: createBullMQBackend', function () {
   this.timeout(20_000);
@@ -82,7 +75,7 @@ describe('bullmq adapter: createBullMQBackend', function () {
     for (const id of ['123', 'a:b', '0']) {
       const error = await rejection(backend.enqueue({ type: 'a', args: {}, id, unique: {} }));
       expect(error, id).to.be.instanceOf(InvalidUniquePolicyError);
-      expect((error as InvalidUniquePolicyError).issues[0]!.path).to.equal('id');
+      expect((error as unknown as InvalidUniquePolicyError).issues[0]!.path).to.equal('id');
     }
     await backend.enqueue({ type: 'a', args: {}, id: 'order-1' });
     expect(await rejection(backend.enqueue({ type: 'b', args: {}, id: 'order-1' }))).to.be.instanceOf(InvalidUniquePolicyError);

@@ -9,18 +9,11 @@ import { QueueEvents, Worker } from 'bullmq';
 import { expect } from 'chai';
 import { createBullMQBackend, removeUniquenessIndex, withUniqueness, type UniqueJob } from '../../adapters/bullmq/index.js';
 import { DuplicateJobError, InvalidUniquePolicyError, computeUniquenessKey, parseUniquePolicy } from '../../src/index.js';
+import { rejection } from '../conformance/suite-context.js';
 import { useRedisPrefix } from './bullmq-test-redis.js';
 
 const FILE = 'bullmq-with-uniqueness.test.ts';
 
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a rejection');
-}
 
 async function ojsKeys(ctx: { redis: { keys(p: string): Promise<string[]> }; prefix: string }): Promise<string[]> {
   return (await ctx.redis.keys(`${ctx.prefix}:*ojs:*`)).map((key) => key.slice(ctx.prefix.length + 1)).sort();
@@ -132,7 +125,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       for (const opts of [{ deduplication: { id: 'd' } }, { parent: { id: 'p', queue: `${ctx.prefix}:mail` } }, { repeat: { every: 1000 } }]) {
         const error = await rejection(queue.add('x', {}, { ...opts, unique: {} }));
         expect(error).to.be.instanceOf(InvalidUniquePolicyError);
-        expect((error as InvalidUniquePolicyError).issues[0]!.path).to.equal(`opts.${Object.keys(opts)[0]}`);
+        expect((error as unknown as InvalidUniquePolicyError).issues[0]!.path).to.equal(`opts.${Object.keys(opts)[0]}`);
       }
       expect(await ctx.redis.keys(`${ctx.prefix}:*`)).to.deep.equal([]);
     });
@@ -151,7 +144,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       const states = ['available', 'active', 'completed'];
       const refused = await rejection(queue.add('invoice', {}, { unique: { states, period: 'P1D' } }));
       expect(refused).to.be.instanceOf(InvalidUniquePolicyError);
-      expect((refused as InvalidUniquePolicyError).issues[0]!.path).to.equal('opts.removeOnComplete');
+      expect((refused as unknown as InvalidUniquePolicyError).issues[0]!.path).to.equal('opts.removeOnComplete');
       expect(await rejection(queue.add('invoice', {}, { unique: { states, period: 'P1D' }, removeOnComplete: { age: 3600 } }))).to.be.instanceOf(
         InvalidUniquePolicyError,
       );
