@@ -48,6 +48,8 @@ export interface UniqueAddRequest {
   meta: Record<string, unknown>;
   /** TTL of the archive of a job this add cancels, ms; 0 = none. */
   archiveTtlMs: number;
+  /** The field an "id already exists" error names: `id` (OJS) or `opts.jobId` (BullMQ). (Default: `id`.) */
+  idPath?: string;
 }
 
 /** A job that already existed under the fingerprint, as the script saw it. */
@@ -158,7 +160,7 @@ export function decodeUniqueAddReply(prepared: PreparedUniqueAdd, reply: unknown
         uniquenessKey: request.prepared.key,
       });
     case 'id_exists':
-      throw errorForReply({ code: 'id_exists', jobId: String(reply[1]), path: 'id' });
+      throw errorForReply({ code: 'id_exists', jobId: String(reply[1]), path: request.idPath ?? 'id' });
     case 'bullmq_error':
       throw errorForReply({ code: 'bullmq_error', bullmqCode: Number(reply[1]) });
     default:

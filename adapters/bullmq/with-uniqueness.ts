@@ -117,9 +117,12 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
  */
 function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJobsOptions, retentionMs: number) {
   const { unique, ojsMeta, ...bullmqOpts } = opts;
+  // Merged first, as Queue.addJob merges them: an option set in the queue's defaultJobOptions
+  // fights the policy just as much as one given on the add.
+  const merged: JobsOptions = { ...internalsOf(queue).jobsOpts, ...bullmqOpts, jobId: bullmqOpts.jobId };
   const issues: ValidationIssue[] = [];
   for (const option of ['deduplication', 'debounce', 'parent', 'repeat'] as const) {
-    if ((bullmqOpts as Record<string, unknown>)[option] !== undefined) {
+    if ((merged as Record<string, unknown>)[option] !== undefined) {
       issues.push({ path: `opts.${option}`, message: `cannot be combined with unique (see docs/bullmq.md, "Combining with BullMQ options")` });
     }
   }
@@ -127,13 +130,21 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
   if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
 
   const prepared = prepareUnique({ type: name, queue: queue.name, args: data, meta: ojsMeta ?? {}, unique })!;
-  const merged: JobsOptions = { ...internalsOf(queue).jobsOpts, ...bullmqOpts, jobId: bullmqOpts.jobId };
   const retention = retentionIssues(prepared.policy, merged);
   if (retention.length > 0) throw new InvalidUniquePolicyError(retention);
   if (merged.jobId !== undefined && (merged.jobId === '0' || merged.jobId.startsWith('0:'))) {
     throw new InvalidUniquePolicyError([{ path: 'opts.jobId', message: "cannot be '0' or start with '0:' (BullMQ)" }]);
   }
-  return { queue, name, data, opts: merged, prepared, meta: ojsMeta ?? {}, archiveTtlMs: archiveTtlMs(prepared.policy, retentionMs) };
+  return {
+    queue,
+    name,
+    data,
+    opts: merged,
+    prepared,
+    meta: ojsMeta ?? {},
+    archiveTtlMs: archiveTtlMs(prepared.policy, retentionMs),
+    idPath: 'opts.jobId',
+  };
 }
 
 /**

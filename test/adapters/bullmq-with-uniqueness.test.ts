@@ -136,6 +136,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect(job.id).to.equal('order-1');
       const error = await rejection(queue.add('b', {}, { jobId: 'order-1', unique: {} }));
       expect(error).to.be.instanceOf(InvalidUniquePolicyError);
+      expect((error as unknown as InvalidUniquePolicyError).issues[0]).to.include({ path: 'opts.jobId' });
       expect(error.message).to.contain('order-1');
     });
 
