@@ -107,6 +107,12 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect(second.unique).to.include({ outcome: 'deduplicated', existingJobId: first.id });
       expect(second.queueName).to.equal('a');
       expect((await b.add('sync', {}, { unique: { keys: ['type', 'queue'], on_conflict: 'ignore' } })).unique?.outcome).to.equal('created');
+      // A replace from b cancels the job in a, and says so on a's events stream.
+      const replacement = await b.add('sync', {}, { unique: { on_conflict: 'replace' } });
+      expect(replacement.unique?.replacedJobIds).to.deep.equal([first.id]);
+      expect(await a.getJob(first.id!)).to.equal(undefined);
+      const events = (await ctx.redis.call('XRANGE', `${ctx.prefix}:a:events`, '-', '+')) as [string, string[]][];
+      expect(events.map(([, fields]) => fields.join(' ')).filter((line) => line.includes('ojs-replaced'))).to.have.length(1);
     });
 
     it('ojsMeta feeds the meta dimension and never touches data', async function () {

@@ -144,8 +144,10 @@ end
 local replaced = {}
 if action == "replace" then
   for _, duplicate in ipairs(cancel) do
+    -- The `removed` event goes to the stream of the queue the job was in (another queue when the
+    -- policy has no `queue` dimension); `deduplicated` events go to the adding queue's.
     ojsArchiveJob(duplicate.base, duplicate.id, duplicate.location, duplicate.state, newId, "ojs-replaced",
-      nowMs, tonumber(ARGV[14]), eventsKey, maxEvents)
+      nowMs, tonumber(ARGV[14]), duplicate.base .. "events", maxEvents)
     replaced[#replaced + 1] = { duplicate.id, duplicate.queue, duplicate.state,
       ojsReadJob(duplicate.base, duplicate.id, "archive") }
   end
