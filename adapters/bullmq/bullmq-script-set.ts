@@ -18,7 +18,7 @@ export const SUPPORTED_BULLMQ_RANGE = '>=6.0.0 <7.0.0';
 
 const BULLMQ_ADD_SCRIPTS = { addStandardJob: 9, addDelayedJob: 6, addPrioritizedJob: 9 } as const;
 
-interface BullMQScriptSource {
+export interface BullMQScriptSource {
   name: string;
   content: string;
   keys: number;
@@ -40,51 +40,54 @@ export interface ComposedScript {
 let composed: ComposedScript[] | undefined;
 
 /**
- * The composed scripts, built on first use. Throws `BackendError` when the installed BullMQ lacks
- * what they rely on.
+ * The composed scripts for the installed bullmq, built on first use. Throws `BackendError` when
+ * it lacks what they rely on.
  */
 export function composedScripts(): ComposedScript[] {
   if (composed) return composed;
   const require = createRequire(import.meta.url);
-  const fail = (why: string, cause?: unknown) =>
-    new BackendError('bullmq', `the installed bullmq is not supported (${why}); ojs-unique/bullmq supports bullmq ${SUPPORTED_BULLMQ_RANGE}`, {
-      cause,
-      written: false,
-    });
-
   let version: string;
   let shipped: Record<string, BullMQScriptSource | undefined>;
   try {
     version = (require('bullmq/package.json') as { version: string }).version;
     shipped = require('bullmq/dist/cjs/scripts') as Record<string, BullMQScriptSource | undefined>;
   } catch (error) {
-    throw fail('cannot load bullmq/dist/cjs/scripts', error);
+    throw unsupported('cannot load bullmq/dist/cjs/scripts', error);
   }
-  if (Number(version.split('.')[0]) !== 6) throw fail(`version ${version}`);
+  composed = composeScripts(version, shipped);
+  return composed;
+}
+
+/** The start-up check and the splice, on a given BullMQ version and scripts module (exported for tests). */
+export function composeScripts(version: string, shipped: Record<string, BullMQScriptSource | undefined>): ComposedScript[] {
+  if (Number(version.split('.')[0]) !== 6) throw unsupported(`version ${version}`);
   for (const [name, keys] of Object.entries(BULLMQ_ADD_SCRIPTS)) {
     const script = shipped[name];
-    if (!script || typeof script.content !== 'string') throw fail(`script ${name} is missing`);
-    if (script.keys !== keys) throw fail(`script ${name} takes ${script.keys} keys, expected ${keys}`);
+    if (!script || typeof script.content !== 'string') throw unsupported(`script ${name} is missing`);
+    if (script.keys !== keys) throw unsupported(`script ${name} takes ${script.keys} keys, expected ${keys}`);
     // The splice feeds the script the argument layout BullMQ's own encoder produced; these are the
     // lines that read it.
     for (const marker of ['cmsgpack.unpack(ARGV[1])', 'ARGV[2]', 'return jobId']) {
-      if (!script.content.includes(marker)) throw fail(`script ${name} no longer contains ${marker}`);
+      if (!script.content.includes(marker)) throw unsupported(`script ${name} no longer contains ${marker}`);
     }
   }
-
   const splice = (lua: string) =>
     lua.replace(/^--- @bullmq "(\w+)"\s*$/gm, (_line, name: string) => {
-      const script = shipped[name];
-      if (!script) throw fail(`script ${name} is missing`);
-      return `local function __bullmq_${name}(KEYS, ARGV)\n${script.content}\nend`;
+      if (!(name in BULLMQ_ADD_SCRIPTS)) throw new Error(`--- @bullmq "${name}": not one of the checked BullMQ scripts`);
+      return `local function __bullmq_${name}(KEYS, ARGV)\n${shipped[name]!.content}\nend`;
     });
-
-  composed = [
+  return [
     { command: COMMANDS.uniqueAdd, numberOfKeys: luaScripts['unique-add'].numberOfKeys, lua: splice(luaScripts['unique-add'].lua) },
     { command: COMMANDS.getJob, numberOfKeys: luaScripts['get-job'].numberOfKeys, lua: luaScripts['get-job'].lua },
     { command: COMMANDS.cancelJob, numberOfKeys: luaScripts['cancel-job'].numberOfKeys, lua: luaScripts['cancel-job'].lua },
   ];
-  return composed;
+}
+
+function unsupported(why: string, cause?: unknown): BackendError {
+  return new BackendError('bullmq', `the installed bullmq is not supported (${why}); ojs-unique/bullmq supports bullmq ${SUPPORTED_BULLMQ_RANGE}`, {
+    cause,
+    written: false,
+  });
 }
 
 /** The slice of an ioredis client (or BullMQ's proxy of one) the scripts need. */
