@@ -273,6 +273,16 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect(await ctx.redis.scard(`${ctx.prefix}:mail:ojs:idx:fingerprints`)).to.be.below(30);
     });
 
+    it('an add whose period is over for a live job does not drop it: an add without a period still finds it', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const live = await queue.add('sync', { v: 1 }, { unique: {} });
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const second = await queue.add('sync', { v: 2 }, { unique: { period: 'PT1S' } });
+      expect(second.unique?.outcome).to.equal('created');
+      const error = await rejection(queue.add('sync', { v: 3 }, { unique: {} }));
+      expect(error).to.include({ existingJobId: live.id });
+    });
+
     it('a gone job (removed) no longer blocks, as with BullMQ jobIds', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       const first = await queue.add('a', {}, { unique: {} });

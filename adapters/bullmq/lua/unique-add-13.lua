@@ -37,8 +37,8 @@
     2. A custom id that already exists (live or archived) -> "id_exists", nothing written.
     3. Observe every job in the fingerprint set with its OJS state (includes/ojs-job-state).
        Entries that can never match this policy again are removed (lazy reclaim, O(entries of
-       this fingerprint), never O(queue depth)): gone jobs, terminal jobs in a state the policy
-       does not check, jobs whose period has elapsed.
+       this fingerprint), never O(queue depth)): gone jobs, and finished jobs in a state the
+       policy does not check or past its period.
     4. Decide (includes/ojs-decide-conflict, the twin of the core's decideConflict).
     5. insert  -> BullMQ add (the variant BullMQ itself would pick: delay > priority > standard),
                   then the OJS fields on the job hash and the fingerprint entry.
@@ -109,9 +109,13 @@ for i = 1, #entries, 2 do
   local candidateQueue, jobId, base = ojsSplitMember(rootPrefix, member)
   local created = tonumber(entries[i + 1])
   local state, location, due = ojsJobState(base, jobId, nowMs)
+  -- Only jobs that can never be a duplicate again are dropped: gone ones, and finished ones the
+  -- policy does not check or whose period is over. A live job stays even past this policy's
+  -- period: another add of the fingerprint, with a longer period or none, must still find it.
+  local terminal = state == "completed" or state == "discarded" or state == "cancelled"
   local prune = state == nil
-    or ((state == "completed" or state == "discarded" or state == "cancelled") and not policy.states[state])
-    or (policy.fixedMs ~= nil and nowMs >= ojsPeriodEnd(created, policy.years, policy.months, policy.fixedMs))
+    or (terminal and (not policy.states[state]
+      or (policy.fixedMs ~= nil and nowMs >= ojsPeriodEnd(created, policy.years, policy.months, policy.fixedMs))))
   if prune then
     rcall("ZREM", fingerprintKey, member)
   else
