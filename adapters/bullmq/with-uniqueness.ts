@@ -14,7 +14,7 @@ import { DuplicateJobError, InvalidUniquePolicyError, isDuplicateJobError, type 
 import type { OjsJobState } from '../../src/job.js';
 import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js';
 import { archiveTtlMs, retentionIssues } from './bullmq-retention.js';
-import { ensureScripts } from './bullmq-script-set.js';
+import { composedScripts, ensureScripts } from './bullmq-script-set.js';
 import { queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
 import {
   decodeUniqueAddReply,
@@ -67,7 +67,10 @@ export type UniqueQueue<Q extends Queue = Queue> = Omit<Q, 'add' | 'addBulk'> & 
 export const DEFAULT_CANCELLED_RETENTION_MS = 7 * 86_400_000;
 
 export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {}): UniqueQueue<Q> {
-  internalsOf(queue); // fail now, not at the first unique add, on a non-Redis backend
+  // Fail now, not at the first unique add: on a non-Redis backend, or a BullMQ whose add scripts
+  // are not what unique-add splices in.
+  internalsOf(queue);
+  composedScripts();
   const retentionMs = options.cancelledRetentionMs ?? DEFAULT_CANCELLED_RETENTION_MS;
   const siblings = new Siblings(queue);
 

@@ -4,7 +4,6 @@
  * archive, the removeOnComplete rule, the sidecar's lifetime and its cleanup. Real Redis.
  */
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { QueueEvents, Worker } from 'bullmq';
 import { expect } from 'chai';
 import { createBullMQBackend, removeUniquenessIndex, withUniqueness, type UniqueJob } from '../../adapters/bullmq/index.js';
@@ -298,6 +297,5 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
   it('refuses a queue that is not backed by BullMQ\'s Redis backend, at wrap time', function () {
     const fake = { name: 'x', backend: {} } as unknown as Parameters<typeof withUniqueness>[0];
     expect(() => withUniqueness(fake)).to.throw(/RedisQueueBackend/);
-    void randomUUID;
   });
 });
