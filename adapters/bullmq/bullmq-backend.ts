@@ -122,9 +122,12 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     if (priority !== undefined) opts.priority = priority;
 
     try {
+      // A caller-chosen id must be new in every queue (as on the memory backend). The unique
+      // script re-checks the target queue atomically; this look-up covers the others.
+      if (input.id !== undefined && (await this.getJob(id))) {
+        throw new InvalidUniquePolicyError([{ path: 'id', message: `a job with id ${id} already exists` }]);
+      }
       if (!prepared) {
-        const existing = await this.getJob(id);
-        if (existing) throw new InvalidUniquePolicyError([{ path: 'id', message: `a job with id ${id} already exists` }]);
         const job = await queue.add(input.type, input.args, opts);
         return { outcome: 'created', job: (await this.getJob(job.id!))! };
       }

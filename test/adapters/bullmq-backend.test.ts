@@ -80,6 +80,7 @@ describe('bullmq adapter: createBullMQBackend', function () {
     await backend.enqueue({ type: 'a', args: {}, id: 'order-1' });
     expect(await rejection(backend.enqueue({ type: 'b', args: {}, id: 'order-1' }))).to.be.instanceOf(InvalidUniquePolicyError);
     expect(await rejection(backend.enqueue({ type: 'b', args: {}, id: 'order-1', unique: {} }))).to.be.instanceOf(InvalidUniquePolicyError);
+    expect(await rejection(backend.enqueue({ type: 'b', queue: 'other', args: {}, id: 'order-1', unique: {} }))).to.be.instanceOf(InvalidUniquePolicyError);
   });
 
   it('another backend on the same prefix (another process) finds the jobs and their cancelled records', async function () {
