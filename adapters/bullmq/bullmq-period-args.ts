@@ -1,9 +1,9 @@
 /**
  * A policy's period split the way the scripts take it: the calendar part (years, months), added
- * on the UTC calendar in Lua (includes/ojs-period-end.lua), and the fixed part in ms, computed by
- * the core's own `addPeriod` so the two sides cannot disagree on what "PT1.5S" or "P1W" is.
+ * on the UTC calendar in Lua (includes/ojs-period-end.lua), and the fixed part in ms, taken from
+ * the core's own `parsePeriod` so the two sides cannot disagree on what "PT1.5S" or "P1W" is.
  */
-import { addPeriod, parsePeriod } from '../../src/period.js';
+import { parsePeriod } from '../../src/period.js';
 import type { UniquePolicy } from '../../src/unique-policy.js';
 
 const DAY_MS = 86_400_000;
@@ -20,6 +20,6 @@ export interface PeriodArgs {
 export function periodArgs(policy: UniquePolicy): PeriodArgs | null {
   if (policy.period === null) return null;
   const period = parsePeriod(policy.period);
-  const fixedMs = addPeriod(0, { ...period, years: 0, months: 0, calendar: false, fixedMs: null });
+  const fixedMs = period.fixedPartMs;
   return { years: period.years, months: period.months, fixedMs, upperBoundMs: period.years * 366 * DAY_MS + period.months * 31 * DAY_MS + fixedMs };
 }
