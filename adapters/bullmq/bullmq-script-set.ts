@@ -11,6 +11,7 @@
  */
 import { createRequire } from 'node:module';
 import { BackendError } from '../../src/errors.js';
+import { useFastEncoding } from './bullmq-script-encoding.js';
 import { luaScripts } from './generated/lua.js';
 
 /** BullMQ majors this adapter is written and tested against. */
@@ -105,7 +106,10 @@ const registered = new WeakSet<object>();
 /** Registers the composed scripts on `client` once (EVALSHA with a NOSCRIPT fallback, via ioredis). */
 export function ensureScripts(client: ScriptClient): void {
   if (registered.has(client)) return;
-  for (const script of composedScripts()) client.defineCommand(script.command, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+  for (const script of composedScripts()) {
+    client.defineCommand(script.command, { numberOfKeys: script.numberOfKeys, lua: script.lua });
+    useFastEncoding(client, script.command, script.lua);
+  }
   registered.add(client);
 }
 
