@@ -69,9 +69,9 @@ async function measure(name: string): Promise<{ node: number; redis: number }> {
       const spent = stat.usec - (before.get(command)?.usec ?? 0);
       if (calls === 0) continue;
       if (SCRIPT_INNER.test(command)) inner.push(`${command} ${(calls / N).toFixed(2)}×${(spent / calls).toFixed(2)}µs`);
-      else if (command !== 'info') usec += spent;
+      else if (command !== 'info') { usec += spent; inner.push(`[${command} ${(calls / N).toFixed(2)}]`); }
     }
-    if (process.env.PROFILE_VERBOSE) console.error(`${name}: ${inner.join(', ')}`);
+    if (process.env.PROFILE_VERBOSE) console.error(`${name}: user ${(used.user / N).toFixed(1)} sys ${(used.system / N).toFixed(1)} ${inner.join(", ")}`);
     return { node: (used.user + used.system) / N, redis: usec / N };
   } finally {
     await raw.close();
