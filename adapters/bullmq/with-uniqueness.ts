@@ -77,7 +77,7 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
   const add = async (name: string, data: unknown, opts?: UniqueJobsOptions): Promise<UniqueJob> => {
     if (opts?.unique === undefined && opts?.ojsMeta === undefined) return queue.add(name, data as never, opts as never) as Promise<UniqueJob>;
     const request = buildRequest(queue, name, data, opts ?? {}, retentionMs);
-    await siblings.register();
+    if (!siblings.registered) await siblings.register();
     const reply = await uniqueAdd(request);
     const job = jobForReply(siblings, reply, request.prepared);
     if (reply.outcome !== 'deduplicated') queue.emit('waiting', job as never);
@@ -178,6 +178,11 @@ class Siblings {
       this.#opened.set(name, sibling);
     }
     return sibling;
+  }
+
+  /** Whether `register` has run: the hot path then skips an await (a microtask per add). */
+  get registered(): boolean {
+    return this.#registered;
   }
 
   async register(): Promise<void> {
