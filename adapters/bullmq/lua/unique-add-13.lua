@@ -96,7 +96,6 @@ if ARGV[9] ~= "" then
 end
 
 local args = cmsgpack.unpack(ARGV[1])
-local opts = cmsgpack.unpack(ARGV[3])
 local queueBase = args[1]
 local customId = args[2]
 
@@ -164,6 +163,8 @@ if action == "replace" then
 end
 
 args[4] = nowMs
+-- The options are only read to insert (delay, priority): a duplicate never unpacks them.
+local opts = cmsgpack.unpack(ARGV[3])
 local packedOpts = ARGV[3]
 if scheduledAt ~= nil then
   opts["delay"] = math.max(scheduledAt - nowMs, 1)
