@@ -54,6 +54,8 @@ export interface GraphileWorkerBackend extends UniqueJobsBackend {
   readonly schemas: { graphileSchema: string; uniqueSchema: string };
   /** Reclaims ledger records no policy can still need (retention); see docs/graphile-worker.md. */
   reclaim(options?: ReclaimOptions): Promise<ReclaimResult>;
+  /** Graphile Worker's job id of OJS job `id` (for Graphile's own APIs), or null if unknown. */
+  graphileJobId(id: string): Promise<string | null>;
   /** Resolves once both schemas are installed; every other method awaits it too. */
   ready(): Promise<void>;
 }
@@ -84,13 +86,18 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
     this.#ownsPool = !options.pgPool;
     this.#pool = options.pgPool
       ? Promise.resolve(options.pgPool)
-      : import('pg').then(
-          ({ default: pg }) =>
-            new pg.Pool({
-              connectionString: withDefaultUser(options.connectionString!, () => userInfo().username),
-              max: options.maxPoolSize ?? 10,
-            }) as unknown as PgPoolLike,
-        );
+      : import('pg').then(({ default: pg }) => {
+          const pool = new pg.Pool({
+            connectionString: withDefaultUser(options.connectionString!, () => userInfo().username),
+            max: options.maxPoolSize ?? 10,
+          });
+          // An idle client's network error must not crash the process (pg emits it on the pool);
+          // the next query on a broken client fails and surfaces as a BackendError instead.
+          const ignore = () => undefined;
+          pool.on('error', ignore);
+          pool.on('connect', (client) => client.on('error', ignore));
+          return pool as unknown as PgPoolLike;
+        });
     this.#replaceActive = options.replaceActive ?? false;
     this.#queueNameFor = options.queueNameFor ?? (() => null);
     this.#migrate = options.migrate ?? true;
@@ -155,6 +162,17 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
       return await readJob(pool, this.#sql, id);
     } catch (error) {
       throw translatePgError(error, { operation: 'getJob', rolledBack: false });
+    }
+  }
+
+  async graphileJobId(id: string): Promise<string | null> {
+    this.#assertOpen();
+    await this.ready();
+    try {
+      const { rows } = await (await this.#pool).query<{ job_id: string }>(this.#sql.text('read-graphile-id'), [id]);
+      return rows[0]?.job_id ?? null;
+    } catch (error) {
+      throw translatePgError(error, { operation: 'graphileJobId', rolledBack: false });
     }
   }
 

@@ -6,7 +6,7 @@
  * execution or `helpers` (research §4), and `loadTaskFromFiles` only sees file-loaded tasks.
  * For file-loaded tasks, wrap inside the file: `export default withUniqueHelpers({ t: task }).t`.
  */
-import type { JobHelpers, Task, TaskList } from 'graphile-worker';
+import type { JobHelpers, TaskList } from 'graphile-worker';
 import { addJobsOnClient, enqueueSettings, type UniqueAddJobsSpec, type UniqueEnqueueOptions } from './graphile-worker-add-job.js';
 import { enqueueOnClient } from './graphile-worker-enqueue.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
@@ -22,23 +22,23 @@ export interface UniqueJobHelpers extends Omit<JobHelpers, 'addJob' | 'addJobs'>
 export type UniqueTask<P = unknown> = (payload: P, helpers: UniqueJobHelpers) => void | Promise<void | unknown[]>;
 
 /** Pass the same `graphileSchema` the worker runs with. */
-export function withUniqueHelpers(taskList: Record<string, UniqueTask | Task>, options: UniqueEnqueueOptions = {}): TaskList {
+export function withUniqueHelpers(taskList: Record<string, UniqueTask>, options: UniqueEnqueueOptions = {}): TaskList {
   const settings = enqueueSettings(options);
   const wrapped: TaskList = {};
   for (const [identifier, task] of Object.entries(taskList)) {
-    wrapped[identifier] = (payload, helpers) => (task as UniqueTask)(payload, uniqueHelpers(helpers, settings));
+    wrapped[identifier] = (payload, helpers) => task(payload, uniqueHelpers(helpers, settings));
   }
   return wrapped;
 }
 
 function uniqueHelpers(helpers: JobHelpers, settings: ReturnType<typeof enqueueSettings>): UniqueJobHelpers {
   const onClient = <T>(body: (client: PgClientLike) => Promise<T>) => helpers.withPgClient((client) => body(client as unknown as PgClientLike));
-  const addJob = ((identifier: string, payload?: unknown, spec?: UniqueTaskSpec) => {
+  const addJob = (async (identifier: string, payload?: unknown, spec?: UniqueTaskSpec) => {
     if (spec?.unique === undefined) return helpers.addJob(identifier, payload, spec);
     const request = taskSpecToEnqueue(identifier, payload, spec);
     return onClient((client) => enqueueOnClient(client, settings, request, true));
   }) as UniqueAddJob;
-  const addJobs = ((specs: readonly UniqueAddJobsSpec[], jobKeyPreserveRunAt?: boolean) => {
+  const addJobs = (async (specs: readonly UniqueAddJobsSpec[], jobKeyPreserveRunAt?: boolean) => {
     if (!specs.some((spec) => spec.unique !== undefined)) return helpers.addJobs(specs as never, jobKeyPreserveRunAt);
     return onClient((client) => addJobsOnClient(client, settings, specs));
   }) as UniqueAddJobs;

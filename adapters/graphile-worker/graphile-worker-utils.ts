@@ -38,10 +38,13 @@ export interface UniqueAddJob {
 }
 
 export interface UniqueAddJobs {
-  /** A batch with at least one `unique` entry: one transaction, an outcome per entry, in order. */
-  (specs: readonly (UniqueAddJobsSpec & { unique: NonNullable<UniqueTaskSpec['unique']> })[] | readonly UniqueAddJobsSpec[]): Promise<EnqueueResult[]>;
   /** No `unique` anywhere: Graphile's own `addJobs`, unchanged. */
   (specs: AddJobsJobSpec[], jobKeyPreserveRunAt?: boolean): Promise<readonly Job[]>;
+  /**
+   * A batch with at least one `unique` entry: one transaction, an outcome per entry, in input
+   * order (entries without `unique` are recorded in the ledger as plain jobs).
+   */
+  (specs: readonly UniqueAddJobsSpec[]): Promise<EnqueueResult[]>;
 }
 
 export interface UniqueWorkerUtils extends Omit<WorkerUtils, 'addJob' | 'addJobs'> {
@@ -67,13 +70,13 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
   });
   const onClient = <T>(body: (client: PgClientLike) => Promise<T>) => utils.withPgClient((client) => body(client as unknown as PgClientLike));
 
-  const addJob = ((identifier: string, payload?: unknown, spec?: UniqueTaskSpec) => {
+  const addJob = (async (identifier: string, payload?: unknown, spec?: UniqueTaskSpec) => {
     if (spec?.unique === undefined) return utils.addJob(identifier, payload, spec);
     const request = taskSpecToEnqueue(identifier, payload, spec);
     return onClient((client) => enqueueOnClient(client, settings, request, true));
   }) as UniqueAddJob;
 
-  const addJobs = ((specs: readonly UniqueAddJobsSpec[], jobKeyPreserveRunAt?: boolean) => {
+  const addJobs = (async (specs: readonly UniqueAddJobsSpec[], jobKeyPreserveRunAt?: boolean) => {
     if (!specs.some((spec) => spec.unique !== undefined)) return utils.addJobs(specs as AddJobsJobSpec[], jobKeyPreserveRunAt);
     return onClient((client) => addJobsOnClient(client, settings, specs));
   }) as UniqueAddJobs;
