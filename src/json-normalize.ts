@@ -18,74 +18,99 @@ export type NormalizeResult = { ok: true; value: JsonValue } | { ok: false; issu
 /** @param path the dotted path of `value` in the job, used in the issue (e.g. `args`). */
 export function normalizeJson(value: unknown, path: string): NormalizeResult {
   try {
-    return { ok: true, value: walk(value, path, new Set()) };
+    return { ok: true, value: walk(value, { parent: null, segment: path }, new Set()) };
   } catch (error) {
-    if (error instanceof NotJson) return { ok: false, issue: { path: error.path, message: error.message } };
+    if (error instanceof NotJson) return { ok: false, issue: { path: render(error.at), message: error.message } };
     throw error;
   }
 }
 
+/**
+ * Where a value sits, as a linked list built while walking. The path string is only rendered
+ * when something is refused: building it for every value cost more than the rest of the walk.
+ */
+interface At {
+  parent: At | null;
+  segment: string | number;
+}
+
+function render(at: At): string {
+  let out = '';
+  for (let node: At | null = at; node; node = node.parent) {
+    const { segment } = node;
+    out =
+      (node.parent === null
+        ? String(segment)
+        : typeof segment === 'number'
+          ? `[${segment}]`
+          : /^[A-Za-z_$][\w$]*$/.test(segment)
+            ? `.${segment}`
+            : `[${JSON.stringify(segment)}]`) + out;
+  }
+  return out;
+}
+
 class NotJson extends Error {
   constructor(
-    readonly path: string,
+    readonly at: At,
     message: string,
   ) {
     super(message);
   }
 }
 
-function walk(value: unknown, path: string, seen: Set<object>): JsonValue {
+function walk(value: unknown, at: At, seen: Set<object>): JsonValue {
   switch (typeof value) {
     case 'string':
-      if (!value.isWellFormed()) throw new NotJson(path, 'string contains a lone UTF-16 surrogate, which is not valid Unicode');
+      if (!value.isWellFormed()) throw new NotJson(at, 'string contains a lone UTF-16 surrogate, which is not valid Unicode');
       return value.normalize('NFC');
     case 'boolean':
       return value;
     case 'number':
-      if (!Number.isFinite(value)) throw new NotJson(path, `${value} is not a JSON number`);
+      if (!Number.isFinite(value)) throw new NotJson(at, `${value} is not a JSON number`);
       if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
         throw new NotJson(
-          path,
+          at,
           `${value} is an integer beyond 2^53-1 that JavaScript cannot represent exactly (distinct values would collide); pass it as a string`,
         );
       }
       return Object.is(value, -0) ? 0 : value;
     case 'bigint':
-      throw new NotJson(path, 'BigInt is not a JSON value; pass it as a string');
+      throw new NotJson(at, 'BigInt is not a JSON value; pass it as a string');
     case 'undefined':
-      throw new NotJson(path, 'undefined is not a JSON value (JSON.stringify would silently drop it); omit the key or use null');
+      throw new NotJson(at, 'undefined is not a JSON value (JSON.stringify would silently drop it); omit the key or use null');
     case 'function':
     case 'symbol':
-      throw new NotJson(path, `a ${typeof value} is not a JSON value`);
+      throw new NotJson(at, `a ${typeof value} is not a JSON value`);
   }
   if (value === null) return null;
   const object = value as object;
-  if (seen.has(object)) throw new NotJson(path, 'circular reference');
+  if (seen.has(object)) throw new NotJson(at, 'circular reference');
   seen.add(object);
   try {
     if (Array.isArray(object)) {
-      const out: JsonValue[] = [];
+      const out: JsonValue[] = new Array(object.length);
       for (let i = 0; i < object.length; i++) {
-        if (!(i in object)) throw new NotJson(`${path}[${i}]`, 'array hole is not a JSON value');
-        out.push(walk(object[i], `${path}[${i}]`, seen));
+        if (!(i in object)) throw new NotJson({ parent: at, segment: i }, 'array hole is not a JSON value');
+        out[i] = walk(object[i], { parent: at, segment: i }, seen);
       }
       return out;
     }
     if (!isPlainObject(object)) {
       const kind = object instanceof Date ? 'a Date (pass date.toISOString())' : `a ${object.constructor?.name ?? 'non-plain'} object`;
-      throw new NotJson(path, `${kind} is not a JSON value`);
+      throw new NotJson(at, `${kind} is not a JSON value`);
     }
-    if (Object.getOwnPropertySymbols(object).length > 0) throw new NotJson(path, 'symbol-keyed properties are not JSON');
-    const out: { [key: string]: JsonValue } = {};
-    for (const [key, child] of Object.entries(object)) {
-      const childPath = `${path}${/^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`}`;
-      if (!key.isWellFormed()) throw new NotJson(childPath, 'key contains a lone UTF-16 surrogate');
+    if (Object.getOwnPropertySymbols(object).length > 0) throw new NotJson(at, 'symbol-keyed properties are not JSON');
+    // A null-prototype object: a `__proto__` key stays an ordinary own property.
+    const out = Object.create(null) as { [key: string]: JsonValue };
+    for (const key of Object.keys(object)) {
+      const childAt: At = { parent: at, segment: key };
+      if (!key.isWellFormed()) throw new NotJson(childAt, 'key contains a lone UTF-16 surrogate');
       const normalizedKey = key.normalize('NFC');
-      if (Object.hasOwn(out, normalizedKey)) {
-        throw new NotJson(childPath, 'two keys of this object are the same string after Unicode NFC normalisation');
+      if (normalizedKey in out) {
+        throw new NotJson(childAt, 'two keys of this object are the same string after Unicode NFC normalisation');
       }
-      // defineProperty, not assignment: a `__proto__` key must stay data, not replace the prototype.
-      Object.defineProperty(out, normalizedKey, { value: walk(child, childPath, seen), enumerable: true, writable: true, configurable: true });
+      out[normalizedKey] = walk((object as Record<string, unknown>)[key], childAt, seen);
     }
     return out;
   } finally {

@@ -1,5 +1,10 @@
 /**
- * The normative JSON Schema of spec §13, verbatim. `uniquePolicySchema` (zod) is the validator;
+ * The normative JSON Schema of spec §13, with one correction: its `if` lacked
+ * `"required": ["keys"]`. Without it the `if` holds vacuously when `keys` is absent (JSON Schema's
+ * `properties` only constrains present properties), so the verbatim schema demands `meta_keys` on
+ * every policy that omits `keys`, `{}` included: a contradiction of §2.1, where every field is
+ * optional and `keys` defaults to `["type"]`. test/unique-policy-schema.test.ts shows the verbatim
+ * schema's behaviour next to this one. `uniquePolicySchema` (zod) is the validator;
  * test/unique-policy-schema.test.ts runs both over one corpus so the two cannot drift, and lists
  * the few places where zod is deliberately stricter or follows the spec's prose (see
  * src/unique-policy.ts).
@@ -89,6 +94,9 @@ export const uniquePolicyJsonSchema = {
   },
   "additionalProperties": false,
   "if": {
+    "required": [
+      "keys"
+    ],
     "properties": {
       "keys": {
         "contains": {

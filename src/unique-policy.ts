@@ -91,7 +91,31 @@ const stringArray = z.array(z.string({ error: (i) => `expected a string, got ${d
   error: (i) => `expected an array of strings, got ${describe(i.input)}`,
 });
 
-/** The zod schema of a policy document, before defaults. Exported for composition into larger schemas. */
+/** `uniqueItems` of §13, reported at the repeated item. */
+function uniqueItems(list: readonly unknown[], ctx: z.RefinementCtx): void {
+  list.forEach((item, index) => {
+    if (list.indexOf(item) !== index) ctx.addIssue({ code: 'custom', path: [index], message: `${JSON.stringify(item)} appears more than once` });
+  });
+}
+
+const periodField = z
+  .union([z.string(), z.number()], {
+    error: (i) => `expected an ISO 8601 duration string or whole seconds, got ${describe(i.input)}`,
+  })
+  .superRefine((period, ctx) => {
+    if (typeof period === 'string') {
+      const problem = periodProblem(period);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    } else if (!(Number.isSafeInteger(period) && period > 0)) {
+      ctx.addIssue({ code: 'custom', message: `whole seconds must be a positive integer, got ${period}` });
+    }
+  });
+
+/**
+ * The zod schema of a policy document, before defaults. Field rules sit on the fields so that
+ * every problem is reported in one pass; only the cross-field rules of §2.2 sit on the object
+ * (zod runs those once the fields are well-formed).
+ */
 export const uniquePolicySchema = z
   .strictObject(
     {
@@ -99,34 +123,22 @@ export const uniquePolicySchema = z
         .array(z.enum(UNIQUE_DIMENSIONS, { error: oneOf('dimension', UNIQUE_DIMENSIONS) }), {
           error: (i) => `expected an array of dimensions, got ${describe(i.input)}`,
         })
+        .superRefine(uniqueItems)
         .optional(),
-      args_keys: stringArray.nullable().optional(),
-      meta_keys: stringArray.nullable().optional(),
-      period: z
-        .union([z.string(), z.number()], {
-          error: (i) => `expected an ISO 8601 duration string or whole seconds, got ${describe(i.input)}`,
-        })
-        .nullable()
-        .optional(),
+      args_keys: stringArray.superRefine(uniqueItems).nullable().optional(),
+      meta_keys: stringArray.superRefine(uniqueItems).nullable().optional(),
+      period: periodField.nullable().optional(),
       states: z
         .array(z.enum(OJS_JOB_STATES, { error: oneOf('state', OJS_JOB_STATES) }), {
           error: (i) => `expected an array of states, got ${describe(i.input)}`,
         })
+        .superRefine(uniqueItems)
         .optional(),
       on_conflict: z.enum(CONFLICT_STRATEGIES, { error: oneOf('strategy', CONFLICT_STRATEGIES) }).optional(),
     },
     { error: (i) => (i.code === 'unrecognized_keys' ? undefined : `expected a policy object, got ${describe(i.input)}`) },
   )
   .superRefine((policy, ctx) => {
-    for (const field of ['keys', 'args_keys', 'meta_keys', 'states'] as const) {
-      const list = policy[field];
-      if (!list) continue;
-      list.forEach((item, index) => {
-        if (list.indexOf(item as never) !== index) {
-          ctx.addIssue({ code: 'custom', path: [field, index], message: `${JSON.stringify(item)} appears more than once` });
-        }
-      });
-    }
     const keys = policy.keys ?? [];
     if (keys.includes('meta') && (policy.meta_keys == null || policy.meta_keys.length === 0)) {
       ctx.addIssue({
@@ -142,12 +154,6 @@ export const uniquePolicySchema = z
     }
     if (policy.args_keys != null && !keys.includes('args')) {
       ctx.addIssue({ code: 'custom', path: ['args_keys'], message: 'is set but keys does not include "args", so it would be ignored' });
-    }
-    if (typeof policy.period === 'string') {
-      const problem = periodProblem(policy.period);
-      if (problem) ctx.addIssue({ code: 'custom', path: ['period'], message: problem });
-    } else if (typeof policy.period === 'number' && !(Number.isSafeInteger(policy.period) && policy.period > 0)) {
-      ctx.addIssue({ code: 'custom', path: ['period'], message: `whole seconds must be a positive integer, got ${policy.period}` });
     }
   });
 
@@ -217,10 +223,6 @@ function toIssues(issue: z.core.$ZodIssue): ValidationIssue[] {
       path: formatPath([...issue.path, key]),
       message: `unknown field (allowed: keys, args_keys, meta_keys, period, states, on_conflict)`,
     }));
-  }
-  if (issue.code === 'invalid_union' && issue.errors.length > 0) {
-    // Only the period union exists; report it once with its own message.
-    return [{ path: formatPath(issue.path), message: issue.message }];
   }
   return [{ path: formatPath(issue.path), message: issue.message }];
 }

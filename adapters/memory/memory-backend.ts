@@ -61,24 +61,16 @@ export interface MemoryBackend extends UniqueJobsBackend {
   jobs(): OjsJob[];
 }
 
-interface StoredJob {
-  id: string;
-  type: string;
-  queue: string;
-  args: JsonValue;
-  meta: Record<string, JsonValue>;
+/** A job as the memory backend keeps it: the envelope's fields, with times as epoch ms. */
+interface StoredJob extends Omit<OjsJob, 'created_at' | 'scheduled_at' | 'completed_at' | 'uniqueness_key'> {
   /** The state as last written. `scheduled`/`retryable` read as `available` once due (see #stateOf). */
   state: OjsJobState;
-  attempt: number;
-  max_attempts: number;
-  priority: number;
   created_at: number;
   scheduled_at: number;
-  unique: UniquePolicy | null;
-  key: string | null;
   completed_at?: number;
-  replaced_by?: string;
+  key: string | null;
   error?: { message: string };
+  /** Insertion order, for FIFO fetch and `jobs()`. */
   seq: number;
 }
 

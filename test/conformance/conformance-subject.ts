@@ -32,8 +32,12 @@ export interface ConformanceSubject {
    */
   clock: VirtualClock | null;
 
-  /** Releases everything the subject opened. Called after each test, passed or failed. */
-  close(): Promise<void>;
+  /**
+   * Releases everything the subject opened. Called after each test, passed or failed; a subject
+   * deletes its data (keys, schema) only when `passed` is true, so a failed test's data stays for
+   * inspection.
+   */
+  close(result?: { passed: boolean }): Promise<void>;
 }
 
 export interface RunningAttempt {

@@ -1,0 +1,34 @@
+/**
+ * The memory backend as a conformance/demo subject: a virtual clock, and a "worker" that is the
+ * backend's own fetch/ack/nack.
+ */
+import { createMemoryBackend, type OjsJob } from '../../src/index.js';
+import type { ConformanceSubject, VirtualClock } from '../../test/conformance/conformance-subject.js';
+
+export default async function createSubject(): Promise<ConformanceSubject> {
+  let now = Date.now();
+  const clock: VirtualClock = {
+    now: () => now,
+    set: (ms) => void (now = ms),
+    advance: (ms) => void (now += ms),
+  };
+  const backend = createMemoryBackend({ clock });
+  return {
+    backend,
+    clock,
+    async start(id) {
+      const job = await backend.getJob(id);
+      if (!job) throw new Error(`no job ${id}`);
+      const fetched = await backend.fetch([job.queue]);
+      if (fetched?.id !== id) throw new Error(`expected to fetch ${id}, fetched ${fetched?.id ?? 'nothing'}`);
+      return {
+        complete: (): Promise<OjsJob> => backend.ack(id),
+        fail: (message = 'failed'): Promise<OjsJob> => backend.nack(id, { message }),
+      };
+    },
+    async makeDue(id) {
+      await backend.promote(id);
+    },
+    close: () => backend.close(),
+  };
+}

@@ -1,0 +1,68 @@
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+function cli(args: string[], input?: string) {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', ...args], { encoding: 'utf8', input });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function file(name: string, content: unknown): string {
+  const dir = mkdtempSync(join(tmpdir(), 'ojs-unique-cli-'));
+  const path = join(dir, name);
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+  return path;
+}
+
+describe('the ojs-unique command', function () {
+  this.timeout(20_000);
+
+  it('key prints the §4.3 pre-image and its SHA-256', function () {
+    const { status, stdout } = cli(['key', 'examples/jobs/email-send.json']);
+    expect(status).to.equal(0);
+    expect(stdout).to.equal(
+      'key:       71f9344b82e66297a49775bbe27752297922842b675330641ebe3ff4fea46c1f\n' +
+        'pre-image: {"args":{"user_id":42},"queue":"notifications","type":"email.send"}\n',
+    );
+  });
+
+  it('key reads options.unique, a separate --policy, standard input, and prints JSON on request', function () {
+    const job = { type: 'report.daily', args: { date: '2026-02-12' }, options: { unique: { keys: ['type', 'args'] } } };
+    expect(JSON.parse(cli(['key', file('job.json', job), '--json']).stdout)).to.include({ canonical: '{"args":{"date":"2026-02-12"},"type":"report.daily"}' });
+    const policy = file('policy.json', { keys: ['queue'] });
+    expect(cli(['key', '-', '--policy', policy], JSON.stringify({ type: 'a.b', args: [] })).stdout).to.contain('pre-image: {"queue":"default","type":"a.b"}');
+  });
+
+  it('validate lists every problem with its field path and exits 1', function () {
+    const { status, stderr } = cli(['validate', 'examples/jobs/typo-policy.json']);
+    expect(status).to.equal(1);
+    expect(stderr.trim().split('\n')).to.deep.equal([
+      'unique.keys[1]: "argz" is not one of type, queue, args, meta',
+      'unique.period: "1 hour" is not an ISO 8601 duration of the form PnYnMnWnDTnHnMnS (e.g. "PT1H", "P1D", "PT0.5S")',
+      'unique.states[1]: "running" is not one of scheduled, available, pending, active, completed, retryable, cancelled, discarded',
+      'unique.on_conflict: "skip" is not one of reject, replace, replace_except_schedule, ignore',
+    ]);
+  });
+
+  it('validate checks a job against its policy (§2.2 args_keys must exist)', function () {
+    const job = { type: 'a.b', args: { userId: 1 }, unique: { keys: ['args'], args_keys: ['user_id'] } };
+    const { status, stdout } = cli(['validate', file('job.json', job), '--json']);
+    expect(status).to.equal(1);
+    expect(JSON.parse(stdout).issues[0].path).to.equal('unique.args_keys[0]');
+  });
+
+  it('validate prints the policy with its defaults when valid', function () {
+    const { status, stdout } = cli(['validate', file('policy.json', { on_conflict: 'ignore' })]);
+    expect(status).to.equal(0);
+    expect(stdout).to.contain('valid policy').and.contain('"states": [');
+  });
+
+  it('refuses unreadable input and bad usage with exit code 2', function () {
+    expect(cli(['key', file('bad.json', '{"type":')]).status).to.equal(2);
+    expect(cli(['key', '/nonexistent.json']).status).to.equal(2);
+    expect(cli(['frobnicate']).status).to.equal(2);
+    expect(cli(['key', file('policy.json', { keys: ['type'] })]).stderr).to.contain('not a job');
+  });
+});

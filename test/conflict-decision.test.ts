@@ -1,0 +1,70 @@
+import { expect } from 'chai';
+import { decideConflict, isDuplicate, parseUniquePolicy, type ConflictCandidate, type OjsJobState } from '../src/index.js';
+
+const NOW = Date.parse('2026-02-12T12:00:00.000Z');
+const HOUR = 3_600_000;
+const candidate = (id: string, state: OjsJobState, ageMs = 0, scheduledInMs?: number): ConflictCandidate => ({
+  id,
+  state,
+  created_at: NOW - ageMs,
+  scheduled_at: scheduledInMs === undefined ? NOW - ageMs : NOW + scheduledInMs,
+});
+const decide = (policy: unknown, candidates: ConflictCandidate[], canReplaceActive = false) =>
+  decideConflict({ policy: parseUniquePolicy(policy), uniquenessKey: 'k', now: NOW, candidates, canReplaceActive });
+
+describe('§5–§9 the conflict decision', function () {
+  it('§7.4 duplicate iff state in states AND now < created_at + period', function () {
+    const policy = parseUniquePolicy({ period: 'PT1H' });
+    expect(isDuplicate(candidate('a', 'available', HOUR - 1), policy, NOW)).to.equal(true);
+    expect(isDuplicate(candidate('a', 'available', HOUR), policy, NOW)).to.equal(false);
+    expect(isDuplicate(candidate('a', 'completed', 0), policy, NOW)).to.equal(false);
+    expect(isDuplicate(candidate('a', 'completed', 0), parseUniquePolicy({ states: ['completed'] }), NOW)).to.equal(true);
+    expect(isDuplicate(candidate('a', 'available', 100 * 365 * 24 * HOUR), parseUniquePolicy({}), NOW)).to.equal(true);
+  });
+
+  it('inserts when there are no candidates or none match', function () {
+    expect(decide({}, [])).to.deep.equal({ action: 'insert' });
+    expect(decide({}, [candidate('a', 'completed'), candidate('b', 'cancelled'), candidate('c', 'discarded')])).to.deep.equal({ action: 'insert' });
+  });
+
+  it('§5.1 reject names the existing job, its state and the key', function () {
+    const decision = decide({ on_conflict: 'reject' }, [candidate('a', 'retryable')]);
+    expect(decision.action).to.equal('reject');
+    if (decision.action !== 'reject') return;
+    expect(decision.error).to.include({ code: 'duplicate', existingJobId: 'a', existingJobState: 'retryable', uniquenessKey: 'k', reason: 'duplicate' });
+  });
+
+  it('§5.4 ignore returns the oldest matching job', function () {
+    const decision = decide({ on_conflict: 'ignore' }, [candidate('new', 'available', 10), candidate('old', 'scheduled', 20), candidate('done', 'completed', 30)]);
+    expect(decision).to.deep.include({ action: 'ignore' });
+    if (decision.action === 'ignore') expect(decision.existing.id).to.equal('old');
+  });
+
+  it('§5.2 replace cancels every matching job, oldest first, and only those', function () {
+    const decision = decide({ on_conflict: 'replace' }, [candidate('b', 'available', 10), candidate('a', 'scheduled', 20, HOUR), candidate('c', 'completed', 5)]);
+    expect(decision.action).to.equal('replace');
+    if (decision.action !== 'replace') return;
+    expect(decision.cancel.map((c) => c.id)).to.deep.equal(['a', 'b']);
+    expect(decision.scheduledAt).to.equal(null);
+  });
+
+  it('§5.2 replace meeting an active job falls back to reject unless the backend can replace active jobs', function () {
+    const candidates = [candidate('a', 'available', 20), candidate('b', 'active', 10)];
+    const fallback = decide({ on_conflict: 'replace' }, candidates);
+    expect(fallback.action).to.equal('reject');
+    if (fallback.action === 'reject') expect(fallback.error).to.include({ existingJobId: 'b', existingJobState: 'active', reason: 'active_not_replaceable' });
+    expect(decide({ on_conflict: 'replace' }, candidates, true).action).to.equal('replace');
+  });
+
+  it('§5.3 replace_except_schedule keeps the schedule of a scheduled duplicate only', function () {
+    const scheduled = decide({ on_conflict: 'replace_except_schedule' }, [candidate('a', 'scheduled', 0, 2 * HOUR)]);
+    expect(scheduled).to.deep.include({ action: 'replace', scheduledAt: NOW + 2 * HOUR });
+    const retrying = decide({ on_conflict: 'replace_except_schedule' }, [candidate('a', 'retryable', 0, 2 * HOUR)]);
+    expect(retrying).to.deep.include({ action: 'replace', scheduledAt: null });
+  });
+
+  it('ties on created_at are broken by id, so every backend names the same job', function () {
+    const decision = decide({ on_conflict: 'ignore' }, [candidate('b', 'available'), candidate('a', 'available')]);
+    if (decision.action === 'ignore') expect(decision.existing.id).to.equal('a');
+  });
+});

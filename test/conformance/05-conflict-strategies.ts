@@ -1,0 +1,112 @@
+import { expect } from 'chai';
+import { isDuplicateJobError } from '../../src/index.js';
+import { created, enqueue, rejection, stateOf, type SuiteContext } from './suite-context.js';
+
+const HOUR = 3_600_000;
+
+export function conflictStrategies(ctx: SuiteContext): void {
+  describe('§5 conflict strategies', function () {
+    it('§5.1 §14.1 reject: the duplicate is refused with code "duplicate", the existing id, state and key', async function () {
+      const unique = { keys: ['type', 'args'], on_conflict: 'reject' };
+      const first = await created(ctx, { type: 'email.send', args: { user_id: 42 }, unique });
+      const error = await rejection(enqueue(ctx, { type: 'email.send', args: { user_id: 42 }, unique }));
+      expect(isDuplicateJobError(error)).to.equal(true);
+      expect(error).to.include({ code: 'duplicate', existingJobId: first.id, existingJobState: 'available', uniquenessKey: first.uniqueness_key });
+      expect(JSON.parse(JSON.stringify(error))).to.deep.equal({
+        error: {
+          code: 'duplicate',
+          message: error.message,
+          retryable: false,
+          details: { existing_job_id: first.id, existing_job_state: 'available', uniqueness_key: first.uniqueness_key, reason: 'duplicate' },
+        },
+      });
+      expect(error.message, 'the key never appears in a message (§12)').to.not.contain(first.uniqueness_key!);
+      expect(await stateOf(ctx, first.id)).to.equal('available');
+    });
+
+    it('§5.4 §14.7 ignore: returns the original job, deduplicated, and inserts nothing', async function () {
+      const unique = { keys: ['type', 'args'], on_conflict: 'ignore' };
+      const first = await created(ctx, { type: 'invoice.generate', args: { order_id: 'o1' }, unique });
+      const second = await enqueue(ctx, { type: 'invoice.generate', args: { order_id: 'o1' }, unique });
+      expect(second.outcome).to.equal('deduplicated');
+      expect(second.job.id).to.equal(first.id);
+      expect(second.job.state).to.equal('available');
+      // Nothing new was inserted: a reject probe still finds the original as the only holder.
+      const probe = await rejection(enqueue(ctx, { type: 'invoice.generate', args: { order_id: 'o1' }, unique: { ...unique, on_conflict: 'reject' } }));
+      expect(probe.existingJobId).to.equal(first.id);
+    });
+
+    it('§5.2 §14.6 replace: the original is cancelled and the new job is enqueued in its place', async function () {
+      const unique = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'replace' };
+      const first = await created(ctx, { type: 'resize.avatar', args: { user_id: 42, url: 'old.jpg' }, unique });
+      const result = await enqueue(ctx, { type: 'resize.avatar', args: { user_id: 42, url: 'new.jpg' }, unique });
+      expect(result.outcome).to.equal('replaced');
+      if (result.outcome !== 'replaced') return;
+      expect(result.replaced.id).to.equal(first.id);
+      expect(result.replaced.state).to.equal('cancelled');
+      expect(result.job.id).to.not.equal(first.id);
+      expect(result.job.args).to.deep.equal({ user_id: 42, url: 'new.jpg' });
+      expect(result.job.state).to.equal('available');
+      expect(await stateOf(ctx, first.id)).to.equal('cancelled');
+      // The new job now holds the key.
+      const probe = await rejection(enqueue(ctx, { type: 'resize.avatar', args: { user_id: 42 }, unique: { ...unique, on_conflict: 'reject' } }));
+      expect(probe.existingJobId).to.equal(result.job.id);
+    });
+
+    it('§5.2 replace meeting an active job: rejected with state "active" unless the backend replaces active jobs', async function () {
+      const unique = { keys: ['type'], on_conflict: 'replace' };
+      const first = await created(ctx, { type: 'report.daily', args: { v: 1 }, unique, max_attempts: 1 });
+      const attempt = await ctx.subject.start(first.id);
+      try {
+        if (ctx.subject.backend.capabilities.unique_jobs.replace_active) {
+          const result = await enqueue(ctx, { type: 'report.daily', args: { v: 2 }, unique });
+          expect(result.outcome).to.equal('replaced');
+          expect(await stateOf(ctx, first.id)).to.equal('cancelled');
+        } else {
+          const error = await rejection(enqueue(ctx, { type: 'report.daily', args: { v: 2 }, unique }));
+          expect(error).to.include({ code: 'duplicate', existingJobId: first.id, existingJobState: 'active', reason: 'active_not_replaceable' });
+          expect(await stateOf(ctx, first.id)).to.equal('active');
+        }
+      } finally {
+        await attempt.complete().catch(() => undefined);
+      }
+    });
+
+    it('§5.3 replace_except_schedule: a scheduled job is replaced with the new args and keeps its time', async function () {
+      const unique = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'replace_except_schedule' };
+      const original = new Date(Date.now() + 2 * HOUR);
+      const first = await created(ctx, { type: 'digest.send', args: { user_id: 42, items: [1] }, scheduled_at: original, unique });
+      expect(first.state).to.equal('scheduled');
+      const result = await enqueue(ctx, {
+        type: 'digest.send',
+        args: { user_id: 42, items: [1, 2] },
+        scheduled_at: new Date(Date.now() + 3 * HOUR),
+        unique,
+      });
+      expect(result.outcome).to.equal('replaced');
+      expect(result.job.args).to.deep.equal({ user_id: 42, items: [1, 2] });
+      expect(Date.parse(result.job.scheduled_at)).to.equal(Date.parse(first.scheduled_at));
+      expect(result.job.state).to.equal('scheduled');
+      expect(await stateOf(ctx, first.id)).to.equal('cancelled');
+    });
+
+    it('§5.3 replace_except_schedule on a job that is not scheduled behaves as replace', async function () {
+      const unique = { keys: ['type'], on_conflict: 'replace_except_schedule' };
+      const first = await created(ctx, { type: 'notification.send', args: { m: 'a' }, unique });
+      const later = new Date(Date.now() + HOUR);
+      const result = await enqueue(ctx, { type: 'notification.send', args: { m: 'b' }, scheduled_at: later, unique });
+      expect(result.outcome).to.equal('replaced');
+      expect(Math.abs(Date.parse(result.job.scheduled_at) - later.getTime())).to.be.below(1000);
+      expect(result.job.state).to.equal('scheduled');
+      expect(await stateOf(ctx, first.id)).to.equal('cancelled');
+    });
+
+    it('§5.2 replace of a scheduled job: the new job keeps its own schedule', async function () {
+      const unique = { keys: ['type'], on_conflict: 'replace' };
+      await created(ctx, { type: 'notification.send', args: {}, scheduled_at: new Date(Date.now() + 2 * HOUR), unique });
+      const result = await enqueue(ctx, { type: 'notification.send', args: {}, unique });
+      expect(result.outcome).to.equal('replaced');
+      expect(result.job.state).to.equal('available');
+    });
+  });
+}

@@ -1,0 +1,62 @@
+import { expect } from 'chai';
+import { created, enqueue, rejection, run, stateOf, type SuiteContext } from './suite-context.js';
+
+const ALL_BUT_TERMINAL = ['available', 'active', 'scheduled', 'retryable', 'pending'];
+
+export function stateFiltering(ctx: SuiteContext): void {
+  describe('§6 state filtering', function () {
+    it('§6.1 an active job blocks under the default states', async function () {
+      const unique = { keys: ['type'] };
+      const first = await created(ctx, { type: 'etl.run', args: {}, unique, max_attempts: 1 });
+      const attempt = await ctx.subject.start(first.id);
+      try {
+        const error = await rejection(enqueue(ctx, { type: 'etl.run', args: {}, unique }));
+        expect(error).to.include({ existingJobId: first.id, existingJobState: 'active' });
+      } finally {
+        await attempt.complete();
+      }
+    });
+
+    it('§6.1 §14.4 a completed job does not block under the default states', async function () {
+      const unique = { keys: ['type', 'args'] };
+      const first = await created(ctx, { type: 'report.build', args: { id: 1 }, unique });
+      expect((await run(ctx, first.id, 'complete')).state).to.equal('completed');
+      const second = await created(ctx, { type: 'report.build', args: { id: 1 }, unique });
+      expect(second.id).to.not.equal(first.id);
+    });
+
+    it('§6.3 §14.5 with "completed" in states a completed job blocks', async function () {
+      const unique = { keys: ['type', 'args'], states: [...ALL_BUT_TERMINAL, 'completed'] };
+      const first = await created(ctx, { type: 'email.send_welcome', args: { user_id: 42 }, unique });
+      await run(ctx, first.id, 'complete');
+      const error = await rejection(enqueue(ctx, { type: 'email.send_welcome', args: { user_id: 42 }, unique }));
+      expect(error).to.include({ code: 'duplicate', existingJobId: first.id, existingJobState: 'completed' });
+    });
+
+    it('§6.3 with "discarded" in states a discarded job blocks; without it, it does not', async function () {
+      const first = await created(ctx, { type: 'charge.card', args: { order: 1 }, unique: { keys: ['type'] }, max_attempts: 1 });
+      expect((await run(ctx, first.id, 'fail')).state).to.equal('discarded');
+      const error = await rejection(enqueue(ctx, { type: 'charge.card', args: {}, unique: { keys: ['type'], states: ['discarded'] } }));
+      expect(error).to.include({ existingJobId: first.id, existingJobState: 'discarded' });
+      await created(ctx, { type: 'charge.card', args: {}, unique: { keys: ['type'] } });
+    });
+
+    it('§6.2 a cancelled job blocks only when "cancelled" is in states', async function () {
+      const first = await created(ctx, { type: 'sync.account', args: {}, unique: { keys: ['type'] } });
+      expect((await ctx.subject.backend.cancel(first.id)).state).to.equal('cancelled');
+      const error = await rejection(enqueue(ctx, { type: 'sync.account', args: {}, unique: { keys: ['type'], states: ['cancelled'] } }));
+      expect(error).to.include({ existingJobId: first.id, existingJobState: 'cancelled' });
+      await created(ctx, { type: 'sync.account', args: {}, unique: { keys: ['type'] } });
+    });
+
+    it('§6.4 narrow states ["scheduled"]: an available job does not block, a scheduled one does', async function () {
+      const unique = { keys: ['type'], states: ['scheduled'] };
+      await created(ctx, { type: 'digest.send', args: {}, unique });
+      const scheduled = await created(ctx, { type: 'digest.send', args: {}, scheduled_at: new Date(Date.now() + 3_600_000), unique });
+      expect(scheduled.state).to.equal('scheduled');
+      const error = await rejection(enqueue(ctx, { type: 'digest.send', args: {}, scheduled_at: new Date(Date.now() + 7_200_000), unique }));
+      expect(error).to.include({ existingJobId: scheduled.id, existingJobState: 'scheduled' });
+      expect(await stateOf(ctx, scheduled.id)).to.equal('scheduled');
+    });
+  });
+}

@@ -1,0 +1,47 @@
+import { expect } from 'chai';
+import type { EnqueueResult } from '../../src/index.js';
+import { enqueue, stateOf, type SuiteContext } from './suite-context.js';
+
+const N = 200;
+
+async function burst(ctx: SuiteContext, on_conflict: string): Promise<PromiseSettledResult<EnqueueResult>[]> {
+  const unique = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict };
+  return Promise.allSettled(
+    Array.from({ length: N }, (_, i) => enqueue(ctx, { type: 'email.send', args: { user_id: 42, n: i }, unique })),
+  );
+}
+
+export function concurrency(ctx: SuiteContext): void {
+  describe('§8.1 strong uniqueness under concurrency', function () {
+    this.timeout(60_000);
+
+    it(`§8.1 §14.11 ${N} concurrent reject enqueues: exactly one is created, every other one is a duplicate of it`, async function () {
+      const results = await burst(ctx, 'reject');
+      const createdIds = results.flatMap((r) => (r.status === 'fulfilled' && r.value.outcome === 'created' ? [r.value.job.id] : []));
+      expect(createdIds, 'created').to.have.length(1);
+      const rejected = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+      expect(rejected, 'rejected').to.have.length(N - 1);
+      for (const error of rejected) expect(error).to.include({ code: 'duplicate', existingJobId: createdIds[0] });
+    });
+
+    it(`§8.1 §5.4 ${N} concurrent ignore enqueues: one job is created and all ${N} callers get its id`, async function () {
+      const results = await burst(ctx, 'ignore');
+      const values = results.map((r) => (r.status === 'fulfilled' ? r.value : expect.fail(String(r.reason))));
+      expect(values.filter((v) => v.outcome === 'created')).to.have.length(1);
+      expect(values.filter((v) => v.outcome === 'deduplicated')).to.have.length(N - 1);
+      expect(new Set(values.map((v) => v.job.id)).size).to.equal(1);
+    });
+
+    it(`§8.4 ${N} concurrent replace enqueues: exactly one live job at the end, every replaced job cancelled`, async function () {
+      const results = await burst(ctx, 'replace');
+      const values = results.map((r) => (r.status === 'fulfilled' ? r.value : expect.fail(String(r.reason))));
+      expect(values.filter((v) => v.outcome === 'created'), 'created').to.have.length(1);
+      expect(values.filter((v) => v.outcome === 'replaced'), 'replaced').to.have.length(N - 1);
+      const states = await Promise.all(values.map((v) => stateOf(ctx, v.job.id)));
+      expect(states.filter((s) => s !== 'cancelled'), 'live').to.deep.equal(['available']);
+      // Each replace cancelled exactly the job that was live just before it: a chain, no gaps, no forks.
+      const replacedIds = values.flatMap((v) => (v.outcome === 'replaced' ? [v.replaced.id] : []));
+      expect(new Set(replacedIds).size).to.equal(N - 1);
+    });
+  });
+}

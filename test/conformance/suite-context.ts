@@ -1,0 +1,67 @@
+/**
+ * What every section of the conformance suite shares: the current test's subject, and the few
+ * steps the sections compose (run a job to an outcome, let time pass, catch a rejection).
+ */
+import { expect } from 'chai';
+import type { EnqueueResult, JobInput, OjsJob } from '../../src/index.js';
+import type { ConformanceSubject } from './conformance-subject.js';
+
+export interface SuiteContext {
+  /** The subject of the running test (fresh per test). */
+  readonly subject: ConformanceSubject;
+}
+
+export function enqueue(ctx: SuiteContext, job: JobInput): Promise<EnqueueResult> {
+  return ctx.subject.backend.enqueue(job);
+}
+
+/** Enqueues and asserts the job was created. */
+export async function created(ctx: SuiteContext, job: JobInput): Promise<OjsJob> {
+  const result = await enqueue(ctx, job);
+  expect(result.outcome, 'outcome').to.equal('created');
+  return result.job;
+}
+
+/** The rejection of `promise`, failing the test if it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<Error & Record<string, unknown>> {
+  try {
+    const value = await promise;
+    expect.fail(`expected a rejection, got ${JSON.stringify(value)}`);
+  } catch (error) {
+    if (error instanceof Error && error.name === 'AssertionError') throw error;
+    return error as Error & Record<string, unknown>;
+  }
+}
+
+/** Runs one attempt of `id` with a real worker to the given outcome. */
+export async function run(ctx: SuiteContext, id: string, outcome: 'complete' | 'fail'): Promise<OjsJob> {
+  const attempt = await ctx.subject.start(id);
+  return outcome === 'complete' ? attempt.complete() : attempt.fail('conformance: planned failure');
+}
+
+/** Lets `ms` pass: moves the virtual clock, or waits on a real one. */
+export async function elapse(ctx: SuiteContext, ms: number): Promise<void> {
+  if (ctx.subject.clock) ctx.subject.clock.advance(ms);
+  else await new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export async function stateOf(ctx: SuiteContext, id: string): Promise<string | undefined> {
+  return (await ctx.subject.backend.getJob(id))?.state;
+}
+
+/** A `mocha` test that needs the virtual clock: on a real clock it is skipped with the reason. */
+export function needsVirtualClock(ctx: SuiteContext, test: Mocha.Context, why: string): void {
+  if (!ctx.subject.clock) {
+    test.test!.title += ` [skipped on a real clock: ${why}]`;
+    test.skip();
+  }
+}
+
+/**
+ * Periods for tests that must see a window close. On a virtual clock any period works; on a real
+ * one the window must be short enough to wait out and long enough that "immediately" is safely
+ * inside it on a loaded machine.
+ */
+export function shortPeriod(ctx: SuiteContext): { iso: string; ms: number } {
+  return ctx.subject.clock ? { iso: 'PT1H', ms: 3_600_000 } : { iso: 'PT2S', ms: 2_000 };
+}
