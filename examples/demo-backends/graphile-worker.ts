@@ -14,6 +14,7 @@ import type { OjsJob, OjsJobState } from '../../src/index.js';
 import type { ConformanceSubject, RunningAttempt } from '../../test/conformance/conformance-subject.js';
 import { createGraphileWorkerBackend, makeUniqueJobsPreset, type GraphileWorkerBackend } from '../../adapters/graphile-worker/index.js';
 import { withDefaultUser } from '../../adapters/graphile-worker/graphile-worker-pg.js';
+import { escapeIdentifier } from '../../adapters/graphile-worker/graphile-worker-sql.js';
 
 export interface GraphileWorkerSubjectOptions {
   /** (Default: `$DATABASE_URL`, else `postgres://127.0.0.1:5432/test`.) */
@@ -26,6 +27,8 @@ export interface GraphileWorkerSubjectOptions {
   replaceActive?: boolean;
   /** Graphile's logger. (Default: errors only.) */
   logger?: Logger;
+  /** Drop both schemas first, so a rerun starts from nothing. (Default: false.) */
+  fresh?: boolean;
 }
 
 export interface GraphileWorkerSubject extends ConformanceSubject {
@@ -66,7 +69,10 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
   });
   let utils: WorkerUtils | null = null;
   let running: Runner | null = null;
+  const dropSchemas = () =>
+    pool.query(`drop schema if exists ${escapeIdentifier(options.uniqueSchema)} cascade; drop schema if exists ${escapeIdentifier(options.graphileSchema)} cascade`);
   try {
+    if (options.fresh) await dropSchemas();
     await backend.ready();
     utils = await makeWorkerUtils({ pgPool: pool, schema: options.graphileSchema, logger });
   } catch (error) {
@@ -113,16 +119,33 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
       const outcome = await finished;
       if (outcome.fail !== null) throw new Error(outcome.fail);
     };
-    const runner = await run({
-      pgPool: pool,
-      schema: options.graphileSchema,
-      taskList: { [job.type]: handler },
-      concurrency: 1,
-      noHandleSignals: true,
-      pollInterval: 100,
-      logger,
-      preset: { extends: [makeUniqueJobsPreset({ schema: options.uniqueSchema })] },
-    });
+    // The suite promises `id` is the only due job *of its OJS queue*, but OJS queues are not
+    // Graphile queues: a Graphile worker takes any due job of its tasks. So the other jobs are
+    // held out of its reach with row locks, which its fetch (FOR UPDATE SKIP LOCKED) passes
+    // over; nothing is written to them, and the locks go once the worker has taken `id`.
+    const fence = await pool.connect();
+    await fence.query('begin');
+    await fence.query(`select id from ${escapeIdentifier(options.graphileSchema)}._private_jobs where id <> $1 for update skip locked`, [graphileId]);
+    const releaseFence = async () => {
+      await fence.query('rollback').catch(() => undefined);
+      fence.release();
+    };
+    let runner: Runner;
+    try {
+      runner = await run({
+        pgPool: pool,
+        schema: options.graphileSchema,
+        taskList: { [job.type]: handler },
+        concurrency: 1,
+        noHandleSignals: true,
+        pollInterval: 100,
+        logger,
+        preset: { extends: [makeUniqueJobsPreset({ schema: options.uniqueSchema })] },
+      });
+    } catch (error) {
+      await releaseFence();
+      throw error;
+    }
     running = runner;
     const stop = async () => {
       running = null;
@@ -135,6 +158,8 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
       finish({ fail: 'graphile-worker subject: aborted' });
       await stop();
       throw error;
+    } finally {
+      await releaseFence();
     }
     const end = async (outcome: { fail: string | null }, states: readonly OjsJobState[]): Promise<OjsJob> => {
       finish(outcome);
@@ -162,16 +187,21 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
     start,
     makeDue,
     clock: null,
-    async close() {
+    async close(result?: { passed: boolean }) {
       await running?.stop();
       await utils?.release();
       await backend.close();
-      await pool.end();
+      try {
+        // A failed test's schemas stay for inspection (`\dn` in psql).
+        if (result?.passed) await dropSchemas();
+      } finally {
+        await pool.end();
+      }
     },
   };
 }
 
 /** The demo's subject: its own schemas, so it never touches the tests' or a real install's. */
 export default async function createSubject(): Promise<ConformanceSubject> {
-  return createGraphileWorkerSubject({ graphileSchema: 'ojs_demo_graphile_worker', uniqueSchema: 'ojs_demo_unique' });
+  return createGraphileWorkerSubject({ graphileSchema: 'ojs_demo_graphile_worker', uniqueSchema: 'ojs_demo_unique', fresh: true });
 }
