@@ -7,11 +7,9 @@
  * For file-loaded tasks, wrap inside the file: `export default withUniqueHelpers({ t: task }).t`.
  */
 import type { JobHelpers, TaskList } from 'graphile-worker';
-import { addJobsOnClient, enqueueSettings, type UniqueAddJobsSpec, type UniqueEnqueueOptions } from './graphile-worker-add-job.js';
-import { enqueueOnClient } from './graphile-worker-enqueue.js';
-import type { PgClientLike } from './graphile-worker-pg.js';
-import { taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
-import type { UniqueAddJob, UniqueAddJobs } from './graphile-worker-utils.js';
+import { enqueueSettings, type UniqueEnqueueOptions } from './graphile-worker-add-job.js';
+import type { EnqueueSettings } from './graphile-worker-enqueue.js';
+import { uniqueAddFunctions, type UniqueAddJob, type UniqueAddJobs } from './graphile-worker-unique-add.js';
 
 /** Task helpers whose `addJob`/`addJobs` accept `unique` (see {@link withUniqueHelpers}). */
 export interface UniqueJobHelpers extends Omit<JobHelpers, 'addJob' | 'addJobs'> {
@@ -31,16 +29,6 @@ export function withUniqueHelpers(taskList: Record<string, UniqueTask>, options:
   return wrapped;
 }
 
-function uniqueHelpers(helpers: JobHelpers, settings: ReturnType<typeof enqueueSettings>): UniqueJobHelpers {
-  const onClient = <T>(body: (client: PgClientLike) => Promise<T>) => helpers.withPgClient((client) => body(client as unknown as PgClientLike));
-  const addJob = (async (identifier: string, payload?: unknown, spec?: UniqueTaskSpec) => {
-    if (spec?.unique === undefined) return helpers.addJob(identifier, payload, spec);
-    const request = taskSpecToEnqueue(identifier, payload, spec);
-    return onClient((client) => enqueueOnClient(client, settings, request, true));
-  }) as UniqueAddJob;
-  const addJobs = (async (specs: readonly UniqueAddJobsSpec[], jobKeyPreserveRunAt?: boolean) => {
-    if (!specs.some((spec) => spec.unique !== undefined)) return helpers.addJobs(specs as never, jobKeyPreserveRunAt);
-    return onClient((client) => addJobsOnClient(client, settings, specs));
-  }) as UniqueAddJobs;
-  return { ...helpers, addJob, addJobs };
+function uniqueHelpers(helpers: JobHelpers, settings: EnqueueSettings): UniqueJobHelpers {
+  return { ...helpers, ...uniqueAddFunctions(helpers, settings) };
 }

@@ -3,7 +3,8 @@
  * See docs/graphile-worker.md.
  */
 export { makeUniqueWorkerUtils } from './graphile-worker-utils.js';
-export type { UniqueAddJob, UniqueAddJobs, UniqueWorkerUtils, UniqueWorkerUtilsOptions } from './graphile-worker-utils.js';
+export type { UniqueWorkerUtils, UniqueWorkerUtilsOptions } from './graphile-worker-utils.js';
+export type { UniqueAddJob, UniqueAddJobs } from './graphile-worker-unique-add.js';
 export { addJobWithClient } from './graphile-worker-add-job.js';
 export type { UniqueAddJobsSpec, UniqueEnqueueOptions, UniqueTaskSpecWithPolicy } from './graphile-worker-add-job.js';
 export type { UniqueTaskSpec } from './graphile-worker-task-spec.js';
