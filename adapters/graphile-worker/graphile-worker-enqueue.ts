@@ -1,18 +1,20 @@
 /**
  * One unique enqueue on Graphile Worker, on one connection: the heart of the adapter.
  *
- * In one transaction (the adapter's own, or the caller's):
+ * Under the key's lock (the adapter's own transaction, or the caller's):
  *   1. lock-and-read: lock the key's head row (serialising enqueues of the key, spec §8.1), lock
  *      the live candidates' Graphile rows, read every candidate's OJS state and the DB clock;
  *   2. decide with the core's `decideConflict` (the §5–§9 rules are written once, in src/);
  *   3. apply: insert through Graphile's `add_job` without a job key, and for replace cancel the
  *      duplicates, all committed together.
- * The decision runs in Node between two statements of the transaction. Doing it in plpgsql
- * would save a round trip but write the spec's rules a second time, in a second language.
+ * The decision runs in Node between two statements. Doing it in plpgsql would save round trips
+ * but write the spec's rules a second time, in a second language. The one shortcut taken in SQL
+ * (try-enqueue) is the case with no candidate at all, where there is nothing to decide: it makes
+ * the common insert one round trip, like plain addJob (measured in docs/graphile-worker.md).
  */
-import { decideConflict } from '../../src/conflict-decision.js';
+import { decideConflict, type ConflictDecision } from '../../src/conflict-decision.js';
 import { InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
-import type { JobInput, JsonValue, OjsJob, OjsJobState } from '../../src/job.js';
+import { TERMINAL_STATES, type JobInput, type JsonValue, type OjsJob, type OjsJobState } from '../../src/job.js';
 import { normalizeJson } from '../../src/json-normalize.js';
 import { prepareUnique, scheduledAtMs, type PreparedUnique } from '../../src/unique-enqueue.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
@@ -90,20 +92,28 @@ export async function enqueueOnClient(
       throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: ownTransaction });
     }
   }
-  if (ownTransaction) await client.query('begin');
   try {
-    const result = await decideAndApply(client, settings, request, prepared);
-    if (ownTransaction) await client.query('commit');
-    return result;
+    return await decideAndApply(client, settings, request, prepared, ownTransaction);
   } catch (error) {
-    if (ownTransaction) await client.query('rollback').catch(() => undefined);
+    // On the adapter's own path every write happens in one statement or one transaction that
+    // was rolled back, so a failure wrote nothing.
     throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: ownTransaction });
   }
 }
 
+/** A candidate as lock_and_read reports it (install-functions.sql, `candidates`). */
+interface CandidateRow {
+  job_id: string;
+  id: string;
+  state: OjsJobState;
+  created_at: number;
+  scheduled_at: number;
+  view: Omit<JobRow, 'job_id' | 'id' | 'state'>;
+}
+
 interface LockAndRead {
   now: number;
-  candidates: { job_id: string; id: string; state: OjsJobState; created_at: number; scheduled_at: number }[];
+  candidates: CandidateRow[];
 }
 
 async function decideAndApply(
@@ -111,55 +121,101 @@ async function decideAndApply(
   settings: EnqueueSettings,
   request: PreparedGraphileEnqueue,
   prepared: PreparedUnique,
+  ownTransaction: boolean,
 ): Promise<EnqueueResult> {
   const { sql } = settings;
-  const read = await client.query<{ result: LockAndRead }>(sql.text('lock-and-read'), [prepared.key, prepared.policy.states]);
-  const { now, candidates } = read.rows[0]!.result;
-  const decision = decideConflict({
-    policy: prepared.policy,
-    uniquenessKey: prepared.key,
-    now,
-    candidates,
-    canReplaceActive: settings.replaceActive,
-  });
-  switch (decision.action) {
-    case 'insert':
-      return { outcome: 'created', job: await insertJob(client, sql, request, null) };
-    case 'ignore':
-      return { outcome: 'deduplicated', job: (await readJob(client, sql, decision.existing.id))! };
-    case 'reject':
-      throw decision.error;
-    case 'replace': {
+  const params = insertParams(request, null);
+  // One round trip for the two common cases (see try_enqueue in install-functions.sql): a key
+  // with no record at all is inserted under the key's lock; a duplicate under reject or ignore is
+  // answered from a committed snapshot, read-only.
+  const first = await client.query<{ result: { inserted: InsertedRow } | LockAndRead }>(sql.text('try-enqueue'), [
+    prepared.key,
+    prepared.policy.states,
+    ...params.slice(0, 8),
+    ...params.slice(9),
+  ]);
+  const attempt = first.rows[0]!.result;
+  if ('inserted' in attempt) return { outcome: 'created', job: createdView(request, attempt.inserted) };
+  const early = decide(settings, prepared, attempt);
+  if (early.action === 'ignore' || early.action === 'reject') return settle(early, attempt);
+
+  // An insert beside other records, or a replace: write under the key's lock, held to commit,
+  // deciding again on what the locked read shows.
+  if (ownTransaction) await client.query('begin');
+  try {
+    const read = (await client.query<{ result: LockAndRead }>(sql.text('lock-and-read'), [prepared.key, prepared.policy.states])).rows[0]!.result;
+    const decision = decide(settings, prepared, read);
+    let result: EnqueueResult;
+    if (decision.action === 'insert') {
+      result = { outcome: 'created', job: await insertJob(client, sql, request, null) };
+    } else if (decision.action === 'replace') {
       // Insert first, then cancel: the cancelled rows must name their replacement's id, which is
       // Graphile's id unless the caller chose one. Both commit together, so no reader ever sees
       // the new job beside the old ones, or neither (§5.2 "cancelled before the new job" holds
       // for every observer).
       const job = await insertJob(client, sql, request, decision.scheduledAt);
-      const graphileIds = decision.cancel.map((candidate) => graphileIdOf(candidates, candidate.id));
-      await client.query(sql.text('cancel-jobs'), [graphileIds, job.id, settings.replaceActive]);
-      const [replaced, ...others] = await Promise.all(decision.cancel.map(async (candidate) => (await readJob(client, sql, candidate.id))!));
-      return others.length > 0 ? { outcome: 'replaced', job, replaced: replaced!, also_replaced: others } : { outcome: 'replaced', job, replaced: replaced! };
+      const cancelled = decision.cancel.map((candidate) => read.candidates.find((c) => c.id === candidate.id)!);
+      const { rows } = await client.query<{ job_id: string; finished_at: Date }>(sql.text('cancel-jobs'), [
+        cancelled.map((c) => c.job_id),
+        job.id,
+        settings.replaceActive,
+      ]);
+      const finishedAt = new Map(rows.map((row) => [row.job_id, row.finished_at]));
+      // Every candidate was locked by lock-and-read, so each one was cancelled: its view is the
+      // one just read, now cancelled by this job.
+      const [replaced, ...others] = cancelled.map((c) => ({
+        ...candidateView(c),
+        state: 'cancelled' as const,
+        completed_at: new Date(finishedAt.get(c.job_id)!).toISOString(),
+        replaced_by: job.id,
+      }));
+      result = others.length > 0 ? { outcome: 'replaced', job, replaced: replaced!, also_replaced: others } : { outcome: 'replaced', job, replaced: replaced! };
+    } else {
+      result = settle(decision, read);
     }
+    if (ownTransaction) await client.query('commit');
+    return result;
+  } catch (error) {
+    if (ownTransaction) await client.query('rollback').catch(() => undefined);
+    throw error;
   }
 }
 
-function graphileIdOf(candidates: LockAndRead['candidates'], ojsId: string): string {
-  return candidates.find((candidate) => candidate.id === ojsId)!.job_id;
+function decide(settings: EnqueueSettings, prepared: PreparedUnique, read: LockAndRead): ConflictDecision {
+  return decideConflict({
+    policy: prepared.policy,
+    uniquenessKey: prepared.key,
+    now: read.now,
+    candidates: read.candidates,
+    canReplaceActive: settings.replaceActive,
+  });
+}
+
+/** The outcome of an `ignore` or `reject` decision, from the read it was made on. */
+function settle(decision: Extract<ConflictDecision, { action: 'ignore' | 'reject' }>, read: LockAndRead): EnqueueResult {
+  if (decision.action === 'reject') throw decision.error;
+  return { outcome: 'deduplicated', job: candidateView(read.candidates.find((candidate) => candidate.id === decision.existing.id)!) };
+}
+
+function candidateView(candidate: CandidateRow): OjsJob {
+  return toOjsJob({ ...candidate.view, job_id: candidate.job_id, id: candidate.id, state: candidate.state });
 }
 
 interface InsertedRow {
   job_id: string;
   id: string;
-  created_at: Date;
-  scheduled_at: Date;
+  /** A Date from a query's row, an ISO string from try_enqueue's JSON. */
+  created_at: Date | string;
+  scheduled_at: Date | string;
   max_attempts: number;
 }
 
-async function insertJob(client: PgClientLike, sql: GraphileWorkerSql, request: PreparedGraphileEnqueue, keepScheduledAt: number | null): Promise<OjsJob> {
+/** insert-job's $1..$14. */
+function insertParams(request: PreparedGraphileEnqueue, keepScheduledAt: number | null): unknown[] {
   const { job, prepared, placement } = request;
   const runAt = keepScheduledAt !== null ? new Date(keepScheduledAt) : job.scheduled_at === undefined ? null : new Date(scheduledAtMs(job.scheduled_at)!);
   const policy: UniquePolicy | null = prepared?.policy ?? null;
-  const { rows } = await client.query<InsertedRow>(sql.text('insert-job'), [
+  return [
     job.type,
     JSON.stringify(request.args),
     placement.queueName,
@@ -174,8 +230,18 @@ async function insertJob(client: PgClientLike, sql: GraphileWorkerSql, request: 
     policy === null ? null : JSON.stringify(policy),
     policy?.period ?? null,
     job.priority ?? 0,
-  ]);
-  const row = rows[0]!;
+  ];
+}
+
+async function insertJob(client: PgClientLike, sql: GraphileWorkerSql, request: PreparedGraphileEnqueue, keepScheduledAt: number | null): Promise<OjsJob> {
+  const { rows } = await client.query<InsertedRow>(sql.text('insert-job'), insertParams(request, keepScheduledAt));
+  return createdView(request, rows[0]!);
+}
+
+function createdView(request: PreparedGraphileEnqueue, row: InsertedRow): OjsJob {
+  const { job, prepared } = request;
+  const createdAt = new Date(row.created_at);
+  const scheduledAt = new Date(row.scheduled_at);
   return {
     id: row.id,
     type: job.type,
@@ -184,13 +250,13 @@ async function insertJob(client: PgClientLike, sql: GraphileWorkerSql, request: 
     meta: request.meta,
     // Graphile's run_at defaults to the transaction's now(), created_at is the later
     // clock_timestamp(): a job due now reads available, as getJob would say.
-    state: row.scheduled_at.getTime() > row.created_at.getTime() ? 'scheduled' : 'available',
+    state: scheduledAt.getTime() > createdAt.getTime() ? 'scheduled' : 'available',
     attempt: 0,
     max_attempts: row.max_attempts,
     priority: job.priority ?? 0,
-    created_at: row.created_at.toISOString(),
-    scheduled_at: row.scheduled_at.toISOString(),
-    unique: policy,
+    created_at: createdAt.toISOString(),
+    scheduled_at: scheduledAt.toISOString(),
+    unique: prepared?.policy ?? null,
     uniqueness_key: prepared?.key ?? null,
   };
 }
@@ -208,17 +274,20 @@ interface JobRow {
   attempt: number;
   max_attempts: number;
   priority: number;
-  created_at: Date;
-  scheduled_at: Date;
-  completed_at: Date | null;
+  /** Dates from a query's row; ISO strings inside lock_and_read's JSON. */
+  created_at: Date | string;
+  scheduled_at: Date | string;
+  completed_at: Date | string | null;
   replaced_by: string | null;
 }
 
 /** OJS INFO for a job the adapter enqueued, or null. */
 export async function readJob(client: PgClientLike, sql: GraphileWorkerSql, ojsId: string): Promise<OjsJob | null> {
   const { rows } = await client.query<JobRow>(sql.text('get-job'), [ojsId]);
-  const row = rows[0];
-  if (!row) return null;
+  return rows[0] ? toOjsJob(rows[0]) : null;
+}
+
+function toOjsJob(row: JobRow): OjsJob {
   const view: OjsJob = {
     id: row.id,
     type: row.type,
@@ -231,14 +300,12 @@ export async function readJob(client: PgClientLike, sql: GraphileWorkerSql, ojsI
     attempt: row.attempt,
     max_attempts: row.max_attempts,
     priority: row.priority,
-    created_at: row.created_at.toISOString(),
-    scheduled_at: row.scheduled_at.toISOString(),
+    created_at: new Date(row.created_at).toISOString(),
+    scheduled_at: new Date(row.scheduled_at).toISOString(),
     unique: row.policy,
     uniqueness_key: row.fingerprint,
   };
-  if (row.completed_at !== null && (row.state === 'completed' || row.state === 'cancelled' || row.state === 'discarded')) {
-    view.completed_at = row.completed_at.toISOString();
-  }
+  if (row.completed_at !== null && TERMINAL_STATES.includes(row.state)) view.completed_at = new Date(row.completed_at).toISOString();
   if (row.replaced_by !== null) view.replaced_by = row.replaced_by;
   return view;
 }

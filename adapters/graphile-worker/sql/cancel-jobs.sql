@@ -9,7 +9,7 @@
 --        3. when $3, fence the running ones as Graphile's own replace does: attempts =
 --           max_attempts and key = null, so the running attempt is never retried and its
 --           success deletes a row that is already labelled.
--- Returns: one row per cancelled job: job_id (text), fenced (boolean).
+-- Returns: one row per cancelled job: job_id (text), finished_at, fenced (boolean).
 -- SQLSTATEs: none of its own. Running jobs are skipped (not cancelled) when $3 is false.
 with target as (
   select l.job_id, j.id is not null and j.locked_at is not null and j.locked_at > now() - interval '4 hours' as running
@@ -21,7 +21,7 @@ with target as (
   set terminal_state = 'cancelled', finished_at = clock_timestamp(), replaced_by = $2::text
   from target
   where l.job_id = target.job_id and (not target.running or $3::boolean)
-  returning l.job_id, target.running
+  returning l.job_id, l.finished_at, target.running
 ), removed as (
   delete from :GRAPHILE_WORKER_SCHEMA._private_jobs j
   using labelled
@@ -36,4 +36,4 @@ with target as (
 )
 -- `removed` and `fenced` run although nothing reads them: PostgreSQL executes every
 -- data-modifying CTE exactly once.
-select labelled.job_id::text, labelled.running as fenced from labelled;
+select labelled.job_id::text, labelled.finished_at, labelled.running as fenced from labelled;

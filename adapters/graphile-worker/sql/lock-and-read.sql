@@ -6,7 +6,8 @@
 --        head row (waiting for a concurrent enqueue of the same key to commit), locks the live
 --        candidates' Graphile rows, and reads every candidate with its derived OJS state.
 -- Returns: one row, `result` json: {"now": epoch ms on the database clock,
---          "candidates": [{"job_id", "id", "state", "created_at" (ms), "scheduled_at" (ms)}]}.
+--          "candidates": [{"job_id", "id", "state", "created_at" (ms), "scheduled_at" (ms),
+--          "view": the job's OJS envelope fields}]}.
 -- SQLSTATEs: 40001 under REPEATABLE READ/SERIALIZABLE when a concurrent enqueue of the key
 --            committed first (retry the transaction); 42883 when the functions are not installed.
 select :OJS_UNIQUE_SCHEMA.lock_and_read($1::text, $2::text[]) as result;
