@@ -211,6 +211,31 @@ describe('graphile-worker adapter', function () {
     });
   });
 
+  describe('addJobWithClient under REPEATABLE READ', () => {
+    it('fails with a retryable BackendError (40001), never a second job, when a concurrent enqueue of the key committed after the snapshot', async () => {
+      await makeUtils();
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      const options = { schema: uniqueSchema, graphileSchema };
+      const late = await pool.connect();
+      const early = await pool.connect();
+      try {
+        await late.query('begin isolation level repeatable read');
+        await late.query('select 1'); // the snapshot is taken here
+        await early.query('begin');
+        await addJobWithClient(early, 'invoice', { order: 1 }, { unique: {} }, options);
+        await early.query('commit');
+        const error = await rejectionOf(addJobWithClient(late, 'invoice', { order: 1 }, { unique: {} }, options));
+        expect(error).to.be.instanceOf(BackendError);
+        expect(error.message).to.match(/40001/).and.match(/retry the transaction/);
+        await late.query('rollback');
+      } finally {
+        early.release();
+        late.release();
+      }
+      expect(await count(':gw._private_jobs')).to.equal(1);
+    });
+  });
+
   describe('lifecycle with a real runner', () => {
     it('records completion through the AFTER DELETE trigger, so a policy that checks completed still sees the job', async () => {
       const s = await makeSubject();
