@@ -318,6 +318,25 @@ describe('graphile-worker adapter', function () {
       expect(await triggers()).to.equal(1);
     });
 
+    it('never lets the trigger fail Graphile’s delete: a failing ledger update becomes a warning', async () => {
+      const u = await makeUtils();
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      const result = await u.addJob('doomed', {}, { unique: {} });
+      // Any update that labels the row now fails (NOT VALID: existing rows are not checked).
+      await pool.query(`alter table "${uniqueSchema}".jobs add constraint refuse_labels check (terminal_state is null) not valid`);
+      const client = await pool.connect();
+      const notices: string[] = [];
+      client.on('notice', (notice) => notices.push(notice.message ?? ''));
+      try {
+        await client.query(`select * from "${graphileSchema}".complete_jobs(array[$1::bigint])`, [result.job.id]);
+      } finally {
+        client.release();
+      }
+      expect(await count(':gw._private_jobs')).to.equal(0);
+      expect(notices.join('\n')).to.match(/ojs-unique: could not record the end of job/);
+      expect(await count(':ou.jobs where terminal_state is null')).to.equal(1);
+    });
+
     it('refuses a Graphile Worker schema at an untested migration level with a message naming it', async () => {
       await makeUtils();
       const { graphileSchema, uniqueSchema } = schemas.current();
