@@ -15,6 +15,20 @@ function runExample(name: string): string {
 describe('graphile-worker examples', function () {
   this.timeout(30_000);
 
+  it('npm run demo -- --backend graphile-worker walks through every section with one live job per burst', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'examples/demo.ts', '--backend', 'graphile-worker'], { encoding: 'utf8' });
+    expect(result.stderr).to.equal('');
+    expect(result.status).to.equal(0);
+    const out = result.stdout;
+    expect(out).to.contain('ojs-unique demo on graphile-worker: strong uniqueness');
+    for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9]) expect(out).to.match(new RegExp(`^${n}\\. `, 'm'));
+    expect(out).to.match(/reject {3}created 1, deduplicated 0, replaced 0, rejected 99; live jobs now: 1/);
+    expect(out).to.match(/ignore {3}created 1, deduplicated 99, replaced 0, rejected 0; live jobs now: 1/);
+    expect(out).to.match(/replace {2}created 1, deduplicated 0, replaced 99, rejected 0; live jobs now: 1/);
+    const kept = /scheduled_at kept: (\S+) -> (\S+)/.exec(out);
+    expect(kept?.[1]).to.equal(kept?.[2]);
+  });
+
   it('worker-utils: a redelivered webhook is deduplicated, a newer resize replaces the pending one', () => {
     const out = runExample('worker-utils');
     expect(out).to.match(/^webhook: created job (\d+), then deduplicated -> job \1 \(available\)$/m);
