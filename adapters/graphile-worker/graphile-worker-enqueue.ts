@@ -68,6 +68,11 @@ export function prepareGraphileEnqueue(job: JobInput, placement: GraphilePlaceme
       issues.push({ path, message: `must fit Graphile Worker's smallint column (${SMALLINT.min}..${SMALLINT.max})` });
     }
   }
+  if (typeof job.id === 'string' && /^[0-9]+$/.test(job.id)) {
+    // A job without a chosen id takes Graphile's job id as its OJS id; a chosen all-digit id
+    // could later collide with one of those and make an unrelated enqueue fail.
+    issues.push({ path: 'id', message: "all-digit ids are reserved for Graphile Worker's own job ids; choose an id with a non-digit" });
+  }
   if (issues.length > 0 || !args.ok || !meta.ok) throw new InvalidUniquePolicyError(issues);
   return { job, prepared, args: args.value, meta: meta.value as Record<string, JsonValue>, placement };
 }

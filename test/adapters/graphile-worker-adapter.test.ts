@@ -142,6 +142,24 @@ describe('graphile-worker adapter', function () {
     });
   });
 
+  describe('job ids', () => {
+    it('uses Graphile’s job id as the OJS id by default, takes a chosen id, and refuses a taken or all-digit one', async () => {
+      const u = await makeUtils();
+      const plain = await u.addJob('t', { n: 1 }, { unique: { keys: ['type', 'args'] } });
+      const { rows } = await pool.query(`select id::text from "${schemas.current().graphileSchema}".jobs`);
+      expect(plain.job.id).to.equal(rows[0].id);
+      const chosen = await u.addJob('t', { n: 2 }, { id: 'order-7-invoice', unique: { keys: ['type', 'args'] } });
+      expect(chosen.job.id).to.equal('order-7-invoice');
+      expect((await u.getUniqueJob('order-7-invoice'))?.args).to.deep.equal({ n: 2 });
+      const taken = await rejectionOf(u.addJob('t', { n: 3 }, { id: 'order-7-invoice', unique: { keys: ['type', 'args'] } }));
+      expect(taken).to.be.instanceOf(InvalidUniquePolicyError);
+      expect((taken as InvalidUniquePolicyError).issues[0]).to.deep.include({ path: 'id' });
+      const digits = await rejectionOf(u.addJob('t', { n: 4 }, { id: '12345', unique: {} }));
+      expect((digits as InvalidUniquePolicyError).issues[0]).to.deep.include({ path: 'id' });
+      expect(await count(':gw._private_jobs')).to.equal(2);
+    });
+  });
+
   describe('addJobs', () => {
     it('adds a batch in one transaction, in which two entries with one key see each other', async () => {
       const u = await makeUtils();
