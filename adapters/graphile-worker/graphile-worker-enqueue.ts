@@ -1,16 +1,18 @@
 /**
  * One unique enqueue on Graphile Worker, on one connection: the heart of the adapter.
  *
- * Under the key's lock (the adapter's own transaction, or the caller's):
- *   1. lock-and-read: lock the key's head row (serialising enqueues of the key, spec §8.1), lock
- *      the live candidates' Graphile rows, read every candidate's OJS state and the DB clock;
- *   2. decide with the core's `decideConflict` (the §5–§9 rules are written once, in src/);
- *   3. apply: insert through Graphile's `add_job` without a job key, and for replace cancel the
- *      duplicates, all committed together.
- * The decision runs in Node between two statements. Doing it in plpgsql would save round trips
- * but write the spec's rules a second time, in a second language. The one shortcut taken in SQL
- * (try-enqueue) is the case with no candidate at all, where there is nothing to decide: it makes
- * the common insert one round trip, like plain addJob (measured in docs/graphile-worker.md).
+ *   1. try-enqueue, one round trip: read the key's candidates; with none at all, lock the key
+ *      (its head row), read again and insert through Graphile's `add_job` (no job key) plus the
+ *      ledger row, in that one statement.
+ *   2. Otherwise decide with the core's `decideConflict` (the §5–§9 rules are written once, in
+ *      src/). A `reject` or `ignore` duplicate is answered from that read: nothing is written.
+ *   3. Anything that writes beside existing records runs under the key's lock, held to commit
+ *      (the adapter's own transaction, or the caller's): lock-and-read (head row, then the live
+ *      candidates' Graphile rows, then the candidates and the DB clock), decide again, insert and
+ *      for replace cancel, committed together (spec §8.1).
+ * The decision runs in Node between statements. Doing it in plpgsql would save round trips but
+ * write the spec's rules a second time, in a second language; the one shortcut taken in SQL is
+ * the case with no candidate at all, where there is nothing to decide.
  */
 import { decideConflict, type ConflictDecision } from '../../src/conflict-decision.js';
 import { InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';

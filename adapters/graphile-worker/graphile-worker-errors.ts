@@ -2,8 +2,7 @@
  * The one place where PostgreSQL errors become this library's typed errors. Everything the
  * adapter sends to the database goes through {@link translatePgError} on failure.
  */
-import { BackendError, InvalidUniquePolicyError } from '../../src/errors.js';
-import { isOjsUniqueError } from '../../src/errors.js';
+import { BackendError, InvalidUniquePolicyError, isOjsUniqueError } from '../../src/errors.js';
 
 const BACKEND = 'graphile-worker';
 
