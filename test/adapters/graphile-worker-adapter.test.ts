@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { run, makeWorkerUtils } from 'graphile-worker';
 import type pg from 'pg';
-import { DuplicateJobError, InvalidUniquePolicyError, BackendError, type EnqueueResult } from '../../src/index.js';
+import { BackendError, DuplicateJobError, InvalidTransitionError, InvalidUniquePolicyError, JobNotFoundError, type EnqueueResult } from '../../src/index.js';
 import {
   addJobWithClient,
   createGraphileWorkerBackend,
@@ -298,6 +298,20 @@ describe('graphile-worker adapter', function () {
       } finally {
         await fencing.close();
       }
+    });
+
+    it('cancels a waiting job, fences a running one, and refuses a finished or unknown one (OJS CANCEL)', async () => {
+      const s = await makeSubject();
+      const waiting = (await s.backend.enqueue({ type: 'c', args: { n: 1 } })).job;
+      expect((await s.backend.cancel(waiting.id)).state).to.equal('cancelled');
+      const running = (await s.backend.enqueue({ type: 'c', args: { n: 2 } })).job;
+      const attempt = await s.start(running.id);
+      expect((await s.backend.cancel(running.id)).state).to.equal('cancelled');
+      expect((await attempt.complete()).state, 'its success does not undo the cancel').to.equal('cancelled');
+      const done = (await s.backend.enqueue({ type: 'c', args: { n: 3 } })).job;
+      await (await s.start(done.id)).complete();
+      expect(await rejectionOf(s.backend.cancel(done.id))).to.be.instanceOf(InvalidTransitionError).and.include({ from: 'completed' });
+      expect(await rejectionOf(s.backend.cancel('no-such-job'))).to.be.instanceOf(JobNotFoundError);
     });
 
     it('lets helpers.addJob inside a task enqueue unique follow-up jobs (withUniqueHelpers)', async () => {

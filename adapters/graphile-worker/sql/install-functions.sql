@@ -14,8 +14,9 @@
 --        4. insert_job(): Graphile's add_job (no job key) plus the ledger row, in one statement.
 --        5. try_enqueue(): an unlocked read; with no candidate at all, lock, read again and
 --           insert_job.
---        6. job_deleted(): trigger function recording completed/discarded/cancelled.
---        7. the trigger, created only when missing (creating it takes a table lock that would
+--        6. lock_job(): locks one job for OJS CANCEL, Graphile's row before the ledger's.
+--        7. job_deleted(): trigger function recording completed/discarded/cancelled.
+--        8. the trigger, created only when missing (creating it takes a table lock that would
 --           stall running workers for a moment on every start).
 -- Idempotent. Raises: 42P01 when Graphile Worker's schema is not migrated.
 create or replace function :OJS_UNIQUE_SCHEMA.derived_state(
@@ -155,6 +156,29 @@ begin
     end if;
   end if;
   return json_build_object('now', floor(extract(epoch from clock_timestamp()) * 1000), 'candidates', v_candidates);
+end
+$$;
+
+create or replace function :OJS_UNIQUE_SCHEMA.lock_job(p_ojs_id text)
+returns table (job_id text, state text) language plpgsql volatile as $$
+#variable_conflict use_column
+declare
+  v_job_id bigint;
+  v_terminal text;
+  v_job record;
+begin
+  select l.job_id into v_job_id from :OJS_UNIQUE_SCHEMA.jobs l where l.ojs_id = p_ojs_id;
+  if not found then
+    return;
+  end if;
+  -- Graphile's row first, then the ledger row: the order in which a worker's completion DELETE
+  -- and its trigger take them, so the two can never wait on each other in a cycle.
+  select j.id, j.locked_at, j.attempts, j.max_attempts, j.run_at into v_job
+    from :GRAPHILE_WORKER_SCHEMA._private_jobs j where j.id = v_job_id for update;
+  select l.terminal_state into v_terminal from :OJS_UNIQUE_SCHEMA.jobs l where l.job_id = v_job_id for update;
+  return query select v_job_id::text,
+    :OJS_UNIQUE_SCHEMA.derived_state(v_terminal, v_job.id is not null, v_job.locked_at, v_job.attempts,
+      v_job.max_attempts, v_job.run_at, clock_timestamp());
 end
 $$;
 

@@ -2,18 +2,10 @@
 -- Must run inside the caller's transaction.
 --
 -- $1 text   OJS id
--- Steps: 1. lock the ledger row (FOR UPDATE); 2. lock the Graphile row if it still exists
---        (workers fetch with SKIP LOCKED, so the job cannot start while we hold it);
---        3. derive the state after both locks.
+-- Steps: calls :OJS_UNIQUE_SCHEMA.lock_job (install-functions.sql): 1. find the job's Graphile id;
+--        2. lock Graphile's row if it still exists (workers fetch with SKIP LOCKED, so the job
+--        cannot start while we hold it), then the ledger row: the order a worker's completion
+--        DELETE and the trigger take them, so the two cannot deadlock; 3. derive the state.
 -- Returns: zero rows (unknown id) or one row: job_id (text), state.
 -- SQLSTATEs: none of its own.
-with ledger as (
-  select l.job_id, l.terminal_state from :OJS_UNIQUE_SCHEMA.jobs l where l.ojs_id = $1::text for update
-), graphile as (
-  select j.id, j.locked_at, j.attempts, j.max_attempts, j.run_at
-  from :GRAPHILE_WORKER_SCHEMA._private_jobs j where j.id = (select job_id from ledger) for update
-)
-select ledger.job_id::text,
-  :OJS_UNIQUE_SCHEMA.derived_state(ledger.terminal_state, graphile.id is not null, graphile.locked_at,
-    graphile.attempts, graphile.max_attempts, graphile.run_at, clock_timestamp()) as state
-from ledger left join graphile on true;
+select * from :OJS_UNIQUE_SCHEMA.lock_job($1::text);
