@@ -40,8 +40,8 @@ export function translatePgError(error: unknown, context: PgErrorContext): Error
     case '3F000':
       return new BackendError(
         BACKEND,
-        `${context.operation}: the ojs-unique schema or Graphile Worker's schema is not installed (SQLSTATE ${pg.code}); ` +
-          'run the adapter through makeUniqueWorkerUtils, createGraphileWorkerBackend or the UniqueJobsPreset first',
+        `${context.operation}: Graphile Worker's schema or the adapter's is not installed (SQLSTATE ${pg.code}); ` +
+          'makeUniqueWorkerUtils, createGraphileWorkerBackend and a worker with makeUniqueJobsPreset install both',
         { cause: error, ...written },
       );
   }

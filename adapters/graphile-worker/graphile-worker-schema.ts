@@ -30,14 +30,8 @@ export async function checkGraphileMigration(client: PgClientLike, sql: Graphile
     const { rows } = await client.query<{ id: number | null }>(sql.text('read-graphile-migration'));
     level = rows[0]?.id ?? null;
   } catch (error) {
-    if ((error as { code?: string }).code === '42P01') {
-      throw new BackendError(
-        'graphile-worker',
-        `Graphile Worker is not installed in schema "${sql.names.graphileSchema}": run its migrations first (makeWorkerUtils, run or runMigrations do)`,
-        { cause: error, written: false },
-      );
-    }
-    throw translatePgError(error, { operation: 'checking the Graphile Worker schema', rolledBack: false });
+    // 42P01 here: Graphile Worker was never migrated in that schema ("not installed").
+    throw translatePgError(error, { operation: `checking Graphile Worker's schema "${sql.names.graphileSchema}"`, rolledBack: true });
   }
   if (level === null || !SUPPORTED_GRAPHILE_MIGRATIONS.includes(level)) {
     throw new BackendError(
