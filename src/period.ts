@@ -38,6 +38,12 @@ export interface Period {
    * calendar arithmetic.
    */
   fixedMs: number | null;
+  /**
+   * The length in ms of the non-calendar part (weeks, days, hours, minutes, seconds), whether or
+   * not the period also has years or months. `created_at + period` is `created_at` moved by
+   * `years` and `months` on the UTC calendar, plus this.
+   */
+  fixedPartMs: number;
 }
 
 /** Why a period string was refused; `null` when it is valid. */
@@ -81,9 +87,11 @@ function toPeriod(iso: string, groups: Record<string, string | undefined>): Peri
     seconds: num('seconds'),
     calendar: false,
     fixedMs: null as number | null,
+    fixedPartMs: 0,
   };
   period.calendar = period.years > 0 || period.months > 0;
-  period.fixedMs = period.calendar ? null : totalFixedMs(period);
+  period.fixedPartMs = totalFixedMs(period);
+  period.fixedMs = period.calendar ? null : period.fixedPartMs;
   return period;
 }
 
@@ -105,13 +113,13 @@ export function addPeriod(startMs: number, period: Period | string): number {
 
 function addPeriodUnchecked(startMs: number, p: Period): number {
   if (!p.calendar) {
-    const end = startMs + totalFixedMs(p);
+    const end = startMs + p.fixedPartMs;
     return Math.abs(end) <= 8.64e15 ? end : Number.NaN;
   }
   // Calendar part first, then the fixed part: the order ISO 8601 and Temporal use, so that
   // P1M1D from 31 January is 28/29 February + 1 day, not 1 March + 1 month.
   const shifted = DateTime.fromMillis(startMs, { zone: 'utc' }).plus({ years: p.years, months: p.months });
   if (!shifted.isValid) return Number.NaN;
-  const end = shifted.toMillis() + totalFixedMs(p);
+  const end = shifted.toMillis() + p.fixedPartMs;
   return Math.abs(end) <= 8.64e15 ? end : Number.NaN;
 }

@@ -1,0 +1,238 @@
+/**
+ * `createBullMQBackend`: the core's `UniqueJobsBackend` over BullMQ, so the shared conformance
+ * suite (and any OJS front end) runs on BullMQ unchanged.
+ *
+ * Any OJS queue name is a BullMQ queue of that name, opened on demand (default `default`). Job
+ * ids are UUIDv7 unless the caller gives one (BullMQ's custom-id rules apply). `getJob(id)` and
+ * `cancel(id)` look in every queue this backend, or another process's backend with the same
+ * prefix, has used (a small set at `<prefix>:ojs:global:queues`).
+ */
+import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { Redis } from 'ioredis';
+import { BackendError, InvalidUniquePolicyError, isOjsUniqueError, type ValidationIssue } from '../../src/errors.js';
+import type { JobInput, OjsJob, OjsJobState } from '../../src/job.js';
+import { normalizeJson } from '../../src/json-normalize.js';
+import { prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
+import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
+import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
+import { uuidv7 } from '../../src/uuid-v7.js';
+import { bullmqPriority, ojsJobView } from './bullmq-ojs-job-view.js';
+import { errorForReply } from './bullmq-reply-errors.js';
+import { archiveTtlMs } from './bullmq-retention.js';
+import { COMMANDS, ensureScripts, runScript, composedScripts, type ScriptClient } from './bullmq-script-set.js';
+import { queueBase, queueRegistryKey } from './bullmq-sidecar-keys.js';
+import { pairs, uniqueAdd } from './bullmq-unique-add.js';
+import { DEFAULT_CANCELLED_RETENTION_MS } from './with-uniqueness.js';
+
+export interface BullMQBackendOptions {
+  /** An ioredis client (shared, not closed by `close()`), or a Redis URL / ioredis options (owned). */
+  connection: Redis | string | ConnectionOptions;
+  /** BullMQ key prefix. (Default: `"bull"`, BullMQ's own.) */
+  prefix?: string;
+  /** `max_attempts` for jobs that do not set it. (Default: 3, as the memory backend.) */
+  defaultMaxAttempts?: number;
+  /**
+   * BullMQ backoff between attempts. A backoff is needed for OJS `retryable`: without one BullMQ
+   * retries at once and the job is `available` again immediately.
+   * (Default: `{ type: 'exponential', delay: 1000 }`, i.e. 1 s, 2 s, 4 s … as the memory backend.)
+   */
+  backoff?: JobsOptions['backoff'];
+  /** How long a cancelled job's archive stays readable, in ms. (Default: 7 days.) */
+  cancelledRetentionMs?: number;
+}
+
+export interface BullMQBackend extends UniqueJobsBackend {
+  /** The BullMQ `Queue` for an OJS queue name (opened on first use, closed by `close()`). */
+  queue(name?: string): Queue;
+  /** The Redis client the backend uses. */
+  readonly client: Redis;
+  readonly prefix: string;
+}
+
+export function createBullMQBackend(options: BullMQBackendOptions): BullMQBackend {
+  return new BullMQUniqueJobsBackend(options);
+}
+
+class BullMQUniqueJobsBackend implements BullMQBackend {
+  readonly capabilities: UniqueJobsCapabilities = {
+    unique_jobs: {
+      strength: 'strong',
+      mechanism: "one Lua script per enqueue: the OJS check and BullMQ's own add script, atomic in Redis",
+      replace_active: false,
+    },
+  };
+  readonly client: Redis;
+  readonly prefix: string;
+  readonly #ownsClient: boolean;
+  readonly #queues = new Map<string, Queue>();
+  readonly #registered = new Set<string>();
+  readonly #defaultMaxAttempts: number;
+  readonly #backoff: JobsOptions['backoff'];
+  readonly #retentionMs: number;
+
+  constructor(options: BullMQBackendOptions) {
+    composedScripts(); // the version guard: fail at construction, not at the first enqueue
+    if (options.connection instanceof Redis) {
+      this.client = options.connection;
+      this.#ownsClient = false;
+    } else {
+      this.client =
+        typeof options.connection === 'string'
+          ? new Redis(options.connection, { maxRetriesPerRequest: null })
+          : new Redis({ maxRetriesPerRequest: null, ...(options.connection as object) });
+      this.#ownsClient = true;
+    }
+    this.prefix = options.prefix ?? 'bull';
+    this.#defaultMaxAttempts = options.defaultMaxAttempts ?? 3;
+    this.#backoff = options.backoff ?? { type: 'exponential', delay: 1000 };
+    this.#retentionMs = options.cancelledRetentionMs ?? DEFAULT_CANCELLED_RETENTION_MS;
+    ensureScripts(this.client as unknown as ScriptClient);
+  }
+
+  queue(name: string = DEFAULT_QUEUE): Queue {
+    let queue = this.#queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: this.client, prefix: this.prefix });
+      this.#queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  async enqueue(input: JobInput): Promise<EnqueueResult> {
+    const prepared = prepareUnique(input);
+    const issues: ValidationIssue[] = [];
+    for (const check of [normalizeJson(input.args, 'args'), normalizeJson(input.meta ?? {}, 'meta')]) if (!check.ok) issues.push(check.issue);
+    if (input.id !== undefined) issues.push(...bullmqIdIssues(input.id));
+    if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
+
+    const queueName = input.queue ?? DEFAULT_QUEUE;
+    const queue = this.queue(queueName);
+    await this.#register(queueName);
+    const id = input.id ?? uuidv7();
+    const scheduledAt = input.scheduled_at === undefined ? null : scheduledAtMs(input.scheduled_at)!;
+    const opts: JobsOptions = {
+      jobId: id,
+      attempts: input.max_attempts ?? this.#defaultMaxAttempts,
+      backoff: this.#backoff,
+    };
+    // scheduled_at is an absolute time chosen by the producer; the delay BullMQ stores is
+    // relative to the job's timestamp, which a unique add sets to Redis TIME.
+    if (scheduledAt !== null && scheduledAt > Date.now()) opts.delay = scheduledAt - Date.now();
+    const priority = bullmqPriority(input.priority ?? 0);
+    if (priority !== undefined) opts.priority = priority;
+
+    try {
+      // A caller-chosen id must be new in every queue (as on the memory backend). The unique
+      // script re-checks the target queue atomically; this look-up covers the others.
+      if (input.id !== undefined && (await this.getJob(id))) {
+        throw new InvalidUniquePolicyError([{ path: 'id', message: `a job with id ${id} already exists` }]);
+      }
+      if (!prepared) {
+        const job = await queue.add(input.type, input.args, opts);
+        return { outcome: 'created', job: (await this.getJob(job.id!))! };
+      }
+      const reply = await uniqueAdd({
+        queue,
+        name: input.type,
+        data: input.args,
+        opts,
+        prepared,
+        meta: input.meta ?? {},
+        archiveTtlMs: archiveTtlMs(prepared.policy, this.#retentionMs),
+      });
+      switch (reply.outcome) {
+        case 'created':
+          return { outcome: 'created', job: this.#viewOfNew(queueName, reply.job.id!, input, reply.job.timestamp, prepared, opts) };
+        case 'deduplicated':
+          return { outcome: 'deduplicated', job: ojsJobView(reply.existing.queue, reply.existing.id, reply.existing.state, reply.existing.hash) };
+        case 'replaced': {
+          const [replaced, ...others] = reply.replaced.map((job) => ojsJobView(job.queue, job.id, 'cancelled', job.hash));
+          const job = (await this.getJob(reply.job.id!))!;
+          return others.length > 0 ? { outcome: 'replaced', job, replaced: replaced!, also_replaced: others } : { outcome: 'replaced', job, replaced: replaced! };
+        }
+      }
+    } catch (error) {
+      if (isOjsUniqueError(error)) throw error;
+      throw new BackendError('bullmq', error instanceof Error ? error.message : String(error), { cause: error });
+    }
+  }
+
+  async getJob(id: string): Promise<OjsJob | null> {
+    for (const queueName of await this.#knownQueues()) {
+      const base = queueBase(`${this.prefix}:`, queueName);
+      const reply = (await runScript(this.client, COMMANDS.getJob, [`${base}${id}`, base, id])) as unknown[];
+      if (reply[0] === 'found') {
+        const due = reply[4] === '' ? undefined : Number(reply[4]);
+        return ojsJobView(queueName, id, reply[1] as OjsJobState, pairs(reply[3]), due);
+      }
+    }
+    return null;
+  }
+
+  async cancel(id: string): Promise<OjsJob> {
+    for (const queueName of await this.#knownQueues()) {
+      const base = queueBase(`${this.prefix}:`, queueName);
+      const reply = (await runScript(this.client, COMMANDS.cancelJob, [
+        `${base}${id}`,
+        `${base}events`,
+        `${base}meta`,
+        base,
+        id,
+        this.#retentionMs,
+      ])) as unknown[];
+      if (reply[0] === 'not_found') continue;
+      if (reply[0] === 'terminal') throw errorForReply({ code: 'terminal', jobId: id, state: reply[1] as OjsJobState });
+      if (reply[0] === 'cancelled') return ojsJobView(queueName, id, 'cancelled', pairs(reply[3]));
+      throw errorForReply({ code: 'unknown', reply });
+    }
+    throw errorForReply({ code: 'not_found', jobId: id });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#queues.values()].map((queue) => queue.close()));
+    this.#queues.clear();
+    if (this.#ownsClient) await this.client.quit();
+  }
+
+  #viewOfNew(queue: string, id: string, input: JobInput, createdAt: number, prepared: { policy: OjsJob['unique']; key: string }, opts: JobsOptions): OjsJob {
+    const scheduled = createdAt + (opts.delay ?? 0);
+    return {
+      id,
+      type: input.type,
+      queue,
+      args: structuredClone(input.args) as OjsJob['args'],
+      meta: structuredClone(input.meta ?? {}) as OjsJob['meta'],
+      state: (opts.delay ?? 0) > 0 ? 'scheduled' : 'available',
+      attempt: 0,
+      max_attempts: opts.attempts!,
+      priority: input.priority ?? 0,
+      created_at: new Date(createdAt).toISOString(),
+      scheduled_at: new Date(scheduled).toISOString(),
+      unique: prepared.policy,
+      uniqueness_key: prepared.key,
+    };
+  }
+
+  async #register(queueName: string): Promise<void> {
+    if (this.#registered.has(queueName)) return;
+    await this.client.sadd(queueRegistryKey(`${this.prefix}:`), queueName);
+    this.#registered.add(queueName);
+  }
+
+  async #knownQueues(): Promise<string[]> {
+    const stored = await this.client.smembers(queueRegistryKey(`${this.prefix}:`));
+    return [...new Set([...this.#queues.keys(), ...stored])];
+  }
+}
+
+/**
+ * BullMQ's custom-id rules (classes/job.js `validateOptions`, classes/queue.js `addJob`), checked
+ * before anything is sent so that a bad OJS `id` is an `invalid_request` naming the field.
+ */
+function bullmqIdIssues(id: string): ValidationIssue[] {
+  const problems: string[] = [];
+  if (`${parseInt(id, 10)}` === id) problems.push('cannot be an integer (BullMQ reserves those for its own ids)');
+  if (id.includes(':') && id.split(':').length !== 3) problems.push('cannot contain ":" (BullMQ)');
+  if (id === '0' || id.startsWith('0:')) problems.push("cannot be '0' or start with '0:' (BullMQ)");
+  return problems.map((message) => ({ path: 'id', message }));
+}

@@ -1,0 +1,205 @@
+/**
+ * One unique add: encode the job exactly as BullMQ would, run `unique-add` (check, decide and
+ * insert in one script, one round trip), and decode the reply into an outcome or a typed error.
+ * Shared by `withUniqueness` and `createBullMQBackend`.
+ *
+ * Encoding goes through BullMQ's own `addJobToTransaction` with a client that records the
+ * command instead of sending it (bullmq-internals §5a): the msgpacked arguments, the short-key
+ * option encoding and the data string are then byte-for-byte what a plain `queue.add` would
+ * send, and stay so when BullMQ changes them.
+ */
+import { Job, type JobsOptions, type Queue } from 'bullmq';
+import { BackendError } from '../../src/errors.js';
+import type { OjsJobState } from '../../src/job.js';
+import type { PreparedUnique } from '../../src/unique-enqueue.js';
+import { periodArgs } from './bullmq-period-args.js';
+import { errorForReply } from './bullmq-reply-errors.js';
+import { COMMANDS, ensureScripts, runScript, type ScriptClient } from './bullmq-script-set.js';
+import { fingerprintKeys, rootPrefixOf } from './bullmq-sidecar-keys.js';
+
+/** The members of a BullMQ `Queue` this adapter uses beyond its public API. */
+export interface QueueInternals {
+  name: string;
+  qualifiedName: string;
+  keys: Record<string, string>;
+  jobsOpts: JobsOptions;
+  Job: typeof Job;
+  backend: {
+    client: Promise<ScriptClient>;
+    addJobToTransaction(client: unknown, job: unknown, jobId: string | undefined, parentKeyOpts?: object): Promise<unknown>;
+  };
+}
+
+export function internalsOf(queue: Queue): QueueInternals {
+  const internals = queue as unknown as QueueInternals;
+  if (typeof internals.backend?.addJobToTransaction !== 'function' || !internals.keys?.pc || !internals.keys?.marker) {
+    throw new BackendError('bullmq', 'the queue is not backed by BullMQ\'s Redis backend (RedisQueueBackend); unique adds need it', { written: false });
+  }
+  return internals;
+}
+
+export interface UniqueAddRequest {
+  queue: Queue;
+  name: string;
+  data: unknown;
+  /** BullMQ options, already merged with the queue's defaults, without `unique`/`ojsMeta`. */
+  opts: JobsOptions;
+  prepared: PreparedUnique;
+  meta: Record<string, unknown>;
+  /** TTL of the archive of a job this add cancels, ms; 0 = none. */
+  archiveTtlMs: number;
+  /** The field an "id already exists" error names: `id` (OJS) or `opts.jobId` (BullMQ). (Default: `id`.) */
+  idPath?: string;
+}
+
+/** A job that already existed under the fingerprint, as the script saw it. */
+export interface ObservedJob {
+  id: string;
+  queue: string;
+  state: OjsJobState;
+  /** The job's Redis hash (the archive's for a cancelled job). */
+  hash: Record<string, string>;
+}
+
+export type UniqueAddReply =
+  | { outcome: 'created'; job: Job; now: number }
+  | { outcome: 'deduplicated'; existing: ObservedJob; now: number }
+  | { outcome: 'replaced'; job: Job; now: number; replaced: ObservedJob[] };
+
+/** An add ready to send: the Job instance (id still unset for counter ids) and its script arguments. */
+export interface PreparedUniqueAdd {
+  request: UniqueAddRequest;
+  job: Job;
+  keys: string[];
+  argv: (string | Buffer | number)[];
+}
+
+export async function prepareUniqueAdd(request: UniqueAddRequest): Promise<PreparedUniqueAdd> {
+  const queue = internalsOf(request.queue);
+  const job = new queue.Job(request.queue, request.name, request.data, request.opts, request.opts.jobId);
+  const jobData = job.asJSON();
+  (job as unknown as { validateOptions(data: unknown): void }).validateOptions(jobData);
+
+  let recorded: unknown[] | undefined;
+  const recorder = {
+    runCommand: (_name: string, args: unknown[]) => {
+      recorded = args;
+      return Promise.resolve(1);
+    },
+  };
+  await queue.backend.addJobToTransaction(recorder, jobData, job.id, { parentKey: undefined, parentDependenciesKey: '' });
+  if (!recorded || recorded.length < 3) throw new BackendError('bullmq', 'BullMQ did not encode the job through runCommand', { written: false });
+  const bullmqArgv = recorded.slice(-3) as (string | Buffer)[];
+
+  const { policy, key } = request.prepared;
+  const rootPrefix = rootPrefixOf(queue);
+  const fingerprint = fingerprintKeys(rootPrefix, queue.name, policy, key);
+  const k = queue.keys;
+  const keys = [k.wait!, k.paused!, k.meta!, k.id!, k.completed!, k.delayed!, k.active!, k.events!, k.marker!, k.prioritized!, k.pc!, fingerprint.set, fingerprint.registry];
+
+  const period = periodArgs(policy);
+  const argv = [
+    ...bullmqArgv,
+    rootPrefix,
+    queue.name,
+    key,
+    policy.on_conflict,
+    policy.states.join(','),
+    period ? period.years : '',
+    period ? period.months : '',
+    period ? period.fixedMs : '',
+    JSON.stringify(policy),
+    JSON.stringify(request.meta),
+    request.archiveTtlMs,
+  ];
+  return { request, job, keys, argv };
+}
+
+/** Sends a prepared add on `target` (the queue's client, or a pipeline of it). */
+export function sendUniqueAdd(target: object, prepared: PreparedUniqueAdd): Promise<unknown> {
+  return runScript(target, COMMANDS.uniqueAdd, [...prepared.keys, ...prepared.argv]);
+}
+
+export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddReply> {
+  const prepared = await prepareUniqueAdd(request);
+  const client = await internalsOf(request.queue).backend.client;
+  ensureScripts(client);
+  return decodeUniqueAddReply(prepared, await sendUniqueAdd(client, prepared));
+}
+
+export function decodeUniqueAddReply(prepared: PreparedUniqueAdd, reply: unknown): UniqueAddReply {
+  if (!Array.isArray(reply) || typeof reply[0] !== 'string') throw errorForReply({ code: 'unknown', reply });
+  const { job, request } = prepared;
+  switch (reply[0]) {
+    case 'created':
+    case 'replaced': {
+      job.id = String(reply[1]);
+      // created_at is Redis' TIME, not the producer's clock (§7.2); the Job says so too.
+      job.timestamp = Number(reply[2]);
+      if (reply[0] === 'created') return { outcome: 'created', job, now: Number(reply[2]) };
+      const replaced = (reply[3] as unknown[][]).map((entry) => ({
+        id: String(entry[0]),
+        queue: String(entry[1]),
+        state: 'cancelled' as OjsJobState,
+        hash: pairs(entry[3]),
+      }));
+      return { outcome: 'replaced', job, now: Number(reply[2]), replaced };
+    }
+    case 'ignored':
+      return {
+        outcome: 'deduplicated',
+        existing: { id: String(reply[1]), state: reply[2] as OjsJobState, queue: String(reply[3]), hash: pairs(reply[5]) },
+        now: Number(reply[4]),
+      };
+    case 'duplicate':
+    case 'active':
+      throw errorForReply({
+        code: reply[0],
+        existingJobId: String(reply[1]),
+        existingJobState: reply[2] as OjsJobState,
+        uniquenessKey: request.prepared.key,
+      });
+    case 'id_exists':
+      throw errorForReply({ code: 'id_exists', jobId: String(reply[1]), path: request.idPath ?? 'id' });
+    case 'bullmq_error':
+      throw errorForReply({ code: 'bullmq_error', bullmqCode: Number(reply[1]) });
+    default:
+      throw errorForReply({ code: 'unknown', reply });
+  }
+}
+
+/** A flat HGETALL reply as an object. */
+export function pairs(flat: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!Array.isArray(flat)) return out;
+  for (let i = 0; i + 1 < flat.length; i += 2) out[String(flat[i])] = String(flat[i + 1]);
+  return out;
+}
+
+/** A BullMQ `Job` rebuilt from a job hash the script returned, as `Job.fromId` would build it. */
+export function jobFromHash(queue: Queue, id: string, hash: Record<string, string>): Job {
+  return Job.fromJSON(
+    queue,
+    {
+      id,
+      name: hash.name ?? '',
+      data: hash.data ?? '{}',
+      opts: Job.optsFromJSON(hash.opts),
+      progress: JSON.parse(hash.progress ?? '0'),
+      delay: parseInt(hash.delay ?? '0', 10),
+      priority: parseInt(hash.priority ?? '0', 10),
+      timestamp: parseInt(hash.timestamp ?? '0', 10),
+      attemptsStarted: parseInt(hash.ats ?? '0', 10),
+      attemptsMade: parseInt(hash.atm ?? '0', 10),
+      stalledCounter: parseInt(hash.stc ?? '0', 10),
+      finishedOn: hash.finishedOn ? parseInt(hash.finishedOn, 10) : undefined,
+      processedOn: hash.processedOn ? parseInt(hash.processedOn, 10) : undefined,
+      failedReason: hash.failedReason,
+      stacktrace: hash.stacktrace,
+      returnvalue: hash.returnvalue,
+      processedBy: hash.pb,
+    } as unknown as Parameters<typeof Job.fromJSON>[1],
+    id,
+  );
+}
+

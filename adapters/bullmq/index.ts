@@ -1,0 +1,14 @@
+/**
+ * ojs-unique/bullmq: OJS unique jobs on BullMQ (docs/bullmq.md).
+ *
+ *  - `withUniqueness(queue)`: an existing `Queue` whose `add`/`addBulk` accept `unique`.
+ *  - `createBullMQBackend({ connection })`: the core's `UniqueJobsBackend` over BullMQ.
+ *  - `removeUniquenessIndex(queue)`: deletes the adapter's sidecar keys (BullMQ's `obliterate`
+ *    does not know them).
+ */
+export { withUniqueness, DEFAULT_CANCELLED_RETENTION_MS } from './with-uniqueness.js';
+export type { UniqueJob, UniqueJobsOptions, UniqueOutcome, UniqueQueue, WithUniquenessOptions } from './with-uniqueness.js';
+export { createBullMQBackend } from './bullmq-backend.js';
+export type { BullMQBackend, BullMQBackendOptions } from './bullmq-backend.js';
+export { removeUniquenessIndex } from './remove-uniqueness-index.js';
+export { SUPPORTED_BULLMQ_RANGE } from './bullmq-script-set.js';

@@ -1,0 +1,34 @@
+--[[
+  cancel-job: OJS CANCEL of one job. A job in a non-terminal state is archived as `cancelled`
+  (includes/ojs-archive-job); its entry in its fingerprint set stays, so that policies whose
+  `states` include `cancelled` still see it.
+
+  Input:
+    KEYS[1] the job's hash key (<base><jobId>), declared for Redis Cluster routing
+    KEYS[2] the queue's events stream
+    KEYS[3] the queue's meta hash
+    ARGV[1] the queue's key prefix with its colon (<base>)
+    ARGV[2] job id
+    ARGV[3] archive TTL in ms; 0 = no expiry
+
+  Output:
+    { "cancelled", prevState, nowMs, archiveHash }
+    { "terminal", state }        completed, discarded or cancelled already: nothing changed
+    { "not_found" }
+]]
+local rcall = redis.call
+
+--- @include "includes/ojs-job-state"
+--- @include "includes/ojs-archive-job"
+--- @include "includes/ojs-read-job"
+
+local time = rcall("TIME")
+local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local base = ARGV[1]
+local jobId = ARGV[2]
+local state, location = ojsJobState(base, jobId, nowMs)
+if state == nil then return { "not_found" } end
+if state == "completed" or state == "discarded" or state == "cancelled" then return { "terminal", state } end
+local maxEvents = rcall("HGET", KEYS[3], "opts.maxLenEvents") or 10000
+ojsArchiveJob(base, jobId, location, state, nil, "ojs-cancelled", nowMs, tonumber(ARGV[3]), KEYS[2], maxEvents)
+return { "cancelled", state, nowMs, ojsReadJob(base, jobId, "archive") }

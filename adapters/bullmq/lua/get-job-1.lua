@@ -1,0 +1,22 @@
+--[[
+  get-job: one job's hash and OJS state, read atomically (OJS INFO).
+
+  Input:
+    KEYS[1] the job's hash key (<base><jobId>), declared for Redis Cluster routing
+    ARGV[1] the queue's key prefix with its colon (<base>)
+    ARGV[2] job id
+
+  Output:
+    { "found", ojsState, nowMs, hash, dueMs or "" }
+    { "not_found" }
+]]
+local rcall = redis.call
+
+--- @include "includes/ojs-job-state"
+--- @include "includes/ojs-read-job"
+
+local time = rcall("TIME")
+local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local state, location, due = ojsJobState(ARGV[1], ARGV[2], nowMs)
+if state == nil then return { "not_found" } end
+return { "found", state, nowMs, ojsReadJob(ARGV[1], ARGV[2], location), due or "" }

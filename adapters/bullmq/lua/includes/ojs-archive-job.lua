@@ -1,0 +1,32 @@
+--[[
+  ojsArchiveJob(base, jobId, location, prevState, replacedBy, reason, nowMs, ttlMs, eventsKey, maxEvents)
+
+  Moves a job to OJS `cancelled` (bullmq-internals §6): takes it off BullMQ's list or set for
+  `location` (as returned by ojsJobState), RENAMEs its hash to `<base>ojs:cancelled:<id>` with
+  the OJS fields added, deletes its other keys, and XADDs `removed` with the reason.
+  The archive is invisible to BullMQ's getters, counts and dashboards (they only read BullMQ's
+  state sets); moving the job to `failed` instead was rejected: it would count as a failure, be
+  trimmed by removeOnFail, and a dashboard "retry" would bring it back.
+  ttlMs > 0 expires the archive; 0 keeps it.
+  An active job's lock is deleted with it: the worker still running it then fails to finish it
+  (BullMQ reports a missing job key), so its outcome is never recorded.
+]]
+local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reason, nowMs, ttlMs, eventsKey, maxEvents)
+  if location == "wait" then
+    if rcall("LREM", base .. "wait", 1, jobId) == 0 then rcall("LREM", base .. "paused", 1, jobId) end
+  elseif location == "prioritized" or location == "delayed" or location == "waiting-children" then
+    rcall("ZREM", base .. location, jobId)
+  elseif location == "active" then
+    rcall("LREM", base .. "active", 1, jobId)
+  end
+  local jobKey = base .. jobId
+  local archiveKey = base .. "ojs:cancelled:" .. jobId
+  rcall("RENAME", jobKey, archiveKey)
+  rcall("HSET", archiveKey, "ojsState", "cancelled", "ojsPrevState", prevState, "ojsCancelledOn", nowMs,
+    "ojsReplacedBy", replacedBy or "")
+  if ttlMs > 0 then rcall("PEXPIRE", archiveKey, ttlMs) end
+  rcall("DEL", jobKey .. ":lock", jobKey .. ":logs", jobKey .. ":dependencies", jobKey .. ":processed",
+    jobKey .. ":failed", jobKey .. ":unsuccessful")
+  rcall("XADD", eventsKey, "MAXLEN", "~", maxEvents, "*", "event", "removed", "jobId", jobId,
+    "prev", location, "reason", reason, "replacedBy", replacedBy or "")
+end

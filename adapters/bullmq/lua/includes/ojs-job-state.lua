@@ -1,0 +1,45 @@
+--[[
+  ojsJobState(base, jobId, nowMs) -> ojsState, location, dueMs
+
+  The OJS state of a BullMQ job, derived from BullMQ's own keys in O(1) (plus O(active) in one
+  rare case), never scanning `wait` (bullmq-internals §2):
+    job hash missing, archive present  -> cancelled   (location "archive")
+    job hash missing, no archive       -> nil         (location "gone": removed, e.g. by removeOnComplete)
+    in completed                       -> completed
+    in failed                          -> discarded   (6.x `failed` holds final failures only)
+    in delayed, due time passed        -> available   (due; a worker promotes it on its next poll)
+    in delayed, attempts made > 0      -> retryable   (backoff wait after a failed attempt)
+    in delayed                         -> scheduled
+    in prioritized                     -> available
+    in waiting-children                -> pending
+    lock key present, or in active     -> active
+    otherwise                          -> available   (in `wait` or the legacy `paused` list)
+  `base` is the queue's key prefix with its trailing colon ("bull:emails:"). dueMs is set for
+  delayed jobs only: floor(score / 4096) (includes/getDelayedScore.lua).
+]]
+local function ojsJobState(base, jobId, nowMs)
+  local jobKey = base .. jobId
+  if rcall("EXISTS", jobKey) == 0 then
+    if rcall("EXISTS", base .. "ojs:cancelled:" .. jobId) == 1 then
+      return "cancelled", "archive", nil
+    end
+    return nil, "gone", nil
+  end
+  if rcall("ZSCORE", base .. "completed", jobId) then return "completed", "completed", nil end
+  if rcall("ZSCORE", base .. "failed", jobId) then return "discarded", "failed", nil end
+  local score = rcall("ZSCORE", base .. "delayed", jobId)
+  if score then
+    local due = math.floor(tonumber(score) / 4096)
+    if due <= nowMs then return "available", "delayed", due end
+    local attemptsMade = tonumber(rcall("HGET", jobKey, "atm") or "0") or 0
+    if attemptsMade > 0 then return "retryable", "delayed", due end
+    return "scheduled", "delayed", due
+  end
+  if rcall("ZSCORE", base .. "prioritized", jobId) then return "available", "prioritized", nil end
+  if rcall("ZSCORE", base .. "waiting-children", jobId) then return "pending", "waiting-children", nil end
+  -- No lock does not prove "not active" (a stalled job whose lock expired), hence the LPOS,
+  -- which is O(active): bounded by the workers' total concurrency, not by queue depth.
+  if rcall("EXISTS", jobKey .. ":lock") == 1 then return "active", "active", nil end
+  if rcall("LPOS", base .. "active", jobId) then return "active", "active", nil end
+  return "available", "wait", nil
+end

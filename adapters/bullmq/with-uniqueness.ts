@@ -1,0 +1,273 @@
+/**
+ * `withUniqueness(queue)`: an existing BullMQ `Queue` whose `add`/`addBulk` also accept an OJS
+ * `unique` policy. Everything else is the queue itself.
+ *
+ * An add without `unique` goes straight to the queue's own method, untouched: same ids, same
+ * events, same keys, byte for byte (test/adapters/bullmq-plain-add.test.ts).
+ *
+ * OJS mapping (docs/bullmq.md): job name -> `type`, the queue's name -> `queue`, `data` -> `args`,
+ * `opts.ojsMeta` -> `meta` (BullMQ jobs have none; kept apart so `data` is never altered),
+ * `delay` -> `scheduled_at`, `attempts` -> `max_attempts`.
+ */
+import { Queue, type Job, type JobsOptions } from 'bullmq';
+import { DuplicateJobError, InvalidUniquePolicyError, isDuplicateJobError, type ValidationIssue } from '../../src/errors.js';
+import type { OjsJobState } from '../../src/job.js';
+import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js';
+import { archiveTtlMs, retentionIssues } from './bullmq-retention.js';
+import { composedScripts, ensureScripts } from './bullmq-script-set.js';
+import { queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
+import {
+  decodeUniqueAddReply,
+  internalsOf,
+  jobFromHash,
+  prepareUniqueAdd,
+  sendUniqueAdd,
+  uniqueAdd,
+  type PreparedUniqueAdd,
+  type UniqueAddReply,
+} from './bullmq-unique-add.js';
+
+export interface UniqueJobsOptions extends JobsOptions {
+  /** An OJS `UniquePolicy` (spec §2), validated at add. (Default: none: a plain BullMQ add.) */
+  unique?: unknown;
+  /** OJS `meta` for the policy's `meta` dimension; stored beside the job, never in `data`. (Default: `{}`.) */
+  ojsMeta?: Record<string, unknown>;
+}
+
+/** What a unique add did, on the returned job, without another round trip. */
+export interface UniqueOutcome {
+  /**
+   * `created`: inserted. `deduplicated`: `ignore` met a duplicate; the returned job IS the existing
+   * job (its own id, name and data). `replaced`: inserted after cancelling `replacedJobIds`.
+   * `rejected`: only in `addBulk` results (a single `add` throws `DuplicateJobError` instead).
+   */
+  outcome: 'created' | 'deduplicated' | 'replaced' | 'rejected';
+  uniquenessKey: string;
+  existingJobId?: string;
+  existingJobState?: OjsJobState;
+  replacedJobIds?: string[];
+  /** For `rejected` in `addBulk`: the error a single `add` would have thrown. */
+  error?: DuplicateJobError;
+}
+
+export type UniqueJob = Job & { unique?: UniqueOutcome };
+
+export interface WithUniquenessOptions {
+  /** How long the archive of a job cancelled by `replace` stays readable, in ms. (Default: 7 days.) */
+  cancelledRetentionMs?: number;
+}
+
+export type UniqueQueue<Q extends Queue = Queue> = Omit<Q, 'add' | 'addBulk'> & {
+  add(name: string, data: unknown, opts?: UniqueJobsOptions): Promise<UniqueJob>;
+  addBulk(jobs: { name: string; data: unknown; opts?: UniqueJobsOptions }[]): Promise<UniqueJob[]>;
+  /** The queue that was wrapped. */
+  readonly unwrapped: Q;
+};
+
+export const DEFAULT_CANCELLED_RETENTION_MS = 7 * 86_400_000;
+
+export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {}): UniqueQueue<Q> {
+  // Fail now, not at the first unique add: on a non-Redis backend, or a BullMQ whose add scripts
+  // are not what unique-add splices in.
+  internalsOf(queue);
+  composedScripts();
+  const retentionMs = options.cancelledRetentionMs ?? DEFAULT_CANCELLED_RETENTION_MS;
+  const siblings = new Siblings(queue);
+
+  const add = async (name: string, data: unknown, opts?: UniqueJobsOptions): Promise<UniqueJob> => {
+    if (opts?.unique === undefined && opts?.ojsMeta === undefined) return queue.add(name, data as never, opts as never) as Promise<UniqueJob>;
+    const request = buildRequest(queue, name, data, opts ?? {}, retentionMs);
+    await siblings.register();
+    const reply = await uniqueAdd(request);
+    const job = jobForReply(siblings, reply, request.prepared);
+    if (reply.outcome !== 'deduplicated') queue.emit('waiting', job as never);
+    return job;
+  };
+
+  const addBulk = async (jobs: { name: string; data: unknown; opts?: UniqueJobsOptions }[]): Promise<UniqueJob[]> => {
+    if (jobs.every((job) => job.opts?.unique === undefined && job.opts?.ojsMeta === undefined)) {
+      return queue.addBulk(jobs as never) as Promise<UniqueJob[]>;
+    }
+    return uniqueAddBulk(siblings, jobs, retentionMs);
+  };
+
+  const close = async (): Promise<void> => {
+    await siblings.close();
+    await queue.close();
+  };
+
+  return new Proxy(queue, {
+    get(target, property, receiver) {
+      if (property === 'add') return add;
+      if (property === 'addBulk') return addBulk;
+      if (property === 'unwrapped') return target;
+      if (property === 'close') return close;
+      const value = Reflect.get(target, property, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  }) as unknown as UniqueQueue<Q>;
+}
+
+/**
+ * Validates everything before anything is sent. BullMQ options that would fight the policy are
+ * refused rather than silently combined:
+ *  - `deduplication` (and the removed `debounce`): a second deduplication mechanism that can
+ *    swallow the add before the policy is checked.
+ *  - `parent`: flow children; their parent's dependency bookkeeping is BullMQ's flow scripts'.
+ *  - `repeat`: scheduler-made jobs are created by BullMQ's scheduler, not by this add.
+ * `jobId` is allowed: the new job gets it; if a job with that id exists (any state), the add is
+ * refused with `InvalidUniquePolicyError` (BullMQ itself would silently return the old job).
+ */
+function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJobsOptions, retentionMs: number) {
+  const { unique, ojsMeta, ...bullmqOpts } = opts;
+  // Merged first, as Queue.addJob merges them: an option set in the queue's defaultJobOptions
+  // fights the policy just as much as one given on the add.
+  const merged: JobsOptions = { ...internalsOf(queue).jobsOpts, ...bullmqOpts, jobId: bullmqOpts.jobId };
+  const issues: ValidationIssue[] = [];
+  for (const option of ['deduplication', 'debounce', 'parent', 'repeat'] as const) {
+    if ((merged as Record<string, unknown>)[option] !== undefined) {
+      issues.push({ path: `opts.${option}`, message: `cannot be combined with unique (see docs/bullmq.md, "Combining with BullMQ options")` });
+    }
+  }
+  if (unique === undefined) issues.push({ path: 'opts.unique', message: 'ojsMeta is only used by a unique policy; give one' });
+  if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
+
+  const prepared = prepareUnique({ type: name, queue: queue.name, args: data, meta: ojsMeta ?? {}, unique })!;
+  const retention = retentionIssues(prepared.policy, merged);
+  if (retention.length > 0) throw new InvalidUniquePolicyError(retention);
+  if (merged.jobId !== undefined && (merged.jobId === '0' || merged.jobId.startsWith('0:'))) {
+    throw new InvalidUniquePolicyError([{ path: 'opts.jobId', message: "cannot be '0' or start with '0:' (BullMQ)" }]);
+  }
+  return {
+    queue,
+    name,
+    data,
+    opts: merged,
+    prepared,
+    meta: ojsMeta ?? {},
+    archiveTtlMs: archiveTtlMs(prepared.policy, retentionMs),
+    idPath: 'opts.jobId',
+  };
+}
+
+/**
+ * The other queues of the same prefix, for jobs found by a policy without the `queue` dimension:
+ * a deduplicated add returns the existing job bound to ITS queue, so `job.remove()` and friends
+ * act on the right keys. Opened with the wrapped queue's own options on first need and closed
+ * with it. Also records the queue's name in the prefix's queue set, so that
+ * `createBullMQBackend(...).getJob(id)` finds this queue's jobs (and cancelled archives).
+ */
+class Siblings {
+  readonly #queue: Queue;
+  readonly #opened = new Map<string, Queue>();
+  #registered = false;
+
+  constructor(queue: Queue) {
+    this.#queue = queue;
+  }
+
+  get queue(): Queue {
+    return this.#queue;
+  }
+
+  of(name: string): Queue {
+    if (name === this.#queue.name) return this.#queue;
+    let sibling = this.#opened.get(name);
+    if (!sibling) {
+      sibling = new Queue(name, this.#queue.opts);
+      this.#opened.set(name, sibling);
+    }
+    return sibling;
+  }
+
+  async register(): Promise<void> {
+    if (this.#registered) return;
+    const client = (await internalsOf(this.#queue).backend.client) as unknown as { sadd(key: string, member: string): Promise<number> };
+    await client.sadd(queueRegistryKey(rootPrefixOf(internalsOf(this.#queue))), this.#queue.name);
+    this.#registered = true;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#opened.values()].map((queue) => queue.close()));
+    this.#opened.clear();
+  }
+}
+
+function jobForReply(siblings: Siblings, reply: UniqueAddReply, prepared: PreparedUnique): UniqueJob {
+  const uniquenessKey = prepared.key;
+  switch (reply.outcome) {
+    case 'created':
+      return Object.assign(reply.job, { unique: { outcome: 'created', uniquenessKey } as UniqueOutcome });
+    case 'replaced':
+      return Object.assign(reply.job, {
+        unique: { outcome: 'replaced', uniquenessKey, replacedJobIds: reply.replaced.map((job) => job.id) } as UniqueOutcome,
+      });
+    case 'deduplicated': {
+      const existing = jobFromHash(siblings.of(reply.existing.queue), reply.existing.id, reply.existing.hash);
+      return Object.assign(existing, {
+        unique: { outcome: 'deduplicated', uniquenessKey, existingJobId: reply.existing.id, existingJobState: reply.existing.state } as UniqueOutcome,
+      });
+    }
+  }
+}
+
+/**
+ * addBulk with unique jobs: one pipeline, in order, like BullMQ's own addBulk. Each add is atomic
+ * on its own (plain ones are BullMQ's script, unique ones ours); the batch is not a transaction,
+ * exactly as BullMQ's addBulk is not. Because Redis runs a pipeline's commands in order, a
+ * duplicate within the batch meets the earlier job as if the jobs had been added one by one.
+ * Every job is validated before anything is sent: an invalid one refuses the whole batch.
+ */
+async function uniqueAddBulk(siblings: Siblings, jobs: { name: string; data: unknown; opts?: UniqueJobsOptions }[], retentionMs: number): Promise<UniqueJob[]> {
+  const queue = siblings.queue;
+  const internals = internalsOf(queue);
+  type Entry = { kind: 'unique'; prepared: PreparedUniqueAdd } | { kind: 'plain'; job: Job };
+  const entries: Entry[] = [];
+  for (const spec of jobs) {
+    if (spec.opts?.unique === undefined && spec.opts?.ojsMeta === undefined) {
+      const opts = { ...internals.jobsOpts, ...spec.opts, jobId: spec.opts?.jobId };
+      const job = new internals.Job(queue, spec.name, spec.data, opts, opts.jobId);
+      (job as unknown as { validateOptions(data: unknown): void }).validateOptions(job.asJSON());
+      entries.push({ kind: 'plain', job });
+    } else {
+      entries.push({ kind: 'unique', prepared: await prepareUniqueAdd(buildRequest(queue, spec.name, spec.data, spec.opts ?? {}, retentionMs)) });
+    }
+  }
+
+  await siblings.register();
+  const client = await internals.backend.client;
+  ensureScripts(client);
+  const pipeline = client.pipeline();
+  const plainIds: Promise<unknown>[] = [];
+  for (const entry of entries) {
+    if (entry.kind === 'unique') void sendUniqueAdd(pipeline, entry.prepared);
+    else plainIds.push(internals.backend.addJobToTransaction(pipeline, entry.job.asJSON(), entry.job.id, { parentKey: undefined, parentDependenciesKey: '' }));
+  }
+  const results = (await pipeline.exec()) ?? [];
+  await Promise.all(plainIds);
+
+  return entries.map((entry, index) => {
+    const [error, reply] = results[index] ?? [new Error('missing pipeline reply'), null];
+    if (error) throw error;
+    if (entry.kind === 'plain') {
+      entry.job.id = String(reply);
+      return entry.job as UniqueJob;
+    }
+    try {
+      const job = jobForReply(siblings, decodeUniqueAddReply(entry.prepared, reply), entry.prepared.request.prepared);
+      if (job.unique?.outcome !== 'deduplicated') queue.emit('waiting', job as never);
+      return job;
+    } catch (decodeError) {
+      if (!isDuplicateJobError(decodeError)) throw decodeError;
+      const rejected = entry.prepared.job as UniqueJob;
+      rejected.unique = {
+        outcome: 'rejected',
+        uniquenessKey: entry.prepared.request.prepared.key,
+        existingJobId: decodeError.existingJobId,
+        existingJobState: decodeError.existingJobState,
+        error: decodeError,
+      };
+      return rejected;
+    }
+  });
+}

@@ -1,0 +1,78 @@
+/**
+ * The BullMQ backend as a demo/conformance subject. Redis from REDIS_URL
+ * (default redis://127.0.0.1:6379); a key prefix of its own per subject.
+ *
+ * Lifecycle steps go through a real BullMQ `Worker` processing jobs manually (`getNextJob`,
+ * `moveToCompleted`, `moveToFailed`: BullMQ's documented manual-processing API), so completion,
+ * retries with backoff and the final failure are BullMQ's own scripts, never writes to its keys.
+ * `makeDue` is `job.promote()`.
+ */
+import { randomUUID } from 'node:crypto';
+import { Job, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createBullMQBackend } from '../../adapters/bullmq/index.js';
+import type { OjsJob } from '../../src/index.js';
+import type { ConformanceSubject } from '../../test/conformance/conformance-subject.js';
+
+export interface BullMQSubjectOptions {
+  /** BullMQ key prefix. (Default: `ojs-demo:<random uuid>`.) */
+  prefix?: string;
+  /** (Default: REDIS_URL, else redis://127.0.0.1:6379.) */
+  redisUrl?: string;
+}
+
+export default async function createSubject(options: BullMQSubjectOptions = {}): Promise<ConformanceSubject> {
+  const url = options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const prefix = options.prefix ?? `ojs-demo:${randomUUID()}`;
+  const client = new Redis(url, { maxRetriesPerRequest: null });
+  const backend = createBullMQBackend({ connection: client, prefix });
+  const workers = new Set<Worker>();
+
+  const stateOf = async (id: string): Promise<OjsJob> => {
+    const job = await backend.getJob(id);
+    if (!job) throw new Error(`no job ${id}`);
+    return job;
+  };
+
+  return {
+    backend,
+    clock: null,
+    async start(id) {
+      const { queue } = await stateOf(id);
+      const worker = new Worker(queue, null, { connection: client, prefix, autorun: false });
+      workers.add(worker);
+      const token = randomUUID();
+      const job = await worker.getNextJob(token, { block: false });
+      if (job?.id !== id) throw new Error(`expected the worker to take ${id}, it took ${job?.id ?? 'nothing'}`);
+      const finish = async (step: () => Promise<unknown>): Promise<OjsJob> => {
+        await step();
+        await worker.close();
+        workers.delete(worker);
+        return stateOf(id);
+      };
+      return {
+        complete: () => finish(() => job.moveToCompleted('done', token, false)),
+        fail: (message = 'failed') => finish(() => job.moveToFailed(new Error(message), token, false)),
+      };
+    },
+    async makeDue(id) {
+      const { queue } = await stateOf(id);
+      const job = await Job.fromId(backend.queue(queue), id);
+      if (!job) throw new Error(`no BullMQ job ${id}`);
+      await job.promote();
+    },
+    async close(result) {
+      await Promise.all([...workers].map((worker) => worker.close()));
+      await backend.close();
+      if (result?.passed ?? true) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+          cursor = next;
+          if (keys.length > 0) await client.del(...keys);
+        } while (cursor !== '0');
+      }
+      await client.quit();
+    },
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * `createBullMQBackend` beyond the conformance suite: capabilities, the OJS view of BullMQ jobs,
+ * cancel (including an active job), ids, and finding jobs from another process's backend.
+ */
+import { randomUUID } from 'node:crypto';
+import { Worker } from 'bullmq';
+import { expect } from 'chai';
+import { createBullMQBackend, type BullMQBackend } from '../../adapters/bullmq/index.js';
+import { InvalidTransitionError, InvalidUniquePolicyError, JobNotFoundError } from '../../src/index.js';
+import { rejection } from '../conformance/suite-context.js';
+import { useRedisPrefix } from './bullmq-test-redis.js';
+
+
+describe('bullmq adapter: createBullMQBackend', function () {
+  this.timeout(20_000);
+  const ctx = useRedisPrefix('bullmq-backend.test.ts');
+  let backend: BullMQBackend;
+  beforeEach(function () {
+    backend = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix });
+    ctx.closeLater(backend);
+  });
+
+  it('declares strong uniqueness, its mechanism, and that it does not replace active jobs', function () {
+    expect(backend.capabilities.unique_jobs).to.deep.include({ strength: 'strong', replace_active: false });
+    expect(backend.capabilities.unique_jobs.mechanism).to.match(/Lua/);
+  });
+
+  it('maps OJS fields onto BullMQ and reads them back: queue, type, args, meta, attempts, priority, schedule, Redis-time created_at', async function () {
+    const [seconds] = await ctx.redis.time();
+    const scheduledAt = new Date(Date.now() + 60_000);
+    const { job } = await backend.enqueue({
+      type: 'report.build',
+      queue: 'reports',
+      args: { id: 7 },
+      meta: { tenant: 'acme' },
+      max_attempts: 5,
+      priority: 10,
+      scheduled_at: scheduledAt,
+      unique: { keys: ['type', 'meta'], meta_keys: ['tenant'] },
+    });
+    const bull = await backend.queue('reports').getJob(job.id);
+    expect(bull).to.include({ name: 'report.build', priority: 1_000_000 - 10 });
+    expect(bull!.data).to.deep.equal({ id: 7 });
+    expect(bull!.opts.attempts).to.equal(5);
+    expect(await bull!.getState()).to.equal('delayed');
+    const read = (await backend.getJob(job.id))!;
+    expect(read).to.deep.include({ type: 'report.build', queue: 'reports', state: 'scheduled', max_attempts: 5, priority: 10, attempt: 0 });
+    expect(read.meta).to.deep.equal({ tenant: 'acme' });
+    expect(read.uniqueness_key).to.be.a('string').with.length(64);
+    expect(Date.parse(read.created_at)).to.be.within(Number(seconds) * 1000 - 5_000, Number(seconds) * 1000 + 60_000);
+    expect(Math.abs(Date.parse(read.scheduled_at) - scheduledAt.getTime())).to.be.below(2_000);
+  });
+
+  it('cancel: a waiting job becomes a cancelled archive; a terminal one is an invalid transition; an unknown id is not found', async function () {
+    const { job } = await backend.enqueue({ type: 'a', args: {} });
+    expect(await backend.cancel(job.id)).to.include({ id: job.id, state: 'cancelled' });
+    expect(await backend.queue().getJobCounts('wait')).to.deep.equal({ wait: 0 });
+    expect(await rejection(backend.cancel(job.id))).to.be.instanceOf(InvalidTransitionError);
+    expect(await rejection(backend.cancel(randomUUID()))).to.be.instanceOf(JobNotFoundError);
+  });
+
+  it('cancel of an active job: the job is cancelled and its worker can no longer finish it', async function () {
+    const { job } = await backend.enqueue({ type: 'a', args: {}, unique: {} });
+    const worker = new Worker('default', null, { connection: ctx.redis, prefix: ctx.prefix, autorun: false });
+    ctx.closeLater(worker);
+    const taken = (await worker.getNextJob('token', { block: false }))!;
+    expect((await backend.getJob(job.id))?.state).to.equal('active');
+    expect(await backend.cancel(job.id)).to.include({ state: 'cancelled' });
+    expect(await rejection(taken.moveToCompleted('done', 'token', false))).to.be.instanceOf(Error);
+    expect((await backend.getJob(job.id))?.state).to.equal('cancelled');
+    expect(await backend.queue().getJobCounts('active', 'completed')).to.deep.equal({ active: 0, completed: 0 });
+  });
+
+  it('refuses ids BullMQ cannot take, and an id that exists, as invalid_request on id', async function () {
+    for (const id of ['123', 'a:b', '0']) {
+      const error = await rejection(backend.enqueue({ type: 'a', args: {}, id, unique: {} }));
+      expect(error, id).to.be.instanceOf(InvalidUniquePolicyError);
+      expect((error as unknown as InvalidUniquePolicyError).issues[0]!.path).to.equal('id');
+    }
+    await backend.enqueue({ type: 'a', args: {}, id: 'order-1' });
+    expect(await rejection(backend.enqueue({ type: 'b', args: {}, id: 'order-1' }))).to.be.instanceOf(InvalidUniquePolicyError);
+    expect(await rejection(backend.enqueue({ type: 'b', args: {}, id: 'order-1', unique: {} }))).to.be.instanceOf(InvalidUniquePolicyError);
+    expect(await rejection(backend.enqueue({ type: 'b', queue: 'other', args: {}, id: 'order-1', unique: {} }))).to.be.instanceOf(InvalidUniquePolicyError);
+  });
+
+  it('another backend on the same prefix (another process) finds the jobs and their cancelled records', async function () {
+    const { job: first } = await backend.enqueue({ type: 'a', queue: 'q1', args: {}, unique: { on_conflict: 'replace' } });
+    const replaced = await backend.enqueue({ type: 'a', queue: 'q1', args: {}, unique: { on_conflict: 'replace' } });
+    const other = createBullMQBackend({ connection: ctx.connect(), prefix: ctx.prefix });
+    ctx.closeLater(other);
+    expect(await other.getJob(first.id)).to.include({ state: 'cancelled', replaced_by: replaced.job.id, queue: 'q1' });
+    expect(await other.getJob(replaced.job.id)).to.include({ state: 'available' });
+  });
+});

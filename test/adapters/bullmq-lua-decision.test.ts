@@ -1,0 +1,142 @@
+/**
+ * The Lua twin of the core's decision (adapters/bullmq/lua/includes/ojs-decide-conflict.lua and
+ * ojs-period-end.lua) against the core itself (`decideConflict`, `addPeriod`), on Redis, over
+ * seeded random inputs and the calendar edge dates. This is what lets the adapter decide inside
+ * its one script without the decision drifting from the one every other backend uses — and it
+ * covers the calendar-period cases the conformance suite must skip on a real clock.
+ */
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { luaIncludes } from '../../adapters/bullmq/generated/lua.js';
+import { periodArgs } from '../../adapters/bullmq/bullmq-period-args.js';
+import { addPeriod, decideConflict, OJS_JOB_STATES, parseUniquePolicy, type ConflictCandidate, type OjsJobState } from '../../src/index.js';
+
+const PROBE = `
+local rcall = redis.call
+${luaIncludes['ojs-period-end']}
+${luaIncludes['ojs-decide-conflict']}
+local input = cjson.decode(ARGV[1])
+if input.ends then
+  local out = {}
+  for i, created in ipairs(input.ends) do
+    out[i] = string.format("%.0f", ojsPeriodEnd(created, input.period.years, input.period.months, input.period.fixedMs))
+  end
+  return out
+end
+local policy = { states = {}, onConflict = input.onConflict }
+for _, state in ipairs(input.states) do policy.states[state] = true end
+if input.period ~= cjson.null then
+  policy.years = input.period.years
+  policy.months = input.period.months
+  policy.fixedMs = input.period.fixedMs
+end
+for _, c in ipairs(input.candidates) do if c.due == cjson.null then c.due = nil end end
+local action, existing, cancel, scheduledAt = ojsDecideConflict(input.candidates, policy, input.now)
+local ids = {}
+for i, c in ipairs(cancel or {}) do ids[i] = c.id end
+return { action, existing and existing.id or "", ids, scheduledAt and string.format("%.0f", scheduledAt) or "" }
+`;
+
+/** mulberry32: a seeded PRNG, so a failure can be reproduced. */
+function prng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const PERIODS = [null, 'PT2S', 'PT1H', 'P1D', 'P1W', 'P1M', 'P1Y', 'P1M1D', 'P2Y3M', 'P1MT12H', 'PT0.5S', 'P13M'];
+const EDGES = [
+  Date.UTC(2024, 0, 31, 12, 0, 0, 5),
+  Date.UTC(2024, 1, 29, 23, 59, 59, 999),
+  Date.UTC(2023, 0, 31),
+  Date.UTC(2025, 11, 31, 23, 59, 59, 999),
+  Date.UTC(2024, 2, 31, 0, 0, 0, 1),
+  Date.UTC(2000, 1, 29, 6),
+  Date.UTC(2100, 0, 31, 1),
+  Date.UTC(1970, 0, 1),
+];
+
+describe('bullmq adapter: the Lua decision is the core decision', function () {
+  this.timeout(30_000);
+  let redis: Redis;
+  before(() => {
+    redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  });
+  after(() => redis.quit());
+
+  it('ojsPeriodEnd equals addPeriod on calendar edge dates and 2,000 random instants', async function () {
+    const random = prng(7);
+    for (const iso of PERIODS.filter((p): p is string => p !== null)) {
+      const period = periodArgs(parseUniquePolicy({ period: iso }))!;
+      const starts = [...EDGES, ...Array.from({ length: 170 }, () => Math.floor(random() * Date.UTC(2200, 0, 1)))];
+      const ends = (await redis.eval(PROBE, 0, JSON.stringify({ ends: starts, period }))) as string[];
+      expect(ends.map(Number), iso).to.deep.equal(starts.map((start) => addPeriod(start, iso)));
+    }
+  });
+
+  it('ojsDecideConflict decides as decideConflict on 3,000 random candidate sets, at and around window edges', async function () {
+    const random = prng(42);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const strategies = ['reject', 'ignore', 'replace', 'replace_except_schedule'] as const;
+    for (let round = 0; round < 3000; round++) {
+      const states = OJS_JOB_STATES.filter(() => random() < 0.5);
+      if (states.length === 0) states.push(pick(OJS_JOB_STATES));
+      const periodIso = pick(PERIODS);
+      const policy = parseUniquePolicy({ states, on_conflict: pick(strategies), ...(periodIso ? { period: periodIso } : {}) });
+      const now = random() < 0.3 ? pick(EDGES) + 40 * 86_400_000 : Math.floor(random() * Date.UTC(2100, 0, 1)) + 1e12;
+      const span = periodIso ? addPeriod(now, periodIso) - now : 86_400_000;
+      const candidates: ConflictCandidate[] = Array.from({ length: Math.floor(random() * 5) }, (_, i) => {
+        const state = pick(OJS_JOB_STATES) as OjsJobState;
+        // Some candidates sit exactly on the window's edge (created_at + period == now, and 1 ms either side).
+        let created = now - Math.floor(random() * span * 1.5);
+        if (periodIso && random() < 0.3) {
+          let lo = now - 2 * span - 2;
+          let hi = now;
+          while (hi - lo > 1) {
+            const mid = Math.floor((lo + hi) / 2);
+            if (addPeriod(mid, periodIso) <= now) lo = mid;
+            else hi = mid;
+          }
+          created = pick([lo - 1, lo, hi, hi + 1]);
+        }
+        if (i > 0 && random() < 0.2) created = now - 1000; // ties on created_at, broken by id
+        return { id: `job-${Math.floor(random() * 100)}-${i}`, state, created_at: created, scheduled_at: state === 'scheduled' ? now + 60_000 + i : null };
+      });
+      const expected = decideConflict({ policy, uniquenessKey: 'k', now, candidates, canReplaceActive: false });
+      const input = {
+        onConflict: policy.on_conflict,
+        states: policy.states,
+        period: periodArgs(policy),
+        now,
+        candidates: candidates.map((c) => ({ id: c.id, state: c.state, created: c.created_at, due: c.scheduled_at ?? null })),
+      };
+      const [action, existing, cancel, scheduledAt] = (await redis.eval(PROBE, 0, JSON.stringify(input))) as [string, string, string[], string];
+      const context = JSON.stringify({ policy, now, candidates });
+      switch (expected.action) {
+        case 'insert':
+          expect(action, context).to.equal('insert');
+          break;
+        case 'ignore':
+          expect([action, existing], context).to.deep.equal(['ignore', expected.existing.id]);
+          break;
+        case 'reject':
+          expect([action, existing], context).to.deep.equal([
+            expected.error.reason === 'active_not_replaceable' ? 'reject_active' : 'reject',
+            expected.existing.id,
+          ]);
+          break;
+        case 'replace':
+          expect([action, existing, cancel, scheduledAt], context).to.deep.equal([
+            'replace',
+            expected.existing.id,
+            expected.cancel.map((c) => c.id),
+            expected.scheduledAt === null ? '' : String(expected.scheduledAt),
+          ]);
+          break;
+      }
+    }
+  });
+});

@@ -1,0 +1,70 @@
+/**
+ * Per-test Redis isolation for the BullMQ adapter tests: each test gets the key prefix
+ * `ojs-test:<sha1(file + title)>` and its own connection. Keys are deleted after a passing test
+ * (and before each run, in case an earlier failed run left them); a failed test keeps its keys
+ * for inspection.
+ */
+import { createHash } from 'node:crypto';
+import { Queue, type QueueOptions } from 'bullmq';
+import { Redis } from 'ioredis';
+
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export interface RedisTestContext {
+  readonly redis: Redis;
+  readonly prefix: string;
+  /** Extra connections made with `connect()`, closed after the test. */
+  connect(): Redis;
+  /** A BullMQ queue under the test's prefix on the test's connection, closed after the test. */
+  queue(name: string, options?: Partial<QueueOptions>): Queue;
+  /** Registers something to close after the test (workers, queue events …), before the connections. */
+  closeLater(closable: { close(): Promise<unknown> }): void;
+}
+
+export async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await redis.del(...keys);
+  } while (cursor !== '0');
+}
+
+export function useRedisPrefix(file: string): RedisTestContext {
+  let redis: Redis | undefined;
+  let prefix: string | undefined;
+  const extra: Redis[] = [];
+  const closables: { close(): Promise<unknown> }[] = [];
+  beforeEach(async function () {
+    prefix = `ojs-test:${createHash('sha1').update(`${file}\0${this.currentTest!.fullTitle()}`).digest('hex')}`;
+    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    await deleteKeys(redis, `${prefix}:*`);
+  });
+  afterEach(async function () {
+    await Promise.all(closables.splice(0).map((closable) => closable.close()));
+    if (this.currentTest?.state === 'passed') await deleteKeys(redis!, `${prefix}:*`);
+    await Promise.all(extra.splice(0).map((client) => client.quit()));
+    await redis!.quit();
+  });
+  return {
+    get redis() {
+      return redis!;
+    },
+    get prefix() {
+      return prefix!;
+    },
+    connect() {
+      const client = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+      extra.push(client);
+      return client;
+    },
+    queue(name, options = {}) {
+      const queue = new Queue(name, { connection: redis!, prefix: prefix!, ...options });
+      closables.push(queue);
+      return queue;
+    },
+    closeLater(closable) {
+      closables.push(closable);
+    },
+  };
+}

@@ -1,0 +1,301 @@
+/**
+ * `withUniqueness(queue)` and the adapter's Redis-side behaviour beyond the conformance suite:
+ * outcomes on the returned job, BullMQ option combinations, addBulk, events, the cancelled
+ * archive, the removeOnComplete rule, the sidecar's lifetime and its cleanup. Real Redis.
+ */
+import { execFileSync } from 'node:child_process';
+import { QueueEvents, Worker } from 'bullmq';
+import { expect } from 'chai';
+import { createBullMQBackend, removeUniquenessIndex, withUniqueness, type UniqueJob } from '../../adapters/bullmq/index.js';
+import { DuplicateJobError, InvalidUniquePolicyError, computeUniquenessKey, parseUniquePolicy } from '../../src/index.js';
+import { rejection } from '../conformance/suite-context.js';
+import { useRedisPrefix } from './bullmq-test-redis.js';
+
+const FILE = 'bullmq-with-uniqueness.test.ts';
+
+
+async function ojsKeys(ctx: { redis: { keys(p: string): Promise<string[]> }; prefix: string }): Promise<string[]> {
+  return (await ctx.redis.keys(`${ctx.prefix}:*ojs:*`)).map((key) => key.slice(ctx.prefix.length + 1)).sort();
+}
+
+describe('bullmq adapter: withUniqueness(queue)', function () {
+  this.timeout(20_000);
+  const ctx = useRedisPrefix(FILE);
+
+  describe('outcomes on the returned job', function () {
+    it('created, then ignore returns the EXISTING job (its id, name and data, not the new data) with its state', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const unique = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'ignore' };
+      const first = await queue.add('welcome', { user_id: 42, template: 'a' }, { unique });
+      expect(first.unique).to.include({ outcome: 'created' });
+      expect(first.unique!.uniquenessKey).to.equal(
+        computeUniquenessKey({ type: 'welcome', queue: 'mail', args: { user_id: 42 } }, parseUniquePolicy(unique)).key,
+      );
+      const second = await queue.add('welcome', { user_id: 42, template: 'b' }, { unique });
+      expect(second.id).to.equal(first.id);
+      expect(second.data).to.deep.equal({ user_id: 42, template: 'a' });
+      expect(second.unique).to.include({ outcome: 'deduplicated', existingJobId: first.id, existingJobState: 'available' });
+      expect(await queue.getJobCounts('wait')).to.deep.equal({ wait: 1 });
+    });
+
+    it('reject throws the core DuplicateJobError with the existing id and state; nothing is added', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const first = await queue.add('report', {}, { unique: {}, delay: 60_000 });
+      const error = await rejection(queue.add('report', {}, { unique: {} }));
+      expect(error).to.be.instanceOf(DuplicateJobError);
+      expect(error).to.include({ code: 'duplicate', existingJobId: first.id, existingJobState: 'scheduled', reason: 'duplicate' });
+      expect(await queue.count()).to.equal(1);
+    });
+
+    it('replace cancels the old job: gone from BullMQ lists and counts, readable as OJS cancelled with replaced_by', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const unique = { on_conflict: 'replace' };
+      const old = await queue.add('digest', { v: 1 }, { unique, priority: 5 });
+      const replacement = await queue.add('digest', { v: 2 }, { unique });
+      expect(replacement.id).to.not.equal(old.id);
+      expect(replacement.unique).to.deep.include({ outcome: 'replaced', replacedJobIds: [old.id] });
+
+      expect(await queue.getJob(old.id!)).to.equal(undefined);
+      const counts = await queue.getJobCounts();
+      expect(Object.values(counts).reduce((a, b) => a + b, 0)).to.equal(1);
+      const listed = await queue.getJobs(['wait', 'prioritized', 'delayed', 'failed', 'completed', 'active']);
+      expect(listed.map((job) => job.id)).to.deep.equal([replacement.id]);
+
+      const backend = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix });
+      ctx.closeLater(backend);
+      const cancelled = await backend.getJob(old.id!);
+      expect(cancelled).to.include({ state: 'cancelled', replaced_by: replacement.id, type: 'digest' });
+      expect(cancelled!.args).to.deep.equal({ v: 1 });
+    });
+
+    it('replace meeting an active job rejects with the §5.2 fallback and leaves both jobs alone', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const running = await queue.add('resize', {}, { unique: { on_conflict: 'replace' } });
+      const worker = new Worker('mail', null, { connection: ctx.redis, prefix: ctx.prefix, autorun: false });
+      ctx.closeLater(worker);
+      expect((await worker.getNextJob('token-1', { block: false }))?.id).to.equal(running.id);
+      const error = await rejection(queue.add('resize', {}, { unique: { on_conflict: 'replace' } }));
+      expect(error).to.include({ code: 'duplicate', existingJobId: running.id, existingJobState: 'active', reason: 'active_not_replaceable' });
+      expect(await queue.getJobCounts('active', 'wait')).to.deep.equal({ active: 1, wait: 0 });
+    });
+
+    it('created_at is Redis TIME, not the producer clock: a skewed producer timestamp neither anchors nor widens the period', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const [seconds] = await ctx.redis.time();
+      const unique = { period: 'PT1H', on_conflict: 'ignore' };
+      const job = await queue.add('ping', {}, { unique, timestamp: 1_000 });
+      expect(job.timestamp).to.be.within(Number(seconds) * 1000 - 5_000, Number(seconds) * 1000 + 60_000);
+      expect(Number(await ctx.redis.hget(`${ctx.prefix}:mail:${job.id}`, 'timestamp'))).to.equal(job.timestamp);
+      // The same producer far in the past: had its clock anchored the job, the hour would be long over.
+      expect((await queue.add('ping', {}, { unique, timestamp: 1_000 })).unique?.outcome).to.equal('deduplicated');
+    });
+
+    it('a plain add through the wrapper is not checked: it is BullMQ\'s own add', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      await queue.add('x', {}, { unique: {} });
+      const plain = await queue.add('x', {});
+      expect(plain.unique).to.equal(undefined);
+      expect(await queue.count()).to.equal(2);
+    });
+
+    it('the policy without the queue dimension spans queues under the prefix (§3.2)', async function () {
+      const a = withUniqueness(ctx.queue('a'));
+      const b = withUniqueness(ctx.queue('b'));
+      const first = await a.add('sync', {}, { unique: { on_conflict: 'ignore' } });
+      const second = await b.add('sync', {}, { unique: { on_conflict: 'ignore' } });
+      expect(second.unique).to.include({ outcome: 'deduplicated', existingJobId: first.id });
+      expect(second.queueName).to.equal('a');
+      expect((await b.add('sync', {}, { unique: { keys: ['type', 'queue'], on_conflict: 'ignore' } })).unique?.outcome).to.equal('created');
+      // A replace from b cancels the job in a, and says so on a's events stream.
+      const replacement = await b.add('sync', {}, { unique: { on_conflict: 'replace' } });
+      expect(replacement.unique?.replacedJobIds).to.deep.equal([first.id]);
+      expect(await a.getJob(first.id!)).to.equal(undefined);
+      const events = (await ctx.redis.call('XRANGE', `${ctx.prefix}:a:events`, '-', '+')) as [string, string[]][];
+      expect(events.map(([, fields]) => fields.join(' ')).filter((line) => line.includes('ojs-replaced'))).to.have.length(1);
+    });
+
+    it('ojsMeta feeds the meta dimension and never touches data', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const unique = { keys: ['type', 'meta'], meta_keys: ['tenant'], on_conflict: 'ignore' };
+      const acme = await queue.add('warm', { r: 1 }, { unique, ojsMeta: { tenant: 'acme', trace: 'x' } });
+      expect(acme.data).to.deep.equal({ r: 1 });
+      expect((await queue.add('warm', { r: 2 }, { unique, ojsMeta: { tenant: 'acme', trace: 'y' } })).unique?.outcome).to.equal('deduplicated');
+      expect((await queue.add('warm', { r: 1 }, { unique, ojsMeta: { tenant: 'globex' } })).unique?.outcome).to.equal('created');
+    });
+  });
+
+  describe('combining with BullMQ options', function () {
+    it('refuses deduplication, parent and repeat with unique, naming the option, writing nothing', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      for (const opts of [{ deduplication: { id: 'd' } }, { parent: { id: 'p', queue: `${ctx.prefix}:mail` } }, { repeat: { every: 1000 } }]) {
+        const error = await rejection(queue.add('x', {}, { ...opts, unique: {} }));
+        expect(error).to.be.instanceOf(InvalidUniquePolicyError);
+        expect((error as unknown as InvalidUniquePolicyError).issues[0]!.path).to.equal(`opts.${Object.keys(opts)[0]}`);
+      }
+      expect(await ctx.redis.keys(`${ctx.prefix}:*`)).to.deep.equal([]);
+    });
+
+    it('jobId: the created job takes it; an existing id is refused (BullMQ alone would return the old job silently)', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const job = await queue.add('a', {}, { jobId: 'order-1', unique: {} });
+      expect(job.id).to.equal('order-1');
+      const error = await rejection(queue.add('b', {}, { jobId: 'order-1', unique: {} }));
+      expect(error).to.be.instanceOf(InvalidUniquePolicyError);
+      expect((error as unknown as InvalidUniquePolicyError).issues[0]).to.include({ path: 'opts.jobId' });
+      expect(error.message).to.contain('order-1');
+    });
+
+    it('removeOnComplete that would delete a job a "completed" policy depends on is refused; a long enough age is accepted', async function () {
+      const queue = withUniqueness(ctx.queue('mail', { defaultJobOptions: { removeOnComplete: true } }));
+      const states = ['available', 'active', 'completed'];
+      const refused = await rejection(queue.add('invoice', {}, { unique: { states, period: 'P1D' } }));
+      expect(refused).to.be.instanceOf(InvalidUniquePolicyError);
+      expect((refused as unknown as InvalidUniquePolicyError).issues[0]!.path).to.equal('opts.removeOnComplete');
+      expect(await rejection(queue.add('invoice', {}, { unique: { states, period: 'P1D' }, removeOnComplete: { age: 3600 } }))).to.be.instanceOf(
+        InvalidUniquePolicyError,
+      );
+      const kept = await queue.add('invoice', {}, { unique: { states, period: 'P1D' }, removeOnComplete: { age: 86_400 } });
+      expect(kept.unique?.outcome).to.equal('created');
+      // The default states do not include completed: removeOnComplete is then the user's business.
+      expect((await queue.add('other', {}, { unique: {} })).unique?.outcome).to.equal('created');
+    });
+  });
+
+  describe('addBulk', function () {
+    it('per-job outcomes, duplicates within the batch handled in order, plain jobs untouched', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const jobs = await queue.addBulk([
+        { name: 'a', data: { n: 1 }, opts: { unique: { on_conflict: 'ignore' } } },
+        { name: 'a', data: { n: 2 }, opts: { unique: { on_conflict: 'ignore' } } },
+        { name: 'plain', data: {} },
+        { name: 'a', data: { n: 3 }, opts: { unique: { on_conflict: 'reject' } } },
+        { name: 'a', data: { n: 4 }, opts: { unique: { on_conflict: 'replace' } } },
+      ]);
+      const outcomes = jobs.map((job: UniqueJob) => job.unique?.outcome ?? 'plain');
+      expect(outcomes).to.deep.equal(['created', 'deduplicated', 'plain', 'rejected', 'replaced']);
+      expect(jobs[1]!.id).to.equal(jobs[0]!.id);
+      expect(jobs[3]!.unique!.error).to.be.instanceOf(DuplicateJobError);
+      expect(jobs[3]!.unique!.existingJobId).to.equal(jobs[0]!.id);
+      expect(jobs[4]!.unique!.replacedJobIds).to.deep.equal([jobs[0]!.id]);
+      expect((await queue.getJobs(['wait'])).map((job) => job.name).sort()).to.deep.equal(['a', 'plain']);
+    });
+
+    it('an invalid job refuses the whole batch before anything is written', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const error = await rejection(
+        queue.addBulk([
+          { name: 'a', data: {}, opts: { unique: {} } },
+          { name: 'b', data: {}, opts: { unique: { keys: ['argz'] } } },
+        ]),
+      );
+      expect(error).to.be.instanceOf(InvalidUniquePolicyError);
+      expect(await ctx.redis.keys(`${ctx.prefix}:*`)).to.deep.equal([]);
+    });
+  });
+
+  describe('events', function () {
+    it('QueueEvents sees "deduplicated" for ignore and reject, and "removed" (reason ojs-replaced) for replace', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const events = new QueueEvents('mail', { connection: ctx.connect(), prefix: ctx.prefix, autorun: true });
+      ctx.closeLater(events);
+      await events.waitUntilReady();
+      const deduplicated: Record<string, string>[] = [];
+      const removed: Record<string, string>[] = [];
+      events.on('deduplicated', (args) => deduplicated.push(args as unknown as Record<string, string>));
+      events.on('removed', (args) => removed.push(args as unknown as Record<string, string>));
+      const first = await queue.add('a', {}, { unique: { on_conflict: 'ignore' } });
+      await queue.add('a', {}, { jobId: 'incoming-2', unique: { on_conflict: 'ignore' } });
+      await rejection(queue.add('a', {}, { unique: {} }));
+      const replacement = await queue.add('a', {}, { unique: { on_conflict: 'replace' } });
+      for (let i = 0; i < 100 && (deduplicated.length < 2 || removed.length < 1); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(deduplicated.map((e) => [e.jobId, e.deduplicatedJobId])).to.deep.equal([
+        [first.id, 'incoming-2'],
+        [first.id, ''],
+      ]);
+      expect(deduplicated[0]!.deduplicationId).to.equal(`ojs:${first.unique!.uniquenessKey}`);
+      expect(removed).to.have.length(1);
+      expect(removed[0]).to.include({ jobId: first.id, reason: 'ojs-replaced', replacedBy: replacement.id, prev: 'wait' });
+    });
+  });
+
+  describe('the sidecar', function () {
+    it('lives under the queue prefix with two or more extra segments and survives removeOrphanedJobs', async function () {
+      const raw = ctx.queue('mail');
+      const queue = withUniqueness(raw);
+      await queue.add('a', {}, { unique: { keys: ['type', 'queue'], on_conflict: 'replace' } });
+      await queue.add('a', {}, { unique: { keys: ['type', 'queue'], on_conflict: 'replace' } });
+      const before = await ojsKeys(ctx);
+      expect(before.map((key) => key.replace(/[0-9a-f]{64}/, '<key>'))).to.deep.equal([
+        'mail:ojs:cancelled:1',
+        'mail:ojs:fp:<key>',
+        'mail:ojs:idx:fingerprints',
+        'ojs:global:queues',
+      ]);
+      await raw.removeOrphanedJobs();
+      expect(await ojsKeys(ctx)).to.deep.equal(before);
+      expect((await queue.add('a', {}, { unique: { keys: ['type', 'queue'], on_conflict: 'ignore' } })).unique?.outcome).to.equal('deduplicated');
+    });
+
+    it('obliterate leaves the sidecar; removeUniquenessIndex removes it (and the cross-queue part with global: true)', async function () {
+      const raw = ctx.queue('mail');
+      const queue = withUniqueness(raw);
+      await queue.add('a', {}, { unique: { keys: ['type', 'queue'] } });
+      await queue.add('b', {}, { unique: {} });
+      await raw.obliterate({ force: true });
+      expect(await ojsKeys(ctx)).to.have.length(5);
+      expect(await removeUniquenessIndex(raw)).to.equal(2);
+      expect(await removeUniquenessIndex(raw, { global: true })).to.equal(3);
+      expect(await ctx.redis.keys(`${ctx.prefix}:*`)).to.deep.equal([]);
+    });
+
+    it('fingerprints of gone jobs are reclaimed lazily by the next new fingerprint, without scanning', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const unique = { keys: ['type', 'queue'] };
+      const gone = await queue.add('old', {}, { unique });
+      const setKey = `${ctx.prefix}:mail:ojs:fp:${gone.unique!.uniquenessKey}`;
+      const registry = `${ctx.prefix}:mail:ojs:idx:fingerprints`;
+      await gone.remove();
+      expect(await ctx.redis.exists(setKey)).to.equal(1);
+      await queue.add('new', {}, { unique });
+      expect(await ctx.redis.exists(setKey)).to.equal(0);
+      expect(await ctx.redis.sismember(registry, setKey)).to.equal(0);
+      expect(await ctx.redis.scard(registry)).to.equal(1);
+    });
+
+    it('the registry stays bounded when every fingerprint dies: 300 one-shot fingerprints leave only a handful', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      for (let i = 0; i < 300; i++) {
+        const job = await queue.add('one-shot', { i }, { unique: { keys: ['type', 'queue', 'args'] } });
+        await job.remove();
+      }
+      // Each registration samples two; dead fingerprints stay around the number of live ones (0 here).
+      expect(await ctx.redis.scard(`${ctx.prefix}:mail:ojs:idx:fingerprints`)).to.be.below(30);
+    });
+
+    it('an add whose period is over for a live job does not drop it: an add without a period still finds it', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const live = await queue.add('sync', { v: 1 }, { unique: {} });
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
+      const second = await queue.add('sync', { v: 2 }, { unique: { period: 'PT1S' } });
+      expect(second.unique?.outcome).to.equal('created');
+      const error = await rejection(queue.add('sync', { v: 3 }, { unique: {} }));
+      expect(error).to.include({ existingJobId: live.id });
+    });
+
+    it('a gone job (removed) no longer blocks, as with BullMQ jobIds', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const first = await queue.add('a', {}, { unique: {} });
+      await first.remove();
+      expect((await queue.add('a', {}, { unique: {} })).unique?.outcome).to.equal('created');
+    });
+  });
+
+  it('the generated Lua module is up to date (scripts/build-lua.mjs --check)', function () {
+    execFileSync(process.execPath, ['scripts/build-lua.mjs', '--check'], { stdio: 'pipe' });
+  });
+
+  it('refuses a queue that is not backed by BullMQ\'s Redis backend, at wrap time', function () {
+    const fake = { name: 'x', backend: {} } as unknown as Parameters<typeof withUniqueness>[0];
+    expect(() => withUniqueness(fake)).to.throw(/RedisQueueBackend/);
+  });
+});
