@@ -17,6 +17,14 @@ export interface ConflictCandidate {
   created_at: number;
   /** Epoch ms the job is or was due; needed for `replace_except_schedule`. */
   scheduled_at?: number | null;
+  /**
+   * Insertion order among the jobs of this key (any increasing number: the memory backend's
+   * sequence, Graphile's job id, Redis `TIME` in microseconds). It breaks ties on `created_at`,
+   * which on a millisecond clock are common under load, so that every backend names the same job
+   * as "the existing one". Comparing ids instead was rejected: UUIDv7 ids are random within a
+   * millisecond and counter ids compare wrongly as text ("10" < "9").
+   */
+  seq?: number;
 }
 
 export interface ConflictInput {
@@ -61,14 +69,15 @@ export function isDuplicate(candidate: ConflictCandidate, policy: UniquePolicy, 
  * Decides what an enqueue under `policy` does, given the jobs already recorded under its key.
  *
  * When several candidates are duplicates (possible when earlier jobs used narrower `states`),
- * the oldest (by `created_at`, then id) is "the existing job" that `ignore` returns and `reject`
- * names; `replace` cancels all of them, so the invariant of §8.1 holds afterwards.
+ * the first inserted (by `created_at`, then `seq`, then id) is "the existing job" that `ignore`
+ * returns and `reject` names; `replace` cancels all of them, so the invariant of §8.1 holds
+ * afterwards.
  */
 export function decideConflict(input: ConflictInput): ConflictDecision {
   const { policy, now } = input;
   const duplicates = input.candidates
     .filter((candidate) => isDuplicate(candidate, policy, now))
-    .sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    .sort(insertionOrder);
   const existing = duplicates[0];
   if (!existing) return { action: 'insert' };
 
@@ -90,6 +99,13 @@ export function decideConflict(input: ConflictInput): ConflictDecision {
       return { action: 'replace', existing, cancel: duplicates, scheduledAt: scheduled?.scheduled_at ?? null };
     }
   }
+}
+
+/** Oldest first: `created_at`, then `seq` where both have one, then id. */
+export function insertionOrder(a: ConflictCandidate, b: ConflictCandidate): number {
+  if (a.created_at !== b.created_at) return a.created_at - b.created_at;
+  if (a.seq !== undefined && b.seq !== undefined && a.seq !== b.seq) return a.seq - b.seq;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 function duplicateError(existing: ConflictCandidate, uniquenessKey: string, reason: 'duplicate' | 'active_not_replaceable'): DuplicateJobError {

@@ -22,7 +22,7 @@ export type { UniquenessKey } from './uniqueness-key.js';
 export { PERIOD_PATTERN, addPeriod, parsePeriod } from './period.js';
 export type { Period } from './period.js';
 
-export { decideConflict, isDuplicate } from './conflict-decision.js';
+export { decideConflict, insertionOrder, isDuplicate } from './conflict-decision.js';
 export type { ConflictCandidate, ConflictDecision, ConflictInput } from './conflict-decision.js';
 export { prepareUnique, jobInputIssues, scheduledAtMs } from './unique-enqueue.js';
 export type { PreparedUnique } from './unique-enqueue.js';

@@ -8,6 +8,9 @@
  * `NaN`/`Infinity` become `null`, Dates become strings, Maps and Sets become `{}`, BigInt throws,
  * array holes become `null`, and integers past 2^53 are already rounded. `-0` is the exception:
  * RFC 8785 serialises it as `0` and every host stores it as `0`, so it hashes as `0`.
+ *
+ * Messages name the path (which may include key names of args) but never a value: error messages
+ * end up in error-level logs, and spec §12 keeps job data out of those.
  */
 import type { JsonValue } from './job.js';
 import type { ValidationIssue } from './errors.js';
@@ -67,11 +70,11 @@ function walk(value: unknown, at: At, seen: Set<object>): JsonValue {
     case 'boolean':
       return value;
     case 'number':
-      if (!Number.isFinite(value)) throw new NotJson(at, `${value} is not a JSON number`);
+      if (!Number.isFinite(value)) throw new NotJson(at, 'NaN and Infinity are not JSON numbers');
       if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
         throw new NotJson(
           at,
-          `${value} is an integer beyond 2^53-1 that JavaScript cannot represent exactly (distinct values would collide); pass it as a string`,
+          'a number of magnitude 2^53 or more may already be a rounded integer (distinct values would collide); pass it as a string',
         );
       }
       return Object.is(value, -0) ? 0 : value;

@@ -11,7 +11,7 @@
  *  - Policies the schema lets through but that would silently deduplicate nothing or the wrong
  *    thing are refused, as §2.2's rationale asks ("should learn about it immediately"): a `period`
  *    of zero or with no component, `args_keys` without `"args"` in `keys`, `meta_keys` without
- *    `"meta"` in `keys`.
+ *    `"meta"` in `keys`, an empty `states`.
  * Job-dependent rules (§2.2: `args_keys` must exist in `args`; likewise `meta_keys` in `meta`)
  * run when `parseUniquePolicy` is given the job.
  */
@@ -151,6 +151,9 @@ export const uniquePolicySchema = z
     }
     if (policy.meta_keys != null && policy.meta_keys.length > 0 && !keys.includes('meta')) {
       ctx.addIssue({ code: 'custom', path: ['meta_keys'], message: 'is set but keys does not include "meta", so it would be ignored' });
+    }
+    if (policy.states !== undefined && policy.states.length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['states'], message: 'must not be empty: no state would ever count as a duplicate, silently disabling deduplication (omit it for the default)' });
     }
     if (policy.args_keys != null && !keys.includes('args')) {
       ctx.addIssue({ code: 'custom', path: ['args_keys'], message: 'is set but keys does not include "args", so it would be ignored' });

@@ -63,8 +63,12 @@ describe('§5–§9 the conflict decision', function () {
     expect(retrying).to.deep.include({ action: 'replace', scheduledAt: null });
   });
 
-  it('ties on created_at are broken by id, so every backend names the same job', function () {
-    const decision = decide({ on_conflict: 'ignore' }, [candidate('b', 'available'), candidate('a', 'available')]);
-    if (decision.action === 'ignore') expect(decision.existing.id).to.equal('a');
+  it('ties on created_at are broken by insertion order (seq), then by id, so every backend names the same job', function () {
+    const bySeq = decide({ on_conflict: 'ignore' }, [{ ...candidate('a', 'available'), seq: 2 }, { ...candidate('b', 'available'), seq: 1 }]);
+    expect(bySeq.action === 'ignore' && bySeq.existing.id).to.equal('b');
+    const byId = decide({ on_conflict: 'ignore' }, [candidate('b', 'available'), candidate('a', 'available')]);
+    expect(byId.action === 'ignore' && byId.existing.id).to.equal('a');
+    const byTime = decide({ on_conflict: 'ignore' }, [{ ...candidate('a', 'available', 0), seq: 1 }, { ...candidate('b', 'available', 5), seq: 2 }]);
+    expect(byTime.action === 'ignore' && byTime.existing.id).to.equal('b');
   });
 });

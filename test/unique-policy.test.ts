@@ -57,6 +57,7 @@ describe('§2 UniquePolicy parsing', function () {
     ['args_keys without "args" in keys would be ignored', { args_keys: ['id'] }, ['unique.args_keys: is set but keys does not include "args", so it would be ignored']],
     ['§6.2 invalid state', { states: ['available', 'running'] }, ['unique.states[1]: "running" is not one of scheduled, available, pending, active, completed, retryable, cancelled, discarded']],
     ['§6.2 state case', { states: ['Active'] }, ['unique.states[0]: "Active" is not one of scheduled, available, pending, active, completed, retryable, cancelled, discarded (values are case-sensitive: did you mean "active"?)']],
+    ['§6.2 an empty states list', { states: [] }, ['unique.states: must not be empty: no state would ever count as a duplicate, silently disabling deduplication (omit it for the default)']],
     ['§5 unknown strategy', { on_conflict: 'skip' }, ['unique.on_conflict: "skip" is not one of reject, replace, replace_except_schedule, ignore']],
     ['§13 additionalProperties', { keys: ['type'], unique_for: 60, fields: [] }, ['unique.unique_for: unknown field (allowed: keys, args_keys, meta_keys, period, states, on_conflict)', 'unique.fields: unknown field (allowed: keys, args_keys, meta_keys, period, states, on_conflict)']],
     ['§7.2 period not ISO 8601', { period: '1 hour' }, ['unique.period: "1 hour" is not an ISO 8601 duration of the form PnYnMnWnDTnHnMnS (e.g. "PT1H", "P1D", "PT0.5S")']],

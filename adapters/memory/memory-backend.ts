@@ -15,7 +15,7 @@
  * inserted; the running handler is not interrupted (nothing can interrupt it), but its `ack` or
  * `nack` is then refused with `InvalidTransitionError`, so its outcome is never recorded.
  */
-import { InvalidTransitionError, JobNotFoundError } from '../../src/errors.js';
+import { BackendError, InvalidTransitionError, JobNotFoundError } from '../../src/errors.js';
 import { decideConflict, type ConflictCandidate } from '../../src/conflict-decision.js';
 import type { JobInput, JsonValue, OjsJob, OjsJobState } from '../../src/job.js';
 import { normalizeJson } from '../../src/json-normalize.js';
@@ -89,6 +89,8 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
   /** uniqueness key -> ids of the jobs recorded under it, in any state. */
   readonly #byKey = new Map<string, Set<string>>();
   readonly #lock = new KeyLock();
+  /** Caller-chosen ids claimed by enqueues still in flight, so two of them cannot both take one. */
+  readonly #claimedIds = new Set<string>();
   #seq = 0;
   #closed = false;
 
@@ -113,9 +115,23 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     const argsCheck = normalizeJson(input.args, 'args');
     const metaCheck = normalizeJson(input.meta ?? {}, 'meta');
     const issues = [argsCheck, metaCheck].flatMap((check) => (check.ok ? [] : [check.issue]));
-    if (input.id !== undefined && this.#jobs.has(input.id)) issues.push({ path: 'id', message: `a job with id ${input.id} already exists` });
+    // The id is claimed synchronously, before the first await: checked and taken in one step, so
+    // two concurrent enqueues with one id cannot both pass, and a replace never cancels anything
+    // for an id that turns out to be taken.
+    if (input.id !== undefined && (this.#jobs.has(input.id) || this.#claimedIds.has(input.id))) {
+      issues.push({ path: 'id', message: 'a job with this id already exists' });
+    }
     if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
+    if (input.id === undefined) return this.#enqueueChecked(input, prepared);
+    this.#claimedIds.add(input.id);
+    try {
+      return await this.#enqueueChecked(input, prepared);
+    } finally {
+      this.#claimedIds.delete(input.id);
+    }
+  }
 
+  async #enqueueChecked(input: MemoryJobInput, prepared: ReturnType<typeof prepareUnique>): Promise<EnqueueResult> {
     if (!prepared) return { outcome: 'created', job: this.#view(await this.#insert(input, null, null, null)) };
 
     return this.#lock.run(prepared.key, async () => {
@@ -222,7 +238,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     await this.#io();
     return [...(this.#byKey.get(key) ?? [])].map((id) => {
       const job = this.#jobs.get(id)!;
-      return { id, state: this.#stateOf(job), created_at: job.created_at, scheduled_at: job.scheduled_at };
+      return { id, state: this.#stateOf(job), created_at: job.created_at, scheduled_at: job.scheduled_at, seq: job.seq };
     });
   }
 
@@ -325,6 +341,6 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
   }
 
   #assertOpen(): void {
-    if (this.#closed) throw new Error('the memory backend is closed');
+    if (this.#closed) throw new BackendError('memory', 'the backend is closed', { written: false });
   }
 }

@@ -40,6 +40,13 @@ export function keyComputation(ctx: SuiteContext): void {
       expect(error.code).to.equal('duplicate');
     });
 
+    it('§4.2 NFC is applied to the hashed copy only: the job keeps its args exactly as given', async function () {
+      const args = { path: 'Cafe\u0301.txt', ['cle\u0301']: 1 };
+      const job = await created(ctx, { type: 'file.index', args, unique: { keys: ['args'] } });
+      expect(job.args).to.deep.equal(args);
+      expect((await ctx.subject.backend.getJob(job.id))!.args).to.deep.equal(args);
+    });
+
     it('§3.4 meta_keys: same tenant is a duplicate, another tenant is not, other meta is ignored', async function () {
       const unique = { keys: ['type', 'args', 'meta'], meta_keys: ['tenant_id'], on_conflict: 'ignore' };
       const args = { resource: 'products' };

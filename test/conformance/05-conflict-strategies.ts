@@ -101,6 +101,23 @@ export function conflictStrategies(ctx: SuiteContext): void {
       expect(await stateOf(ctx, first.id)).to.equal('cancelled');
     });
 
+    it('§5 with several duplicates, the first inserted is "the existing job" and replace cancels them all', async function () {
+      // Narrow policies let two jobs of one key coexist: one available, one scheduled.
+      const narrow = { keys: ['type'], states: ['scheduled'] };
+      const j1 = await created(ctx, { type: 'sync.run', args: { n: 1 }, unique: narrow });
+      const j2 = await created(ctx, { type: 'sync.run', args: { n: 2 }, scheduled_at: new Date(Date.now() + HOUR), unique: narrow });
+      const rejected = await rejection(enqueue(ctx, { type: 'sync.run', args: { n: 3 }, unique: { keys: ['type'] } }));
+      expect(rejected).to.include({ existingJobId: j1.id, existingJobState: 'available' });
+      const ignored = await enqueue(ctx, { type: 'sync.run', args: { n: 3 }, unique: { keys: ['type'], on_conflict: 'ignore' } });
+      expect(ignored.job.id).to.equal(j1.id);
+      const replaced = await enqueue(ctx, { type: 'sync.run', args: { n: 3 }, unique: { keys: ['type'], on_conflict: 'replace' } });
+      expect(replaced.outcome).to.equal('replaced');
+      if (replaced.outcome !== 'replaced') return;
+      expect(replaced.replaced.id).to.equal(j1.id);
+      expect((replaced.also_replaced ?? []).map((job) => job.id)).to.deep.equal([j2.id]);
+      expect([await stateOf(ctx, j1.id), await stateOf(ctx, j2.id), await stateOf(ctx, replaced.job.id)]).to.deep.equal(['cancelled', 'cancelled', 'available']);
+    });
+
     it('§5.2 replace of a scheduled job: the new job keeps its own schedule', async function () {
       const unique = { keys: ['type'], on_conflict: 'replace' };
       await created(ctx, { type: 'notification.send', args: {}, scheduled_at: new Date(Date.now() + 2 * HOUR), unique });

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { created, enqueue, rejection, run, stateOf, type SuiteContext } from './suite-context.js';
+import { created, enqueue, needsVirtualClock, rejection, run, stateOf, type SuiteContext } from './suite-context.js';
 
 const ALL_BUT_TERMINAL = ['available', 'active', 'scheduled', 'retryable', 'pending'];
 
@@ -47,6 +47,29 @@ export function stateFiltering(ctx: SuiteContext): void {
       const error = await rejection(enqueue(ctx, { type: 'sync.account', args: {}, unique: { keys: ['type'], states: ['cancelled'] } }));
       expect(error).to.include({ existingJobId: first.id, existingJobState: 'cancelled' });
       await created(ctx, { type: 'sync.account', args: {}, unique: { keys: ['type'] } });
+    });
+
+    it('§6.3 a completed job stays visible to a wider policy after enqueues under narrower ones', async function () {
+      // The key does not depend on states or period, so one enqueue's policy must not make a
+      // backend forget a job that another policy of the same key still counts.
+      const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed'] };
+      const first = await created(ctx, { type: 'welcome.send', args: {}, unique: wide });
+      await run(ctx, first.id, 'complete');
+      const narrow = await created(ctx, { type: 'welcome.send', args: {}, unique: { keys: ['type'] } });
+      await ctx.subject.backend.cancel(narrow.id);
+      await created(ctx, { type: 'welcome.send', args: {}, unique: { keys: ['type'], period: 'PT1S' } });
+      const error = await rejection(enqueue(ctx, { type: 'welcome.send', args: {}, unique: wide }));
+      expect(error).to.include({ existingJobId: first.id, existingJobState: 'completed' });
+    });
+
+    it('§6.2 §7.1 with "cancelled" in states and no period a cancelled job blocks for good', async function () {
+      needsVirtualClock(ctx, this, 'needs months to pass');
+      const unique = { keys: ['type'], states: ['cancelled'] };
+      const first = await created(ctx, { type: 'account.close', args: {}, unique });
+      await ctx.subject.backend.cancel(first.id);
+      ctx.subject.clock!.advance(400 * 86_400_000);
+      const error = await rejection(enqueue(ctx, { type: 'account.close', args: {}, unique }));
+      expect(error).to.include({ existingJobId: first.id, existingJobState: 'cancelled' });
     });
 
     it('§6.4 narrow states ["scheduled"]: an available job does not block, a scheduled one does', async function () {

@@ -39,9 +39,26 @@ export function concurrency(ctx: SuiteContext): void {
       expect(values.filter((v) => v.outcome === 'replaced'), 'replaced').to.have.length(N - 1);
       const states = await Promise.all(values.map((v) => stateOf(ctx, v.job.id)));
       expect(states.filter((s) => s !== 'cancelled'), 'live').to.deep.equal(['available']);
-      // Each replace cancelled exactly the job that was live just before it: a chain, no gaps, no forks.
-      const replacedIds = values.flatMap((v) => (v.outcome === 'replaced' ? [v.replaced.id] : []));
-      expect(new Set(replacedIds).size).to.equal(N - 1);
+      // Each replace cancelled exactly the job that was live just before it: every job but the
+      // last one live was cancelled by exactly one replace, so the replaces form one chain.
+      const replacedIds = values.flatMap((v) => (v.outcome === 'replaced' ? [v.replaced.id, ...(v.also_replaced ?? []).map((j) => j.id)] : []));
+      const live = values.map((v) => v.job.id).filter((_, i) => states[i] !== 'cancelled');
+      expect(replacedIds.length, 'one cancellation per replace').to.equal(N - 1);
+      expect(new Set([...replacedIds, ...live]), 'cancelled + live = every job').to.deep.equal(new Set(values.map((v) => v.job.id)));
+    });
+
+    it('ojs-core §5.1 concurrent enqueues with one caller-chosen id: exactly one job gets it, nothing is overwritten', async function () {
+      const id = 'conformance-fixed-id-7';
+      const results = await Promise.allSettled(
+        // Half of them plain (no policy): the id must be claimed atomically on that path too.
+        Array.from({ length: 20 }, (_, i) => enqueue(ctx, { id, type: `report.v${i}`, args: { i }, ...(i % 2 === 0 ? { unique: { keys: ['type'] } } : {}) })),
+      );
+      const winners = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+      expect(winners, 'created').to.have.length(1);
+      expect(winners[0]!.outcome).to.equal('created');
+      for (const r of results) if (r.status === 'rejected') expect(r.reason).to.include({ code: 'invalid_request' });
+      const stored = await ctx.subject.backend.getJob(id);
+      expect(stored).to.deep.include({ id, type: winners[0]!.job.type });
     });
   });
 }

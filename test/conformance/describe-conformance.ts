@@ -34,7 +34,9 @@ export function describeConformance(name: string, makeSubject: MakeConformanceSu
     afterEach(async function () {
       const subject = current;
       current = undefined;
-      await subject?.close({ passed: this.currentTest?.state === 'passed' });
+      // A skipped test ('pending') left nothing worth inspecting; only a failure keeps its data.
+      const state = this.currentTest?.state;
+      await subject?.close({ passed: state === 'passed' || state === 'pending' });
     });
 
     policyValidation(ctx);

@@ -1,0 +1,122 @@
+/**
+ * The enqueue paths Graphile users call, all sharing {@link enqueueOnClient}:
+ *  - `addJobWithClient`: on the caller's own `pg` client inside their BEGIN … COMMIT (graphile
+ *    #538), so the job, its ledger record and the caller's rows commit or roll back together;
+ *  - `addJobsOnClient`: a batch in one transaction (all or nothing, like Graphile's addJobs).
+ * A job without `unique` goes to Graphile exactly as its own addJob sends it.
+ */
+import type { Job } from 'graphile-worker';
+import { InvalidUniquePolicyError } from '../../src/errors.js';
+import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
+import { enqueueOnClient, type EnqueueSettings, type PreparedGraphileEnqueue } from './graphile-worker-enqueue.js';
+import { translatePgError } from './graphile-worker-errors.js';
+import type { PgClientLike } from './graphile-worker-pg.js';
+import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql } from './graphile-worker-sql.js';
+import { taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
+
+export interface UniqueEnqueueOptions {
+  /** The adapter's own schema. (Default: `ojs_unique`.) */
+  schema?: string;
+  /** Graphile Worker's schema. (Default: `graphile_worker`.) */
+  graphileSchema?: string;
+  /** §5.2: let `replace` fence a running job instead of rejecting with state `active`. (Default: false.) */
+  replaceActive?: boolean;
+}
+
+export function enqueueSettings(options: UniqueEnqueueOptions): EnqueueSettings {
+  return {
+    sql: GraphileWorkerSql.for({
+      graphileSchema: options.graphileSchema ?? DEFAULT_GRAPHILE_SCHEMA,
+      uniqueSchema: options.schema ?? DEFAULT_UNIQUE_SCHEMA,
+    }),
+    replaceActive: options.replaceActive ?? false,
+  };
+}
+
+/** A spec with an OJS policy; its `addJob` resolves to an {@link EnqueueResult}. */
+export type UniqueTaskSpecWithPolicy = UniqueTaskSpec & { unique: NonNullable<UniqueTaskSpec['unique']> };
+
+/**
+ * Adds a job on `client`, which the caller has put inside BEGIN … COMMIT. Nothing is committed
+ * here: a rollback removes the job and its ledger record with the caller's own rows. The
+ * adapter's schema must be installed (by `makeUniqueWorkerUtils`, the preset, or the backend).
+ *
+ * Under REPEATABLE READ or SERIALIZABLE a concurrent enqueue of the same key that committed first
+ * surfaces as a `BackendError` (SQLSTATE 40001): retry the transaction, as for any such conflict.
+ */
+export function addJobWithClient(
+  client: PgClientLike,
+  identifier: string,
+  payload: unknown,
+  spec: UniqueTaskSpecWithPolicy,
+  options?: UniqueEnqueueOptions,
+): Promise<EnqueueResult>;
+export function addJobWithClient(client: PgClientLike, identifier: string, payload?: unknown, spec?: UniqueTaskSpec, options?: UniqueEnqueueOptions): Promise<Job>;
+export async function addJobWithClient(
+  client: PgClientLike,
+  identifier: string,
+  payload: unknown = {},
+  spec: UniqueTaskSpec = {},
+  options: UniqueEnqueueOptions = {},
+): Promise<EnqueueResult | Job> {
+  const settings = enqueueSettings(options);
+  if (spec.unique === undefined) return addPlainJob(client, settings, identifier, payload, spec);
+  return enqueueOnClient(client, settings, taskSpecToEnqueue(identifier, payload, spec), false);
+}
+
+async function addPlainJob(client: PgClientLike, settings: EnqueueSettings, identifier: string, payload: unknown, spec: UniqueTaskSpec): Promise<Job> {
+  try {
+    const { rows } = await client.query<Job>(settings.sql.text('add-plain-job'), [
+      identifier,
+      JSON.stringify(payload ?? {}),
+      spec.queueName ?? null,
+      spec.runAt?.toISOString() ?? null,
+      spec.maxAttempts ?? null,
+      spec.jobKey ?? null,
+      spec.priority ?? null,
+      spec.flags ?? null,
+      spec.jobKeyMode ?? null,
+    ]);
+    return { ...rows[0]!, task_identifier: identifier };
+  } catch (error) {
+    throw translatePgError(error, { operation: 'addJob', rolledBack: false });
+  }
+}
+
+/** The shape of one `addJobs` entry, with the OJS fields. */
+export interface UniqueAddJobsSpec extends UniqueTaskSpec {
+  identifier: string;
+  payload?: unknown;
+}
+
+/**
+ * Adds a batch in one transaction on `client` (not already in one): all or nothing, like
+ * Graphile's addJobs. A `reject` duplicate anywhere rolls back the whole batch and throws.
+ *
+ * Keys are locked in key order, whatever the batch order, so two batches sharing keys cannot
+ * deadlock; two entries with one key see each other (the second is the duplicate).
+ */
+export async function addJobsOnClient(client: PgClientLike, settings: EnqueueSettings, specs: readonly UniqueAddJobsSpec[]): Promise<EnqueueResult[]> {
+  // Validate every entry before the first write. The ledger path never passes a job key, so a
+  // Graphile jobKey in the same batch would be silently dropped: refused instead.
+  const keyed = specs.findIndex((spec) => spec.jobKey !== undefined && spec.jobKey !== null);
+  if (keyed >= 0) {
+    throw new InvalidUniquePolicyError([
+      { path: `[${keyed}].jobKey`, message: 'a batch with unique jobs cannot also carry Graphile job keys: add keyed jobs in a separate addJobs call' },
+    ]);
+  }
+  const requests: PreparedGraphileEnqueue[] = specs.map(({ identifier, payload, ...spec }) => taskSpecToEnqueue(identifier, payload, spec));
+  const order = requests
+    .map((request, index) => ({ index, key: request.prepared?.key ?? '' }))
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index));
+  const results: EnqueueResult[] = new Array(requests.length);
+  await client.query('begin');
+  try {
+    for (const { index } of order) results[index] = await enqueueOnClient(client, settings, requests[index]!, false);
+    await client.query('commit');
+  } catch (error) {
+    await client.query('rollback').catch(() => undefined);
+    throw translatePgError(error, { operation: 'addJobs', rolledBack: true });
+  }
+  return results;
+}

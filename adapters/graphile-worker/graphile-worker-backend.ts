@@ -1,0 +1,222 @@
+/**
+ * `createGraphileWorkerBackend`: the core's `UniqueJobsBackend` over a Graphile Worker schema, so
+ * the shared conformance suite (and the demo) run unchanged. Graphile users mostly want
+ * `makeUniqueWorkerUtils`, `addJobWithClient` and `withUniqueHelpers`; this is the OJS-shaped
+ * view of the same ledger.
+ *
+ * OJS -> Graphile: `type` is the task identifier, `args` the payload, `scheduled_at` run_at,
+ * `max_attempts` max_attempts, OJS `priority` (higher first) is negated into Graphile's (smaller
+ * first). OJS `queue` and `meta` live in the ledger only; Graphile's `queue_name` is set only
+ * by `queueNameFor`, because a Graphile named queue runs its jobs one at a time.
+ */
+import { userInfo } from 'node:os';
+import { InvalidTransitionError, JobNotFoundError } from '../../src/errors.js';
+import type { JobInput, OjsJob } from '../../src/job.js';
+import { TERMINAL_STATES, type OjsJobState } from '../../src/job.js';
+import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
+import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
+import { enqueueOnClient, prepareGraphileEnqueue, readJob } from './graphile-worker-enqueue.js';
+import { translatePgError } from './graphile-worker-errors.js';
+import { withDefaultUser, type PgPoolLike } from './graphile-worker-pg.js';
+import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './graphile-worker-reclaim.js';
+import { installUniqueJobsSchema } from './graphile-worker-schema.js';
+import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql } from './graphile-worker-sql.js';
+
+export interface GraphileWorkerBackendOptions {
+  /** A `pg.Pool` you own (not ended by `close()`). Give this or `connectionString`. */
+  pgPool?: PgPoolLike;
+  /** Creates a `pg.Pool` of `maxPoolSize` connections that `close()` ends. */
+  connectionString?: string;
+  /** Size of the pool created from `connectionString`. (Default: 10, as Graphile Worker.) */
+  maxPoolSize?: number;
+  /** The adapter's own schema (ledger, functions, migrations). (Default: `ojs_unique`.) */
+  schema?: string;
+  /** Graphile Worker's schema. (Default: `graphile_worker`.) */
+  graphileSchema?: string;
+  /**
+   * Run Graphile Worker's own migrations (with the adapter's preset) before the first operation,
+   * as `makeWorkerUtils` does. With false the Graphile schema must already be migrated; the
+   * adapter's schema is still installed. (Default: true.)
+   */
+  migrate?: boolean;
+  /**
+   * §5.2: let `replace` cancel a running job by fencing it (it finishes its attempt but is never
+   * retried, and its outcome is not recorded). Off, `replace` meeting an active duplicate
+   * rejects with state `active`, as on the memory and BullMQ backends. (Default: false.)
+   */
+  replaceActive?: boolean;
+  /** Graphile `queue_name` for an OJS queue: named queues serialise their jobs. (Default: always null.) */
+  queueNameFor?: (queue: string) => string | null;
+}
+
+export interface GraphileWorkerBackend extends UniqueJobsBackend {
+  /** The schema names in use. */
+  readonly schemas: { graphileSchema: string; uniqueSchema: string };
+  /** Reclaims ledger records no policy can still need (retention); see docs/graphile-worker.md. */
+  reclaim(options?: ReclaimOptions): Promise<ReclaimResult>;
+  /** Graphile Worker's job id of OJS job `id` (for Graphile's own APIs), or null if unknown. */
+  graphileJobId(id: string): Promise<string | null>;
+  /** Resolves once both schemas are installed; every other method awaits it too. */
+  ready(): Promise<void>;
+}
+
+export function createGraphileWorkerBackend(options: GraphileWorkerBackendOptions): GraphileWorkerBackend {
+  return new GraphileWorkerUniqueJobsBackend(options);
+}
+
+class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
+  readonly capabilities: UniqueJobsCapabilities;
+  readonly schemas: { graphileSchema: string; uniqueSchema: string };
+  readonly #sql: GraphileWorkerSql;
+  readonly #pool: Promise<PgPoolLike>;
+  readonly #ownsPool: boolean;
+  readonly #replaceActive: boolean;
+  readonly #queueNameFor: (queue: string) => string | null;
+  readonly #migrate: boolean;
+  #ready: Promise<void> | null = null;
+  #closed = false;
+
+  constructor(options: GraphileWorkerBackendOptions) {
+    if (!options.pgPool === !options.connectionString) throw new TypeError('createGraphileWorkerBackend: give exactly one of pgPool or connectionString');
+    this.#sql = new GraphileWorkerSql({
+      graphileSchema: options.graphileSchema ?? DEFAULT_GRAPHILE_SCHEMA,
+      uniqueSchema: options.schema ?? DEFAULT_UNIQUE_SCHEMA,
+    });
+    this.schemas = this.#sql.names;
+    this.#ownsPool = !options.pgPool;
+    this.#pool = options.pgPool
+      ? Promise.resolve(options.pgPool)
+      : import('pg').then(({ default: pg }) => {
+          const pool = new pg.Pool({
+            connectionString: withDefaultUser(options.connectionString!, () => userInfo().username),
+            max: options.maxPoolSize ?? 10,
+          });
+          // An idle client's network error must not crash the process (pg emits it on the pool);
+          // the next query on a broken client fails and surfaces as a BackendError instead.
+          const ignore = () => undefined;
+          pool.on('error', ignore);
+          pool.on('connect', (client) => client.on('error', ignore));
+          return pool as unknown as PgPoolLike;
+        });
+    this.#replaceActive = options.replaceActive ?? false;
+    this.#queueNameFor = options.queueNameFor ?? (() => null);
+    this.#migrate = options.migrate ?? true;
+    this.capabilities = {
+      unique_jobs: {
+        strength: 'strong',
+        mechanism:
+          'PostgreSQL transaction: per-key head row lock (INSERT … ON CONFLICT DO UPDATE), candidate read, then Graphile add_job (no job_key) and cancel, committed together',
+        replace_active: this.#replaceActive,
+      },
+    };
+  }
+
+  ready(): Promise<void> {
+    this.#ready ??= this.#install();
+    return this.#ready;
+  }
+
+  async #install(): Promise<void> {
+    const pool = await this.#pool;
+    if (this.#migrate) {
+      const { runMigrations } = await import('graphile-worker');
+      const { makeUniqueJobsPreset } = await import('./graphile-worker-preset.js');
+      // The preset's postmigrate hook installs the adapter's schema in the same pass.
+      await runMigrations({
+        pgPool: pool as never,
+        schema: this.schemas.graphileSchema,
+        preset: { extends: [makeUniqueJobsPreset({ schema: this.schemas.uniqueSchema })] },
+      } as never);
+      return;
+    }
+    const client = await pool.connect();
+    try {
+      await installUniqueJobsSchema(client, this.#sql);
+    } finally {
+      client.release();
+    }
+  }
+
+  async enqueue(job: JobInput): Promise<EnqueueResult> {
+    this.#assertOpen();
+    const request = prepareGraphileEnqueue(job, {
+      queueName: job.queue === undefined || typeof job.queue === 'string' ? this.#queueNameFor(job.queue ?? DEFAULT_QUEUE) : null,
+      // OJS: higher runs first. Graphile: numerically smaller runs first.
+      priority: job.priority === undefined || job.priority === 0 ? null : -job.priority,
+      flags: null,
+    });
+    await this.ready();
+    const client = await (await this.#pool).connect();
+    try {
+      return await enqueueOnClient(client, { sql: this.#sql, replaceActive: this.#replaceActive }, request, true);
+    } finally {
+      client.release();
+    }
+  }
+
+  async getJob(id: string): Promise<OjsJob | null> {
+    this.#assertOpen();
+    await this.ready();
+    const pool = await this.#pool;
+    try {
+      return await readJob(pool, this.#sql, id);
+    } catch (error) {
+      throw translatePgError(error, { operation: 'getJob', rolledBack: false });
+    }
+  }
+
+  async graphileJobId(id: string): Promise<string | null> {
+    this.#assertOpen();
+    await this.ready();
+    try {
+      const { rows } = await (await this.#pool).query<{ job_id: string }>(this.#sql.text('read-graphile-id'), [id]);
+      return rows[0]?.job_id ?? null;
+    } catch (error) {
+      throw translatePgError(error, { operation: 'graphileJobId', rolledBack: false });
+    }
+  }
+
+  async cancel(id: string): Promise<OjsJob> {
+    this.#assertOpen();
+    await this.ready();
+    const client = await (await this.#pool).connect();
+    try {
+      await client.query('begin');
+      try {
+        const { rows } = await client.query<{ job_id: string; state: OjsJobState }>(this.#sql.text('lock-job'), [id]);
+        const locked = rows[0];
+        if (!locked) throw new JobNotFoundError(id);
+        if (TERMINAL_STATES.includes(locked.state)) throw new InvalidTransitionError(id, locked.state, 'cancelled');
+        // OJS CANCEL of a running job: fence it (the attempt runs on, is never retried and its
+        // outcome is not recorded), as the memory backend refuses its later ack/nack.
+        await client.query(this.#sql.text('cancel-jobs'), [[locked.job_id], null, true]);
+        const job = (await readJob(client, this.#sql, id))!;
+        await client.query('commit');
+        return job;
+      } catch (error) {
+        await client.query('rollback').catch(() => undefined);
+        throw translatePgError(error, { operation: 'cancel', rolledBack: true });
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  async reclaim(options?: ReclaimOptions): Promise<ReclaimResult> {
+    this.#assertOpen();
+    await this.ready();
+    return reclaimUniqueJobs(await this.#pool, this.#sql, options);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    // Let an install in flight finish with the pool before ending it.
+    await this.#ready?.catch(() => undefined);
+    if (this.#ownsPool) await (await this.#pool).end();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new Error('the graphile-worker backend is closed');
+  }
+}

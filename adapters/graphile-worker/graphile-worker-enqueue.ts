@@ -1,0 +1,318 @@
+/**
+ * One unique enqueue on Graphile Worker, on one connection: the heart of the adapter.
+ *
+ *   1. try-enqueue, one round trip: read the key's candidates; with none at all, lock the key
+ *      (its head row), read again and insert through Graphile's `add_job` (no job key) plus the
+ *      ledger row, in that one statement.
+ *   2. Otherwise decide with the core's `decideConflict` (the §5–§9 rules are written once, in
+ *      src/). A `reject` or `ignore` duplicate is answered from that read: nothing is written.
+ *   3. Anything that writes beside existing records runs under the key's lock, held to commit
+ *      (the adapter's own transaction, or the caller's): lock-and-read (head row, then the live
+ *      candidates' Graphile rows, then the candidates and the DB clock), decide again, insert and
+ *      for replace cancel, committed together (spec §8.1).
+ * The decision runs in Node between statements. Doing it in plpgsql would save round trips but
+ * write the spec's rules a second time, in a second language; the one shortcut taken in SQL is
+ * the case with no candidate at all, where there is nothing to decide.
+ */
+import { decideConflict, type ConflictDecision } from '../../src/conflict-decision.js';
+import { InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
+import { TERMINAL_STATES, type JobInput, type JsonValue, type OjsJob, type OjsJobState } from '../../src/job.js';
+import { normalizeJson } from '../../src/json-normalize.js';
+import { prepareUnique, scheduledAtMs, type PreparedUnique } from '../../src/unique-enqueue.js';
+import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
+import type { UniquePolicy } from '../../src/unique-policy.js';
+import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
+import { translatePgError } from './graphile-worker-errors.js';
+import type { PgClientLike } from './graphile-worker-pg.js';
+import type { GraphileWorkerSql } from './graphile-worker-sql.js';
+
+/** Where and how Graphile Worker runs the job: the `TaskSpec` fields that are not OJS fields. */
+export interface GraphilePlacement {
+  /** Graphile `queue_name`: jobs sharing one run one at a time. Null runs them in parallel. */
+  queueName: string | null;
+  /** Graphile priority (numerically smaller runs first); null for Graphile's default, 0. */
+  priority: number | null;
+  flags: string[] | null;
+}
+
+export interface EnqueueSettings {
+  sql: GraphileWorkerSql;
+  /** §5.2: let `replace` fence a running job instead of rejecting. */
+  replaceActive: boolean;
+}
+
+/** An enqueue whose input is already validated: the result of {@link prepareGraphileEnqueue}. */
+export interface PreparedGraphileEnqueue {
+  job: JobInput;
+  prepared: PreparedUnique | null;
+  args: JsonValue;
+  meta: Record<string, JsonValue>;
+  placement: GraphilePlacement;
+}
+
+const SMALLINT = { min: -32768, max: 32767 };
+
+/**
+ * Validates everything before any I/O (policy, key, JSON-ness of args and meta, Graphile's
+ * smallint columns), so a bad job is refused with nothing written.
+ */
+export function prepareGraphileEnqueue(job: JobInput, placement: GraphilePlacement): PreparedGraphileEnqueue {
+  const prepared = prepareUnique(job);
+  const issues: ValidationIssue[] = [];
+  const args = normalizeJson(job.args, 'args');
+  const meta = normalizeJson(job.meta ?? {}, 'meta');
+  for (const check of [args, meta]) if (!check.ok) issues.push(check.issue);
+  for (const [path, value] of [
+    ['max_attempts', job.max_attempts],
+    ['priority', placement.priority],
+  ] as const) {
+    if (value !== undefined && value !== null && (value < SMALLINT.min || value > SMALLINT.max)) {
+      issues.push({ path, message: `must fit Graphile Worker's smallint column (${SMALLINT.min}..${SMALLINT.max})` });
+    }
+  }
+  if (typeof job.id === 'string' && /^[0-9]+$/.test(job.id)) {
+    // A job without a chosen id takes Graphile's job id as its OJS id; a chosen all-digit id
+    // could later collide with one of those and make an unrelated enqueue fail.
+    issues.push({ path: 'id', message: "all-digit ids are reserved for Graphile Worker's own job ids; choose an id with a non-digit" });
+  }
+  if (issues.length > 0 || !args.ok || !meta.ok) throw new InvalidUniquePolicyError(issues);
+  return { job, prepared, args: args.value, meta: meta.value as Record<string, JsonValue>, placement };
+}
+
+/**
+ * Runs the enqueue on `client`. With `ownTransaction` the adapter opens and commits its own
+ * transaction; without, the caller is inside BEGIN … COMMIT and everything joins their
+ * transaction (and rolls back with it).
+ */
+export async function enqueueOnClient(
+  client: PgClientLike,
+  settings: EnqueueSettings,
+  request: PreparedGraphileEnqueue,
+  ownTransaction: boolean,
+): Promise<EnqueueResult> {
+  const { prepared } = request;
+  if (!prepared) {
+    // A job without a policy is one statement; no transaction of our own is needed.
+    try {
+      return { outcome: 'created', job: await insertJob(client, settings.sql, request, null) };
+    } catch (error) {
+      throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: ownTransaction });
+    }
+  }
+  try {
+    return await decideAndApply(client, settings, request, prepared, ownTransaction);
+  } catch (error) {
+    // On the adapter's own path every write happens in one statement or one transaction that
+    // was rolled back, so a failure wrote nothing.
+    throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: ownTransaction });
+  }
+}
+
+/** A candidate as lock_and_read reports it (install-functions.sql, `candidates`). */
+interface CandidateRow {
+  job_id: string;
+  id: string;
+  state: OjsJobState;
+  created_at: number;
+  scheduled_at: number;
+  view: Omit<JobRow, 'job_id' | 'id' | 'state'>;
+}
+
+interface LockAndRead {
+  now: number;
+  candidates: CandidateRow[];
+}
+
+async function decideAndApply(
+  client: PgClientLike,
+  settings: EnqueueSettings,
+  request: PreparedGraphileEnqueue,
+  prepared: PreparedUnique,
+  ownTransaction: boolean,
+): Promise<EnqueueResult> {
+  const { sql } = settings;
+  const params = insertParams(request, null);
+  // One round trip for the two common cases (see try_enqueue in install-functions.sql): a key
+  // with no record at all is inserted under the key's lock; a duplicate under reject or ignore is
+  // answered from a committed snapshot, read-only.
+  const first = await client.query<{ result: { inserted: InsertedRow } | LockAndRead }>(sql.text('try-enqueue'), [
+    prepared.key,
+    prepared.policy.states,
+    ...params.slice(0, 8),
+    ...params.slice(9),
+  ]);
+  const attempt = first.rows[0]!.result;
+  if ('inserted' in attempt) return { outcome: 'created', job: createdView(request, attempt.inserted) };
+  const early = decide(settings, prepared, attempt);
+  if (early.action === 'ignore' || early.action === 'reject') return settle(early, attempt);
+
+  // An insert beside other records, or a replace: write under the key's lock, held to commit,
+  // deciding again on what the locked read shows.
+  if (ownTransaction) await client.query('begin');
+  try {
+    const read = (await client.query<{ result: LockAndRead }>(sql.text('lock-and-read'), [prepared.key, prepared.policy.states])).rows[0]!.result;
+    const decision = decide(settings, prepared, read);
+    let result: EnqueueResult;
+    if (decision.action === 'insert') {
+      result = { outcome: 'created', job: await insertJob(client, sql, request, null) };
+    } else if (decision.action === 'replace') {
+      // Insert first, then cancel: the cancelled rows must name their replacement's id, which is
+      // Graphile's id unless the caller chose one. Both commit together, so no reader ever sees
+      // the new job beside the old ones, or neither (§5.2 "cancelled before the new job" holds
+      // for every observer).
+      const job = await insertJob(client, sql, request, decision.scheduledAt);
+      const cancelled = decision.cancel.map((candidate) => read.candidates.find((c) => c.id === candidate.id)!);
+      const { rows } = await client.query<{ job_id: string; finished_at: Date }>(sql.text('cancel-jobs'), [
+        cancelled.map((c) => c.job_id),
+        job.id,
+        settings.replaceActive,
+      ]);
+      const finishedAt = new Map(rows.map((row) => [row.job_id, row.finished_at]));
+      // Every candidate was locked by lock-and-read, so each one was cancelled: its view is the
+      // one just read, now cancelled by this job.
+      const [replaced, ...others] = cancelled.map((c) => ({
+        ...candidateView(c),
+        state: 'cancelled' as const,
+        completed_at: new Date(finishedAt.get(c.job_id)!).toISOString(),
+        replaced_by: job.id,
+      }));
+      result = others.length > 0 ? { outcome: 'replaced', job, replaced: replaced!, also_replaced: others } : { outcome: 'replaced', job, replaced: replaced! };
+    } else {
+      result = settle(decision, read);
+    }
+    if (ownTransaction) await client.query('commit');
+    return result;
+  } catch (error) {
+    if (ownTransaction) await client.query('rollback').catch(() => undefined);
+    throw error;
+  }
+}
+
+function decide(settings: EnqueueSettings, prepared: PreparedUnique, read: LockAndRead): ConflictDecision {
+  return decideConflict({
+    policy: prepared.policy,
+    uniquenessKey: prepared.key,
+    now: read.now,
+    candidates: read.candidates,
+    canReplaceActive: settings.replaceActive,
+  });
+}
+
+/** The outcome of an `ignore` or `reject` decision, from the read it was made on. */
+function settle(decision: Extract<ConflictDecision, { action: 'ignore' | 'reject' }>, read: LockAndRead): EnqueueResult {
+  if (decision.action === 'reject') throw decision.error;
+  return { outcome: 'deduplicated', job: candidateView(read.candidates.find((candidate) => candidate.id === decision.existing.id)!) };
+}
+
+function candidateView(candidate: CandidateRow): OjsJob {
+  return toOjsJob({ ...candidate.view, job_id: candidate.job_id, id: candidate.id, state: candidate.state });
+}
+
+interface InsertedRow {
+  job_id: string;
+  id: string;
+  /** A Date from a query's row, an ISO string from try_enqueue's JSON. */
+  created_at: Date | string;
+  scheduled_at: Date | string;
+  max_attempts: number;
+}
+
+/** insert-job's $1..$14. */
+function insertParams(request: PreparedGraphileEnqueue, keepScheduledAt: number | null): unknown[] {
+  const { job, prepared, placement } = request;
+  const runAt = keepScheduledAt !== null ? new Date(keepScheduledAt) : job.scheduled_at === undefined ? null : new Date(scheduledAtMs(job.scheduled_at)!);
+  const policy: UniquePolicy | null = prepared?.policy ?? null;
+  return [
+    job.type,
+    JSON.stringify(request.args),
+    placement.queueName,
+    runAt?.toISOString() ?? null,
+    job.max_attempts ?? null,
+    placement.priority,
+    placement.flags,
+    job.id ?? null,
+    prepared?.key ?? null,
+    job.queue ?? DEFAULT_QUEUE,
+    JSON.stringify(request.meta),
+    policy === null ? null : JSON.stringify(policy),
+    policy?.period ?? null,
+    job.priority ?? 0,
+  ];
+}
+
+async function insertJob(client: PgClientLike, sql: GraphileWorkerSql, request: PreparedGraphileEnqueue, keepScheduledAt: number | null): Promise<OjsJob> {
+  const { rows } = await client.query<InsertedRow>(sql.text('insert-job'), insertParams(request, keepScheduledAt));
+  return createdView(request, rows[0]!);
+}
+
+function createdView(request: PreparedGraphileEnqueue, row: InsertedRow): OjsJob {
+  const { job, prepared } = request;
+  const createdAt = new Date(row.created_at);
+  const scheduledAt = new Date(row.scheduled_at);
+  return {
+    id: row.id,
+    type: job.type,
+    queue: job.queue ?? DEFAULT_QUEUE,
+    args: request.args,
+    meta: request.meta,
+    // Graphile's run_at defaults to the transaction's now(), created_at is the later
+    // clock_timestamp(): a job due now reads available, as getJob would say.
+    state: scheduledAt.getTime() > createdAt.getTime() ? 'scheduled' : 'available',
+    attempt: 0,
+    max_attempts: row.max_attempts,
+    priority: job.priority ?? 0,
+    created_at: createdAt.toISOString(),
+    scheduled_at: scheduledAt.toISOString(),
+    unique: prepared?.policy ?? null,
+    uniqueness_key: prepared?.key ?? null,
+  };
+}
+
+interface JobRow {
+  job_id: string;
+  id: string;
+  type: string;
+  queue: string;
+  args: JsonValue | null;
+  meta: Record<string, JsonValue>;
+  policy: UniquePolicy | null;
+  fingerprint: string | null;
+  state: OjsJobState;
+  attempt: number;
+  max_attempts: number;
+  priority: number;
+  /** Dates from a query's row; ISO strings inside lock_and_read's JSON. */
+  created_at: Date | string;
+  scheduled_at: Date | string;
+  completed_at: Date | string | null;
+  replaced_by: string | null;
+}
+
+/** OJS INFO for a job the adapter enqueued, or null. */
+export async function readJob(client: PgClientLike, sql: GraphileWorkerSql, ojsId: string): Promise<OjsJob | null> {
+  const { rows } = await client.query<JobRow>(sql.text('get-job'), [ojsId]);
+  return rows[0] ? toOjsJob(rows[0]) : null;
+}
+
+function toOjsJob(row: JobRow): OjsJob {
+  const view: OjsJob = {
+    id: row.id,
+    type: row.type,
+    queue: row.queue,
+    // Graphile deletes a job's row (and payload) when it completes or is cancelled; the ledger
+    // does not keep a second copy of every payload, so a finished job's args read as null.
+    args: row.args,
+    meta: row.meta,
+    state: row.state,
+    attempt: row.attempt,
+    max_attempts: row.max_attempts,
+    priority: row.priority,
+    created_at: new Date(row.created_at).toISOString(),
+    scheduled_at: new Date(row.scheduled_at).toISOString(),
+    unique: row.policy,
+    uniqueness_key: row.fingerprint,
+  };
+  if (row.completed_at !== null && TERMINAL_STATES.includes(row.state)) view.completed_at = new Date(row.completed_at).toISOString();
+  if (row.replaced_by !== null) view.replaced_by = row.replaced_by;
+  return view;
+}

@@ -1,0 +1,52 @@
+/**
+ * The one place where PostgreSQL errors become this library's typed errors. Everything the
+ * adapter sends to the database goes through {@link translatePgError} on failure.
+ */
+import { BackendError, InvalidUniquePolicyError, isOjsUniqueError } from '../../src/errors.js';
+
+const BACKEND = 'graphile-worker';
+
+/** What the failed operation was, for the message (never job data, spec §12). */
+export interface PgErrorContext {
+  operation: string;
+  /** The OJS id the caller asked for, when a 23505 on it means "id taken". */
+  requestedId?: string | undefined;
+  /** True when the failing transaction was rolled back, so nothing was written. */
+  rolledBack: boolean;
+}
+
+export function translatePgError(error: unknown, context: PgErrorContext): Error {
+  if (isOjsUniqueError(error)) return error;
+  const pg = error as { code?: string; constraint?: string; message?: string };
+  const written = context.rolledBack ? { written: false as const } : {};
+  switch (pg.code) {
+    case '23505':
+      if (pg.constraint === 'jobs_ojs_id_key' && context.requestedId !== undefined) {
+        return new InvalidUniquePolicyError([{ path: 'id', message: `a job with id ${context.requestedId} already exists` }], { cause: error });
+      }
+      break;
+    case '22003':
+      // Graphile stores priority and max_attempts as smallint.
+      return new InvalidUniquePolicyError([{ path: 'priority', message: 'priority and max_attempts must fit a PostgreSQL smallint (-32768..32767)' }], { cause: error });
+    case '40001':
+    case '40P01':
+      return new BackendError(
+        BACKEND,
+        `${context.operation}: a concurrent enqueue of the same uniqueness key committed first (SQLSTATE ${pg.code}); retry the transaction`,
+        { cause: error, ...written },
+      );
+    case '42P01':
+    case '42883':
+    case '3F000':
+      return new BackendError(
+        BACKEND,
+        `${context.operation}: Graphile Worker's schema or the adapter's is not installed (SQLSTATE ${pg.code}); ` +
+          'makeUniqueWorkerUtils, createGraphileWorkerBackend and a worker with makeUniqueJobsPreset install both',
+        { cause: error, ...written },
+      );
+  }
+  return new BackendError(BACKEND, `${context.operation} failed${pg.code ? ` (SQLSTATE ${pg.code})` : ''}: ${pg.message ?? String(error)}`, {
+    cause: error,
+    ...written,
+  });
+}

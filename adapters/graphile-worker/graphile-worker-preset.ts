@@ -1,0 +1,43 @@
+/**
+ * The graphile-config preset: add it to your worker's (and your worker utils') preset and every
+ * Graphile `migrate()` (each `run()`, `runOnce()`, `makeWorkerUtils()` start) also installs or
+ * upgrades the adapter's schema and re-checks its AFTER DELETE trigger, after Graphile's own
+ * migrations. A Graphile migration that recreated `_private_jobs` therefore cannot leave the
+ * ledger without its trigger, and an untested Graphile schema level stops the start-up with a
+ * clear message instead of corrupting state.
+ *
+ * ```ts
+ * const preset = { extends: [WorkerPreset, makeUniqueJobsPreset()] };
+ * await run({ preset, pgPool, taskList: withUniqueHelpers(taskList) });
+ * ```
+ */
+import type {} from 'graphile-worker'; // the GraphileConfig.* global types
+import { installUniqueJobsSchema } from './graphile-worker-schema.js';
+import { DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql } from './graphile-worker-sql.js';
+import type { PgClientLike } from './graphile-worker-pg.js';
+
+export interface UniqueJobsPresetOptions {
+  /** The adapter's own schema. (Default: `ojs_unique`.) */
+  schema?: string;
+}
+
+/** The package version the plugin reports to graphile-config. */
+const PLUGIN_VERSION = '0.1.0';
+
+export function makeUniqueJobsPreset(options: UniqueJobsPresetOptions = {}): GraphileConfig.Preset {
+  const uniqueSchema = options.schema ?? DEFAULT_UNIQUE_SCHEMA;
+  const plugin: GraphileConfig.Plugin = {
+    name: `OjsUniqueJobsPlugin(${uniqueSchema})`,
+    version: PLUGIN_VERSION,
+    description: 'OJS unique jobs: installs the ojs-unique ledger and its trigger after Graphile Worker migrates',
+    worker: {
+      hooks: {
+        async postmigrate(ctx, event) {
+          const sql = new GraphileWorkerSql({ graphileSchema: ctx.workerSchema, uniqueSchema });
+          await installUniqueJobsSchema(event.client as unknown as PgClientLike, sql);
+        },
+      },
+    },
+  };
+  return { plugins: [plugin] };
+}

@@ -1,0 +1,49 @@
+/**
+ * Graphile's `addJob`/`addJobs` pair (from worker utils or from task helpers) extended with OJS
+ * `unique`: an entry with a policy goes through the adapter's transaction, anything else to
+ * Graphile's own function unchanged. Shared by `makeUniqueWorkerUtils` and `withUniqueHelpers`.
+ */
+import type { AddJobFunction, AddJobsFunction, AddJobsJobSpec, Job, TaskSpec, WithPgClient } from 'graphile-worker';
+import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
+import { addJobsOnClient, type UniqueAddJobsSpec, type UniqueTaskSpecWithPolicy } from './graphile-worker-add-job.js';
+import { enqueueOnClient, type EnqueueSettings } from './graphile-worker-enqueue.js';
+import type { PgClientLike } from './graphile-worker-pg.js';
+import { taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
+
+export interface UniqueAddJob {
+  /** With `unique`: resolves to the outcome; `reject` throws `DuplicateJobError`. */
+  (identifier: string, payload: unknown, spec: UniqueTaskSpecWithPolicy): Promise<EnqueueResult>;
+  /** Without `unique`: Graphile's own `addJob`, unchanged (your `jobKey` works as before). */
+  (identifier: string, payload?: unknown, spec?: TaskSpec): Promise<Job>;
+}
+
+export interface UniqueAddJobs {
+  /** No `unique` anywhere: Graphile's own `addJobs`, unchanged. */
+  (specs: AddJobsJobSpec[], jobKeyPreserveRunAt?: boolean): Promise<readonly Job[]>;
+  /**
+   * A batch with at least one `unique` entry: one transaction, an outcome per entry, in input
+   * order (entries without `unique` are recorded in the ledger as plain jobs).
+   */
+  (specs: readonly UniqueAddJobsSpec[]): Promise<EnqueueResult[]>;
+}
+
+export interface GraphileAddFunctions {
+  addJob: AddJobFunction;
+  addJobs: AddJobsFunction;
+  withPgClient: WithPgClient;
+}
+
+export function uniqueAddFunctions(graphile: GraphileAddFunctions, settings: EnqueueSettings): { addJob: UniqueAddJob; addJobs: UniqueAddJobs } {
+  const onClient = <T>(body: (client: PgClientLike) => Promise<T>) => graphile.withPgClient((client) => body(client as unknown as PgClientLike));
+  // async: a refused spec rejects the returned promise rather than throwing synchronously.
+  const addJob = (async (identifier: string, payload?: unknown, spec?: UniqueTaskSpec) => {
+    if (spec?.unique === undefined) return graphile.addJob(identifier, payload, spec);
+    const request = taskSpecToEnqueue(identifier, payload, spec);
+    return onClient((client) => enqueueOnClient(client, settings, request, true));
+  }) as UniqueAddJob;
+  const addJobs = (async (specs: readonly UniqueAddJobsSpec[], jobKeyPreserveRunAt?: boolean) => {
+    if (!specs.some((spec) => spec.unique !== undefined)) return graphile.addJobs(specs as AddJobsJobSpec[], jobKeyPreserveRunAt);
+    return onClient((client) => addJobsOnClient(client, settings, specs));
+  }) as UniqueAddJobs;
+  return { addJob, addJobs };
+}

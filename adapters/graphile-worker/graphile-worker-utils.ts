@@ -1,0 +1,57 @@
+/**
+ * `makeUniqueWorkerUtils`: Graphile's `makeWorkerUtils()` whose `addJob` and `addJobs` also
+ * accept an OJS `unique` policy. Everything else is Graphile's own utils, untouched.
+ *
+ * ```ts
+ * const utils = await makeUniqueWorkerUtils({ pgPool });
+ * const result = await utils.addJob('send_email', { to }, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } });
+ * result.outcome; // 'created' | 'deduplicated' | 'replaced'
+ * ```
+ */
+import { makeWorkerUtils, type WorkerUtils, type WorkerUtilsOptions } from 'graphile-worker';
+import type { OjsJob } from '../../src/job.js';
+import { enqueueSettings, type UniqueEnqueueOptions } from './graphile-worker-add-job.js';
+import { readJob } from './graphile-worker-enqueue.js';
+import type { PgClientLike } from './graphile-worker-pg.js';
+import { makeUniqueJobsPreset } from './graphile-worker-preset.js';
+import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './graphile-worker-reclaim.js';
+import { uniqueAddFunctions, type UniqueAddJob, type UniqueAddJobs } from './graphile-worker-unique-add.js';
+
+/** Graphile's options (`schema` is Graphile's schema) plus the adapter's. */
+export interface UniqueWorkerUtilsOptions extends WorkerUtilsOptions, Pick<UniqueEnqueueOptions, 'replaceActive'> {
+  /** The adapter's own schema. (Default: `ojs_unique`.) */
+  uniqueSchema?: string;
+}
+
+export interface UniqueWorkerUtils extends Omit<WorkerUtils, 'addJob' | 'addJobs'> {
+  addJob: UniqueAddJob;
+  addJobs: UniqueAddJobs;
+  /** OJS INFO for a job enqueued with `unique` (by its OJS id: Graphile's id unless you chose one). */
+  getUniqueJob(id: string): Promise<OjsJob | null>;
+  /** Ledger retention; see `makeReclaimTask` for the cron form. */
+  reclaim(options?: ReclaimOptions): Promise<ReclaimResult>;
+}
+
+export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): Promise<UniqueWorkerUtils> {
+  const { uniqueSchema, replaceActive, ...workerOptions } = options;
+  // Graphile migrates on creation; the preset's postmigrate hook installs the adapter's schema.
+  const utils = await makeWorkerUtils({
+    ...workerOptions,
+    preset: { extends: [...(workerOptions.preset ? [workerOptions.preset] : []), makeUniqueJobsPreset({ schema: uniqueSchema })] },
+  });
+  const settings = enqueueSettings({
+    schema: uniqueSchema,
+    replaceActive,
+    graphileSchema: workerOptions.schema ?? workerOptions.preset?.worker?.schema,
+  });
+  const onClient = <T>(body: (client: PgClientLike) => Promise<T>) => utils.withPgClient((client) => body(client as unknown as PgClientLike));
+  const { addJob, addJobs } = uniqueAddFunctions(utils, settings);
+
+  return {
+    ...utils,
+    addJob,
+    addJobs,
+    getUniqueJob: (id) => onClient((client) => readJob(client, settings.sql, id)),
+    reclaim: (reclaimOptions) => onClient((client) => reclaimUniqueJobs(client, settings.sql, reclaimOptions)),
+  };
+}

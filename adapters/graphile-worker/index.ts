@@ -1,0 +1,22 @@
+/**
+ * `ojs-unique/graphile-worker`: OJS unique jobs, strongly, on Graphile Worker 0.18.x.
+ * See docs/graphile-worker.md.
+ */
+export { makeUniqueWorkerUtils } from './graphile-worker-utils.js';
+export type { UniqueWorkerUtils, UniqueWorkerUtilsOptions } from './graphile-worker-utils.js';
+export type { UniqueAddJob, UniqueAddJobs } from './graphile-worker-unique-add.js';
+export { addJobWithClient } from './graphile-worker-add-job.js';
+export type { UniqueAddJobsSpec, UniqueEnqueueOptions, UniqueTaskSpecWithPolicy } from './graphile-worker-add-job.js';
+export type { UniqueTaskSpec } from './graphile-worker-task-spec.js';
+export { withUniqueHelpers } from './graphile-worker-task-helpers.js';
+export type { UniqueJobHelpers, UniqueTask } from './graphile-worker-task-helpers.js';
+export { makeUniqueJobsPreset } from './graphile-worker-preset.js';
+export type { UniqueJobsPresetOptions } from './graphile-worker-preset.js';
+export { createGraphileWorkerBackend } from './graphile-worker-backend.js';
+export type { GraphileWorkerBackend, GraphileWorkerBackendOptions } from './graphile-worker-backend.js';
+export { RECLAIM_TASK_IDENTIFIER, makeReclaimTask, reclaimUniqueJobs } from './graphile-worker-reclaim.js';
+export type { ReclaimOptions, ReclaimResult } from './graphile-worker-reclaim.js';
+export { SUPPORTED_GRAPHILE_MIGRATIONS, installUniqueJobsSchema } from './graphile-worker-schema.js';
+export { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql } from './graphile-worker-sql.js';
+export type { SchemaNames } from './graphile-worker-sql.js';
+export type { PgClientLike, PgPoolLike } from './graphile-worker-pg.js';

@@ -1,0 +1,13 @@
+-- lock-and-read: step 1 of a unique enqueue. Must run inside the enqueue's transaction.
+--
+-- $1 text    the uniqueness key (fingerprint)
+-- $2 text[]  the new policy's `states`; terminal records in other states are not read
+-- Steps: calls :OJS_UNIQUE_SCHEMA.lock_and_read (install-functions.sql), which locks the key's
+--        head row (waiting for a concurrent enqueue of the same key to commit), locks the live
+--        candidates' Graphile rows, and reads every candidate with its derived OJS state.
+-- Returns: one row, `result` json: {"now": epoch ms on the database clock,
+--          "candidates": [{"job_id", "id", "state", "created_at" (ms), "scheduled_at" (ms),
+--          "view": the job's OJS envelope fields}]}.
+-- SQLSTATEs: 40001 under REPEATABLE READ/SERIALIZABLE when a concurrent enqueue of the key
+--            committed first (retry the transaction); 42883 when the functions are not installed.
+select :OJS_UNIQUE_SCHEMA.lock_and_read($1::text, $2::text[]) as result;

@@ -1,0 +1,11 @@
+-- lock-job: locks one job for a state change (OJS CANCEL) and reports its current state.
+-- Must run inside the caller's transaction.
+--
+-- $1 text   OJS id
+-- Steps: calls :OJS_UNIQUE_SCHEMA.lock_job (install-functions.sql): 1. find the job's Graphile id;
+--        2. lock Graphile's row if it still exists (workers fetch with SKIP LOCKED, so the job
+--        cannot start while we hold it), then the ledger row: the order a worker's completion
+--        DELETE and the trigger take them, so the two cannot deadlock; 3. derive the state.
+-- Returns: zero rows (unknown id) or one row: job_id (text), state.
+-- SQLSTATEs: none of its own.
+select * from :OJS_UNIQUE_SCHEMA.lock_job($1::text);

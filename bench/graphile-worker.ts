@@ -1,0 +1,194 @@
+/**
+ * Graphile Worker adapter throughput, as ratios against plain `addJob` measured in the same run
+ * (not a test: machines are shared and noisy, so read the ratios, not the absolute figures).
+ *
+ *   npm run bench:graphile-worker                 # DATABASE_URL, default postgres://127.0.0.1:5432/test
+ *   BENCH_CALLS=1000 BENCH_DEPTH=100000 BENCH_ROUNDS=1 BENCH_BASELINE=10000 npm run bench:graphile-worker
+ *
+ * Variants, each sequential (1 lane) and 20-concurrent (20 lanes over a pool of 20):
+ *   plain addJob · addJob with Graphile's jobKey (replace, a new key per call) · unique insert
+ *   (a new key per call) · unique duplicate path (`ignore` on one existing key) · unique replace
+ *   (one key, each call replaces the last). Then the unique insert again with BENCH_DEPTH jobs
+ *   already in Graphile's table and in the ledger (the "depth" ratio: cost with a full table
+ *   over cost with an empty one).
+ *
+ * Uses its own schemas (ojs_bench_*), dropped at the start; before every variant the tables are
+ * emptied and refilled with BENCH_BASELINE jobs (default 10,000), so every variant starts from the
+ * same state.
+ */
+import { userInfo } from 'node:os';
+import pg from 'pg';
+import { makeUniqueWorkerUtils, type UniqueWorkerUtils } from '../adapters/graphile-worker/index.js';
+import { withDefaultUser } from '../adapters/graphile-worker/graphile-worker-pg.js';
+
+const GRAPHILE_SCHEMA = 'ojs_bench_graphile_worker';
+const UNIQUE_SCHEMA = 'ojs_bench_unique';
+const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
+const WARMUP = Math.max(100, Math.floor(CALLS / 10));
+const DEPTH = Number(process.env.BENCH_DEPTH ?? 1_000_000);
+const LANES = 20;
+/**
+ * Jobs already in the tables when each variant starts. Not zero: right after a TRUNCATE the
+ * planner sees near-empty tables and caches sequential-scan plans in the adapter's plpgsql
+ * functions, which then grow slower with every insert of the run until autovacuum's next ANALYZE
+ * (measured: 0.67 × plain addJob that way, against 0.9–1.0 × on a table of a running install).
+ */
+const BASELINE = Number(process.env.BENCH_BASELINE ?? 10_000);
+/** Whole passes over every variant; the table reports each variant's median pass. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+const pool = new pg.Pool({
+  connectionString: withDefaultUser(process.env.DATABASE_URL ?? 'postgres://127.0.0.1:5432/test', () => userInfo().username),
+  max: LANES,
+});
+pool.on('error', () => undefined);
+pool.on('connect', (client) => client.on('error', () => undefined));
+
+interface Row {
+  variant: string;
+  lanes: number;
+  jobsPerSecond: number;
+  medianMs: number;
+  p95Ms: number;
+}
+
+/**
+ * `call(i)` for WARMUP warm-up indices, then CALLS measured ones (never the same index twice),
+ * over `lanes` lanes pulling from one counter.
+ */
+async function measure(variant: string, lanes: number, call: (i: number) => Promise<unknown>, afterWarmup?: () => Promise<void>): Promise<Row> {
+  const latencies: number[] = [];
+  const pass = async (from: number, to: number, record: boolean) => {
+    let next = from;
+    const lane = async () => {
+      for (let i = next++; i < to; i = next++) {
+        const start = process.hrtime.bigint();
+        await call(i);
+        if (record) latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
+      }
+    };
+    await Promise.all(Array.from({ length: lanes }, lane));
+  };
+  await pass(0, WARMUP, false);
+  await afterWarmup?.();
+  const started = process.hrtime.bigint();
+  await pass(WARMUP, WARMUP + CALLS, true);
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  latencies.sort((a, b) => a - b);
+  return {
+    variant,
+    lanes,
+    jobsPerSecond: CALLS / seconds,
+    medianMs: latencies[Math.floor(latencies.length / 2)]!,
+    p95Ms: latencies[Math.floor(latencies.length * 0.95)]!,
+  };
+}
+
+async function emptyTables(): Promise<void> {
+  await pool.query(`truncate "${GRAPHILE_SCHEMA}"._private_jobs, "${UNIQUE_SCHEMA}".jobs, "${UNIQUE_SCHEMA}".heads`);
+  await analyzeTables();
+}
+
+async function analyzeTables(): Promise<void> {
+  await pool.query(`vacuum analyze "${GRAPHILE_SCHEMA}"._private_jobs, "${UNIQUE_SCHEMA}".jobs, "${UNIQUE_SCHEMA}".heads`);
+}
+
+/** DEPTH Graphile jobs, each with its ledger record under its own key: the table a busy install has. */
+async function fill(depth: number): Promise<void> {
+  await pool.query(`insert into "${GRAPHILE_SCHEMA}"._private_tasks (identifier) values ('bench_depth') on conflict do nothing`);
+  await pool.query(
+    `insert into "${GRAPHILE_SCHEMA}"._private_jobs (task_id, payload, run_at, max_attempts)
+     select (select id from "${GRAPHILE_SCHEMA}"._private_tasks where identifier = 'bench_depth'), json_build_object('n', n), now(), 25
+     from generate_series(1, $1::int) n`,
+    [depth],
+  );
+  await pool.query(
+    `insert into "${UNIQUE_SCHEMA}".jobs (job_id, ojs_id, fingerprint, type, queue, created_at, scheduled_at, max_attempts, priority, policy)
+     select id, id::text, md5(id::text), 'bench_depth', 'default', now(), run_at, 25, 0, '{"states":["available"]}'::jsonb
+     from "${GRAPHILE_SCHEMA}"._private_jobs`,
+  );
+  await pool.query(`insert into "${UNIQUE_SCHEMA}".heads (fingerprint) select fingerprint from "${UNIQUE_SCHEMA}".jobs`);
+  await analyzeTables();
+  // Write the bulk load out now, so its flush does not land on whichever variant runs next.
+  // CHECKPOINT needs superuser (or pg_checkpoint); without it the figures are only noisier.
+  await pool.query('checkpoint').catch(() => undefined);
+}
+
+async function main(): Promise<void> {
+  await pool.query(`drop schema if exists "${UNIQUE_SCHEMA}" cascade; drop schema if exists "${GRAPHILE_SCHEMA}" cascade`);
+  const utils: UniqueWorkerUtils = await makeUniqueWorkerUtils({ pgPool: pool, schema: GRAPHILE_SCHEMA, uniqueSchema: UNIQUE_SCHEMA });
+  const run = `r${Date.now()}`;
+  const variants: [string, (i: number) => Promise<unknown>, () => Promise<void>][] = [
+    ['plain addJob', (i) => utils.addJob('bench', { i }), async () => undefined],
+    ['addJob, Graphile jobKey (replace)', (i) => utils.addJob('bench', { i }, { jobKey: `${run}:${i}` }), async () => undefined],
+    ['unique insert', (i) => utils.addJob('bench', { i, run }, { unique: { keys: ['type', 'args'] } }), async () => undefined],
+    [
+      'unique duplicate path (ignore)',
+      () => utils.addJob('bench', { hot: run }, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } }),
+      async () => void (await utils.addJob('bench', { hot: run }, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } })),
+    ],
+    [
+      'unique replace',
+      () => utils.addJob('bench', { hot: run }, { unique: { keys: ['type', 'args'], on_conflict: 'replace' } }),
+      async () => undefined,
+    ],
+  ];
+
+  // Variants are interleaved pass by pass, so a burst of load elsewhere on the machine hits all
+  // of them rather than one; each variant's median pass is reported.
+  const passes = new Map<string, Row[]>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const lanes of [1, LANES]) {
+      for (const [name, call, prepare] of variants) {
+        await emptyTables();
+        await fill(BASELINE);
+        await prepare();
+        // Indices must not repeat across passes (a repeat would be a duplicate): offset them.
+        const row = await measure(name, lanes, (i) => call(i + (round * 2 + (lanes === 1 ? 0 : 1)) * 10_000_000));
+        const key = `${lanes}:${name}`;
+        passes.set(key, [...(passes.get(key) ?? []), row]);
+      }
+    }
+  }
+  const rows = [...passes.values()].map((runs) => [...runs].sort((a, b) => a.jobsPerSecond - b.jobsPerSecond)[Math.floor(runs.length / 2)]!);
+
+  let depthRows: Row[] = [];
+  if (DEPTH > 0) {
+    await emptyTables();
+    // "Empty": only the warm-up's jobs, analyzed, so the planner's picture is true (see BASELINE).
+    const empty = await measure('unique insert, empty table', 1, (i) => utils.addJob('bench', { i, depth: 0 }, { unique: { keys: ['type', 'args'] } }), analyzeTables);
+    await emptyTables();
+    const started = Date.now();
+    await fill(DEPTH);
+    console.error(`filled ${DEPTH} jobs in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    const full = await measure(`unique insert, ${DEPTH} jobs in the table`, 1, (i) => utils.addJob('bench', { i, depth: DEPTH }, { unique: { keys: ['type', 'args'] } }));
+    depthRows = [empty, full];
+  }
+
+  const plain = new Map(rows.filter((r) => r.variant === 'plain addJob').map((r) => [r.lanes, r.jobsPerSecond]));
+  console.log(
+    `graphile-worker adapter bench: ${CALLS} calls per variant and pass after ${WARMUP} warm-up, median of ${ROUNDS} passes, pool of ${LANES}, Node ${process.version}`,
+  );
+  console.log('');
+  console.log('| variant | lanes | jobs/s | × plain addJob | median ms | p95 ms |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of rows) {
+    console.log(`| ${r.variant} | ${r.lanes} | ${r.jobsPerSecond.toFixed(0)} | ${(r.jobsPerSecond / plain.get(r.lanes)!).toFixed(2)} | ${r.medianMs.toFixed(2)} | ${r.p95Ms.toFixed(2)} |`);
+  }
+  if (depthRows.length === 2) {
+    const [empty, full] = depthRows as [Row, Row];
+    console.log('');
+    console.log('| depth | jobs/s | median ms | p95 ms |');
+    console.log('|---|---|---|---|');
+    for (const r of depthRows) console.log(`| ${r.variant} | ${r.jobsPerSecond.toFixed(0)} | ${r.medianMs.toFixed(2)} | ${r.p95Ms.toFixed(2)} |`);
+    console.log(`\ndepth ratio (median latency, full / empty): ${(full.medianMs / empty.medianMs).toFixed(2)}`);
+  }
+  await utils.release();
+  await pool.query(`drop schema if exists "${UNIQUE_SCHEMA}" cascade; drop schema if exists "${GRAPHILE_SCHEMA}" cascade`);
+}
+
+try {
+  await main();
+} finally {
+  await pool.end();
+}

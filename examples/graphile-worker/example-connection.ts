@@ -1,0 +1,26 @@
+/**
+ * What the three Graphile Worker examples share: the database (`DATABASE_URL`, default
+ * `postgres://127.0.0.1:5432/test`) and their own schema names, so running them touches neither
+ * a real Graphile Worker install nor the tests.
+ */
+import { userInfo } from 'node:os';
+import pg from 'pg';
+import { withDefaultUser } from '../../adapters/graphile-worker/graphile-worker-pg.js';
+
+export const GRAPHILE_SCHEMA = 'ojs_example_graphile_worker';
+export const UNIQUE_SCHEMA = 'ojs_example_unique';
+/** The transactional example's business tables. */
+export const SHOP_SCHEMA = 'ojs_example_shop';
+
+export function examplePool(): pg.Pool {
+  const connectionString = withDefaultUser(process.env.DATABASE_URL ?? 'postgres://127.0.0.1:5432/test', () => userInfo().username);
+  const pool = new pg.Pool({ connectionString, max: 5 });
+  pool.on('error', (error) => console.error('idle client error', error));
+  pool.on('connect', (client) => client.on('error', (error) => console.error('client error', error)));
+  return pool;
+}
+
+/** Each example starts from empty schemas, so its output is the same on every run. */
+export async function resetExampleSchemas(pool: pg.Pool): Promise<void> {
+  for (const schema of [UNIQUE_SCHEMA, GRAPHILE_SCHEMA, SHOP_SCHEMA]) await pool.query(`drop schema if exists ${schema} cascade`);
+}

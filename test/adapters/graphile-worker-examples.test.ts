@@ -1,0 +1,52 @@
+/**
+ * The Graphile Worker examples run as documented (`npx tsx examples/graphile-worker/<name>.ts`)
+ * and print what docs/graphile-worker.md says they print.
+ */
+import { spawnSync } from 'node:child_process';
+import { expect } from 'chai';
+
+function runExample(name: string): string {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', `examples/graphile-worker/${name}.ts`], { encoding: 'utf8' });
+  expect(result.stderr, `${name} stderr`).to.equal('');
+  expect(result.status, `${name} exit status`).to.equal(0);
+  return result.stdout;
+}
+
+describe('graphile-worker examples', function () {
+  this.timeout(30_000);
+
+  it('npm run demo -- --backend graphile-worker walks through every section with one live job per burst', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'examples/demo.ts', '--backend', 'graphile-worker'], { encoding: 'utf8' });
+    expect(result.stderr).to.equal('');
+    expect(result.status).to.equal(0);
+    const out = result.stdout;
+    expect(out).to.contain('ojs-unique demo on graphile-worker: strong uniqueness');
+    for (const n of [1, 2, 3, 4, 5, 6, 7, 8, 9]) expect(out).to.match(new RegExp(`^${n}\\. `, 'm'));
+    expect(out).to.match(/reject {3}created 1, deduplicated 0, replaced 0, rejected 99; live jobs now: 1/);
+    expect(out).to.match(/ignore {3}created 1, deduplicated 99, replaced 0, rejected 0; live jobs now: 1/);
+    expect(out).to.match(/replace {2}created 1, deduplicated 0, replaced 99, rejected 0; live jobs now: 1/);
+    const kept = /scheduled_at kept: (\S+) -> (\S+)/.exec(out);
+    expect(kept?.[1]).to.equal(kept?.[2]);
+  });
+
+  it('worker-utils: a redelivered webhook is deduplicated, a newer resize replaces the pending one', () => {
+    const out = runExample('worker-utils');
+    expect(out).to.match(/^webhook: created job (\d+), then deduplicated -> job \1 \(available\)$/m);
+    expect(out).to.match(/^resize: job (\d+) replaced job (\d+) \(now cancelled\)$/m);
+    expect(out).to.match(/^reject: duplicate of job \d+ \(available\)$/m);
+  });
+
+  it('follow-up-task: three tasks ask for one digest; one is created and two are deduplicated', () => {
+    const out = runExample('follow-up-task');
+    const outcomes = [...out.matchAll(/^order \d: digest (\w+) \(job (\d+)\)$/gm)];
+    expect(outcomes.map((m) => m[1])).to.deep.equal(['created', 'deduplicated', 'deduplicated']);
+    expect(new Set(outcomes.map((m) => m[2])).size).to.equal(1);
+  });
+
+  it('transactional-enqueue: the rolled-back order leaves no job behind', () => {
+    const out = runExample('transactional-enqueue');
+    expect(out).to.match(/^order 1: committed, invoice job \d+ created$/m);
+    expect(out).to.contain('order 2: rolled back (payment declined)');
+    expect(out).to.contain('orders: 1, invoice jobs in Graphile Worker: 1');
+  });
+});
