@@ -18,7 +18,6 @@ import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { uuidv7 } from '../../src/uuid-v7.js';
 import { bullmqPriority, ojsJobView } from './bullmq-ojs-job-view.js';
 import { errorForReply } from './bullmq-reply-errors.js';
-import { archiveTtlMs } from './bullmq-retention.js';
 import { COMMANDS, ensureScripts, runScript, composedScripts, type ScriptClient } from './bullmq-script-set.js';
 import { queueBase, queueRegistryKey } from './bullmq-sidecar-keys.js';
 import { pairs, uniqueAdd } from './bullmq-unique-add.js';
@@ -122,12 +121,11 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     if (priority !== undefined) opts.priority = priority;
 
     try {
-      // A caller-chosen id must be new in every queue (as on the memory backend). The unique
-      // script re-checks the target queue atomically; this look-up covers the others.
-      if (input.id !== undefined && (await this.getJob(id))) {
-        throw new InvalidUniquePolicyError([{ path: 'id', message: `a job with id ${id} already exists` }]);
-      }
-      if (!prepared) {
+      // A caller-chosen id must be new in every queue (as on the memory backend), claimed in the
+      // script that inserts (with or without a policy), so concurrent enqueues of one id cannot
+      // both pass. A generated UUIDv7 cannot collide: a plain enqueue then is BullMQ's own add.
+      const idClaimQueues = input.id === undefined ? undefined : queueRegistryKey(`${this.prefix}:`);
+      if (!prepared && idClaimQueues === undefined) {
         const job = await queue.add(input.type, input.args, opts);
         return { outcome: 'created', job: (await this.getJob(job.id!))! };
       }
@@ -138,8 +136,10 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
         opts,
         prepared,
         meta: input.meta ?? {},
-        archiveTtlMs: archiveTtlMs(prepared.policy, this.#retentionMs),
+        cancelledRetentionMs: this.#retentionMs,
+        idClaimQueues,
       });
+      if (!prepared) return { outcome: 'created', job: (await this.getJob(id))! };
       switch (reply.outcome) {
         case 'created':
           return { outcome: 'created', job: this.#viewOfNew(queueName, reply.job.id!, input, reply.job.timestamp, prepared, opts) };

@@ -44,13 +44,3 @@ export function retentionIssues(policy: UniquePolicy, opts: Pick<JobsOptions, 'r
   check('discarded', 'removeOnFail');
   return issues;
 }
-
-/**
- * TTL for the archive of a job cancelled by a replace: `retentionMs`, extended to the period when
- * the policy itself checks `cancelled`; 0 (never expires) when it checks `cancelled` with no period.
- */
-export function archiveTtlMs(policy: UniquePolicy, retentionMs: number): number {
-  if (!policy.states.includes('cancelled')) return retentionMs;
-  const bound = periodUpperBoundMs(policy);
-  return bound === null ? 0 : Math.max(retentionMs, bound);
-}

@@ -44,10 +44,19 @@ export interface UniqueAddRequest {
   data: unknown;
   /** BullMQ options, already merged with the queue's defaults, without `unique`/`ojsMeta`. */
   opts: JobsOptions;
-  prepared: PreparedUnique;
+  /** The policy and its key; null for the backend's plain enqueue with a caller-chosen id (only the id claim and BullMQ's add). */
+  prepared: PreparedUnique | null;
   meta: Record<string, unknown>;
-  /** TTL of the archive of a job this add cancels, ms; 0 = none. */
-  archiveTtlMs: number;
+  /**
+   * Retention of the archive of a job this add cancels, ms (0 = for ever), when the job's own
+   * policy does not need it longer: the script decides from that policy (includes/ojs-own-policy).
+   */
+  cancelledRetentionMs: number;
+  /**
+   * The prefix's queue set (`queueRegistryKey`): a custom id must then be new in every queue of
+   * the set, checked in the script that inserts. (Default: only this queue, BullMQ's own rule.)
+   */
+  idClaimQueues?: string;
   /** The field an "id already exists" error names: `id` (OJS) or `opts.jobId` (BullMQ). (Default: `id`.) */
   idPath?: string;
 }
@@ -91,10 +100,18 @@ export async function prepareUniqueAdd(request: UniqueAddRequest): Promise<Prepa
   if (!recorded || recorded.length < 3) throw new BackendError('bullmq', 'BullMQ did not encode the job through runCommand', { written: false });
   const bullmqArgv = recorded.slice(-3) as (string | Buffer)[];
 
-  const { policy, key } = request.prepared;
   const rootPrefix = rootPrefixOf(queue);
-  const fingerprint = fingerprintKeys(rootPrefix, queue.name, policy, key);
   const k = queue.keys;
+  const idClaimQueues = request.idClaimQueues ?? '';
+  if (request.prepared === null) {
+    // No policy: the script only claims the id and runs BullMQ's add. It never touches the
+    // fingerprint keys; the queue's meta key stands in for both (same hash slot).
+    const keys = [k.wait!, k.paused!, k.meta!, k.id!, k.completed!, k.delayed!, k.active!, k.events!, k.marker!, k.prioritized!, k.pc!, k.meta!, k.meta!];
+    const argv = [...bullmqArgv, rootPrefix, queue.name, '', 'reject', '', '', '', '', 'null', '{}', request.cancelledRetentionMs, idClaimQueues];
+    return { request, job, keys, argv };
+  }
+  const { policy, key } = request.prepared;
+  const fingerprint = fingerprintKeys(rootPrefix, queue.name, policy, key);
   const keys = [k.wait!, k.paused!, k.meta!, k.id!, k.completed!, k.delayed!, k.active!, k.events!, k.marker!, k.prioritized!, k.pc!, fingerprint.set, fingerprint.registry];
 
   const period = periodArgs(policy);
@@ -110,7 +127,8 @@ export async function prepareUniqueAdd(request: UniqueAddRequest): Promise<Prepa
     period ? period.fixedMs : '',
     JSON.stringify(policy),
     JSON.stringify(request.meta),
-    request.archiveTtlMs,
+    request.cancelledRetentionMs,
+    idClaimQueues,
   ];
   return { request, job, keys, argv };
 }
@@ -157,7 +175,7 @@ export function decodeUniqueAddReply(prepared: PreparedUniqueAdd, reply: unknown
         code: reply[0],
         existingJobId: String(reply[1]),
         existingJobState: reply[2] as OjsJobState,
-        uniquenessKey: request.prepared.key,
+        uniquenessKey: request.prepared?.key ?? '',
       });
     case 'id_exists':
       throw errorForReply({ code: 'id_exists', jobId: String(reply[1]), path: request.idPath ?? 'id' });

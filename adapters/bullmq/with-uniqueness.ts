@@ -13,7 +13,7 @@ import { Queue, type Job, type JobsOptions } from 'bullmq';
 import { DuplicateJobError, InvalidUniquePolicyError, isDuplicateJobError, type ValidationIssue } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js';
-import { archiveTtlMs, retentionIssues } from './bullmq-retention.js';
+import { retentionIssues } from './bullmq-retention.js';
 import { composedScripts, ensureScripts } from './bullmq-script-set.js';
 import { queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
 import {
@@ -145,7 +145,7 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
     opts: merged,
     prepared,
     meta: ojsMeta ?? {},
-    archiveTtlMs: archiveTtlMs(prepared.policy, retentionMs),
+    cancelledRetentionMs: retentionMs,
     idPath: 'opts.jobId',
   };
 }
@@ -259,7 +259,7 @@ async function uniqueAddBulk(siblings: Siblings, jobs: { name: string; data: unk
       return entry.job as UniqueJob;
     }
     try {
-      const job = jobForReply(siblings, decodeUniqueAddReply(entry.prepared, reply), entry.prepared.request.prepared);
+      const job = jobForReply(siblings, decodeUniqueAddReply(entry.prepared, reply), entry.prepared.request.prepared!);
       if (job.unique?.outcome !== 'deduplicated') queue.emit('waiting', job as never);
       return job;
     } catch (decodeError) {
@@ -267,7 +267,7 @@ async function uniqueAddBulk(siblings: Siblings, jobs: { name: string; data: unk
       const rejected = entry.prepared.job as UniqueJob;
       rejected.unique = {
         outcome: 'rejected',
-        uniquenessKey: entry.prepared.request.prepared.key,
+        uniquenessKey: entry.prepared.request.prepared!.key,
         existingJobId: decodeError.existingJobId,
         existingJobState: decodeError.existingJobState,
         error: decodeError,

@@ -83,6 +83,45 @@ describe('bullmq adapter: createBullMQBackend', function () {
     expect(await rejection(backend.enqueue({ type: 'b', queue: 'other', args: {}, id: 'order-1', unique: {} }))).to.be.instanceOf(InvalidUniquePolicyError);
   });
 
+  it('concurrent enqueues of one caller-chosen id in different queues, with or without a policy: one job gets it', async function () {
+    const results = await Promise.allSettled([
+      backend.enqueue({ type: 'a', args: {}, id: 'job-x' }),
+      backend.enqueue({ type: 'b', queue: 'q2', args: {}, id: 'job-x' }),
+      backend.enqueue({ type: 'c', queue: 'q1', args: {}, id: 'job-x', unique: { keys: ['type'] } }),
+      backend.enqueue({ type: 'd', queue: 'q2', args: {}, id: 'job-x', unique: { keys: ['type', 'queue'] } }),
+    ]);
+    const created = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.job] : []));
+    expect(created).to.have.length(1);
+    for (const r of results) if (r.status === 'rejected') expect((r.reason as InvalidUniquePolicyError).issues[0]).to.include({ path: 'id' });
+    expect(await backend.getJob('job-x')).to.include({ type: created[0]!.type, queue: created[0]!.queue });
+    let total = 0;
+    for (const name of ['default', 'q1', 'q2']) total += Object.values(await backend.queue(name).getJobCounts()).reduce((x, y) => x + y, 0);
+    expect(total).to.equal(1);
+  });
+
+  it('a cancelled archive expires by the job\'s own policy: kept for good when it checks cancelled without a period', async function () {
+    const short = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix, cancelledRetentionMs: 200 });
+    ctx.closeLater(short);
+    const blocking = { keys: ['type'], states: ['available', 'cancelled'] };
+    const { job } = await short.enqueue({ type: 'sync', args: {}, unique: blocking });
+    await short.cancel(job.id);
+    const archive = (id: string) => `${ctx.prefix}:default:ojs:cancelled:${id}`;
+    expect(await ctx.redis.pttl(archive(job.id))).to.equal(-1);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await rejection(short.enqueue({ type: 'sync', args: {}, unique: blocking }))).to.include({ existingJobId: job.id, existingJobState: 'cancelled' });
+    // Replace: the replaced job's own policy decides, not the replacing add's.
+    const own = await short.enqueue({ type: 'sync2', args: {}, unique: blocking });
+    await short.enqueue({ type: 'sync2', args: {}, unique: { keys: ['type'], on_conflict: 'replace' } });
+    expect(await ctx.redis.pttl(archive(own.job.id))).to.equal(-1);
+    const plain = await short.enqueue({ type: 'sync3', args: {}, unique: { keys: ['type'] } });
+    await short.enqueue({ type: 'sync3', args: {}, unique: { ...blocking, on_conflict: 'replace' } });
+    expect(await ctx.redis.pttl(archive(plain.job.id))).to.be.within(1, 200);
+    // With a period: at least until the job's window closes.
+    const windowed = await short.enqueue({ type: 'sync4', args: {}, unique: { ...blocking, period: 'PT1H' } });
+    await short.cancel(windowed.job.id);
+    expect(await ctx.redis.pttl(archive(windowed.job.id))).to.be.within(3_500_000, 3_600_000);
+  });
+
   it('another backend on the same prefix (another process) finds the jobs and their cancelled records', async function () {
     const { job: first } = await backend.enqueue({ type: 'a', queue: 'q1', args: {}, unique: { on_conflict: 'replace' } });
     const replaced = await backend.enqueue({ type: 'a', queue: 'q1', args: {}, unique: { on_conflict: 'replace' } });

@@ -77,6 +77,26 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
     }
   });
 
+  it('equal created_at: the first inserted (seq) is the existing job, whatever the ids say', async function () {
+    const now = Date.UTC(2026, 0, 1);
+    const policy = parseUniquePolicy({ keys: ['type'], on_conflict: 'replace' });
+    const candidates: ConflictCandidate[] = [
+      { id: '9', state: 'available', created_at: now - 5, seq: (now - 5) * 1000 + 1 },
+      { id: '10', state: 'available', created_at: now - 5, seq: (now - 5) * 1000 + 2 },
+    ];
+    const expected = decideConflict({ policy, uniquenessKey: 'k', now, candidates, canReplaceActive: false });
+    expect(expected).to.deep.include({ action: 'replace' });
+    const input = {
+      onConflict: policy.on_conflict,
+      states: policy.states,
+      period: null,
+      now,
+      candidates: candidates.map((c) => ({ id: c.id, state: c.state, created: c.created_at, seq: c.seq, due: null })),
+    };
+    const [action, existing, cancel] = (await redis.eval(PROBE, 0, JSON.stringify(input))) as [string, string, string[]];
+    expect([action, existing, cancel]).to.deep.equal(['replace', '9', ['9', '10']]);
+  });
+
   it('ojsDecideConflict decides as decideConflict on 3,000 random candidate sets, at and around window edges', async function () {
     const random = prng(42);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
@@ -102,8 +122,12 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
           }
           created = pick([lo - 1, lo, hi, hi + 1]);
         }
-        if (i > 0 && random() < 0.2) created = now - 1000; // ties on created_at, broken by id
-        return { id: `job-${Math.floor(random() * 100)}-${i}`, state, created_at: created, scheduled_at: state === 'scheduled' ? now + 60_000 + i : null };
+        // Ties on created_at (same millisecond), broken by seq (insertion order, µs) and only
+        // then by id: seq is drawn independently of the id, so the two orders often disagree;
+        // sometimes two candidates share a seq too, and the id decides.
+        if (i > 0 && random() < 0.3) created = now - 1000;
+        const seq = random() < 0.1 ? created * 1000 : created * 1000 + Math.floor(random() * 1000);
+        return { id: `job-${Math.floor(random() * 100)}-${i}`, state, created_at: created, seq, scheduled_at: state === 'scheduled' ? now + 60_000 + i : null };
       });
       const expected = decideConflict({ policy, uniquenessKey: 'k', now, candidates, canReplaceActive: false });
       const input = {
@@ -111,7 +135,7 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
         states: policy.states,
         period: periodArgs(policy),
         now,
-        candidates: candidates.map((c) => ({ id: c.id, state: c.state, created: c.created_at, due: c.scheduled_at ?? null })),
+        candidates: candidates.map((c) => ({ id: c.id, state: c.state, created: c.created_at, seq: c.seq, due: c.scheduled_at ?? null })),
       };
       const [action, existing, cancel, scheduledAt] = (await redis.eval(PROBE, 0, JSON.stringify(input))) as [string, string, string[], string];
       const context = JSON.stringify({ policy, now, candidates });

@@ -282,6 +282,47 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect(error).to.include({ existingJobId: live.id });
     });
 
+    it('an entry whose id now holds an unrelated job (removed, then reused by a plain add) no longer matches', async function () {
+      const queue = withUniqueness(ctx.queue('reports'));
+      const unique = { keys: ['type', 'args'] };
+      const first = await queue.add('build', { month: '2026-01' }, { unique, jobId: 'report-jan' });
+      await first.remove();
+      await queue.add('cleanup', { anything: true }, { jobId: 'report-jan' });
+      const second = await queue.add('build', { month: '2026-01' }, { unique });
+      expect(second.unique?.outcome).to.equal('created');
+      const setKey = `${ctx.prefix}:ojs:global:fp:${first.unique!.uniquenessKey}`;
+      expect(await ctx.redis.zrange(setKey, '0', '-1')).to.deep.equal([`reports:${second.id}`]);
+    });
+
+    it('a finished entry is dropped only when neither its own policy nor the adding one counts it', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const worker = new Worker('mail', null, { connection: ctx.redis, prefix: ctx.prefix, autorun: false });
+      ctx.closeLater(worker);
+      const complete = async (id: string) => {
+        const job = await worker.getNextJob(`token-${id}`, { block: false });
+        expect(job?.id).to.equal(id);
+        await job!.moveToCompleted('done', `token-${id}`, false);
+      };
+      const narrow = await queue.add('welcome', {}, { unique: { keys: ['type'] } });
+      await complete(narrow.id!);
+      const setKey = `${ctx.prefix}:ojs:global:fp:${narrow.unique!.uniquenessKey}`;
+      // The adding policy counts the completed job: it stays, and blocks.
+      const wide = { keys: ['type'], states: ['available', 'active', 'completed'] };
+      expect(await rejection(queue.add('welcome', {}, { unique: wide }))).to.include({ existingJobId: narrow.id, existingJobState: 'completed' });
+      expect(await ctx.redis.zcard(setKey)).to.equal(1);
+      // Neither its own policy (default states) nor this one counts it: dropped (the bound).
+      const next = await queue.add('welcome', {}, { unique: { keys: ['type'] } });
+      expect(await ctx.redis.zrange(setKey, '0', '-1')).to.deep.equal([`mail:${next.id}`]);
+    });
+
+    it('the index score is the insert\'s Redis TIME in microseconds (insertion order within a millisecond)', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const job = await queue.add('a', {}, { unique: { keys: ['type', 'queue'] } });
+      const score = Number(await ctx.redis.zscore(`${ctx.prefix}:mail:ojs:fp:${job.unique!.uniquenessKey}`, `mail:${job.id}`));
+      expect(Math.floor(score / 1000)).to.equal(job.timestamp);
+      expect(score % 1).to.equal(0);
+    });
+
     it('a gone job (removed) no longer blocks, as with BullMQ jobIds', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       const first = await queue.add('a', {}, { unique: {} });

@@ -9,7 +9,9 @@
     KEYS[3] the queue's meta hash
     ARGV[1] the queue's key prefix with its colon (<base>)
     ARGV[2] job id
-    ARGV[3] archive TTL in ms; 0 = no expiry
+    ARGV[3] retention in ms of the archive when the job's own policy does not need it longer
+            (includes/ojs-own-policy: no expiry if it checks `cancelled` without a period, else
+            at least until its window closes); 0 = no expiry
 
   Output:
     { "cancelled", prevState, nowMs, archiveHash }
@@ -19,6 +21,7 @@
 local rcall = redis.call
 
 --- @include "includes/ojs-job-state"
+--- @include "includes/ojs-own-policy"
 --- @include "includes/ojs-archive-job"
 --- @include "includes/ojs-read-job"
 

@@ -13,7 +13,8 @@
     KEYS[1]  wait         KEYS[2]  paused      KEYS[3]  meta      KEYS[4] id
     KEYS[5]  completed    KEYS[6]  delayed     KEYS[7]  active    KEYS[8] events
     KEYS[9]  marker       KEYS[10] prioritized KEYS[11] pc
-    KEYS[12] fingerprint set: ZSET member "<queue>:<jobId>", score created_at (ms, Redis TIME)
+    KEYS[12] fingerprint set: ZSET member "<queue>:<jobId>", score Redis TIME of the insert in µs
+             (created_at = floor(score / 1000); the score itself is the insertion order, `seq`)
     KEYS[13] fingerprint registry: SET of fingerprint set keys, sampled by the lazy reclaim
 
     ARGV[1]  BullMQ's msgpacked args (key prefix, custom id, name, timestamp, …), as BullMQ encoded them
@@ -21,7 +22,8 @@
     ARGV[3]  BullMQ's msgpacked options
     ARGV[4]  root key prefix with its colon ("bull:"), to find jobs of other queues
     ARGV[5]  this queue's name
-    ARGV[6]  uniqueness key (§4)
+    ARGV[6]  uniqueness key (§4); "" = no policy: only the id claim of step 2 and BullMQ's add
+             (the backend's plain enqueue with a caller-chosen id; KEYS[12], KEYS[13] unused)
     ARGV[7]  on_conflict: reject | ignore | replace | replace_except_schedule
     ARGV[8]  policy states, comma-separated OJS states
     ARGV[9]  period years, "" when the policy has no period
@@ -29,16 +31,20 @@
     ARGV[11] period fixed part in ms (weeks … seconds)
     ARGV[12] the parsed policy (JSON), stored on the job as ojsPolicy
     ARGV[13] OJS meta (JSON), stored on the job as ojsMeta
-    ARGV[14] TTL in ms of the archive of a job this add cancels; 0 = no expiry
+    ARGV[14] retention in ms of the archive of a job this add cancels, when the job's own policy
+             does not need it longer (includes/ojs-own-policy); 0 = no expiry
+    ARGV[15] "" or the prefix's queue set (<prefix>:ojs:global:queues): a custom id must then be
+             new in every queue of that set, not only in this one (the backend's OJS ids)
 
   Steps:
     1. now = Redis TIME. It becomes the new job's `timestamp` (OJS created_at) and is the `now`
        of the period check: one clock for both, whatever the producers' clocks say (§7.2).
-    2. A custom id that already exists (live or archived) -> "id_exists", nothing written.
+    2. A custom id that already exists (live or archived; in this queue, or with ARGV[15] in any
+       queue of the set) -> "id_exists", nothing written.
     3. Observe every job in the fingerprint set with its OJS state (includes/ojs-job-state).
-       Entries that can never match this policy again are removed (lazy reclaim, O(entries of
-       this fingerprint), never O(queue depth)): gone jobs, and finished jobs in a state the
-       policy does not check or past its period.
+       Entries are removed (lazy reclaim, O(entries of this fingerprint), never O(queue depth))
+       only when no decision can need them again: their job is gone or the id now holds another
+       job, or the job is finished and neither its own policy nor this add's counts it.
     4. Decide (includes/ojs-decide-conflict, the twin of the core's decideConflict).
     5. insert  -> BullMQ add (the variant BullMQ itself would pick: delay > priority > standard),
                   then the OJS fields on the job hash and the fingerprint entry.
@@ -62,6 +68,7 @@
 local rcall = redis.call
 
 --- @include "includes/ojs-job-state"
+--- @include "includes/ojs-own-policy"
 --- @include "includes/ojs-period-end"
 --- @include "includes/ojs-decide-conflict"
 --- @include "includes/ojs-archive-job"
@@ -74,6 +81,8 @@ local rcall = redis.call
 
 local time = rcall("TIME")
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+-- The index score, as text: a Lua number would be formatted with 14 digits and lose the µs.
+local nowUs = time[1] .. string.sub("00000" .. time[2], -6)
 
 local rootPrefix = ARGV[4]
 local queueName = ARGV[5]
@@ -99,31 +108,45 @@ local args = cmsgpack.unpack(ARGV[1])
 local queueBase = args[1]
 local customId = args[2]
 
-if customId ~= "" and (rcall("EXISTS", queueBase .. customId) == 1
-    or rcall("EXISTS", queueBase .. "ojs:cancelled:" .. customId) == 1) then
-  return { "id_exists", customId }
+if customId ~= "" then
+  local idExists = function(base)
+    return rcall("EXISTS", base .. customId) == 1 or rcall("EXISTS", base .. "ojs:cancelled:" .. customId) == 1
+  end
+  if idExists(queueBase) then return { "id_exists", customId } end
+  -- The backend's ids are OJS ids, unique across queues: checked here, in the script that
+  -- inserts, so two concurrent enqueues of one id (any queues, with or without a policy) cannot
+  -- both pass. Every backend adds its queue to the set before its first enqueue there.
+  if ARGV[15] ~= "" then
+    for _, other in ipairs(rcall("SMEMBERS", ARGV[15])) do
+      if idExists(rootPrefix .. other .. ":") then return { "id_exists", customId } end
+    end
+  end
 end
 
 -- 3. Observe.
 local candidates = {}
-local entries = rcall("ZRANGE", fingerprintKey, 0, -1, "WITHSCORES")
+-- No policy (ARGV[6] ""): nothing to observe, the decision is an insert.
+local entries = (uniquenessKey == "" and {}) or rcall("ZRANGE", fingerprintKey, 0, -1, "WITHSCORES")
 for i = 1, #entries, 2 do
   local member = entries[i]
   local candidateQueue, jobId, base = ojsSplitMember(rootPrefix, member)
-  local created = tonumber(entries[i + 1])
-  local state, location, due = ojsJobState(base, jobId, nowMs)
-  -- Only jobs that can never be a duplicate again are dropped: gone ones, and finished ones the
-  -- policy does not check or whose period is over. A live job stays even past this policy's
-  -- period: another add of the fingerprint, with a longer period or none, must still find it.
+  local seq = tonumber(entries[i + 1])
+  local created = math.floor(seq / 1000)
+  local state, location, due, ownStates, ownPeriodEnd = ojsIndexedJobState(base, jobId, uniquenessKey, nowMs)
+  -- The key does not depend on states or period, so adds of one fingerprint may carry different
+  -- policies. An entry is dropped only when no decision can need it again: its job is gone (or
+  -- the id was reused by another job), or it is finished and neither the policy it was added
+  -- with nor this add's counts it. Dropping by this add's policy alone would make a wider policy
+  -- forget a finished job it still counts. A live job always stays.
   local terminal = state == "completed" or state == "discarded" or state == "cancelled"
   local prune = state == nil
-    or (terminal and (not policy.states[state]
-      or (policy.fixedMs ~= nil and nowMs >= ojsPeriodEnd(created, policy.years, policy.months, policy.fixedMs))))
+    or (terminal and not ojsOwnPolicyCounts(ownStates, ownPeriodEnd, state, nowMs)
+      and not ojsIsDuplicate({ state = state, created = created }, policy, nowMs))
   if prune then
     rcall("ZREM", fingerprintKey, member)
   else
     candidates[#candidates + 1] = { id = jobId, queue = candidateQueue, base = base, state = state,
-      location = location, created = created, due = due }
+      location = location, created = created, seq = seq, due = due }
   end
 end
 
@@ -186,8 +209,17 @@ end
 if type(result) == "number" and result < 0 then return { "bullmq_error", result } end
 
 local jobId = tostring(result)
-rcall("HSET", queueBase .. jobId, "ojsKey", uniquenessKey, "ojsPolicy", ARGV[12], "ojsMeta", ARGV[13])
-rcall("ZADD", fingerprintKey, nowMs, queueName .. ":" .. jobId)
+if uniquenessKey ~= "" then
+  -- The job's own policy in a form the scripts read without JSON (includes/ojs-own-policy): the
+  -- index and the cancelled archive are kept by it, whatever later adds' policies say.
+  local periodEnd = ""
+  if policy.fixedMs ~= nil then
+    periodEnd = string.format("%.0f", ojsPeriodEnd(nowMs, policy.years, policy.months, policy.fixedMs))
+  end
+  rcall("HSET", queueBase .. jobId, "ojsKey", uniquenessKey, "ojsPolicy", ARGV[12], "ojsMeta", ARGV[13],
+    "ojsStates", ARGV[8], "ojsPeriodEnd", periodEnd)
+  rcall("ZADD", fingerprintKey, nowUs, queueName .. ":" .. jobId)
+end
 
 -- 6. Reclaim. The registry is a SET of fingerprint-set keys. Only an insert that registers a new
 -- fingerprint can create future garbage, so only such an insert pays for reclaim: it samples two
@@ -199,7 +231,7 @@ rcall("ZADD", fingerprintKey, nowMs, queueName .. ":" .. jobId)
 -- bucket run); a negative count (draws with replacement) measured the same, so the distinct
 -- draw stays. A set is unregistered when every member ZRANGE returned was removed (it is then
 -- gone): that spares an EXISTS per sample (two redis.call per new fingerprint).
-if rcall("SADD", registryKey, fingerprintKey) == 1 then
+if uniquenessKey ~= "" and rcall("SADD", registryKey, fingerprintKey) == 1 then
   for _, sampled in ipairs(rcall("SRANDMEMBER", registryKey, 2)) do
     if sampled ~= fingerprintKey then
       local members = rcall("ZRANGE", sampled, 0, -1)

@@ -1,5 +1,5 @@
 --[[
-  ojsArchiveJob(base, jobId, location, prevState, replacedBy, reason, nowMs, ttlMs, eventsKey, maxEvents)
+  ojsArchiveJob(base, jobId, location, prevState, replacedBy, reason, nowMs, retentionMs, eventsKey, maxEvents)
 
   Moves a job to OJS `cancelled` (bullmq-internals §6): takes it off BullMQ's list or set for
   `location` (as returned by ojsJobState), RENAMEs its hash to `<base>ojs:cancelled:<id>` with
@@ -7,20 +7,28 @@
   The archive is invisible to BullMQ's getters, counts and dashboards (they only read BullMQ's
   state sets); moving the job to `failed` instead was rejected: it would count as a failure, be
   trimmed by removeOnFail, and a dashboard "retry" would bring it back.
-  ttlMs > 0 expires the archive; 0 keeps it.
+  The archive's expiry comes from the job's OWN policy (includes/ojs-own-policy), never from the
+  add that cancels it: a policy with `cancelled` in its states must keep counting the job for its
+  whole window. retentionMs (the configured retention; 0 = for ever) applies otherwise.
   An active job's lock is deleted with it: the worker still running it then fails to finish it
   (BullMQ reports a missing job key), so its outcome is never recorded.
 ]]
-local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reason, nowMs, ttlMs, eventsKey, maxEvents)
+local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reason, nowMs, retentionMs, eventsKey, maxEvents)
   if location == "wait" then
     if rcall("LREM", base .. "wait", 1, jobId) == 0 then rcall("LREM", base .. "paused", 1, jobId) end
   elseif location == "prioritized" or location == "delayed" or location == "waiting-children" then
     rcall("ZREM", base .. location, jobId)
   elseif location == "active" then
     rcall("LREM", base .. "active", 1, jobId)
+  elseif location == "completed" or location == "failed" then
+    -- A replace cancels finished duplicates too (a policy checking completed/discarded): their id
+    -- must not stay in BullMQ's set with no hash behind it.
+    rcall("ZREM", base .. location, jobId)
   end
   local jobKey = base .. jobId
   local archiveKey = base .. "ojs:cancelled:" .. jobId
+  local own = rcall("HMGET", jobKey, "ojsStates", "ojsPeriodEnd")
+  local ttlMs = ojsArchiveTtlMs(own[1], own[2], retentionMs, nowMs)
   rcall("RENAME", jobKey, archiveKey)
   rcall("HSET", archiveKey, "ojsState", "cancelled", "ojsPrevState", prevState, "ojsCancelledOn", nowMs,
     "ojsReplacedBy", replacedBy or "")

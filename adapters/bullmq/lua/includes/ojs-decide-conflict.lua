@@ -2,10 +2,11 @@
   ojsDecideConflict(candidates, policy, nowMs) -> action, existing, cancel, scheduledAt
 
   The Lua twin of the core's `decideConflict` (src/conflict-decision.ts), §5–§9:
-    candidates: array of { id, state, created, due } (created/due in epoch ms)
+    candidates: array of { id, state, created, seq, due } (created/due in epoch ms; seq: the
+                insertion order, Redis TIME in µs of the insert, the core's `seq`)
     policy:     { states = set of OJS states, onConflict, years, months, fixedMs (nil = no period) }
   A candidate is a duplicate iff its state is in `states` AND (no period OR now < created + period).
-  The oldest duplicate (created, then id) is `existing`.
+  The oldest duplicate (created, then seq, then id: the core's `insertionOrder`) is `existing`.
     "insert"        no duplicate
     "ignore"        existing
     "reject"        existing
@@ -30,6 +31,9 @@ local function ojsDecideConflict(candidates, policy, nowMs)
   if #duplicates == 0 then return "insert" end
   table.sort(duplicates, function(a, b)
     if a.created ~= b.created then return a.created < b.created end
+    -- Ties on the millisecond are common under load: insertion order names the same job as
+    -- every other backend would. A missing seq falls through to the id, as in the core.
+    if a.seq ~= nil and b.seq ~= nil and a.seq ~= b.seq then return a.seq < b.seq end
     return a.id < b.id
   end)
   local existing = duplicates[1]

@@ -15,16 +15,18 @@
     lock key present, or in active     -> active
     otherwise                          -> available   (in `wait` or the legacy `paused` list)
   `base` is the queue's key prefix with its trailing colon ("bull:emails:"). dueMs is set for
-  delayed jobs only: floor(score / 4096) (includes/getDelayedScore.lua).
+  delayed jobs only: floor(score / 4096) (includes/getDelayedScore.lua). ojsLiveJobState is the
+  same once the job hash is known to exist.
+
+  ojsIndexedJobState(base, jobId, uniquenessKey, nowMs) -> ojsState, location, dueMs, ownStates, ownPeriodEnd
+  The same for a fingerprint-set entry, which names a job by id only: an id can be reused once
+  its job is removed (a plain add with that jobId, say), so the entry's job is the hash under
+  that id only if the hash still carries the entry's uniqueness key (ojsKey). Anything else is
+  nil/"gone": the indexed job no longer exists. Also returns the job's own policy fields
+  (includes/ojs-own-policy), read in the same HMGET.
 ]]
-local function ojsJobState(base, jobId, nowMs)
+local function ojsLiveJobState(base, jobId, nowMs)
   local jobKey = base .. jobId
-  if rcall("EXISTS", jobKey) == 0 then
-    if rcall("EXISTS", base .. "ojs:cancelled:" .. jobId) == 1 then
-      return "cancelled", "archive", nil
-    end
-    return nil, "gone", nil
-  end
   if rcall("ZSCORE", base .. "completed", jobId) then return "completed", "completed", nil end
   if rcall("ZSCORE", base .. "failed", jobId) then return "discarded", "failed", nil end
   local score = rcall("ZSCORE", base .. "delayed", jobId)
@@ -42,4 +44,25 @@ local function ojsJobState(base, jobId, nowMs)
   if rcall("EXISTS", jobKey .. ":lock") == 1 then return "active", "active", nil end
   if rcall("LPOS", base .. "active", jobId) then return "active", "active", nil end
   return "available", "wait", nil
+end
+
+local function ojsJobState(base, jobId, nowMs)
+  if rcall("EXISTS", base .. jobId) == 0 then
+    if rcall("EXISTS", base .. "ojs:cancelled:" .. jobId) == 1 then
+      return "cancelled", "archive", nil
+    end
+    return nil, "gone", nil
+  end
+  return ojsLiveJobState(base, jobId, nowMs)
+end
+
+local function ojsIndexedJobState(base, jobId, uniquenessKey, nowMs)
+  local own = rcall("HMGET", base .. jobId, "ojsKey", "ojsStates", "ojsPeriodEnd")
+  if own[1] == uniquenessKey then
+    local state, location, due = ojsLiveJobState(base, jobId, nowMs)
+    return state, location, due, own[2], own[3]
+  end
+  own = rcall("HMGET", base .. "ojs:cancelled:" .. jobId, "ojsKey", "ojsStates", "ojsPeriodEnd")
+  if own[1] == uniquenessKey then return "cancelled", "archive", nil, own[2], own[3] end
+  return nil, "gone", nil
 end
