@@ -9,7 +9,7 @@
  */
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { Redis } from 'ioredis';
-import { BackendError, InvalidUniquePolicyError, isOjsUniqueError, type ValidationIssue } from '../../src/errors.js';
+import { InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
 import type { JobInput, OjsJob, OjsJobState } from '../../src/job.js';
 import { normalizeJson } from '../../src/json-normalize.js';
 import { prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
@@ -17,7 +17,7 @@ import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '.
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { uuidv7 } from '../../src/uuid-v7.js';
 import { bullmqPriority, ojsJobView } from './bullmq-ojs-job-view.js';
-import { errorForReply } from './bullmq-reply-errors.js';
+import { backendErrorFor, errorForReply } from './bullmq-reply-errors.js';
 import { COMMANDS, ensureScripts, runScript, composedScripts, type ScriptClient } from './bullmq-script-set.js';
 import { queueBase, queueRegistryKey } from './bullmq-sidecar-keys.js';
 import { pairs, uniqueAdd } from './bullmq-unique-add.js';
@@ -152,8 +152,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
         }
       }
     } catch (error) {
-      if (isOjsUniqueError(error)) throw error;
-      throw new BackendError('bullmq', error instanceof Error ? error.message : String(error), { cause: error });
+      throw backendErrorFor(error);
     }
   }
 

@@ -2,7 +2,7 @@
  * The one place where the scripts' reply codes become the core's typed errors. Each code is a
  * string in the first slot of the reply (see the contract comment of each .lua file).
  */
-import { BackendError, DuplicateJobError, InvalidTransitionError, InvalidUniquePolicyError, JobNotFoundError } from '../../src/errors.js';
+import { BackendError, DuplicateJobError, InvalidTransitionError, InvalidUniquePolicyError, isOjsUniqueError, JobNotFoundError, type OjsUniqueError } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 
 export type ReplyProblem =
@@ -36,4 +36,15 @@ export function errorForReply(problem: ReplyProblem): Error {
     case 'unknown':
       return new BackendError('bullmq', `unexpected script reply ${JSON.stringify(problem.reply)?.slice(0, 200)}`);
   }
+}
+
+/**
+ * Any error met on the way to Redis and back as a typed error: the core's errors pass through,
+ * anything else (a closed connection, a Redis or script error, BullMQ's own option checks)
+ * becomes a `BackendError` with the original as `cause`. `written: false` only when the caller
+ * knows nothing was sent.
+ */
+export function backendErrorFor(error: unknown, options: { written?: false } = {}): OjsUniqueError {
+  if (isOjsUniqueError(error)) return error;
+  return new BackendError('bullmq', error instanceof Error ? error.message : String(error), { cause: error, ...options });
 }

@@ -14,6 +14,7 @@ import { DuplicateJobError, InvalidUniquePolicyError, isDuplicateJobError, type 
 import type { OjsJobState } from '../../src/job.js';
 import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js';
 import { retentionIssues } from './bullmq-retention.js';
+import { backendErrorFor } from './bullmq-reply-errors.js';
 import { composedScripts, ensureScripts } from './bullmq-script-set.js';
 import { queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
 import {
@@ -76,19 +77,28 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
 
   const add = async (name: string, data: unknown, opts?: UniqueJobsOptions): Promise<UniqueJob> => {
     if (opts?.unique === undefined && opts?.ojsMeta === undefined) return queue.add(name, data as never, opts as never) as Promise<UniqueJob>;
-    const request = buildRequest(queue, name, data, opts ?? {}, retentionMs);
-    if (!siblings.registered) await siblings.register();
-    const reply = await uniqueAdd(request);
-    const job = jobForReply(siblings, reply, request.prepared);
-    if (reply.outcome !== 'deduplicated') queue.emit('waiting', job as never);
-    return job;
+    // A unique add throws only the core's typed errors (a plain add above stays BullMQ's own).
+    try {
+      const request = buildRequest(queue, name, data, opts ?? {}, retentionMs);
+      if (!siblings.registered) await siblings.register();
+      const reply = await uniqueAdd(request);
+      const job = jobForReply(siblings, reply, request.prepared);
+      if (reply.outcome !== 'deduplicated') queue.emit('waiting', job as never);
+      return job;
+    } catch (error) {
+      throw backendErrorFor(error);
+    }
   };
 
   const addBulk = async (jobs: { name: string; data: unknown; opts?: UniqueJobsOptions }[]): Promise<UniqueJob[]> => {
     if (jobs.every((job) => job.opts?.unique === undefined && job.opts?.ojsMeta === undefined)) {
       return queue.addBulk(jobs as never) as Promise<UniqueJob[]>;
     }
-    return uniqueAddBulk(siblings, jobs, retentionMs);
+    try {
+      return await uniqueAddBulk(siblings, jobs, retentionMs);
+    } catch (error) {
+      throw backendErrorFor(error);
+    }
   };
 
   const close = async (): Promise<void> => {

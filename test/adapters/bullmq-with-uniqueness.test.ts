@@ -4,12 +4,13 @@
  * archive, the removeOnComplete rule, the sidecar's lifetime and its cleanup. Real Redis.
  */
 import { execFileSync } from 'node:child_process';
-import { QueueEvents, Worker } from 'bullmq';
+import { Queue, QueueEvents, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
 import { expect } from 'chai';
 import { createBullMQBackend, removeUniquenessIndex, withUniqueness, type UniqueJob } from '../../adapters/bullmq/index.js';
-import { DuplicateJobError, InvalidUniquePolicyError, computeUniquenessKey, parseUniquePolicy } from '../../src/index.js';
+import { BackendError, DuplicateJobError, InvalidUniquePolicyError, computeUniquenessKey, parseUniquePolicy } from '../../src/index.js';
 import { rejection } from '../conformance/suite-context.js';
-import { useRedisPrefix } from './bullmq-test-redis.js';
+import { REDIS_URL, useRedisPrefix } from './bullmq-test-redis.js';
 
 const FILE = 'bullmq-with-uniqueness.test.ts';
 
@@ -329,6 +330,21 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       await first.remove();
       expect((await queue.add('a', {}, { unique: {} })).unique?.outcome).to.equal('created');
     });
+  });
+
+  it('a unique add or addBulk that fails in Redis throws BackendError (the cause kept), never a raw error', async function () {
+    const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const raw = new Queue('mail', { connection, prefix: ctx.prefix });
+    raw.on('error', () => {}); // the closed connection's own error events: not what is tested
+    const queue = withUniqueness(raw);
+    await queue.add('warm', {}, { unique: {} });
+    await connection.quit();
+    for (const attempt of [queue.add('t', {}, { unique: {} }), queue.addBulk([{ name: 't', data: {}, opts: { unique: {} } }])]) {
+      const error = await rejection(attempt);
+      expect(error).to.be.instanceOf(BackendError);
+      expect(error).to.include({ code: 'backend_error' });
+      expect((error as { cause?: unknown }).cause).to.be.instanceOf(Error);
+    }
   });
 
   it('the generated Lua module is up to date (scripts/build-lua.mjs --check)', function () {
