@@ -10,13 +10,13 @@
  * `delay` -> `scheduled_at`, `attempts` -> `max_attempts`.
  */
 import { Queue, type Job, type JobsOptions } from 'bullmq';
-import { DuplicateJobError, InvalidUniquePolicyError, isDuplicateJobError, type ValidationIssue } from '../../src/errors.js';
+import { InvalidUniquePolicyError, isDuplicateJobError, type OjsUniqueError, type ValidationIssue } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js';
 import { retentionIssues } from './bullmq-retention.js';
 import { backendErrorFor } from './bullmq-reply-errors.js';
 import { composedScripts, ensureScripts } from './bullmq-script-set.js';
-import { queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
+import { queueBase, queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
 import {
   decodeUniqueAddReply,
   internalsOf,
@@ -40,15 +40,20 @@ export interface UniqueOutcome {
   /**
    * `created`: inserted. `deduplicated`: `ignore` met a duplicate; the returned job IS the existing
    * job (its own id, name and data). `replaced`: inserted after cancelling `replacedJobIds`.
-   * `rejected`: only in `addBulk` results (a single `add` throws `DuplicateJobError` instead).
+   * `rejected`: only in `addBulk` results, for an entry that was not added (a single `add` throws
+   * instead; see `error`).
    */
   outcome: 'created' | 'deduplicated' | 'replaced' | 'rejected';
   uniquenessKey: string;
   existingJobId?: string;
   existingJobState?: OjsJobState;
   replacedJobIds?: string[];
-  /** For `rejected` in `addBulk`: the error a single `add` would have thrown. */
-  error?: DuplicateJobError;
+  /**
+   * For `rejected` in `addBulk`: the error a single `add` would have thrown: `DuplicateJobError`
+   * (then also `existingJobId`/`existingJobState`), `InvalidUniquePolicyError` for a `jobId` taken
+   * by a concurrent add, or `BackendError`. `uniquenessKey` is `''` for a job without a policy.
+   */
+  error?: OjsUniqueError;
 }
 
 export type UniqueJob = Job & { unique?: UniqueOutcome };
@@ -231,7 +236,15 @@ function jobForReply(siblings: Siblings, reply: UniqueAddReply, prepared: Prepar
  * on its own (plain ones are BullMQ's script, unique ones ours); the batch is not a transaction,
  * exactly as BullMQ's addBulk is not. Because Redis runs a pipeline's commands in order, a
  * duplicate within the batch meets the earlier job as if the jobs had been added one by one.
- * Every job is validated before anything is sent: an invalid one refuses the whole batch.
+ *
+ * Every job is validated before anything is sent, and an invalid one refuses the whole batch:
+ * the policy and options, and a unique job's `jobId` (taken by an earlier job of the batch, or by
+ * a job or cancelled archive already in the queue). Once the pipeline has run, an entry that
+ * was not added comes back with `unique.outcome: 'rejected'` and the typed error a single `add`
+ * would have thrown (`DuplicateJobError`; `InvalidUniquePolicyError` for a `jobId` taken
+ * meanwhile by a concurrent add; `BackendError`), because other entries may have been written.
+ * Only when no entry was written is an error other than a duplicate thrown (e.g. `BackendError`
+ * on a lost connection), as a single add would throw it.
  */
 async function uniqueAddBulk(siblings: Siblings, jobs: { name: string; data: unknown; opts?: UniqueJobsOptions }[], retentionMs: number): Promise<UniqueJob[]> {
   const queue = siblings.queue;
@@ -249,8 +262,9 @@ async function uniqueAddBulk(siblings: Siblings, jobs: { name: string; data: unk
     }
   }
 
-  await siblings.register();
   const client = await internals.backend.client;
+  await refuseTakenIds(client as unknown as IdLookupClient, queueBase(rootPrefixOf(internals), internals.name), entries.map((entry) => (entry.kind === 'unique' ? { unique: true, jobId: entry.prepared.request.opts.jobId } : { unique: false, jobId: entry.job.opts.jobId })));
+  await siblings.register();
   ensureScripts(client);
   const pipeline = client.pipeline();
   const plainIds: Promise<unknown>[] = [];
@@ -259,30 +273,70 @@ async function uniqueAddBulk(siblings: Siblings, jobs: { name: string; data: unk
     else plainIds.push(internals.backend.addJobToTransaction(pipeline, entry.job.asJSON(), entry.job.id, { parentKey: undefined, parentDependenciesKey: '' }));
   }
   const results = (await pipeline.exec()) ?? [];
-  await Promise.all(plainIds);
+  // Each command's own promise settles with its reply or error; the replies are read from exec's.
+  await Promise.allSettled(plainIds);
 
-  return entries.map((entry, index) => {
+  const outcomes = entries.map((entry, index) => {
     const [error, reply] = results[index] ?? [new Error('missing pipeline reply'), null];
-    if (error) throw error;
     if (entry.kind === 'plain') {
+      if (error) return notAdded(entry.job, '', backendErrorFor(error));
       entry.job.id = String(reply);
       return entry.job as UniqueJob;
     }
     try {
+      if (error) throw error;
       const job = jobForReply(siblings, decodeUniqueAddReply(entry.prepared, reply), entry.prepared.request.prepared!);
       if (job.unique?.outcome !== 'deduplicated') queue.emit('waiting', job as never);
       return job;
-    } catch (decodeError) {
-      if (!isDuplicateJobError(decodeError)) throw decodeError;
-      const rejected = entry.prepared.job as UniqueJob;
-      rejected.unique = {
-        outcome: 'rejected',
-        uniquenessKey: entry.prepared.request.prepared!.key,
-        existingJobId: decodeError.existingJobId,
-        existingJobState: decodeError.existingJobState,
-        error: decodeError,
-      };
-      return rejected;
+    } catch (failure) {
+      return notAdded(entry.prepared.job, entry.prepared.request.prepared!.key, backendErrorFor(failure));
     }
   });
+  const written = outcomes.some((job) => job.unique === undefined || job.unique.outcome === 'created' || job.unique.outcome === 'replaced');
+  const failure = outcomes.find((job) => job.unique?.error !== undefined && !isDuplicateJobError(job.unique.error));
+  if (!written && failure) throw failure.unique!.error;
+  return outcomes;
+}
+
+/** An entry of a batch that was not added: its Job (never stored), with the error a single add would have thrown. */
+function notAdded(job: Job, uniquenessKey: string, error: OjsUniqueError): UniqueJob {
+  const rejected = job as UniqueJob;
+  rejected.unique = isDuplicateJobError(error)
+    ? { outcome: 'rejected', uniquenessKey, existingJobId: error.existingJobId, existingJobState: error.existingJobState, error }
+    : { outcome: 'rejected', uniquenessKey, error };
+  return rejected;
+}
+
+interface IdLookupClient {
+  pipeline(): { exists(...keys: string[]): unknown; exec(): Promise<[Error | null, unknown][] | null> };
+}
+
+/**
+ * Refuses the batch, before anything is written, when a unique job's `jobId` is taken: by an
+ * earlier job of the same batch, or by a job or cancelled archive already in the queue (the
+ * script would refuse it anyway, but only after the jobs before it were written). A concurrent
+ * add can still take an id between this look-up and the pipeline: that entry is then reported
+ * `rejected`, not thrown.
+ */
+async function refuseTakenIds(client: IdLookupClient, base: string, ids: { unique: boolean; jobId: string | undefined }[]): Promise<void> {
+  const issues: ValidationIssue[] = [];
+  const seen = new Set<string>();
+  const lookups: { index: number; id: string }[] = [];
+  ids.forEach(({ unique, jobId }, index) => {
+    if (jobId === undefined) return;
+    if (unique && seen.has(jobId)) issues.push({ path: `[${index}].opts.jobId`, message: `an earlier job of the batch has the id ${jobId}` });
+    else if (unique) lookups.push({ index, id: jobId });
+    seen.add(jobId);
+  });
+  if (lookups.length > 0) {
+    const pipeline = client.pipeline();
+    for (const { id } of lookups) pipeline.exists(`${base}${id}`, `${base}ojs:cancelled:${id}`);
+    const replies = (await pipeline.exec()) ?? [];
+    lookups.forEach(({ index, id }, i) => {
+      const [error, count] = replies[i] ?? [new Error('missing pipeline reply'), 0];
+      if (error) throw error;
+      if (Number(count) > 0) issues.push({ path: `[${index}].opts.jobId`, message: `a job with id ${id} already exists` });
+    });
+  }
+  if (issues.length > 0) throw new InvalidUniquePolicyError(issues.sort((a, b) => a.path.localeCompare(b.path)));
 }

@@ -181,6 +181,59 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect((await queue.getJobs(['wait'])).map((job) => job.name).sort()).to.deep.equal(['a', 'plain']);
     });
 
+    it('a unique job whose jobId is taken (in the queue, or earlier in the batch) refuses the batch before anything is written', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      await queue.add('x', { a: 1 }, { jobId: 'taken' });
+      const before = (await ctx.redis.keys(`${ctx.prefix}:*`)).sort();
+      for (const batch of [
+        [
+          { name: 'a', data: { n: 1 }, opts: { unique: { keys: ['type'] } } },
+          { name: 'b', data: { n: 2 }, opts: { unique: { keys: ['type'] }, jobId: 'taken' } },
+          { name: 'c', data: { n: 3 }, opts: { unique: { keys: ['type'] } } },
+        ],
+        [
+          { name: 'a', data: { n: 1 }, opts: { jobId: 'fresh' } },
+          { name: 'b', data: { n: 2 }, opts: { unique: { keys: ['type'] }, jobId: 'fresh' } },
+        ],
+      ]) {
+        const error = await rejection(queue.addBulk(batch));
+        expect(error).to.be.instanceOf(InvalidUniquePolicyError);
+        expect((error as unknown as InvalidUniquePolicyError).issues[0]!.path).to.equal('[1].opts.jobId');
+      }
+      expect((await ctx.redis.keys(`${ctx.prefix}:*`)).sort()).to.deep.equal(before);
+    });
+
+    it('once the pipeline ran, an entry that was not added is reported on the entry, never thrown', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      // The id is taken between the up-front check and the pipeline: simulated by a pipeline hook.
+      const client = (await (queue.unwrapped as unknown as { backend: { client: Promise<{ pipeline(): { exec(): Promise<unknown> } }> } }).backend.client);
+      const pipelineOf = client.pipeline.bind(client);
+      let pipelines = 0;
+      client.pipeline = () => {
+        const pipeline = pipelineOf();
+        // The first pipeline is the up-front id look-up; the second carries the adds.
+        if (++pipelines !== 2) return pipeline;
+        const exec = pipeline.exec.bind(pipeline);
+        pipeline.exec = async () => {
+          await queue.unwrapped.add('intruder', {}, { jobId: 'late' });
+          return exec();
+        };
+        return pipeline;
+      };
+      try {
+        const jobs = await queue.addBulk([
+          { name: 'a', data: { n: 1 }, opts: { unique: { keys: ['type'] } } },
+          { name: 'b', data: { n: 2 }, opts: { unique: { keys: ['type'] }, jobId: 'late' } },
+          { name: 'c', data: { n: 3 }, opts: { unique: { keys: ['type'] } } },
+        ]);
+        expect(jobs.map((job) => job.unique?.outcome)).to.deep.equal(['created', 'rejected', 'created']);
+        expect(jobs[1]!.unique!.error).to.be.instanceOf(InvalidUniquePolicyError);
+      } finally {
+        client.pipeline = pipelineOf;
+      }
+      expect((await queue.getJobs(['wait'])).map((job) => job.name).sort()).to.deep.equal(['a', 'c', 'intruder']);
+    });
+
     it('an invalid job refuses the whole batch before anything is written', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       const error = await rejection(
