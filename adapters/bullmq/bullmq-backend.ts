@@ -18,6 +18,7 @@ import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { uuidv7 } from '../../src/uuid-v7.js';
 import { bullmqPriority, ojsJobView } from './bullmq-ojs-job-view.js';
 import { backendErrorFor, errorForReply } from './bullmq-reply-errors.js';
+import { keepOptionsFor } from './bullmq-retention.js';
 import { COMMANDS, ensureScripts, runScript, composedScripts, type ScriptClient } from './bullmq-script-set.js';
 import { queueBase, queueRegistryKey } from './bullmq-sidecar-keys.js';
 import { pairs, uniqueAdd } from './bullmq-unique-add.js';
@@ -119,6 +120,8 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     if (scheduledAt !== null && scheduledAt > Date.now()) opts.delay = scheduledAt - Date.now();
     const priority = bullmqPriority(input.priority ?? 0);
     if (priority !== undefined) opts.priority = priority;
+    // A Worker's removeOnComplete/removeOnFail must not delete a job its policy still counts.
+    if (prepared) Object.assign(opts, keepOptionsFor(prepared.policy, opts));
 
     try {
       // A caller-chosen id must be new in every queue (as on the memory backend), claimed in the

@@ -8,8 +8,16 @@
  * wrapping BullMQ's finishing script (a fork of its most intricate script). Chosen: such an add
  * is refused at enqueue with `InvalidUniquePolicyError` unless the job's own keep option keeps
  * it at least for the policy's period (`removeOnComplete: { age: <seconds ≥ period> }` without
- * `count`, `false`, or unset). In BullMQ 6 the option is per job (set on the job or the queue's
- * default job options), so the check sees the value that will apply.
+ * `count`, `false`, or unset).
+ *
+ * Unset is not the end of it: a Worker's own `removeOnComplete`/`removeOnFail` applies to every
+ * job that has none (bullmq classes/redis-queue-backend.js `getKeepJobs`: the job's option wins
+ * when set, the worker's otherwise). So such an add also stores an explicit `false` on the job
+ * when the caller gave none (`keepOptionsFor`): the worker's setting then cannot delete it when it
+ * finishes. `false` rather than `{ age }`: an age or a count makes BullMQ trim the WHOLE
+ * completed/failed set when the job finishes, deleting other jobs, other policies' too.
+ * What no per-job option can stop: a count or age set for OTHER jobs (a Worker's default applied
+ * to plain jobs, say) trims the whole set when those finish, this job included (docs/bullmq.md).
  */
 import type { JobsOptions, KeepJobs } from 'bullmq';
 import type { ValidationIssue } from '../../src/errors.js';
@@ -43,4 +51,16 @@ export function retentionIssues(policy: UniquePolicy, opts: Pick<JobsOptions, 'r
   check('completed', 'removeOnComplete');
   check('discarded', 'removeOnFail');
   return issues;
+}
+
+/**
+ * The keep options to store on a unique job whose policy checks `completed` or `discarded` and
+ * whose caller gave none: `false`, so that a Worker's `removeOnComplete`/`removeOnFail` cannot
+ * apply to it (see the file comment). Empty when the policy does not need the record.
+ */
+export function keepOptionsFor(policy: UniquePolicy, opts: Pick<JobsOptions, 'removeOnComplete' | 'removeOnFail'>): Pick<JobsOptions, 'removeOnComplete' | 'removeOnFail'> {
+  const keep: Pick<JobsOptions, 'removeOnComplete' | 'removeOnFail'> = {};
+  if (policy.states.includes('completed') && opts.removeOnComplete === undefined) keep.removeOnComplete = false;
+  if (policy.states.includes('discarded') && opts.removeOnFail === undefined) keep.removeOnFail = false;
+  return keep;
 }

@@ -13,7 +13,7 @@ import { Queue, type Job, type JobsOptions } from 'bullmq';
 import { InvalidUniquePolicyError, isDuplicateJobError, type OjsUniqueError, type ValidationIssue } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js';
-import { retentionIssues } from './bullmq-retention.js';
+import { keepOptionsFor, retentionIssues } from './bullmq-retention.js';
 import { backendErrorFor } from './bullmq-reply-errors.js';
 import { composedScripts, ensureScripts } from './bullmq-script-set.js';
 import { queueBase, queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
@@ -150,6 +150,8 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
   const prepared = prepareUnique({ type: name, queue: queue.name, args: data, meta: ojsMeta ?? {}, unique })!;
   const retention = retentionIssues(prepared.policy, merged);
   if (retention.length > 0) throw new InvalidUniquePolicyError(retention);
+  // An explicit keep option on the job, so a Worker's removeOnComplete/removeOnFail cannot apply.
+  Object.assign(merged, keepOptionsFor(prepared.policy, merged));
   if (merged.jobId !== undefined && (merged.jobId === '0' || merged.jobId.startsWith('0:'))) {
     throw new InvalidUniquePolicyError([{ path: 'opts.jobId', message: "cannot be '0' or start with '0:' (BullMQ)" }]);
   }

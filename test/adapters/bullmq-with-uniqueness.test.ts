@@ -162,6 +162,35 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
     });
   });
 
+  describe('a Worker\'s removeOnComplete / removeOnFail', function () {
+    it('cannot delete a job whose policy checks completed or discarded: the job stores its own keep option', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const completed = { keys: ['type'], states: ['available', 'active', 'completed'] };
+      const discarded = { keys: ['type'], states: ['available', 'active', 'discarded'] };
+      const done = await queue.add('welcome', { user: 1 }, { unique: completed });
+      const failed = await queue.add('charge', { user: 1 }, { unique: discarded, attempts: 1 });
+      const plain = await queue.add('welcome', { user: 2 }, { unique: { keys: ['type', 'args'] } });
+      expect(done.opts).to.include({ removeOnComplete: false });
+      expect(failed.opts).to.include({ removeOnFail: false });
+      expect(plain.opts).to.not.have.any.keys('removeOnComplete', 'removeOnFail');
+      const finished = new Set<string>();
+      const worker = new Worker('mail', async (job) => {
+        if (job.name === 'charge') throw new Error('declined');
+        return 'ok';
+      }, { connection: ctx.connect(), prefix: ctx.prefix, removeOnComplete: { count: 0 }, removeOnFail: { count: 0 } });
+      ctx.closeLater(worker);
+      worker.on('completed', (job) => finished.add(job.id!));
+      worker.on('failed', (job) => finished.add(job!.id!));
+      for (let i = 0; i < 200 && finished.size < 3; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      expect(finished.size).to.equal(3);
+      // The worker's { count: 0 } applied to the job without a keep option of its own …
+      expect(await queue.getJob(plain.id!)).to.equal(undefined);
+      // … but not to the jobs whose policies still count them.
+      expect(await rejection(queue.add('welcome', { user: 1 }, { unique: completed }))).to.include({ existingJobId: done.id, existingJobState: 'completed' });
+      expect(await rejection(queue.add('charge', { user: 1 }, { unique: discarded }))).to.include({ existingJobId: failed.id, existingJobState: 'discarded' });
+    });
+  });
+
   describe('addBulk', function () {
     it('per-job outcomes, duplicates within the batch handled in order, plain jobs untouched', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
