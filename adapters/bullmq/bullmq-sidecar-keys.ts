@@ -25,9 +25,9 @@ export function rootPrefixOf(queue: { name: string; qualifiedName: string }): st
 }
 
 export interface FingerprintKeys {
-  /** ZSET: member `<queue>:<jobId>`, score created_at (ms, Redis TIME). */
+  /** ZSET: member `<queue>:<jobId>`, score the insert's Redis TIME in µs (created_at = score / 1000; the score is the insertion order). */
   set: string;
-  /** ZSET: member = a fingerprint set's key, score = its last insert; drives the lazy reclaim. */
+  /** SET of fingerprint set keys; sampled by the lazy reclaim. */
   registry: string;
 }
 

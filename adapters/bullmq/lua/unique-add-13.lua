@@ -47,7 +47,9 @@
        job, or the job is finished and neither its own policy nor this add's counts it.
     4. Decide (includes/ojs-decide-conflict, the twin of the core's decideConflict).
     5. insert  -> BullMQ add (the variant BullMQ itself would pick: delay > priority > standard),
-                  then the OJS fields on the job hash and the fingerprint entry.
+                  then the OJS fields on the job hash (ojsKey, ojsPolicy, ojsMeta, and the
+                  job's own policy as ojsStates/ojsPeriodEnd) and the fingerprint entry; with
+                  no policy (ARGV[6] "") BullMQ's add alone.
        replace -> archive every duplicate (includes/ojs-archive-job), then insert; for
                   replace_except_schedule over a scheduled job the new job takes its due time.
        ignore / reject / reject_active -> XADD `deduplicated` (BullMQ's own event name and
@@ -118,7 +120,7 @@ if customId ~= "" then
   -- both pass. Every backend adds its queue to the set before its first enqueue there.
   if ARGV[15] ~= "" then
     for _, other in ipairs(rcall("SMEMBERS", ARGV[15])) do
-      if idExists(rootPrefix .. other .. ":") then return { "id_exists", customId } end
+      if other ~= queueName and idExists(rootPrefix .. other .. ":") then return { "id_exists", customId } end
     end
   end
 end
