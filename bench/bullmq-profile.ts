@@ -75,8 +75,12 @@ async function measure(name: string): Promise<{ node: number; redis: number }> {
     return { node: (used.user + used.system) / N, redis: usec / N };
   } finally {
     await raw.close();
-    const keys = await redis.keys(`${prefix}:*`);
-    for (let k = 0; k < keys.length; k += 5000) await redis.unlink(...keys.slice(k, k + 5000));
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 10_000);
+      cursor = next;
+      if (keys.length > 0) await redis.unlink(...keys);
+    } while (cursor !== '0');
   }
 }
 
