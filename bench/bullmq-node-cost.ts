@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { withUniqueness } from '../adapters/bullmq/index.js';
+import { unlinkPrefix } from './bullmq-bench-keys.js';
 
 const N = Number(process.env.BENCH_N ?? 30_000);
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
@@ -71,10 +72,5 @@ const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length
 const plain = median(results.get('plain')!);
 for (const [name, values] of results) console.log(`| ${name} | ${median(values).toFixed(1)} | ${(median(values) / plain).toFixed(2)} |`);
 await raw.close();
-let cursor = '0';
-do {
-  const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 10_000);
-  cursor = next;
-  if (keys.length > 0) await redis.unlink(...keys);
-} while (cursor !== '0');
+await unlinkPrefix(redis, prefix);
 await redis.quit();

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { withUniqueness, type UniqueQueue } from '../adapters/bullmq/index.js';
+import { unlinkPrefix } from './bullmq-bench-keys.js';
 
 const N = Number(process.env.BENCH_N ?? 5000);
 const REPS = Number(process.env.BENCH_REPS ?? 3);
@@ -75,12 +76,7 @@ async function measure(name: string): Promise<{ node: number; redis: number }> {
     return { node: (used.user + used.system) / N, redis: usec / N };
   } finally {
     await raw.close();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 10_000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== '0');
+    await unlinkPrefix(redis, prefix);
   }
 }
 

@@ -16,6 +16,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { composedScripts } from '../adapters/bullmq/bullmq-script-set.js';
 import { withUniqueness, type UniqueQueue } from '../adapters/bullmq/index.js';
+import { unlinkPrefix } from './bullmq-bench-keys.js';
 
 const other = process.argv[2];
 if (!other) throw new Error('usage: npx tsx bench/bullmq-script-ab.ts <other checkout>');
@@ -60,12 +61,7 @@ for (let round = 0; round < ROUNDS; round++) {
       results.set(key, [...(results.get(key) ?? []), (usec1 - usec0) / (calls1 - calls0)]);
       await raw.close();
       await connection.quit();
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 10_000);
-        cursor = next;
-        if (keys.length > 0) await redis.unlink(...keys);
-      } while (cursor !== '0');
+      await unlinkPrefix(redis, prefix);
     }
   }
 }
