@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { withUniqueness, type UniqueQueue } from '../adapters/bullmq/index.js';
+import { unlinkPrefix } from './bullmq-bench-keys.js';
 
 const N = Number(process.env.BENCH_N ?? 5000);
 const REPS = Number(process.env.BENCH_REPS ?? 3);
@@ -75,8 +76,7 @@ async function measure(name: string): Promise<{ node: number; redis: number }> {
     return { node: (used.user + used.system) / N, redis: usec / N };
   } finally {
     await raw.close();
-    const keys = await redis.keys(`${prefix}:*`);
-    for (let k = 0; k < keys.length; k += 5000) await redis.unlink(...keys.slice(k, k + 5000));
+    await unlinkPrefix(redis, prefix);
   }
 }
 

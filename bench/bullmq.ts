@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { withUniqueness, type UniqueQueue } from '../adapters/bullmq/index.js';
+import { unlinkPrefix } from './bullmq-bench-keys.js';
 
 const N = Number(process.env.BENCH_N ?? 5000);
 const REPS = Number(process.env.BENCH_REPS ?? 3);
@@ -66,12 +67,7 @@ async function withQueue<T>(body: (queue: UniqueQueue, raw: Queue) => Promise<T>
     return await body(withUniqueness(raw), raw);
   } finally {
     await raw.close();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 10_000);
-      cursor = next;
-      for (let i = 0; i < keys.length; i += 5000) await redis.unlink(...keys.slice(i, i + 5000));
-    } while (cursor !== '0');
+    await unlinkPrefix(redis, prefix);
     await settle();
   }
 }

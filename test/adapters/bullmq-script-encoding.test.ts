@@ -40,6 +40,15 @@ describe('bullmq adapter: script command encoding', function () {
     expect(useFastEncoding(client, COMMANDS.uniqueAdd, 'return 1')).to.equal(false);
   });
 
+  it('holds the same arguments as an ioredis Command (numbers stringified, Buffers kept), nested arrays flattened as ioredis does', function () {
+    const client = ctx.connect();
+    ensureScripts(client as unknown as ScriptClient);
+    const OjsCommand = (client as unknown as { scriptsSet: Record<string, { Command: typeof Command }> }).scriptsSet[COMMANDS.uniqueAdd]!.Command;
+    for (const args of [['sha', 2, 'k1', 'k2', Buffer.from([1, 2]), 604800000, ''], ['sha', 1, ['k1', 'a'], 'b'], []] as unknown[][]) {
+      expect(new OjsCommand('evalsha', args as never).args).to.deep.equal(new Command('evalsha', args as never).args);
+    }
+  });
+
   it('loads the script with EVAL on a new connection, then EVALSHA, and recovers after SCRIPT FLUSH (NOSCRIPT)', async function () {
     const client = ctx.connect();
     const queue = withUniqueness(ctx.queue('mail', { connection: client }));
