@@ -26,6 +26,17 @@ export default async function createSubject(options: BullMQSubjectOptions = {}):
   const prefix = options.prefix ?? `ojs-demo:${randomUUID()}`;
   const client = new Redis(url, { maxRetriesPerRequest: null });
   const backend = createBullMQBackend({ connection: client, prefix });
+  const deleteKeys = async (): Promise<void> => {
+    let cursor = '0';
+    do {
+      const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await client.del(...keys);
+    } while (cursor !== '0');
+  };
+  // A failed run keeps its keys for inspection; the next run of the same test (same prefix)
+  // starts from nothing rather than from that run's leftovers.
+  if (options.prefix !== undefined) await deleteKeys();
   const workers = new Set<Worker>();
 
   const stateOf = async (id: string): Promise<OjsJob> => {
@@ -64,14 +75,7 @@ export default async function createSubject(options: BullMQSubjectOptions = {}):
     async close(result) {
       await Promise.all([...workers].map((worker) => worker.close()));
       await backend.close();
-      if (result?.passed ?? true) {
-        let cursor = '0';
-        do {
-          const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-          cursor = next;
-          if (keys.length > 0) await client.del(...keys);
-        } while (cursor !== '0');
-      }
+      if (result?.passed ?? true) await deleteKeys();
       await client.quit();
     },
   };
