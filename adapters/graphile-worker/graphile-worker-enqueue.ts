@@ -45,7 +45,11 @@ export interface EnqueueSettings {
 export interface PreparedGraphileEnqueue {
   job: JobInput;
   prepared: PreparedUnique | null;
+  /** The payload exactly as the caller gave it, as sent to Graphile (JSON text). */
+  payload: string;
+  /** The same payload, parsed back: the job's OJS `args`, as getJob will read them. */
   args: JsonValue;
+  /** `meta` exactly as the caller gave it (a copy). */
   meta: Record<string, JsonValue>;
   placement: GraphilePlacement;
 }
@@ -59,6 +63,10 @@ const SMALLINT = { min: -32768, max: 32767 };
 export function prepareGraphileEnqueue(job: JobInput, placement: GraphilePlacement): PreparedGraphileEnqueue {
   const prepared = prepareUnique(job);
   const issues: ValidationIssue[] = [];
+  // Validation only. The NFC-normalised copies (§4.2) exist for the key, which prepareUnique
+  // hashed; the job itself keeps args and meta exactly as given (a task must receive what was
+  // enqueued, as on every other backend). normalizeJson refuses whatever JSON.stringify would
+  // coerce, so serialising the caller's own values below is faithful.
   const args = normalizeJson(job.args, 'args');
   const meta = normalizeJson(job.meta ?? {}, 'meta');
   for (const check of [args, meta]) if (!check.ok) issues.push(check.issue);
@@ -76,7 +84,15 @@ export function prepareGraphileEnqueue(job: JobInput, placement: GraphilePlaceme
     issues.push({ path: 'id', message: "all-digit ids are reserved for Graphile Worker's own job ids; choose an id with a non-digit" });
   }
   if (issues.length > 0 || !args.ok || !meta.ok) throw new InvalidUniquePolicyError(issues);
-  return { job, prepared, args: args.value, meta: meta.value as Record<string, JsonValue>, placement };
+  const payload = JSON.stringify(job.args);
+  return {
+    job,
+    prepared,
+    payload,
+    args: JSON.parse(payload) as JsonValue,
+    meta: JSON.parse(JSON.stringify(job.meta ?? {})) as Record<string, JsonValue>,
+    placement,
+  };
 }
 
 /**
@@ -224,7 +240,8 @@ function insertParams(request: PreparedGraphileEnqueue, keepScheduledAt: number 
   const policy: UniquePolicy | null = prepared?.policy ?? null;
   return [
     job.type,
-    JSON.stringify(request.args),
+    // The caller's payload, not the normalised copy that was hashed (see prepareGraphileEnqueue).
+    request.payload,
     placement.queueName,
     runAt?.toISOString() ?? null,
     job.max_attempts ?? null,

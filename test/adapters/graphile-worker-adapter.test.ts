@@ -142,6 +142,63 @@ describe('graphile-worker adapter', function () {
     });
   });
 
+  describe('payload as given (§4.2: NFC is for the key only)', () => {
+    const nfd = 'Cafe\u0301.txt'; // 9 UTF-16 units; its NFC form 'Café.txt' has 8
+    const payload = { path: nfd, ['cle\u0301']: 1 };
+    const storedPaths = async () => {
+      const { rows } = await pool.query<{ path: string }>(`select payload->>'path' as path from "${schemas.current().graphileSchema}"._private_jobs order by id`);
+      return rows.map((row) => row.path);
+    };
+
+    it('utils.addJob, addJobs and addJobWithClient store the payload unnormalised, and still deduplicate its NFC form', async () => {
+      const u = await makeUtils();
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      const unique = { keys: ['type', 'args'] as ('type' | 'args')[], on_conflict: 'ignore' as const };
+      const created = await u.addJob('index', payload, { meta: { label: nfd }, unique });
+      expect(created.job.args).to.deep.equal(payload);
+      expect(created.job.meta).to.deep.equal({ label: nfd });
+      expect((await u.getUniqueJob(created.job.id))).to.deep.include({ args: payload, meta: { label: nfd } });
+      // The NFC spelling is the same key.
+      const nfc = await u.addJob('index', { path: nfd.normalize('NFC'), ['clé']: 1 }, { unique });
+      expect(nfc).to.deep.include({ outcome: 'deduplicated' });
+      const batch = await u.addJobs([{ identifier: 'index-batch', payload, unique }]);
+      expect(batch[0]!.job.args).to.deep.equal(payload);
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        await addJobWithClient(client, 'index-tx', payload, { unique }, { schema: uniqueSchema, graphileSchema });
+        await client.query('commit');
+      } finally {
+        client.release();
+      }
+      expect(await storedPaths()).to.deep.equal([nfd, nfd, nfd]);
+    });
+
+    it('a task receives exactly the payload its parent enqueued through helpers.addJob with unique', async () => {
+      const u = await makeUtils();
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      await u.addJob('parent', {});
+      const received: unknown[] = [];
+      const taskList = withUniqueHelpers(
+        {
+          parent: async (_payload, helpers) => {
+            await helpers.addJob('child', payload, { unique: { keys: ['type', 'args'] } });
+          },
+          child: async (childPayload) => {
+            received.push(childPayload);
+          },
+        },
+        { schema: uniqueSchema, graphileSchema },
+      );
+      const { runOnce } = await import('graphile-worker');
+      const preset = { extends: [makeUniqueJobsPreset({ schema: uniqueSchema })] };
+      await runOnce({ pgPool: pool, schema: graphileSchema, taskList, logger: quietLogger, preset });
+      await runOnce({ pgPool: pool, schema: graphileSchema, taskList, logger: quietLogger, preset });
+      expect(received).to.deep.equal([payload]);
+      expect((received[0] as { path: string }).path).to.have.length(9);
+    });
+  });
+
   describe('job ids', () => {
     it('uses Graphile’s job id as the OJS id by default, takes a chosen id, and refuses a taken or all-digit one', async () => {
       const u = await makeUtils();
