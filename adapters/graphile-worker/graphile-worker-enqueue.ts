@@ -209,7 +209,12 @@ function decide(settings: EnqueueSettings, prepared: PreparedUnique, read: LockA
     policy: prepared.policy,
     uniquenessKey: prepared.key,
     now: read.now,
-    candidates: read.candidates,
+    // seq = Graphile's job id: a bigserial, and one key's inserts are serialised by its head-row
+    // lock, so it increases in insertion order. It breaks ties on created_at (milliseconds here,
+    // so ties are common under load), as insertionOrder asks; without it the tie fell to the OJS
+    // ids compared as text ("10" < "9", or any caller-chosen id). Nothing in SQL orders the
+    // candidates: the core's decideConflict alone picks "the existing one" and the cancel order.
+    candidates: read.candidates.map((candidate) => ({ ...candidate, seq: Number(candidate.job_id) })),
     canReplaceActive: settings.replaceActive,
   });
 }

@@ -199,6 +199,37 @@ describe('graphile-worker adapter', function () {
     });
   });
 
+  describe('several duplicates sharing one created_at (insertion order)', () => {
+    it('names the first inserted (Graphile job id) as the existing job, whatever the OJS ids, and replace cancels in that order', async () => {
+      const u = await makeUtils();
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      // Narrow policies let two jobs of one key coexist: one available, one scheduled. Both are
+      // added in one caller transaction; ids chosen so that text order is the reverse of
+      // insertion order.
+      const narrow = { keys: ['type'] as 'type'[], states: ['scheduled' as const] };
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        await addJobWithClient(client, 'sync', { n: 1 }, { id: 'z-first', unique: narrow }, { schema: uniqueSchema, graphileSchema });
+        await addJobWithClient(client, 'sync', { n: 2 }, { id: 'a-second', runAt: new Date(Date.now() + 3_600_000), unique: narrow }, { schema: uniqueSchema, graphileSchema });
+        // created_at is the database clock in µs, compared in ms: two inserts of one key in the
+        // same millisecond are routine under load. Made certain here rather than hoped for.
+        await client.query(`update "${uniqueSchema}".jobs set created_at = (select min(created_at) from "${uniqueSchema}".jobs)`);
+        await client.query('commit');
+      } finally {
+        client.release();
+      }
+      const error = await rejectionOf(u.addJob('sync', { n: 3 }, { unique: { keys: ['type'] } }));
+      expect(error).to.include({ existingJobId: 'z-first', existingJobState: 'available' });
+      const ignored = await u.addJob('sync', { n: 3 }, { unique: { keys: ['type'], on_conflict: 'ignore' } });
+      expect(ignored.job.id).to.equal('z-first');
+      const replaced = await u.addJob('sync', { n: 3 }, { unique: { keys: ['type'], on_conflict: 'replace' } });
+      if (replaced.outcome !== 'replaced') expect.fail(`expected replaced, got ${replaced.outcome}`);
+      expect(replaced.replaced.id).to.equal('z-first');
+      expect((replaced.also_replaced ?? []).map((job) => job.id)).to.deep.equal(['a-second']);
+    });
+  });
+
   describe('job ids', () => {
     it('uses Graphile’s job id as the OJS id by default, takes a chosen id, and refuses a taken or all-digit one', async () => {
       const u = await makeUtils();
