@@ -112,8 +112,15 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
   }
 
   ready(): Promise<void> {
-    this.#ready ??= this.#install();
-    return this.#ready;
+    if (this.#ready) return this.#ready;
+    const ready: Promise<void> = this.#install().catch((error: unknown) => {
+      // A failed start-up (database unreachable, a refused migration level) must not stick: keep
+      // the rejection for the callers already waiting on it, but let the next call try again.
+      if (this.#ready === ready) this.#ready = null;
+      throw error;
+    });
+    this.#ready = ready;
+    return ready;
   }
 
   async #install(): Promise<void> {

@@ -230,6 +230,43 @@ describe('graphile-worker adapter', function () {
     });
   });
 
+  describe('start-up failures', () => {
+    /** `pool`, whose connect and query fail (as an unreachable database does) while `down()` says so. */
+    const flakyPool = (down: () => boolean): pg.Pool =>
+      new Proxy(pool, {
+        get(target, property, receiver) {
+          const value = Reflect.get(target, property, receiver);
+          if ((property === 'connect' || property === 'query') && typeof value === 'function') {
+            return (...args: unknown[]) =>
+              down() ? Promise.reject(Object.assign(new Error('connect ECONNREFUSED (simulated)'), { code: 'ECONNREFUSED' })) : value.apply(target, args);
+          }
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+
+    for (const migrate of [true, false]) {
+      it(`retries the start-up after a failed one (migrate: ${migrate})`, async () => {
+        const { graphileSchema, uniqueSchema } = schemas.current();
+        if (!migrate) {
+          // Graphile's schema must exist already; the adapter's is installed by the backend.
+          await (await makeUtils()).release();
+          utils = null;
+        }
+        let down = true;
+        const backend = createGraphileWorkerBackend({ pgPool: flakyPool(() => down), schema: uniqueSchema, graphileSchema, migrate });
+        try {
+          const failed = await rejectionOf(backend.enqueue({ type: 't', args: {} }));
+          expect(failed.message).to.match(/ECONNREFUSED/);
+          down = false;
+          expect((await backend.enqueue({ type: 't', args: {}, unique: {} })).outcome).to.equal('created');
+        } finally {
+          await backend.close();
+        }
+      });
+    }
+
+  });
+
   describe('job ids', () => {
     it('uses Graphile’s job id as the OJS id by default, takes a chosen id, and refuses a taken or all-digit one', async () => {
       const u = await makeUtils();
