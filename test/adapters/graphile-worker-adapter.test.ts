@@ -230,7 +230,7 @@ describe('graphile-worker adapter', function () {
     });
   });
 
-  describe('start-up failures', () => {
+  describe('start-up failures and typed errors', () => {
     /** `pool`, whose connect and query fail (as an unreachable database does) while `down()` says so. */
     const flakyPool = (down: () => boolean): pg.Pool =>
       new Proxy(pool, {
@@ -245,7 +245,7 @@ describe('graphile-worker adapter', function () {
       });
 
     for (const migrate of [true, false]) {
-      it(`retries the start-up after a failed one (migrate: ${migrate})`, async () => {
+      it(`retries the start-up after a failed one (migrate: ${migrate}), and the failure is a BackendError`, async () => {
         const { graphileSchema, uniqueSchema } = schemas.current();
         if (!migrate) {
           // Graphile's schema must exist already; the adapter's is installed by the backend.
@@ -256,6 +256,7 @@ describe('graphile-worker adapter', function () {
         const backend = createGraphileWorkerBackend({ pgPool: flakyPool(() => down), schema: uniqueSchema, graphileSchema, migrate });
         try {
           const failed = await rejectionOf(backend.enqueue({ type: 't', args: {} }));
+          expect(failed).to.be.instanceOf(BackendError);
           expect(failed.message).to.match(/ECONNREFUSED/);
           down = false;
           expect((await backend.enqueue({ type: 't', args: {}, unique: {} })).outcome).to.equal('created');
@@ -265,6 +266,61 @@ describe('graphile-worker adapter', function () {
       });
     }
 
+    it('turns an unreachable database into BackendError on every path (start-up, connect, query)', async () => {
+      const unreachable = createGraphileWorkerBackend({ connectionString: 'postgres://127.0.0.1:1/test' });
+      try {
+        for (const operation of [() => unreachable.enqueue({ type: 't', args: {} }), () => unreachable.getJob('x'), () => unreachable.ready()]) {
+          expect(await rejectionOf(operation())).to.be.instanceOf(BackendError);
+        }
+      } finally {
+        await unreachable.close();
+      }
+      // Installed, then its pool goes away: pool.connect() and pool.query() fail.
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      const own = makePool(2);
+      const backend = createGraphileWorkerBackend({ pgPool: own, schema: uniqueSchema, graphileSchema });
+      try {
+        const { job } = await backend.enqueue({ type: 't', args: {}, unique: {} });
+        await own.end();
+        for (const operation of [
+          () => backend.enqueue({ type: 't', args: {}, unique: {} }),
+          () => backend.cancel(job.id),
+          () => backend.getJob(job.id),
+          () => backend.graphileJobId(job.id),
+          () => backend.reclaim(),
+        ]) {
+          expect(await rejectionOf(operation())).to.be.instanceOf(BackendError);
+        }
+      } finally {
+        await backend.close();
+      }
+    });
+
+    it('makeUniqueWorkerUtils: a connection Graphile cannot get is a BackendError too', async () => {
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      const own = makePool(2);
+      const u = await makeUniqueWorkerUtils({ pgPool: own, schema: graphileSchema, uniqueSchema, logger: quietLogger });
+      try {
+        await own.end();
+        for (const operation of [() => u.addJob('t', {}, { unique: {} }), () => u.addJobs([{ identifier: 't', unique: {} }]), () => u.getUniqueJob('1'), () => u.reclaim()]) {
+          expect(await rejectionOf(operation())).to.be.instanceOf(BackendError);
+        }
+      } finally {
+        await u.release();
+      }
+    });
+
+    it('throws BackendError (written: false) from every method once closed', async () => {
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      const backend = createGraphileWorkerBackend({ pgPool: pool, schema: uniqueSchema, graphileSchema });
+      await backend.ready();
+      await backend.close();
+      for (const operation of [() => backend.enqueue({ type: 't', args: {} }), () => backend.getJob('1'), () => backend.cancel('1'), () => backend.reclaim()]) {
+        const error = await rejectionOf(operation());
+        expect(error).to.be.instanceOf(BackendError).and.include({ written: false });
+        expect(error.message).to.match(/closed/);
+      }
+    });
   });
 
   describe('job ids', () => {
