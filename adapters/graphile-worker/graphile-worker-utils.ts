@@ -35,15 +35,16 @@ export interface UniqueWorkerUtils extends Omit<WorkerUtils, 'addJob' | 'addJobs
 
 export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): Promise<UniqueWorkerUtils> {
   const { uniqueSchema, replaceActive, ...workerOptions } = options;
+  // Before Graphile connects: a schema name the adapter refuses is reported under these options'
+  // own names, with nothing done.
+  const settings = enqueueSettings(
+    { schema: uniqueSchema, replaceActive, graphileSchema: workerOptions.schema ?? workerOptions.preset?.worker?.schema },
+    { uniqueSchema: 'uniqueSchema', graphileSchema: 'schema' },
+  );
   // Graphile migrates on creation; the preset's postmigrate hook installs the adapter's schema.
   const utils = await makeWorkerUtils({
     ...workerOptions,
     preset: { extends: [...(workerOptions.preset ? [workerOptions.preset] : []), makeUniqueJobsPreset({ schema: uniqueSchema })] },
-  });
-  const settings = enqueueSettings({
-    schema: uniqueSchema,
-    replaceActive,
-    graphileSchema: workerOptions.schema ?? workerOptions.preset?.worker?.schema,
   });
   // Every failure, a connection Graphile could not get included, surfaces as a typed error.
   const onClient = <T>(operation: string, body: (client: PgClientLike) => Promise<T>) =>

@@ -11,6 +11,7 @@ import type pg from 'pg';
 import { BackendError, DuplicateJobError, InvalidTransitionError, InvalidUniquePolicyError, JobNotFoundError, type EnqueueResult } from '../../src/index.js';
 import {
   addJobWithClient,
+  GraphileWorkerSql,
   createGraphileWorkerBackend,
   makeUniqueJobsPreset,
   makeUniqueWorkerUtils,
@@ -562,6 +563,53 @@ describe('graphile-worker adapter', function () {
       } finally {
         await backend.close();
         await pool.query(`drop schema if exists "${uniqueSchema}_2" cascade`);
+      }
+    });
+
+    it('refuses a schema name with "$" (or empty, or over 63 bytes) with an invalid_request naming the option', async () => {
+      const issuesOf = (error: unknown) => (error as InvalidUniquePolicyError).issues.map((issue) => issue.path);
+      const refused = (body: () => unknown) => {
+        try {
+          body();
+        } catch (error) {
+          expect(error).to.be.instanceOf(InvalidUniquePolicyError);
+          return issuesOf(error);
+        }
+        return expect.fail('expected a refusal');
+      };
+      // The reviewer's name: `$$` would end the $$-quoted function bodies and run the rest as SQL.
+      expect(refused(() => new GraphileWorkerSql({ graphileSchema: 'graphile_worker', uniqueSchema: 'x$$; drop table y; --' }))).to.deep.equal(['schema']);
+      expect(refused(() => createGraphileWorkerBackend({ pgPool: pool, schema: 'ok', graphileSchema: 'g$&' }))).to.deep.equal(['graphileSchema']);
+      expect(refused(() => createGraphileWorkerBackend({ pgPool: pool, schema: '', graphileSchema: 'x'.repeat(64) }))).to.deep.equal(['graphileSchema', 'schema']);
+      expect(refused(() => makeUniqueJobsPreset({ schema: 'a$`b' }))).to.deep.equal(['schema']);
+      expect(refused(() => withUniqueHelpers({}, { schema: "a$'b" }))).to.deep.equal(['schema']);
+      expect(issuesOf(await rejectionOf(makeUniqueWorkerUtils({ pgPool: pool, uniqueSchema: 'u$1', logger: quietLogger })))).to.deep.equal(['uniqueSchema']);
+      const client = await pool.connect();
+      try {
+        expect(issuesOf(await rejectionOf(addJobWithClient(client, 't', {}, { unique: {} }, { schema: '$$' })))).to.deep.equal(['schema']);
+      } finally {
+        client.release();
+      }
+    });
+
+    it('substitutes schema names in one pass: quotes, backslashes and placeholder text in a name are kept verbatim', async () => {
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      // A Graphile schema whose name contains the adapter's own placeholder: a second replace pass
+      // would have substituted inside it.
+      const names = { graphileSchema: `${graphileSchema}'":OJS_UNIQUE_SCHEMA`, uniqueSchema: `${uniqueSchema}'\\"` };
+      const rendered = new GraphileWorkerSql(names).text('read-graphile-migration');
+      expect(rendered).to.include(`"${graphileSchema}'"":OJS_UNIQUE_SCHEMA"`);
+      const drop = () => pool.query(`drop schema if exists "${names.uniqueSchema.replaceAll('"', '""')}" cascade; drop schema if exists "${names.graphileSchema.replaceAll('"', '""')}" cascade`);
+      await drop();
+      const backend = createGraphileWorkerBackend({ pgPool: pool, schema: names.uniqueSchema, graphileSchema: names.graphileSchema });
+      try {
+        const { job } = await backend.enqueue({ type: 't', args: { n: 1 }, unique: {} });
+        expect(await rejectionOf(backend.enqueue({ type: 't', args: { n: 2 }, unique: {} }))).to.be.instanceOf(DuplicateJobError);
+        expect((await backend.cancel(job.id)).state).to.equal('cancelled');
+        expect((await backend.getJob(job.id))?.state).to.equal('cancelled');
+      } finally {
+        await backend.close();
+        await drop();
       }
     });
 
