@@ -447,6 +447,15 @@ describe('graphile-worker adapter', function () {
       expect(error).to.include({ existingJobId: job.id, existingJobState: 'completed' });
     });
 
+    it('the test subject stops waiting for a state after its deadline, with a message naming the job and the states', async () => {
+      const s = await makeSubject();
+      const { job } = await s.backend.enqueue({ type: 'never-run', args: {}, unique: {} });
+      const started = Date.now();
+      const error = await rejectionOf(s.settled(job.id, ['completed'], 200));
+      expect(Date.now() - started).to.be.below(5_000);
+      expect(error.message).to.equal(`graphile-worker subject: job ${job.id} did not reach completed within 200 ms (last seen: available)`);
+    });
+
     it('reports retryable after a failed attempt and discarded when attempts are exhausted', async () => {
       const s = await makeSubject();
       const { job } = await s.backend.enqueue({ type: 'flaky', args: {}, max_attempts: 2, unique: {} });
