@@ -644,6 +644,77 @@ describe('graphile-worker adapter', function () {
       expect((await s.backend.getJob(kept.id))?.state).to.equal('cancelled');
       expect((await s.backend.getJob(live.id))?.state).to.equal('available');
     });
+
+    const ALL_BUT_TERMINAL = ['available', 'active', 'scheduled', 'retryable', 'pending'] as const;
+
+    it('§6.3 after reclaim, a completed job stays visible to a wider policy after enqueues under narrower ones', async () => {
+      // The conformance case, with a reclaim (no grace) before the last enqueue.
+      const s = await makeSubject();
+      const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed' as const] };
+      const first = (await s.backend.enqueue({ type: 'welcome.send', args: {}, unique: wide })).job;
+      await (await s.start(first.id)).complete();
+      const narrow = (await s.backend.enqueue({ type: 'welcome.send', args: {}, unique: { keys: ['type'] } })).job;
+      await s.backend.cancel(narrow.id);
+      await s.backend.enqueue({ type: 'welcome.send', args: {}, unique: { keys: ['type'], period: 'PT1S' } });
+      await s.backend.reclaim({ grace: 'PT0S' });
+      const error = await rejectionOf(s.backend.enqueue({ type: 'welcome.send', args: {}, unique: wide }));
+      expect(error).to.include({ existingJobId: first.id, existingJobState: 'completed' });
+    });
+
+    it('keeps a record its own policy does not need while a wider policy used on its key does, for that policy’s period', async () => {
+      const s = await makeSubject();
+      const scenario = async (type: string, period?: string) => {
+        const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed' as const], ...(period ? { period } : {}) };
+        // The wide policy's own job ends cancelled, a state it does not check: nothing keeps it.
+        const w = (await s.backend.enqueue({ type, args: {}, unique: wide })).job;
+        await s.backend.cancel(w.id);
+        // A job under the default (narrow) policy completes: its own policy does not check completed.
+        const n = (await s.backend.enqueue({ type, args: {}, unique: { keys: ['type'] } })).job;
+        await (await s.start(n.id)).complete();
+        return { w, n, wide };
+      };
+      const forever = await scenario('report.forever');
+      const windowed = await scenario('report.windowed', 'PT3S');
+      const result = await s.backend.reclaim({ grace: 'PT0S' });
+      expect(result.reclaimed, 'the two cancelled wide-policy jobs').to.equal(2);
+      expect(await s.backend.getJob(forever.w.id)).to.equal(null);
+      const error = await rejectionOf(s.backend.enqueue({ type: 'report.forever', args: {}, unique: forever.wide }));
+      expect(error).to.include({ existingJobId: forever.n.id, existingJobState: 'completed' });
+      expect((await s.backend.getJob(windowed.n.id))?.state).to.equal('completed');
+      // Once the wide policy's period has run out from the record's created_at, nothing needs it.
+      const left = Date.parse(windowed.n.created_at) + 3_000 - Date.now();
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, left) + 200));
+      expect((await s.backend.reclaim({ grace: 'PT0S' })).reclaimed).to.equal(1);
+      expect(await s.backend.getJob(windowed.n.id)).to.equal(null);
+      expect((await s.backend.getJob(forever.n.id))?.state).to.equal('completed');
+      // The key's head row keeps the memory of the wide policy although no record of it is left.
+      expect((await s.backend.enqueue({ type: 'report.windowed', args: {}, unique: windowed.wide })).outcome).to.equal('created');
+    });
+
+    it('migration 0002 backfills the retention of records written before it', async () => {
+      const s = await makeSubject();
+      const { uniqueSchema } = s.backend.schemas;
+      const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed' as const] };
+      const w = (await s.backend.enqueue({ type: 'legacy', args: {}, unique: wide })).job;
+      // Back to a ledger at migration 1 (the head row forgets; the record keeps its policy).
+      await pool.query(
+        `drop trigger note_retention on "${uniqueSchema}".jobs; drop function "${uniqueSchema}".note_retention(), "${uniqueSchema}".retained(jsonb, timestamptz, timestamptz), "${uniqueSchema}".merge_retention(jsonb, jsonb);
+         alter table "${uniqueSchema}".heads drop column retention; delete from "${uniqueSchema}".migrations where id = 2`,
+      );
+      const again = createGraphileWorkerBackend({ pgPool: pool, ...schemasOf(s) });
+      try {
+        await again.ready();
+        const { rows } = await pool.query(`select retention from "${uniqueSchema}".heads`);
+        expect(rows.map((row) => row.retention)).to.deep.equal([{ completed: ['forever'] }]);
+        await again.cancel(w.id);
+        const n = (await again.enqueue({ type: 'legacy', args: {}, unique: { keys: ['type'] } })).job;
+        await (await s.start(n.id)).complete();
+        await again.reclaim({ grace: 'PT0S' });
+        expect(await rejectionOf(again.enqueue({ type: 'legacy', args: {}, unique: wide }))).to.include({ existingJobId: n.id });
+      } finally {
+        await again.close();
+      }
+    });
   });
 });
 
