@@ -211,7 +211,7 @@ function candidateView(candidate: CandidateRow): OjsJob {
 interface InsertedRow {
   job_id: string;
   id: string;
-  /** A Date from a query's row, an ISO string from try_enqueue's JSON. */
+  /** An ISO string: insert_job returns JSON. */
   created_at: Date | string;
   scheduled_at: Date | string;
   max_attempts: number;
@@ -241,8 +241,8 @@ function insertParams(request: PreparedGraphileEnqueue, keepScheduledAt: number 
 }
 
 async function insertJob(client: PgClientLike, sql: GraphileWorkerSql, request: PreparedGraphileEnqueue, keepScheduledAt: number | null): Promise<OjsJob> {
-  const { rows } = await client.query<InsertedRow>(sql.text('insert-job'), insertParams(request, keepScheduledAt));
-  return createdView(request, rows[0]!);
+  const { rows } = await client.query<{ result: InsertedRow }>(sql.text('insert-job'), insertParams(request, keepScheduledAt));
+  return createdView(request, rows[0]!.result);
 }
 
 function createdView(request: PreparedGraphileEnqueue, row: InsertedRow): OjsJob {

@@ -10,15 +10,30 @@
 --   :OJS_UNIQUE_SCHEMA_NAME        the adapter's schema (string literal), for the trigger name
 -- Steps: 1. derived_state(): OJS state of a job from its ledger row and Graphile row.
 --        2. candidates(): every job recorded under a key, with state and envelope.
---        3. lock_and_read(fingerprint, states): locks the key's head row, then reads candidates.
---        4. insert_job(): Graphile's add_job (no job key) plus the ledger row, in one statement.
---        5. try_enqueue(): an unlocked read; with no candidate at all, lock, read again and
+--        3. lock_key(fingerprint): upserts the key's head row (the per-key lock).
+--        4. lock_and_read(fingerprint, states): lock_key, then reads candidates.
+--        5. record_job(): the ledger row of a job Graphile just added.
+--        6. insert_job(): Graphile's add_job (no job key) plus record_job, in one statement.
+--        7. try_enqueue(): an unlocked read; with no candidate at all, lock, read again and
 --           insert_job.
---        6. lock_job(): locks one job for OJS CANCEL, Graphile's row before the ledger's.
---        7. job_deleted(): trigger function recording completed/discarded/cancelled.
---        8. the trigger, created only when missing (creating it takes a table lock that would
+--        8. lock_job(): locks one job for OJS CANCEL, Graphile's row before the ledger's.
+--        9. job_deleted(): trigger function recording completed/discarded/cancelled.
+--       10. the trigger, created only when missing (creating it takes a table lock that would
 --           stall running workers for a moment on every start).
 -- Idempotent. Raises: 42P01 when Graphile Worker's schema is not migrated.
+--
+-- Plans: every function that runs the adapter's own statements on the enqueue path carries
+-- `set plan_cache_mode = force_generic_plan`. Under the default (`auto`) plpgsql re-planned
+-- several of them on every call (custom plans), which perf showed as the largest part of the
+-- adapter's server time: try_enqueue cost 335-348 us against 197-208 us for Graphile's add_job
+-- alone (2,000 calls in a DO loop, synchronous_commit off), and 290-305 us with the generic
+-- plans. Their predicates are equalities on keys (fingerprint, job id), whose generic plan is
+-- the index scan whatever the value, so nothing is lost. Graphile's add_job is deliberately NOT
+-- called under that setting: a SET clause applies to everything the function calls, and add_jobs
+-- joins `unnest(specs)` against `_private_jobs`, whose generic plan (no array length known) we
+-- do not own and have not proved safe; so add_job is only ever called from functions without
+-- the clause (insert_job, try_enqueue), under the session's own setting, exactly as plain addJob
+-- runs it.
 create or replace function :OJS_UNIQUE_SCHEMA.derived_state(
   terminal_state text, present boolean, locked_at timestamptz, attempts int, max_attempts int,
   run_at timestamptz, at timestamptz
@@ -39,8 +54,8 @@ $$;
 
 create or replace function :OJS_UNIQUE_SCHEMA.candidates(p_fingerprint text, p_states text[], p_now timestamptz)
 -- plpgsql for its cached plan: a SQL-language function called from plpgsql is planned anew on
--- every call.
-returns json language plpgsql stable as $$
+-- every call. Generic plan: see the header.
+returns json language plpgsql stable set plan_cache_mode = force_generic_plan as $$
 begin
   -- Every job recorded under the key, with its derived state, the numbers decideConflict needs
   -- (ms on the database clock) and its OJS envelope (so `ignore` answers without another query).
@@ -65,10 +80,8 @@ begin
 end
 $$;
 
-create or replace function :OJS_UNIQUE_SCHEMA.lock_and_read(p_fingerprint text, p_states text[])
-returns json language plpgsql volatile as $$
-declare
-  v_now timestamptz;
+create or replace function :OJS_UNIQUE_SCHEMA.lock_key(p_fingerprint text)
+returns void language plpgsql volatile set plan_cache_mode = force_generic_plan as $$
 begin
   -- The per-key lock: every enqueue of this key upserts the same row, so the second waits here
   -- until the first commits or rolls back (research §6 B, measured strong in 50/50 rounds).
@@ -76,6 +89,15 @@ begin
   -- lock and would miss the winner's job, whereas this upsert then fails with 40001.
   insert into :OJS_UNIQUE_SCHEMA.heads as h (fingerprint) values (p_fingerprint)
     on conflict (fingerprint) do update set seq = h.seq + 1;
+end
+$$;
+
+create or replace function :OJS_UNIQUE_SCHEMA.lock_and_read(p_fingerprint text, p_states text[])
+returns json language plpgsql volatile set plan_cache_mode = force_generic_plan as $$
+declare
+  v_now timestamptz;
+begin
+  perform :OJS_UNIQUE_SCHEMA.lock_key(p_fingerprint);
   -- Each statement below takes a fresh snapshot (READ COMMITTED, volatile function): it sees
   -- every enqueue that committed while we waited. Doing this read in the same statement as the
   -- upsert would miss them.
@@ -93,34 +115,63 @@ begin
 end
 $$;
 
+create or replace function :OJS_UNIQUE_SCHEMA.record_job(
+  p_job_id bigint, p_identifier text, p_ojs_id text, p_fingerprint text, p_queue text, p_meta jsonb,
+  p_policy jsonb, p_period interval, p_scheduled_at timestamptz, p_max_attempts int, p_ojs_priority int
+) returns json
+-- plpgsql, not sql: a SQL-language function that cannot be inlined is planned again on every
+-- call, which measured 0.65 ms against 0.23 ms (2,000 calls in one DO block). Generic plan: see
+-- the header (a separate function from insert_job so that add_job stays outside the clause).
+language plpgsql volatile set plan_cache_mode = force_generic_plan as $$
+declare
+  v_now timestamptz := clock_timestamp();
+  v_row json;
+begin
+  insert into :OJS_UNIQUE_SCHEMA.jobs as l (job_id, ojs_id, fingerprint, type, queue, meta, policy,
+    created_at, expires_at, scheduled_at, max_attempts, priority)
+  values (p_job_id, coalesce(p_ojs_id, p_job_id::text), p_fingerprint, p_identifier, p_queue, p_meta, p_policy,
+    v_now,
+    -- On the UTC calendar, as the core's addPeriod: timestamptz + interval would follow the
+    -- session's time zone and make P1D 23 or 25 hours across a DST change.
+    ((v_now at time zone 'UTC') + p_period) at time zone 'UTC',
+    p_scheduled_at, p_max_attempts, p_ojs_priority)
+  returning json_build_object('job_id', l.job_id::text, 'id', l.ojs_id, 'created_at', l.created_at,
+    'scheduled_at', l.scheduled_at, 'max_attempts', l.max_attempts) into v_row;
+  return v_row;
+end
+$$;
+
+-- insert_job returned a table until the generic-plan change; a return type cannot be changed by
+-- CREATE OR REPLACE, so an install that still has that version drops it first (once).
+do $$
+begin
+  if exists (select 1 from pg_catalog.pg_proc p
+             where p.pronamespace = :OJS_UNIQUE_SCHEMA_NAME::regnamespace and p.proname = 'insert_job'
+               and p.prorettype <> 'json'::regtype) then
+    drop function :OJS_UNIQUE_SCHEMA.insert_job(text, json, text, timestamptz, int, int, text[], text, text, text,
+      jsonb, jsonb, interval, int);
+  end if;
+end
+$$;
+
 create or replace function :OJS_UNIQUE_SCHEMA.insert_job(
   p_identifier text, p_payload json, p_queue_name text, p_run_at timestamptz, p_max_attempts int,
   p_priority int, p_flags text[], p_ojs_id text, p_fingerprint text, p_queue text, p_meta jsonb,
   p_policy jsonb, p_period interval, p_ojs_priority int
-) returns table (job_id text, id text, created_at timestamptz, scheduled_at timestamptz, max_attempts int)
--- plpgsql, not sql: a SQL-language function that cannot be inlined is planned again on every
--- call, which measured 0.65 ms against 0.23 ms here (2,000 calls in one DO block).
+) returns json
+-- No plan_cache_mode clause here: add_job runs under the session's setting (see the header).
+-- Both statements are plpgsql "simple expressions" (no FROM), evaluated without a plan per call.
 language plpgsql volatile as $$
-#variable_conflict use_column
 declare
-  v_job record;
-  v_now timestamptz := clock_timestamp();
+  v_job :GRAPHILE_WORKER_SCHEMA._private_jobs;
 begin
   -- job_key => null: the adapter never takes a job key, so Graphile's key-replace path, and its
   -- race that drops the job (#580), are never entered.
-  select * into v_job from :GRAPHILE_WORKER_SCHEMA.add_job(
+  v_job := :GRAPHILE_WORKER_SCHEMA.add_job(
     identifier => p_identifier, payload => p_payload, queue_name => p_queue_name, run_at => p_run_at,
     max_attempts => p_max_attempts, job_key => null, priority => p_priority, flags => p_flags);
-  return query
-    insert into :OJS_UNIQUE_SCHEMA.jobs as l (job_id, ojs_id, fingerprint, type, queue, meta, policy,
-      created_at, expires_at, scheduled_at, max_attempts, priority)
-    values (v_job.id, coalesce(p_ojs_id, v_job.id::text), p_fingerprint, p_identifier, p_queue, p_meta, p_policy,
-      v_now,
-      -- On the UTC calendar, as the core's addPeriod: timestamptz + interval would follow the
-      -- session's time zone and make P1D 23 or 25 hours across a DST change.
-      ((v_now at time zone 'UTC') + p_period) at time zone 'UTC',
-      v_job.run_at, v_job.max_attempts, p_ojs_priority)
-    returning l.job_id::text, l.ojs_id, l.created_at, l.scheduled_at, l.max_attempts;
+  return :OJS_UNIQUE_SCHEMA.record_job(v_job.id, p_identifier, p_ojs_id, p_fingerprint, p_queue, p_meta, p_policy,
+    p_period, v_job.run_at, v_job.max_attempts, p_ojs_priority);
 end
 $$;
 
@@ -132,7 +183,6 @@ create or replace function :OJS_UNIQUE_SCHEMA.try_enqueue(
 ) returns json language plpgsql volatile as $$
 declare
   v_candidates json;
-  v_row record;
 begin
   -- The two common cases in one round trip, without writing the spec's rules in SQL:
   --  1. The key has records: return them, unlocked and without writing anything, and let the
@@ -143,16 +193,17 @@ begin
   --  2. The key has no record at all: take the key's lock, look again with a fresh snapshot and,
   --     still none, insert. With no candidate there is nothing to decide: decideConflict answers
   --     `insert` for an empty list whatever the policy.
+  --
+  -- No plan_cache_mode clause (it would reach add_job, see the header): every statement here is
+  -- a simple expression; the functions it calls carry their own.
   v_candidates := :OJS_UNIQUE_SCHEMA.candidates(p_fingerprint, p_states, clock_timestamp());
   if json_array_length(v_candidates) = 0 then
-    insert into :OJS_UNIQUE_SCHEMA.heads as h (fingerprint) values (p_fingerprint)
-      on conflict (fingerprint) do update set seq = h.seq + 1;
+    perform :OJS_UNIQUE_SCHEMA.lock_key(p_fingerprint);
     v_candidates := :OJS_UNIQUE_SCHEMA.candidates(p_fingerprint, p_states, clock_timestamp());
     if json_array_length(v_candidates) = 0 then
-      select * into v_row from :OJS_UNIQUE_SCHEMA.insert_job(p_identifier, p_payload, p_queue_name, p_run_at,
-        p_max_attempts, p_priority, p_flags, p_ojs_id, p_fingerprint, p_queue, p_meta, p_policy, p_period,
-        p_ojs_priority);
-      return json_build_object('inserted', row_to_json(v_row));
+      return json_build_object('inserted', :OJS_UNIQUE_SCHEMA.insert_job(p_identifier, p_payload, p_queue_name,
+        p_run_at, p_max_attempts, p_priority, p_flags, p_ojs_id, p_fingerprint, p_queue, p_meta, p_policy, p_period,
+        p_ojs_priority));
     end if;
   end if;
   return json_build_object('now', floor(extract(epoch from clock_timestamp()) * 1000), 'candidates', v_candidates);
