@@ -16,9 +16,11 @@
 --        6. insert_job(): Graphile's add_job (no job key) plus record_job, in one statement.
 --        7. try_enqueue(): an unlocked read; with no candidate at all, lock, read again and
 --           insert_job.
---        8. lock_job(): locks one job for OJS CANCEL, Graphile's row before the ledger's.
---        9. job_deleted(): trigger function recording completed/discarded/cancelled.
---       10. the trigger, created only when missing (creating it takes a table lock that would
+--        8. cancel_jobs(): labels jobs cancelled and deletes or fences Graphile's rows.
+--        9. replace_jobs(): insert_job plus cancel_jobs naming the new job, one round trip.
+--       10. lock_job(): locks one job for OJS CANCEL, Graphile's row before the ledger's.
+--       11. job_deleted(): trigger function recording completed/discarded/cancelled.
+--       12. the trigger, created only when missing (creating it takes a table lock that would
 --           stall running workers for a moment on every start).
 -- Idempotent. Raises: 42P01 when Graphile Worker's schema is not migrated.
 --
@@ -207,6 +209,64 @@ begin
     end if;
   end if;
   return json_build_object('now', floor(extract(epoch from clock_timestamp()) * 1000), 'candidates', v_candidates);
+end
+$$;
+
+create or replace function :OJS_UNIQUE_SCHEMA.cancel_jobs(p_job_ids bigint[], p_replaced_by text, p_fence boolean)
+returns table (job_id text, finished_at timestamptz, fenced boolean)
+-- A function (it was a bare statement, cancel-jobs.sql) so that replace_jobs can run it in the
+-- same round trip as the insert. Generic plan: see the header.
+language plpgsql volatile set plan_cache_mode = force_generic_plan as $$
+#variable_conflict use_column
+begin
+  return query
+  with target as (
+    select l.job_id, j.id is not null and j.locked_at is not null and j.locked_at > now() - interval '4 hours' as running
+    from :OJS_UNIQUE_SCHEMA.jobs l
+    left join :GRAPHILE_WORKER_SCHEMA._private_jobs j on j.id = l.job_id
+    where l.job_id = any(p_job_ids) and l.terminal_state is null
+  ), labelled as (
+    update :OJS_UNIQUE_SCHEMA.jobs l
+    set terminal_state = 'cancelled', finished_at = clock_timestamp(), replaced_by = p_replaced_by
+    from target
+    where l.job_id = target.job_id and (not target.running or p_fence)
+    returning l.job_id, l.finished_at, target.running
+  ), removed as (
+    delete from :GRAPHILE_WORKER_SCHEMA._private_jobs j
+    using labelled
+    where j.id = labelled.job_id and not labelled.running
+    returning j.id
+  ), fenced as (
+    update :GRAPHILE_WORKER_SCHEMA._private_jobs j
+    set attempts = j.max_attempts, key = null, updated_at = now()
+    from labelled
+    where j.id = labelled.job_id and labelled.running
+    returning j.id
+  )
+  -- `removed` and `fenced` run although nothing reads them: PostgreSQL executes every
+  -- data-modifying CTE exactly once.
+  select labelled.job_id::text, labelled.finished_at, labelled.running as fenced from labelled;
+end
+$$;
+
+create or replace function :OJS_UNIQUE_SCHEMA.replace_jobs(
+  p_identifier text, p_payload json, p_queue_name text, p_run_at timestamptz, p_max_attempts int,
+  p_priority int, p_flags text[], p_ojs_id text, p_fingerprint text, p_queue text, p_meta jsonb,
+  p_policy jsonb, p_period interval, p_ojs_priority int, p_cancel bigint[], p_fence boolean
+) returns json
+-- The write half of a replace in one round trip (it was two: insert-job, then cancel-jobs):
+-- insert the new job, then cancel the locked candidates naming it. Insert first: the cancelled
+-- rows must name their replacement's id, which is Graphile's id unless the caller chose one.
+-- No plan_cache_mode clause: insert_job calls add_job (see the header).
+language plpgsql volatile as $$
+declare
+  v_job json;
+begin
+  v_job := :OJS_UNIQUE_SCHEMA.insert_job(p_identifier, p_payload, p_queue_name, p_run_at, p_max_attempts,
+    p_priority, p_flags, p_ojs_id, p_fingerprint, p_queue, p_meta, p_policy, p_period, p_ojs_priority);
+  return json_build_object('inserted', v_job, 'cancelled',
+    (select coalesce(json_agg(c), '[]'::json)
+     from :OJS_UNIQUE_SCHEMA.cancel_jobs(p_cancel, v_job ->> 'id', p_fence) c));
 end
 $$;
 
