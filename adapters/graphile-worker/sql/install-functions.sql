@@ -61,6 +61,7 @@ returns json language plpgsql stable set plan_cache_mode = force_generic_plan as
 begin
   -- Every job recorded under the key, with its derived state, the numbers decideConflict needs
   -- (ms on the database clock) and its OJS envelope (so `ignore` answers without another query).
+  -- Ordered by job id (insertion order), as the (fingerprint) index used to return them.
   return (select coalesce(json_agg(json_build_object(
     'job_id', l.job_id::text, 'id', l.ojs_id,
     'state', :OJS_UNIQUE_SCHEMA.derived_state(l.terminal_state, j.id is not null, j.locked_at, j.attempts,
@@ -72,13 +73,26 @@ begin
       'fingerprint', l.fingerprint, 'attempt', coalesce(j.attempts, l.final_attempts, 0),
       'max_attempts', coalesce(j.max_attempts, l.max_attempts), 'priority', l.priority,
       'created_at', l.created_at, 'scheduled_at', coalesce(j.run_at, l.scheduled_at),
-      'completed_at', l.finished_at, 'replaced_by', l.replaced_by))), '[]'::json)
-  from :OJS_UNIQUE_SCHEMA.jobs l
-  left join :GRAPHILE_WORKER_SCHEMA._private_jobs j on j.id = l.job_id
+      'completed_at', l.finished_at, 'replaced_by', l.replaced_by)) order by l.job_id), '[]'::json)
   -- A terminal record whose state the new policy does not check can never be its duplicate;
   -- skipping it keeps a hot key's read small between reclaims. Live records are always read.
-  where l.fingerprint = p_fingerprint
-    and (l.terminal_state is null or l.terminal_state = any(p_states)));
+  -- One branch per state, so that each is an index condition on (fingerprint, terminal_state)
+  -- (migration 0002) and a terminal state the policy does not check is a one-time filter that
+  -- skips its branch: written as one OR, or with `terminal_state = any(p_states)` (which the
+  -- planner kept as a filter), every record of the key was fetched and then discarded, and a key
+  -- replaced n times read its n cancelled records on every enqueue.
+  from (select * from :OJS_UNIQUE_SCHEMA.jobs l
+        where l.fingerprint = p_fingerprint and l.terminal_state is null
+        union all
+        select * from :OJS_UNIQUE_SCHEMA.jobs l
+        where l.fingerprint = p_fingerprint and l.terminal_state = 'completed' and 'completed' = any(p_states)
+        union all
+        select * from :OJS_UNIQUE_SCHEMA.jobs l
+        where l.fingerprint = p_fingerprint and l.terminal_state = 'cancelled' and 'cancelled' = any(p_states)
+        union all
+        select * from :OJS_UNIQUE_SCHEMA.jobs l
+        where l.fingerprint = p_fingerprint and l.terminal_state = 'discarded' and 'discarded' = any(p_states)) l
+  left join :GRAPHILE_WORKER_SCHEMA._private_jobs j on j.id = l.job_id);
 end
 $$;
 
