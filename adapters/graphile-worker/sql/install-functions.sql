@@ -59,6 +59,11 @@ create or replace function :OJS_UNIQUE_SCHEMA.candidates(p_fingerprint text, p_s
 -- every call. Generic plan: see the header.
 returns json language plpgsql stable set plan_cache_mode = force_generic_plan as $$
 begin
+  -- A key with no record at all (every unique insert of a new key asks twice): one index probe
+  -- answers, instead of the four-branch read below (measured 29 us a call against about 5).
+  if not exists (select 1 from :OJS_UNIQUE_SCHEMA.jobs l where l.fingerprint = p_fingerprint) then
+    return '[]'::json;
+  end if;
   -- Every job recorded under the key, with its derived state, the numbers decideConflict needs
   -- (ms on the database clock) and its OJS envelope (so `ignore` answers without another query).
   -- Ordered by job id (insertion order), as the (fingerprint) index used to return them.
