@@ -25,17 +25,19 @@
 -- Idempotent. Raises: 42P01 when Graphile Worker's schema is not migrated.
 --
 -- Plans: every function that runs the adapter's own statements on the enqueue path carries
--- `set plan_cache_mode = force_generic_plan`. Under the default (`auto`) plpgsql re-planned
--- several of them on every call (custom plans), which perf showed as the largest part of the
--- adapter's server time: try_enqueue cost 335-348 us against 197-208 us for Graphile's add_job
--- alone (2,000 calls in a DO loop, synchronous_commit off), and 290-305 us with the generic
--- plans. Their predicates are equalities on keys (fingerprint, job id), whose generic plan is
--- the index scan whatever the value, so nothing is lost. Graphile's add_job is deliberately NOT
--- called under that setting: a SET clause applies to everything the function calls, and add_jobs
--- joins `unnest(specs)` against `_private_jobs`, whose generic plan (no array length known) we
--- do not own and have not proved safe; so add_job is only ever called from functions without
--- the clause (insert_job, try_enqueue), under the session's own setting, exactly as plain addJob
--- runs it.
+-- `set plan_cache_mode = force_generic_plan`. Under the default (`auto`) plpgsql re-plans a
+-- statement on every call while its custom plan looks cheaper, which it always does once the
+-- policy's `states` are known: candidates' read (one index branch per state) measured 139-159 us
+-- a call that way against 28-31 us with its generic plan (3,000 calls in a loop). For the older
+-- one-branch read the clause measured neutral end to end (593 vs 607 us backend CPU per unique
+-- insert); it is kept for the read it makes affordable. Every predicate here is an equality on a
+-- key (fingerprint, terminal state, job id), whose generic plan is the index scan whatever the
+-- value. Graphile's add_job is deliberately NOT called under that setting: a SET clause applies
+-- to everything the function calls, and add_jobs joins `unnest(specs)` against `_private_jobs`,
+-- whose generic plan (no array length known) we do not own and have not proved safe (forced, it
+-- measured 217 -> 47 us a call: Graphile re-plans it every time); so add_job is only ever called
+-- from functions without the clause (insert_job, replace_jobs, try_enqueue), under the session's
+-- own setting, exactly as plain addJob runs it.
 create or replace function :OJS_UNIQUE_SCHEMA.derived_state(
   terminal_state text, present boolean, locked_at timestamptz, attempts int, max_attempts int,
   run_at timestamptz, at timestamptz
