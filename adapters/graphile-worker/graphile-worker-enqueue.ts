@@ -172,17 +172,21 @@ async function decideAndApply(
     if (decision.action === 'insert') {
       result = { outcome: 'created', job: await insertJob(client, sql, request, null) };
     } else if (decision.action === 'replace') {
-      // Insert first, then cancel: the cancelled rows must name their replacement's id, which is
-      // Graphile's id unless the caller chose one. Both commit together, so no reader ever sees
-      // the new job beside the old ones, or neither (§5.2 "cancelled before the new job" holds
-      // for every observer).
-      const job = await insertJob(client, sql, request, decision.scheduledAt);
+      // Insert first, then cancel, in one statement (replace_jobs): the cancelled rows must name
+      // their replacement's id, which is Graphile's id unless the caller chose one. Both commit
+      // together, so no reader ever sees the new job beside the old ones, or neither (§5.2
+      // "cancelled before the new job" holds for every observer). One statement instead of
+      // insert-job then cancel-jobs saves a round trip (six to five).
       const cancelled = decision.cancel.map((candidate) => read.candidates.find((c) => c.id === candidate.id)!);
-      const { rows } = await client.query<{ job_id: string; finished_at: Date }>(sql.text('cancel-jobs'), [
-        cancelled.map((c) => c.job_id),
-        job.id,
-        settings.replaceActive,
-      ]);
+      const applied = (
+        await client.query<{ result: { inserted: InsertedRow; cancelled: { job_id: string; finished_at: string }[] } }>(sql.text('replace-jobs'), [
+          ...insertParams(request, decision.scheduledAt),
+          cancelled.map((c) => c.job_id),
+          settings.replaceActive,
+        ])
+      ).rows[0]!.result;
+      const job = createdView(request, applied.inserted);
+      const rows = applied.cancelled;
       const finishedAt = new Map(rows.map((row) => [row.job_id, row.finished_at]));
       // Every candidate was locked by lock-and-read, so each one was cancelled: its view is the
       // one just read, now cancelled by this job.
@@ -232,7 +236,7 @@ function candidateView(candidate: CandidateRow): OjsJob {
 interface InsertedRow {
   job_id: string;
   id: string;
-  /** A Date from a query's row, an ISO string from try_enqueue's JSON. */
+  /** An ISO string: insert_job returns JSON. */
   created_at: Date | string;
   scheduled_at: Date | string;
   max_attempts: number;
@@ -263,8 +267,8 @@ function insertParams(request: PreparedGraphileEnqueue, keepScheduledAt: number 
 }
 
 async function insertJob(client: PgClientLike, sql: GraphileWorkerSql, request: PreparedGraphileEnqueue, keepScheduledAt: number | null): Promise<OjsJob> {
-  const { rows } = await client.query<InsertedRow>(sql.text('insert-job'), insertParams(request, keepScheduledAt));
-  return createdView(request, rows[0]!);
+  const { rows } = await client.query<{ result: InsertedRow }>(sql.text('insert-job'), insertParams(request, keepScheduledAt));
+  return createdView(request, rows[0]!.result);
 }
 
 function createdView(request: PreparedGraphileEnqueue, row: InsertedRow): OjsJob {

@@ -541,6 +541,33 @@ describe('graphile-worker adapter', function () {
       expect(await triggers()).to.equal(1);
     });
 
+    it('upgrades an install whose insert_job still returns a table, and runs add_job outside the generic-plan clause', async () => {
+      await (await makeUtils()).release();
+      const { uniqueSchema } = schemas.current();
+      const returnType = async () =>
+        (await pool.query<{ t: string }>(`select prorettype::regtype::text as t from pg_proc where pronamespace = $1::regnamespace and proname = 'insert_job'`, [uniqueSchema])).rows[0]?.t;
+      // The previous version's signature and return type (a body is enough to stand for it).
+      await pool.query(`drop function "${uniqueSchema}".insert_job(text, json, text, timestamptz, int, int, text[], text, text, text, jsonb, jsonb, interval, int)`);
+      await pool.query(`create function "${uniqueSchema}".insert_job(p_identifier text, p_payload json, p_queue_name text, p_run_at timestamptz,
+        p_max_attempts int, p_priority int, p_flags text[], p_ojs_id text, p_fingerprint text, p_queue text, p_meta jsonb, p_policy jsonb,
+        p_period interval, p_ojs_priority int) returns table (job_id text, id text, created_at timestamptz, scheduled_at timestamptz, max_attempts int)
+        language sql as 'select null::text, null::text, null::timestamptz, null::timestamptz, null::int'`);
+      expect(await returnType()).to.equal('record');
+      const again = await makeUtils();
+      expect(await returnType()).to.equal('json');
+      expect((await again.addJob('after_upgrade', {}, { unique: {} })).outcome).to.equal('created');
+      // Graphile's add_job must plan as in plain addJob: no function on its call path may carry
+      // the plan_cache_mode clause (it would reach add_jobs), every other enqueue function does.
+      const { rows } = await pool.query<{ proname: string; generic: boolean }>(
+        `select proname, coalesce('plan_cache_mode=force_generic_plan' = any(proconfig), false) as generic
+         from pg_proc where pronamespace = $1::regnamespace`,
+        [uniqueSchema],
+      );
+      const generic = Object.fromEntries(rows.map((row) => [row.proname, row.generic]));
+      for (const name of ['try_enqueue', 'insert_job', 'replace_jobs']) expect(generic[name], name).to.equal(false);
+      for (const name of ['candidates', 'lock_key', 'lock_and_read', 'record_job', 'cancel_jobs']) expect(generic[name], name).to.equal(true);
+    });
+
     it('never lets the trigger fail Graphile’s delete: a failing ledger update becomes a warning', async () => {
       const u = await makeUtils();
       const { graphileSchema, uniqueSchema } = schemas.current();
@@ -691,15 +718,15 @@ describe('graphile-worker adapter', function () {
       expect((await s.backend.enqueue({ type: 'report.windowed', args: {}, unique: windowed.wide })).outcome).to.equal('created');
     });
 
-    it('migration 0002 backfills the retention of records written before it', async () => {
+    it('migration 0003 backfills the retention of records written before it', async () => {
       const s = await makeSubject();
       const { uniqueSchema } = s.backend.schemas;
       const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed' as const] };
       const w = (await s.backend.enqueue({ type: 'legacy', args: {}, unique: wide })).job;
-      // Back to a ledger at migration 1 (the head row forgets; the record keeps its policy).
+      // Back to a ledger before migration 3 (the head row forgets; the record keeps its policy).
       await pool.query(
         `drop trigger note_retention on "${uniqueSchema}".jobs; drop function "${uniqueSchema}".note_retention(), "${uniqueSchema}".retained(jsonb, timestamptz, timestamptz), "${uniqueSchema}".merge_retention(jsonb, jsonb);
-         alter table "${uniqueSchema}".heads drop column retention; delete from "${uniqueSchema}".migrations where id = 2`,
+         alter table "${uniqueSchema}".heads drop column retention; delete from "${uniqueSchema}".migrations where id = 3`,
       );
       const again = createGraphileWorkerBackend({ pgPool: pool, ...schemasOf(s) });
       try {

@@ -6,7 +6,7 @@
 --           still match. A policy P matches a record in terminal state T, created at C, while
 --           T is in P.states and now < C + P.period (or P has no period: for ever). The policies
 --           considered are the record's own and every one inserted under its key, which
---           migration 0002's trigger folds into the key's head row (heads.retention). So a
+--           migration 0003's trigger folds into the key's head row (heads.retention). So a
 --           record enqueued under a narrow policy stays visible to a wider one used on the same
 --           key, exactly as long as the wider one can need it;
 --        2. delete them (SKIP LOCKED: never waits for, nor races with, an enqueue reading them);
@@ -20,7 +20,7 @@ with doomed as (
   left join :OJS_UNIQUE_SCHEMA.heads h on h.fingerprint = l.fingerprint
   where l.terminal_state is not null
     and l.finished_at <= clock_timestamp() - $1::interval
-    -- Its own policy (also in the head's retention since migration 0002; checked here too, so a
+    -- Its own policy (also in the head's retention since migration 0003; checked here too, so a
     -- head row lost to a race cannot shorten a record's life below its own policy's).
     and not (l.policy is not null
              and (l.policy -> 'states') ? l.terminal_state

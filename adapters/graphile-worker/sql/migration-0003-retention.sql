@@ -1,4 +1,4 @@
--- migration-0002-retention: remember, per uniqueness key, every (terminal state, period) that a
+-- migration-0003-retention: remember, per uniqueness key, every (terminal state, period) that a
 -- policy inserted under the key checks, so reclaim keeps a finished job's record as long as ANY
 -- policy used on its key could still count it as a duplicate, not only the job's own policy.
 --
