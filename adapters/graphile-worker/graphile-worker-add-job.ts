@@ -11,7 +11,7 @@ import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import { enqueueOnClient, type EnqueueSettings, type PreparedGraphileEnqueue } from './graphile-worker-enqueue.js';
 import { translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
-import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql } from './graphile-worker-sql.js';
+import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, type SchemaOptionNames } from './graphile-worker-sql.js';
 import { taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
 
 export interface UniqueEnqueueOptions {
@@ -23,12 +23,16 @@ export interface UniqueEnqueueOptions {
   replaceActive?: boolean;
 }
 
-export function enqueueSettings(options: UniqueEnqueueOptions): EnqueueSettings {
+/** @param optionNames what the caller's options call the two schemas, for the error refusing one. */
+export function enqueueSettings(options: UniqueEnqueueOptions, optionNames?: SchemaOptionNames): EnqueueSettings {
   return {
-    sql: GraphileWorkerSql.for({
-      graphileSchema: options.graphileSchema ?? DEFAULT_GRAPHILE_SCHEMA,
-      uniqueSchema: options.schema ?? DEFAULT_UNIQUE_SCHEMA,
-    }),
+    sql: GraphileWorkerSql.for(
+      {
+        graphileSchema: options.graphileSchema ?? DEFAULT_GRAPHILE_SCHEMA,
+        uniqueSchema: options.schema ?? DEFAULT_UNIQUE_SCHEMA,
+      },
+      optionNames,
+    ),
     replaceActive: options.replaceActive ?? false,
   };
 }

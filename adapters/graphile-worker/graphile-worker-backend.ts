@@ -16,8 +16,8 @@ import { TERMINAL_STATES, type OjsJobState } from '../../src/job.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { enqueueOnClient, prepareGraphileEnqueue, readJob } from './graphile-worker-enqueue.js';
-import { translatePgError } from './graphile-worker-errors.js';
-import { withDefaultUser, type PgPoolLike } from './graphile-worker-pg.js';
+import { backendClosedError, translatePgError } from './graphile-worker-errors.js';
+import { withDefaultUser, type PgPoolClientLike, type PgPoolLike } from './graphile-worker-pg.js';
 import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './graphile-worker-reclaim.js';
 import { installUniqueJobsSchema } from './graphile-worker-schema.js';
 import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql } from './graphile-worker-sql.js';
@@ -112,8 +112,16 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
   }
 
   ready(): Promise<void> {
-    this.#ready ??= this.#install();
-    return this.#ready;
+    if (this.#ready) return this.#ready;
+    const ready: Promise<void> = this.#install().catch((error: unknown) => {
+      // A failed start-up (database unreachable, a refused migration level) must not stick: keep
+      // the rejection for the callers already waiting on it, but let the next call try again.
+      if (this.#ready === ready) this.#ready = null;
+      // Graphile's runMigrations and pool.connect throw plain errors; callers get BackendError.
+      throw translatePgError(error, { operation: 'start-up (installing the schemas)', rolledBack: false });
+    });
+    this.#ready = ready;
+    return ready;
   }
 
   async #install(): Promise<void> {
@@ -129,7 +137,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
       } as never);
       return;
     }
-    const client = await pool.connect();
+    const client = await this.#connect('start-up (installing the schemas)');
     try {
       await installUniqueJobsSchema(client, this.#sql);
     } finally {
@@ -146,7 +154,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
       flags: null,
     });
     await this.ready();
-    const client = await (await this.#pool).connect();
+    const client = await this.#connect('enqueue');
     try {
       return await enqueueOnClient(client, { sql: this.#sql, replaceActive: this.#replaceActive }, request, true);
     } finally {
@@ -179,10 +187,10 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
   async cancel(id: string): Promise<OjsJob> {
     this.#assertOpen();
     await this.ready();
-    const client = await (await this.#pool).connect();
+    const client = await this.#connect('cancel');
     try {
-      await client.query('begin');
       try {
+        await client.query('begin');
         const { rows } = await client.query<{ job_id: string; state: OjsJobState }>(this.#sql.text('lock-job'), [id]);
         const locked = rows[0];
         if (!locked) throw new JobNotFoundError(id);
@@ -216,7 +224,16 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
     if (this.#ownsPool) await (await this.#pool).end();
   }
 
+  /** A pooled client; a failure to get one (nothing was sent yet) is a BackendError like any other. */
+  async #connect(operation: string): Promise<PgPoolClientLike> {
+    try {
+      return await (await this.#pool).connect();
+    } catch (error) {
+      throw translatePgError(error, { operation, rolledBack: true });
+    }
+  }
+
   #assertOpen(): void {
-    if (this.#closed) throw new Error('the graphile-worker backend is closed');
+    if (this.#closed) throw backendClosedError();
   }
 }

@@ -45,7 +45,11 @@ export interface EnqueueSettings {
 export interface PreparedGraphileEnqueue {
   job: JobInput;
   prepared: PreparedUnique | null;
+  /** The payload exactly as the caller gave it, as sent to Graphile (JSON text). */
+  payload: string;
+  /** The same payload, parsed back: the job's OJS `args`, as getJob will read them. */
   args: JsonValue;
+  /** `meta` exactly as the caller gave it (a copy). */
   meta: Record<string, JsonValue>;
   placement: GraphilePlacement;
 }
@@ -59,6 +63,10 @@ const SMALLINT = { min: -32768, max: 32767 };
 export function prepareGraphileEnqueue(job: JobInput, placement: GraphilePlacement): PreparedGraphileEnqueue {
   const prepared = prepareUnique(job);
   const issues: ValidationIssue[] = [];
+  // Validation only. The NFC-normalised copies (§4.2) exist for the key, which prepareUnique
+  // hashed; the job itself keeps args and meta exactly as given (a task must receive what was
+  // enqueued, as on every other backend). normalizeJson refuses whatever JSON.stringify would
+  // coerce, so serialising the caller's own values below is faithful.
   const args = normalizeJson(job.args, 'args');
   const meta = normalizeJson(job.meta ?? {}, 'meta');
   for (const check of [args, meta]) if (!check.ok) issues.push(check.issue);
@@ -76,7 +84,15 @@ export function prepareGraphileEnqueue(job: JobInput, placement: GraphilePlaceme
     issues.push({ path: 'id', message: "all-digit ids are reserved for Graphile Worker's own job ids; choose an id with a non-digit" });
   }
   if (issues.length > 0 || !args.ok || !meta.ok) throw new InvalidUniquePolicyError(issues);
-  return { job, prepared, args: args.value, meta: meta.value as Record<string, JsonValue>, placement };
+  const payload = JSON.stringify(job.args);
+  return {
+    job,
+    prepared,
+    payload,
+    args: JSON.parse(payload) as JsonValue,
+    meta: JSON.parse(JSON.stringify(job.meta ?? {})) as Record<string, JsonValue>,
+    placement,
+  };
 }
 
 /**
@@ -156,17 +172,21 @@ async function decideAndApply(
     if (decision.action === 'insert') {
       result = { outcome: 'created', job: await insertJob(client, sql, request, null) };
     } else if (decision.action === 'replace') {
-      // Insert first, then cancel: the cancelled rows must name their replacement's id, which is
-      // Graphile's id unless the caller chose one. Both commit together, so no reader ever sees
-      // the new job beside the old ones, or neither (§5.2 "cancelled before the new job" holds
-      // for every observer).
-      const job = await insertJob(client, sql, request, decision.scheduledAt);
+      // Insert first, then cancel, in one statement (replace_jobs): the cancelled rows must name
+      // their replacement's id, which is Graphile's id unless the caller chose one. Both commit
+      // together, so no reader ever sees the new job beside the old ones, or neither (§5.2
+      // "cancelled before the new job" holds for every observer). One statement instead of
+      // insert-job then cancel-jobs saves a round trip (six to five).
       const cancelled = decision.cancel.map((candidate) => read.candidates.find((c) => c.id === candidate.id)!);
-      const { rows } = await client.query<{ job_id: string; finished_at: Date }>(sql.text('cancel-jobs'), [
-        cancelled.map((c) => c.job_id),
-        job.id,
-        settings.replaceActive,
-      ]);
+      const applied = (
+        await client.query<{ result: { inserted: InsertedRow; cancelled: { job_id: string; finished_at: string }[] } }>(sql.text('replace-jobs'), [
+          ...insertParams(request, decision.scheduledAt),
+          cancelled.map((c) => c.job_id),
+          settings.replaceActive,
+        ])
+      ).rows[0]!.result;
+      const job = createdView(request, applied.inserted);
+      const rows = applied.cancelled;
       const finishedAt = new Map(rows.map((row) => [row.job_id, row.finished_at]));
       // Every candidate was locked by lock-and-read, so each one was cancelled: its view is the
       // one just read, now cancelled by this job.
@@ -193,7 +213,12 @@ function decide(settings: EnqueueSettings, prepared: PreparedUnique, read: LockA
     policy: prepared.policy,
     uniquenessKey: prepared.key,
     now: read.now,
-    candidates: read.candidates,
+    // seq = Graphile's job id: a bigserial, and one key's inserts are serialised by its head-row
+    // lock, so it increases in insertion order. It breaks ties on created_at (milliseconds here,
+    // so ties are common under load), as insertionOrder asks; without it the tie fell to the OJS
+    // ids compared as text ("10" < "9", or any caller-chosen id). Nothing in SQL orders the
+    // candidates: the core's decideConflict alone picks "the existing one" and the cancel order.
+    candidates: read.candidates.map((candidate) => ({ ...candidate, seq: Number(candidate.job_id) })),
     canReplaceActive: settings.replaceActive,
   });
 }
@@ -211,7 +236,7 @@ function candidateView(candidate: CandidateRow): OjsJob {
 interface InsertedRow {
   job_id: string;
   id: string;
-  /** A Date from a query's row, an ISO string from try_enqueue's JSON. */
+  /** An ISO string: insert_job returns JSON. */
   created_at: Date | string;
   scheduled_at: Date | string;
   max_attempts: number;
@@ -224,7 +249,8 @@ function insertParams(request: PreparedGraphileEnqueue, keepScheduledAt: number 
   const policy: UniquePolicy | null = prepared?.policy ?? null;
   return [
     job.type,
-    JSON.stringify(request.args),
+    // The caller's payload, not the normalised copy that was hashed (see prepareGraphileEnqueue).
+    request.payload,
     placement.queueName,
     runAt?.toISOString() ?? null,
     job.max_attempts ?? null,
@@ -241,8 +267,8 @@ function insertParams(request: PreparedGraphileEnqueue, keepScheduledAt: number 
 }
 
 async function insertJob(client: PgClientLike, sql: GraphileWorkerSql, request: PreparedGraphileEnqueue, keepScheduledAt: number | null): Promise<OjsJob> {
-  const { rows } = await client.query<InsertedRow>(sql.text('insert-job'), insertParams(request, keepScheduledAt));
-  return createdView(request, rows[0]!);
+  const { rows } = await client.query<{ result: InsertedRow }>(sql.text('insert-job'), insertParams(request, keepScheduledAt));
+  return createdView(request, rows[0]!.result);
 }
 
 function createdView(request: PreparedGraphileEnqueue, row: InsertedRow): OjsJob {

@@ -15,6 +15,11 @@ export interface PgErrorContext {
   rolledBack: boolean;
 }
 
+/** What every method of a closed backend throws: typed, and nothing was written. */
+export function backendClosedError(): BackendError {
+  return new BackendError(BACKEND, 'the backend is closed', { written: false });
+}
+
 export function translatePgError(error: unknown, context: PgErrorContext): Error {
   if (isOjsUniqueError(error)) return error;
   const pg = error as { code?: string; constraint?: string; message?: string };

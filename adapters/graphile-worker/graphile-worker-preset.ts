@@ -13,7 +13,8 @@
  */
 import type {} from 'graphile-worker'; // the GraphileConfig.* global types
 import { installUniqueJobsSchema } from './graphile-worker-schema.js';
-import { DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql } from './graphile-worker-sql.js';
+import { InvalidUniquePolicyError } from '../../src/errors.js';
+import { DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, schemaNameIssues } from './graphile-worker-sql.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 
 export interface UniqueJobsPresetOptions {
@@ -26,6 +27,8 @@ const PLUGIN_VERSION = '0.1.0';
 
 export function makeUniqueJobsPreset(options: UniqueJobsPresetOptions = {}): GraphileConfig.Preset {
   const uniqueSchema = options.schema ?? DEFAULT_UNIQUE_SCHEMA;
+  const issues = schemaNameIssues(uniqueSchema, 'schema');
+  if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
   const plugin: GraphileConfig.Plugin = {
     name: `OjsUniqueJobsPlugin(${uniqueSchema})`,
     version: PLUGIN_VERSION,
@@ -33,7 +36,7 @@ export function makeUniqueJobsPreset(options: UniqueJobsPresetOptions = {}): Gra
     worker: {
       hooks: {
         async postmigrate(ctx, event) {
-          const sql = new GraphileWorkerSql({ graphileSchema: ctx.workerSchema, uniqueSchema });
+          const sql = new GraphileWorkerSql({ graphileSchema: ctx.workerSchema, uniqueSchema }, { graphileSchema: 'worker.schema', uniqueSchema: 'schema' });
           await installUniqueJobsSchema(event.client as unknown as PgClientLike, sql);
         },
       },

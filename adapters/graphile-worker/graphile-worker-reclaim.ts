@@ -1,8 +1,10 @@
 /**
- * Ledger retention. A record of a finished job is kept exactly as long as the policy it was
- * enqueued with can still count it as a duplicate (its terminal state is in the policy's
- * `states` and its period has not run out), plus a grace period during which OJS INFO still
- * answers for it; then it is deleted, so the ledger does not grow without bound.
+ * Ledger retention. A record of a finished job is kept exactly as long as some policy used on its
+ * key (its own, or any other inserted under the same key, remembered on the key's head row) can
+ * still count it as a duplicate (its terminal state is in that policy's `states` and that
+ * policy's period, from the record's created_at, has not run out), and at least a grace period
+ * during which OJS INFO still answers for it; then it is deleted, so the ledger does not grow
+ * without bound. The precise rule: docs/graphile-worker.md, "Retention".
  *
  * Run it from Graphile Worker's cron (the {@link makeReclaimTask} task, e.g. hourly), or call it
  * from your own maintenance. A policy that counts `completed` with no period keeps its records

@@ -21,7 +21,11 @@ import type { GraphileWorkerSql } from './graphile-worker-sql.js';
 export const SUPPORTED_GRAPHILE_MIGRATIONS: readonly number[] = [20];
 
 /** The adapter's own migrations, in order. Append only; never edit a shipped one. */
-const MIGRATIONS: readonly { id: number; file: SqlFileName }[] = [{ id: 1, file: 'migration-0001-ledger' }];
+const MIGRATIONS: readonly { id: number; file: SqlFileName }[] = [
+  { id: 1, file: 'migration-0001-ledger' },
+  { id: 2, file: 'migration-0002-fingerprint-state-index' },
+  { id: 3, file: 'migration-0003-retention' },
+];
 
 /** Refuses a Graphile Worker schema the adapter was not tested against, with a message saying what to do. */
 export async function checkGraphileMigration(client: PgClientLike, sql: GraphileWorkerSql): Promise<number> {

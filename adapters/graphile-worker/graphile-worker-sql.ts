@@ -3,6 +3,7 @@
  * the schema placeholders filled in. Schema names are configuration, never data: they are
  * escaped here, once, and job data only ever reaches SQL as `$n` parameters.
  */
+import { InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
 import { sqlFiles, type SqlFileName } from './generated/sql.js';
 
 export interface SchemaNames {
@@ -15,21 +16,57 @@ export interface SchemaNames {
 export const DEFAULT_GRAPHILE_SCHEMA = 'graphile_worker';
 export const DEFAULT_UNIQUE_SCHEMA = 'ojs_unique';
 
+/** The option each name came from, for the error that refuses it (entry points name them differently). */
+export type SchemaOptionNames = { [K in keyof SchemaNames]: string };
+
+/** The names of `createGraphileWorkerBackend`'s options. */
+const BACKEND_OPTION_NAMES: SchemaOptionNames = { graphileSchema: 'graphileSchema', uniqueSchema: 'schema' };
+
+/** PostgreSQL's identifier limit (NAMEDATALEN - 1): a longer name is silently truncated. */
+const MAX_IDENTIFIER_BYTES = 63;
+
+/**
+ * Refuses a schema name the adapter cannot substitute safely, naming the option it came from.
+ * Quoting makes any other character safe, but not these:
+ *  - `$`: the adapter's function bodies are `$$ … $$` strings, and a `$$` inside a name would
+ *    end one early (the rest of the name would run as SQL);
+ *  - NUL, which PostgreSQL cannot store in a name;
+ *  - an empty name, or one over 63 bytes, which PostgreSQL would truncate, so two long names
+ *    could silently share one schema.
+ */
+export function checkSchemaNames(names: SchemaNames, options: SchemaOptionNames = BACKEND_OPTION_NAMES): void {
+  const issues = (['graphileSchema', 'uniqueSchema'] as const).flatMap((which) => schemaNameIssues(names[which], options[which]));
+  if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
+}
+
+/** The problems with one schema name given as option `path` (see {@link checkSchemaNames}). */
+export function schemaNameIssues(name: unknown, path: string): ValidationIssue[] {
+  if (typeof name !== 'string' || name.length === 0) return [{ path, message: 'must be a non-empty string (a PostgreSQL schema name)' }];
+  if (name.includes('$')) return [{ path, message: 'must not contain "$": the adapter\'s SQL functions are $$-quoted' }];
+  if (name.includes('\u0000')) return [{ path, message: 'must not contain a NUL character' }];
+  if (Buffer.byteLength(name, 'utf8') > MAX_IDENTIFIER_BYTES) {
+    return [{ path, message: `must be at most ${MAX_IDENTIFIER_BYTES} bytes (PostgreSQL would truncate it)` }];
+  }
+  return [];
+}
+
 export class GraphileWorkerSql {
   static readonly #byNames = new Map<string, GraphileWorkerSql>();
 
   /** One renderer per pair of schema names, shared, so each text is rendered once per process. */
-  static for(names: SchemaNames): GraphileWorkerSql {
+  static for(names: SchemaNames, options?: SchemaOptionNames): GraphileWorkerSql {
     const id = JSON.stringify([names.graphileSchema, names.uniqueSchema]);
     let sql = GraphileWorkerSql.#byNames.get(id);
-    if (!sql) GraphileWorkerSql.#byNames.set(id, (sql = new GraphileWorkerSql(names)));
+    if (!sql) GraphileWorkerSql.#byNames.set(id, (sql = new GraphileWorkerSql(names, options)));
     return sql;
   }
 
   readonly names: SchemaNames;
   readonly #rendered = new Map<SqlFileName, string>();
 
-  constructor(names: SchemaNames) {
+  /** @throws InvalidUniquePolicyError naming the option (from `options`) of a name it refuses. */
+  constructor(names: SchemaNames, options?: SchemaOptionNames) {
+    checkSchemaNames(names, options);
     this.names = Object.freeze({ ...names });
   }
 
@@ -37,12 +74,20 @@ export class GraphileWorkerSql {
     let text = this.#rendered.get(name);
     if (text === undefined) {
       const { graphileSchema, uniqueSchema } = this.names;
-      // Longest placeholder names first is not needed: `\b` stops `:X` matching inside `:X_NAME`.
-      text = sqlFiles[name]
-        .replace(/:GRAPHILE_WORKER_SCHEMA_NAME\b/g, escapeLiteral(graphileSchema))
-        .replace(/:GRAPHILE_WORKER_SCHEMA\b/g, escapeIdentifier(graphileSchema))
-        .replace(/:OJS_UNIQUE_SCHEMA_NAME\b/g, escapeLiteral(uniqueSchema))
-        .replace(/:OJS_UNIQUE_SCHEMA\b/g, escapeIdentifier(uniqueSchema));
+      const values: Record<string, string> = {
+        GRAPHILE_WORKER_SCHEMA_NAME: escapeLiteral(graphileSchema),
+        GRAPHILE_WORKER_SCHEMA: escapeIdentifier(graphileSchema),
+        OJS_UNIQUE_SCHEMA_NAME: escapeLiteral(uniqueSchema),
+        OJS_UNIQUE_SCHEMA: escapeIdentifier(uniqueSchema),
+      };
+      // One pass with a replacer function: a replacement string would have its `$$`, `$&`, `$'`
+      // and `` $` `` expanded by String.replace, and a second pass would substitute inside a name
+      // already inserted (a schema called ":OJS_UNIQUE_SCHEMA"). `\b` stops `:X` matching inside
+      // `:X_NAME`.
+      text = sqlFiles[name].replace(
+        /:(GRAPHILE_WORKER_SCHEMA_NAME|GRAPHILE_WORKER_SCHEMA|OJS_UNIQUE_SCHEMA_NAME|OJS_UNIQUE_SCHEMA)\b/g,
+        (_match, placeholder: string) => values[placeholder]!,
+      );
       this.#rendered.set(name, text);
     }
     return text;

@@ -7,6 +7,7 @@ import type { AddJobFunction, AddJobsFunction, AddJobsJobSpec, Job, TaskSpec, Wi
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import { addJobsOnClient, type UniqueAddJobsSpec, type UniqueTaskSpecWithPolicy } from './graphile-worker-add-job.js';
 import { enqueueOnClient, type EnqueueSettings } from './graphile-worker-enqueue.js';
+import { translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import { taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
 
@@ -34,16 +35,21 @@ export interface GraphileAddFunctions {
 }
 
 export function uniqueAddFunctions(graphile: GraphileAddFunctions, settings: EnqueueSettings): { addJob: UniqueAddJob; addJobs: UniqueAddJobs } {
-  const onClient = <T>(body: (client: PgClientLike) => Promise<T>) => graphile.withPgClient((client) => body(client as unknown as PgClientLike));
+  // Graphile's withPgClient throws plain errors when it cannot get a connection; the body's own
+  // errors are already typed and pass through the translator unchanged.
+  const onClient = <T>(operation: string, body: (client: PgClientLike) => Promise<T>) =>
+    graphile.withPgClient((client) => body(client as unknown as PgClientLike)).catch((error: unknown) => {
+      throw translatePgError(error, { operation, rolledBack: false });
+    });
   // async: a refused spec rejects the returned promise rather than throwing synchronously.
   const addJob = (async (identifier: string, payload?: unknown, spec?: UniqueTaskSpec) => {
     if (spec?.unique === undefined) return graphile.addJob(identifier, payload, spec);
     const request = taskSpecToEnqueue(identifier, payload, spec);
-    return onClient((client) => enqueueOnClient(client, settings, request, true));
+    return onClient('addJob', (client) => enqueueOnClient(client, settings, request, true));
   }) as UniqueAddJob;
   const addJobs = (async (specs: readonly UniqueAddJobsSpec[], jobKeyPreserveRunAt?: boolean) => {
     if (!specs.some((spec) => spec.unique !== undefined)) return graphile.addJobs(specs as AddJobsJobSpec[], jobKeyPreserveRunAt);
-    return onClient((client) => addJobsOnClient(client, settings, specs));
+    return onClient('addJobs', (client) => addJobsOnClient(client, settings, specs));
   }) as UniqueAddJobs;
   return { addJob, addJobs };
 }

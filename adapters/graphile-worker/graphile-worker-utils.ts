@@ -12,6 +12,7 @@ import { makeWorkerUtils, type WorkerUtils, type WorkerUtilsOptions } from 'grap
 import type { OjsJob } from '../../src/job.js';
 import { enqueueSettings, type UniqueEnqueueOptions } from './graphile-worker-add-job.js';
 import { readJob } from './graphile-worker-enqueue.js';
+import { translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import { makeUniqueJobsPreset } from './graphile-worker-preset.js';
 import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './graphile-worker-reclaim.js';
@@ -34,24 +35,29 @@ export interface UniqueWorkerUtils extends Omit<WorkerUtils, 'addJob' | 'addJobs
 
 export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): Promise<UniqueWorkerUtils> {
   const { uniqueSchema, replaceActive, ...workerOptions } = options;
+  // Before Graphile connects: a schema name the adapter refuses is reported under these options'
+  // own names, with nothing done.
+  const settings = enqueueSettings(
+    { schema: uniqueSchema, replaceActive, graphileSchema: workerOptions.schema ?? workerOptions.preset?.worker?.schema },
+    { uniqueSchema: 'uniqueSchema', graphileSchema: 'schema' },
+  );
   // Graphile migrates on creation; the preset's postmigrate hook installs the adapter's schema.
   const utils = await makeWorkerUtils({
     ...workerOptions,
     preset: { extends: [...(workerOptions.preset ? [workerOptions.preset] : []), makeUniqueJobsPreset({ schema: uniqueSchema })] },
   });
-  const settings = enqueueSettings({
-    schema: uniqueSchema,
-    replaceActive,
-    graphileSchema: workerOptions.schema ?? workerOptions.preset?.worker?.schema,
-  });
-  const onClient = <T>(body: (client: PgClientLike) => Promise<T>) => utils.withPgClient((client) => body(client as unknown as PgClientLike));
+  // Every failure, a connection Graphile could not get included, surfaces as a typed error.
+  const onClient = <T>(operation: string, body: (client: PgClientLike) => Promise<T>) =>
+    utils.withPgClient((client) => body(client as unknown as PgClientLike)).catch((error: unknown) => {
+      throw translatePgError(error, { operation, rolledBack: false });
+    });
   const { addJob, addJobs } = uniqueAddFunctions(utils, settings);
 
   return {
     ...utils,
     addJob,
     addJobs,
-    getUniqueJob: (id) => onClient((client) => readJob(client, settings.sql, id)),
-    reclaim: (reclaimOptions) => onClient((client) => reclaimUniqueJobs(client, settings.sql, reclaimOptions)),
+    getUniqueJob: (id) => onClient('getUniqueJob', (client) => readJob(client, settings.sql, id)),
+    reclaim: (reclaimOptions) => onClient('reclaim', (client) => reclaimUniqueJobs(client, settings.sql, reclaimOptions)),
   };
 }

@@ -29,11 +29,20 @@ export interface GraphileWorkerSubjectOptions {
   logger?: Logger;
   /** Drop both schemas first, so a rerun starts from nothing. (Default: false.) */
   fresh?: boolean;
+  /**
+   * How long `settled` (and so `start`, `complete`, `fail`) waits for the ledger to show the
+   * state it expects before failing with a message naming the job, the states and the last
+   * state seen. Shorter than the suites' test timeouts, so that message, not mocha's generic
+   * timeout, is what a stuck test reports. (Default: 5000 ms.)
+   */
+  settleTimeoutMs?: number;
 }
 
 export interface GraphileWorkerSubject extends ConformanceSubject {
   backend: GraphileWorkerBackend;
   pool: pg.Pool;
+  /** Polls until job `id` is in one of `states`; rejects after `settleTimeoutMs` (or `timeoutMs`). */
+  settled(id: string, states: readonly OjsJobState[], timeoutMs?: number): Promise<OjsJob>;
 }
 
 export function databaseUrl(): string {
@@ -87,11 +96,18 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
     return graphileId;
   };
 
+  const settleTimeoutMs = options.settleTimeoutMs ?? 5_000;
   /** Polls the ledger until the job reaches one of `states` (Graphile's completion write is not awaited by the worker). */
-  const settled = async (id: string, states: readonly OjsJobState[]): Promise<OjsJob> => {
+  const settled = async (id: string, states: readonly OjsJobState[], timeoutMs = settleTimeoutMs): Promise<OjsJob> => {
+    const deadline = Date.now() + timeoutMs;
     for (;;) {
       const job = await backend.getJob(id);
       if (job && states.includes(job.state)) return job;
+      if (Date.now() >= deadline) {
+        throw new Error(
+          `graphile-worker subject: job ${id} did not reach ${states.join(' or ')} within ${timeoutMs} ms (last seen: ${job ? job.state : 'no such job'})`,
+        );
+      }
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   };
@@ -184,6 +200,7 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
   return {
     backend,
     pool,
+    settled,
     start,
     makeDue,
     clock: null,

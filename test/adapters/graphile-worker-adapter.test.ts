@@ -11,6 +11,7 @@ import type pg from 'pg';
 import { BackendError, DuplicateJobError, InvalidTransitionError, InvalidUniquePolicyError, JobNotFoundError, type EnqueueResult } from '../../src/index.js';
 import {
   addJobWithClient,
+  GraphileWorkerSql,
   createGraphileWorkerBackend,
   makeUniqueJobsPreset,
   makeUniqueWorkerUtils,
@@ -142,6 +143,187 @@ describe('graphile-worker adapter', function () {
     });
   });
 
+  describe('payload as given (§4.2: NFC is for the key only)', () => {
+    const nfd = 'Cafe\u0301.txt'; // 9 UTF-16 units; its NFC form 'Café.txt' has 8
+    const payload = { path: nfd, ['cle\u0301']: 1 };
+    const storedPaths = async () => {
+      const { rows } = await pool.query<{ path: string }>(`select payload->>'path' as path from "${schemas.current().graphileSchema}"._private_jobs order by id`);
+      return rows.map((row) => row.path);
+    };
+
+    it('utils.addJob, addJobs and addJobWithClient store the payload unnormalised, and still deduplicate its NFC form', async () => {
+      const u = await makeUtils();
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      const unique = { keys: ['type', 'args'] as ('type' | 'args')[], on_conflict: 'ignore' as const };
+      const created = await u.addJob('index', payload, { meta: { label: nfd }, unique });
+      expect(created.job.args).to.deep.equal(payload);
+      expect(created.job.meta).to.deep.equal({ label: nfd });
+      expect((await u.getUniqueJob(created.job.id))).to.deep.include({ args: payload, meta: { label: nfd } });
+      // The NFC spelling is the same key.
+      const nfc = await u.addJob('index', { path: nfd.normalize('NFC'), ['clé']: 1 }, { unique });
+      expect(nfc).to.deep.include({ outcome: 'deduplicated' });
+      const batch = await u.addJobs([{ identifier: 'index-batch', payload, unique }]);
+      expect(batch[0]!.job.args).to.deep.equal(payload);
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        await addJobWithClient(client, 'index-tx', payload, { unique }, { schema: uniqueSchema, graphileSchema });
+        await client.query('commit');
+      } finally {
+        client.release();
+      }
+      expect(await storedPaths()).to.deep.equal([nfd, nfd, nfd]);
+    });
+
+    it('a task receives exactly the payload its parent enqueued through helpers.addJob with unique', async () => {
+      const u = await makeUtils();
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      await u.addJob('parent', {});
+      const received: unknown[] = [];
+      const taskList = withUniqueHelpers(
+        {
+          parent: async (_payload, helpers) => {
+            await helpers.addJob('child', payload, { unique: { keys: ['type', 'args'] } });
+          },
+          child: async (childPayload) => {
+            received.push(childPayload);
+          },
+        },
+        { schema: uniqueSchema, graphileSchema },
+      );
+      const { runOnce } = await import('graphile-worker');
+      const preset = { extends: [makeUniqueJobsPreset({ schema: uniqueSchema })] };
+      await runOnce({ pgPool: pool, schema: graphileSchema, taskList, logger: quietLogger, preset });
+      await runOnce({ pgPool: pool, schema: graphileSchema, taskList, logger: quietLogger, preset });
+      expect(received).to.deep.equal([payload]);
+      expect((received[0] as { path: string }).path).to.have.length(9);
+    });
+  });
+
+  describe('several duplicates sharing one created_at (insertion order)', () => {
+    it('names the first inserted (Graphile job id) as the existing job, whatever the OJS ids, and replace cancels in that order', async () => {
+      const u = await makeUtils();
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      // Narrow policies let two jobs of one key coexist: one available, one scheduled. Both are
+      // added in one caller transaction; ids chosen so that text order is the reverse of
+      // insertion order.
+      const narrow = { keys: ['type'] as 'type'[], states: ['scheduled' as const] };
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        await addJobWithClient(client, 'sync', { n: 1 }, { id: 'z-first', unique: narrow }, { schema: uniqueSchema, graphileSchema });
+        await addJobWithClient(client, 'sync', { n: 2 }, { id: 'a-second', runAt: new Date(Date.now() + 3_600_000), unique: narrow }, { schema: uniqueSchema, graphileSchema });
+        // created_at is the database clock in µs, compared in ms: two inserts of one key in the
+        // same millisecond are routine under load. Made certain here rather than hoped for.
+        await client.query(`update "${uniqueSchema}".jobs set created_at = (select min(created_at) from "${uniqueSchema}".jobs)`);
+        await client.query('commit');
+      } finally {
+        client.release();
+      }
+      const error = await rejectionOf(u.addJob('sync', { n: 3 }, { unique: { keys: ['type'] } }));
+      expect(error).to.include({ existingJobId: 'z-first', existingJobState: 'available' });
+      const ignored = await u.addJob('sync', { n: 3 }, { unique: { keys: ['type'], on_conflict: 'ignore' } });
+      expect(ignored.job.id).to.equal('z-first');
+      const replaced = await u.addJob('sync', { n: 3 }, { unique: { keys: ['type'], on_conflict: 'replace' } });
+      if (replaced.outcome !== 'replaced') expect.fail(`expected replaced, got ${replaced.outcome}`);
+      expect(replaced.replaced.id).to.equal('z-first');
+      expect((replaced.also_replaced ?? []).map((job) => job.id)).to.deep.equal(['a-second']);
+    });
+  });
+
+  describe('start-up failures and typed errors', () => {
+    /** `pool`, whose connect and query fail (as an unreachable database does) while `down()` says so. */
+    const flakyPool = (down: () => boolean): pg.Pool =>
+      new Proxy(pool, {
+        get(target, property, receiver) {
+          const value = Reflect.get(target, property, receiver);
+          if ((property === 'connect' || property === 'query') && typeof value === 'function') {
+            return (...args: unknown[]) =>
+              down() ? Promise.reject(Object.assign(new Error('connect ECONNREFUSED (simulated)'), { code: 'ECONNREFUSED' })) : value.apply(target, args);
+          }
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+
+    for (const migrate of [true, false]) {
+      it(`retries the start-up after a failed one (migrate: ${migrate}), and the failure is a BackendError`, async () => {
+        const { graphileSchema, uniqueSchema } = schemas.current();
+        if (!migrate) {
+          // Graphile's schema must exist already; the adapter's is installed by the backend.
+          await (await makeUtils()).release();
+          utils = null;
+        }
+        let down = true;
+        const backend = createGraphileWorkerBackend({ pgPool: flakyPool(() => down), schema: uniqueSchema, graphileSchema, migrate });
+        try {
+          const failed = await rejectionOf(backend.enqueue({ type: 't', args: {} }));
+          expect(failed).to.be.instanceOf(BackendError);
+          expect(failed.message).to.match(/ECONNREFUSED/);
+          down = false;
+          expect((await backend.enqueue({ type: 't', args: {}, unique: {} })).outcome).to.equal('created');
+        } finally {
+          await backend.close();
+        }
+      });
+    }
+
+    it('turns an unreachable database into BackendError on every path (start-up, connect, query)', async () => {
+      const unreachable = createGraphileWorkerBackend({ connectionString: 'postgres://127.0.0.1:1/test' });
+      try {
+        for (const operation of [() => unreachable.enqueue({ type: 't', args: {} }), () => unreachable.getJob('x'), () => unreachable.ready()]) {
+          expect(await rejectionOf(operation())).to.be.instanceOf(BackendError);
+        }
+      } finally {
+        await unreachable.close();
+      }
+      // Installed, then its pool goes away: pool.connect() and pool.query() fail.
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      const own = makePool(2);
+      const backend = createGraphileWorkerBackend({ pgPool: own, schema: uniqueSchema, graphileSchema });
+      try {
+        const { job } = await backend.enqueue({ type: 't', args: {}, unique: {} });
+        await own.end();
+        for (const operation of [
+          () => backend.enqueue({ type: 't', args: {}, unique: {} }),
+          () => backend.cancel(job.id),
+          () => backend.getJob(job.id),
+          () => backend.graphileJobId(job.id),
+          () => backend.reclaim(),
+        ]) {
+          expect(await rejectionOf(operation())).to.be.instanceOf(BackendError);
+        }
+      } finally {
+        await backend.close();
+      }
+    });
+
+    it('makeUniqueWorkerUtils: a connection Graphile cannot get is a BackendError too', async () => {
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      const own = makePool(2);
+      const u = await makeUniqueWorkerUtils({ pgPool: own, schema: graphileSchema, uniqueSchema, logger: quietLogger });
+      try {
+        await own.end();
+        for (const operation of [() => u.addJob('t', {}, { unique: {} }), () => u.addJobs([{ identifier: 't', unique: {} }]), () => u.getUniqueJob('1'), () => u.reclaim()]) {
+          expect(await rejectionOf(operation())).to.be.instanceOf(BackendError);
+        }
+      } finally {
+        await u.release();
+      }
+    });
+
+    it('throws BackendError (written: false) from every method once closed', async () => {
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      const backend = createGraphileWorkerBackend({ pgPool: pool, schema: uniqueSchema, graphileSchema });
+      await backend.ready();
+      await backend.close();
+      for (const operation of [() => backend.enqueue({ type: 't', args: {} }), () => backend.getJob('1'), () => backend.cancel('1'), () => backend.reclaim()]) {
+        const error = await rejectionOf(operation());
+        expect(error).to.be.instanceOf(BackendError).and.include({ written: false });
+        expect(error.message).to.match(/closed/);
+      }
+    });
+  });
+
   describe('job ids', () => {
     it('uses Graphile’s job id as the OJS id by default, takes a chosen id, and refuses a taken or all-digit one', async () => {
       const u = await makeUtils();
@@ -265,6 +447,15 @@ describe('graphile-worker adapter', function () {
       expect(error).to.include({ existingJobId: job.id, existingJobState: 'completed' });
     });
 
+    it('the test subject stops waiting for a state after its deadline, with a message naming the job and the states', async () => {
+      const s = await makeSubject();
+      const { job } = await s.backend.enqueue({ type: 'never-run', args: {}, unique: {} });
+      const started = Date.now();
+      const error = await rejectionOf(s.settled(job.id, ['completed'], 200));
+      expect(Date.now() - started).to.be.below(5_000);
+      expect(error.message).to.equal(`graphile-worker subject: job ${job.id} did not reach completed within 200 ms (last seen: available)`);
+    });
+
     it('reports retryable after a failed attempt and discarded when attempts are exhausted', async () => {
       const s = await makeSubject();
       const { job } = await s.backend.enqueue({ type: 'flaky', args: {}, max_attempts: 2, unique: {} });
@@ -350,6 +541,33 @@ describe('graphile-worker adapter', function () {
       expect(await triggers()).to.equal(1);
     });
 
+    it('upgrades an install whose insert_job still returns a table, and runs add_job outside the generic-plan clause', async () => {
+      await (await makeUtils()).release();
+      const { uniqueSchema } = schemas.current();
+      const returnType = async () =>
+        (await pool.query<{ t: string }>(`select prorettype::regtype::text as t from pg_proc where pronamespace = $1::regnamespace and proname = 'insert_job'`, [uniqueSchema])).rows[0]?.t;
+      // The previous version's signature and return type (a body is enough to stand for it).
+      await pool.query(`drop function "${uniqueSchema}".insert_job(text, json, text, timestamptz, int, int, text[], text, text, text, jsonb, jsonb, interval, int)`);
+      await pool.query(`create function "${uniqueSchema}".insert_job(p_identifier text, p_payload json, p_queue_name text, p_run_at timestamptz,
+        p_max_attempts int, p_priority int, p_flags text[], p_ojs_id text, p_fingerprint text, p_queue text, p_meta jsonb, p_policy jsonb,
+        p_period interval, p_ojs_priority int) returns table (job_id text, id text, created_at timestamptz, scheduled_at timestamptz, max_attempts int)
+        language sql as 'select null::text, null::text, null::timestamptz, null::timestamptz, null::int'`);
+      expect(await returnType()).to.equal('record');
+      const again = await makeUtils();
+      expect(await returnType()).to.equal('json');
+      expect((await again.addJob('after_upgrade', {}, { unique: {} })).outcome).to.equal('created');
+      // Graphile's add_job must plan as in plain addJob: no function on its call path may carry
+      // the plan_cache_mode clause (it would reach add_jobs), every other enqueue function does.
+      const { rows } = await pool.query<{ proname: string; generic: boolean }>(
+        `select proname, coalesce('plan_cache_mode=force_generic_plan' = any(proconfig), false) as generic
+         from pg_proc where pronamespace = $1::regnamespace`,
+        [uniqueSchema],
+      );
+      const generic = Object.fromEntries(rows.map((row) => [row.proname, row.generic]));
+      for (const name of ['try_enqueue', 'insert_job', 'replace_jobs']) expect(generic[name], name).to.equal(false);
+      for (const name of ['candidates', 'lock_key', 'lock_and_read', 'record_job', 'cancel_jobs']) expect(generic[name], name).to.equal(true);
+    });
+
     it('never lets the trigger fail Graphile’s delete: a failing ledger update becomes a warning', async () => {
       const u = await makeUtils();
       const { graphileSchema, uniqueSchema } = schemas.current();
@@ -384,6 +602,53 @@ describe('graphile-worker adapter', function () {
       }
     });
 
+    it('refuses a schema name with "$" (or empty, or over 63 bytes) with an invalid_request naming the option', async () => {
+      const issuesOf = (error: unknown) => (error as InvalidUniquePolicyError).issues.map((issue) => issue.path);
+      const refused = (body: () => unknown) => {
+        try {
+          body();
+        } catch (error) {
+          expect(error).to.be.instanceOf(InvalidUniquePolicyError);
+          return issuesOf(error);
+        }
+        return expect.fail('expected a refusal');
+      };
+      // The reviewer's name: `$$` would end the $$-quoted function bodies and run the rest as SQL.
+      expect(refused(() => new GraphileWorkerSql({ graphileSchema: 'graphile_worker', uniqueSchema: 'x$$; drop table y; --' }))).to.deep.equal(['schema']);
+      expect(refused(() => createGraphileWorkerBackend({ pgPool: pool, schema: 'ok', graphileSchema: 'g$&' }))).to.deep.equal(['graphileSchema']);
+      expect(refused(() => createGraphileWorkerBackend({ pgPool: pool, schema: '', graphileSchema: 'x'.repeat(64) }))).to.deep.equal(['graphileSchema', 'schema']);
+      expect(refused(() => makeUniqueJobsPreset({ schema: 'a$`b' }))).to.deep.equal(['schema']);
+      expect(refused(() => withUniqueHelpers({}, { schema: "a$'b" }))).to.deep.equal(['schema']);
+      expect(issuesOf(await rejectionOf(makeUniqueWorkerUtils({ pgPool: pool, uniqueSchema: 'u$1', logger: quietLogger })))).to.deep.equal(['uniqueSchema']);
+      const client = await pool.connect();
+      try {
+        expect(issuesOf(await rejectionOf(addJobWithClient(client, 't', {}, { unique: {} }, { schema: '$$' })))).to.deep.equal(['schema']);
+      } finally {
+        client.release();
+      }
+    });
+
+    it('substitutes schema names in one pass: quotes, backslashes and placeholder text in a name are kept verbatim', async () => {
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      // A Graphile schema whose name contains the adapter's own placeholder: a second replace pass
+      // would have substituted inside it.
+      const names = { graphileSchema: `${graphileSchema}'":OJS_UNIQUE_SCHEMA`, uniqueSchema: `${uniqueSchema}'\\"` };
+      const rendered = new GraphileWorkerSql(names).text('read-graphile-migration');
+      expect(rendered).to.include(`"${graphileSchema}'"":OJS_UNIQUE_SCHEMA"`);
+      const drop = () => pool.query(`drop schema if exists "${names.uniqueSchema.replaceAll('"', '""')}" cascade; drop schema if exists "${names.graphileSchema.replaceAll('"', '""')}" cascade`);
+      await drop();
+      const backend = createGraphileWorkerBackend({ pgPool: pool, schema: names.uniqueSchema, graphileSchema: names.graphileSchema });
+      try {
+        const { job } = await backend.enqueue({ type: 't', args: { n: 1 }, unique: {} });
+        expect(await rejectionOf(backend.enqueue({ type: 't', args: { n: 2 }, unique: {} }))).to.be.instanceOf(DuplicateJobError);
+        expect((await backend.cancel(job.id)).state).to.equal('cancelled');
+        expect((await backend.getJob(job.id))?.state).to.equal('cancelled');
+      } finally {
+        await backend.close();
+        await drop();
+      }
+    });
+
     it('keeps the generated SQL module in step with sql/*.sql (build-sql --check)', () => {
       const output = execFileSync(process.execPath, ['scripts/build-sql.mjs', '--check'], { encoding: 'utf8' });
       expect(output).to.match(/up to date/);
@@ -405,6 +670,77 @@ describe('graphile-worker adapter', function () {
       expect(await s.backend.getJob(windowed.id)).to.equal(null);
       expect((await s.backend.getJob(kept.id))?.state).to.equal('cancelled');
       expect((await s.backend.getJob(live.id))?.state).to.equal('available');
+    });
+
+    const ALL_BUT_TERMINAL = ['available', 'active', 'scheduled', 'retryable', 'pending'] as const;
+
+    it('§6.3 after reclaim, a completed job stays visible to a wider policy after enqueues under narrower ones', async () => {
+      // The conformance case, with a reclaim (no grace) before the last enqueue.
+      const s = await makeSubject();
+      const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed' as const] };
+      const first = (await s.backend.enqueue({ type: 'welcome.send', args: {}, unique: wide })).job;
+      await (await s.start(first.id)).complete();
+      const narrow = (await s.backend.enqueue({ type: 'welcome.send', args: {}, unique: { keys: ['type'] } })).job;
+      await s.backend.cancel(narrow.id);
+      await s.backend.enqueue({ type: 'welcome.send', args: {}, unique: { keys: ['type'], period: 'PT1S' } });
+      await s.backend.reclaim({ grace: 'PT0S' });
+      const error = await rejectionOf(s.backend.enqueue({ type: 'welcome.send', args: {}, unique: wide }));
+      expect(error).to.include({ existingJobId: first.id, existingJobState: 'completed' });
+    });
+
+    it('keeps a record its own policy does not need while a wider policy used on its key does, for that policy’s period', async () => {
+      const s = await makeSubject();
+      const scenario = async (type: string, period?: string) => {
+        const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed' as const], ...(period ? { period } : {}) };
+        // The wide policy's own job ends cancelled, a state it does not check: nothing keeps it.
+        const w = (await s.backend.enqueue({ type, args: {}, unique: wide })).job;
+        await s.backend.cancel(w.id);
+        // A job under the default (narrow) policy completes: its own policy does not check completed.
+        const n = (await s.backend.enqueue({ type, args: {}, unique: { keys: ['type'] } })).job;
+        await (await s.start(n.id)).complete();
+        return { w, n, wide };
+      };
+      const forever = await scenario('report.forever');
+      const windowed = await scenario('report.windowed', 'PT3S');
+      const result = await s.backend.reclaim({ grace: 'PT0S' });
+      expect(result.reclaimed, 'the two cancelled wide-policy jobs').to.equal(2);
+      expect(await s.backend.getJob(forever.w.id)).to.equal(null);
+      const error = await rejectionOf(s.backend.enqueue({ type: 'report.forever', args: {}, unique: forever.wide }));
+      expect(error).to.include({ existingJobId: forever.n.id, existingJobState: 'completed' });
+      expect((await s.backend.getJob(windowed.n.id))?.state).to.equal('completed');
+      // Once the wide policy's period has run out from the record's created_at, nothing needs it.
+      const left = Date.parse(windowed.n.created_at) + 3_000 - Date.now();
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, left) + 200));
+      expect((await s.backend.reclaim({ grace: 'PT0S' })).reclaimed).to.equal(1);
+      expect(await s.backend.getJob(windowed.n.id)).to.equal(null);
+      expect((await s.backend.getJob(forever.n.id))?.state).to.equal('completed');
+      // The key's head row keeps the memory of the wide policy although no record of it is left.
+      expect((await s.backend.enqueue({ type: 'report.windowed', args: {}, unique: windowed.wide })).outcome).to.equal('created');
+    });
+
+    it('migration 0003 backfills the retention of records written before it', async () => {
+      const s = await makeSubject();
+      const { uniqueSchema } = s.backend.schemas;
+      const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed' as const] };
+      const w = (await s.backend.enqueue({ type: 'legacy', args: {}, unique: wide })).job;
+      // Back to a ledger before migration 3 (the head row forgets; the record keeps its policy).
+      await pool.query(
+        `drop trigger note_retention on "${uniqueSchema}".jobs; drop function "${uniqueSchema}".note_retention(), "${uniqueSchema}".retained(jsonb, timestamptz, timestamptz), "${uniqueSchema}".merge_retention(jsonb, jsonb);
+         alter table "${uniqueSchema}".heads drop column retention; delete from "${uniqueSchema}".migrations where id = 3`,
+      );
+      const again = createGraphileWorkerBackend({ pgPool: pool, ...schemasOf(s) });
+      try {
+        await again.ready();
+        const { rows } = await pool.query(`select retention from "${uniqueSchema}".heads`);
+        expect(rows.map((row) => row.retention)).to.deep.equal([{ completed: ['forever'] }]);
+        await again.cancel(w.id);
+        const n = (await again.enqueue({ type: 'legacy', args: {}, unique: { keys: ['type'] } })).job;
+        await (await s.start(n.id)).complete();
+        await again.reclaim({ grace: 'PT0S' });
+        expect(await rejectionOf(again.enqueue({ type: 'legacy', args: {}, unique: wide }))).to.include({ existingJobId: n.id });
+      } finally {
+        await again.close();
+      }
     });
   });
 });

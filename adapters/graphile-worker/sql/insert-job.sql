@@ -18,9 +18,10 @@
 -- Steps: calls :OJS_UNIQUE_SCHEMA.insert_job (install-functions.sql):
 --        1. add_job with job_key => null: the adapter never takes a job key, so Graphile's
 --           key-replace path, and its race that drops the job (#580), are never entered.
---        2. insert the ledger row, created_at = clock_timestamp() (database clock), expires_at =
+--        2. record_job: insert the ledger row, created_at = clock_timestamp() (database clock), expires_at =
 --           created_at + period (used by reclaim only; the duplicate decision is the core's).
--- Returns: one row: job_id (text), id, created_at, scheduled_at (ISO text), max_attempts.
+-- Returns: one row, `result` json: {job_id (text), id, created_at, scheduled_at (ISO text),
+--          max_attempts}.
 -- SQLSTATEs: 23505 on jobs_ojs_id_key (the OJS id is taken); 23502 if add_job returned no row.
-select * from :OJS_UNIQUE_SCHEMA.insert_job($1::text, $2::json, $3::text, $4::timestamptz, $5::int, $6::int,
-  $7::text[], $8::text, $9::text, $10::text, $11::jsonb, $12::jsonb, $13::interval, $14::int);
+select :OJS_UNIQUE_SCHEMA.insert_job($1::text, $2::json, $3::text, $4::timestamptz, $5::int, $6::int,
+  $7::text[], $8::text, $9::text, $10::text, $11::jsonb, $12::jsonb, $13::interval, $14::int) as result;

@@ -2,30 +2,41 @@
 --
 -- $1 interval  grace: terminal records are kept at least this long after they ended
 -- $2 int       at most this many records per call (the caller loops while it returns $2)
--- Steps: 1. pick terminal records past the grace period that their own policy can no longer
---           match: enqueued without a policy, or their terminal state is not in the policy's
---           `states`, or their period has expired (created_at + period <= now, database clock);
+-- Steps: 1. pick terminal records past the grace period that no policy used on their key can
+--           still match. A policy P matches a record in terminal state T, created at C, while
+--           T is in P.states and now < C + P.period (or P has no period: for ever). The policies
+--           considered are the record's own and every one inserted under its key, which
+--           migration 0003's trigger folds into the key's head row (heads.retention). So a
+--           record enqueued under a narrow policy stays visible to a wider one used on the same
+--           key, exactly as long as the wider one can need it;
 --        2. delete them (SKIP LOCKED: never waits for, nor races with, an enqueue reading them);
---        3. delete the head rows of keys left with no record. A concurrent enqueue of such a key
---           re-creates its head row; the primary key still serialises it.
+--        3. delete the head rows of keys left with no record, unless they remember a policy
+--           (retention <> '{}'): a later record of the key needs that memory. A concurrent
+--           enqueue of such a key re-creates its head row; the primary key still serialises it.
 -- Returns: one row: reclaimed (int), heads (int).
 -- SQLSTATEs: none of its own.
 with doomed as (
   select l.job_id, l.fingerprint from :OJS_UNIQUE_SCHEMA.jobs l
+  left join :OJS_UNIQUE_SCHEMA.heads h on h.fingerprint = l.fingerprint
   where l.terminal_state is not null
     and l.finished_at <= clock_timestamp() - $1::interval
-    and (l.policy is null
-         or not (l.policy -> 'states') ? l.terminal_state
-         or (l.expires_at is not null and l.expires_at <= clock_timestamp()))
+    -- Its own policy (also in the head's retention since migration 0003; checked here too, so a
+    -- head row lost to a race cannot shorten a record's life below its own policy's).
+    and not (l.policy is not null
+             and (l.policy -> 'states') ? l.terminal_state
+             and (l.expires_at is null or l.expires_at > clock_timestamp()))
+    -- Every policy inserted under the key.
+    and not :OJS_UNIQUE_SCHEMA.retained(h.retention -> l.terminal_state, l.created_at, clock_timestamp())
   order by l.finished_at
   limit $2::int
-  for update skip locked
+  for update of l skip locked
 ), deleted as (
   delete from :OJS_UNIQUE_SCHEMA.jobs l using doomed where l.job_id = doomed.job_id
   returning l.fingerprint
 ), heads as (
   delete from :OJS_UNIQUE_SCHEMA.heads h
   where h.fingerprint in (select fingerprint from deleted where fingerprint is not null)
+    and h.retention = '{}'::jsonb
     and not exists (select 1 from :OJS_UNIQUE_SCHEMA.jobs l
                     where l.fingerprint = h.fingerprint
                       and l.job_id not in (select job_id from doomed))
