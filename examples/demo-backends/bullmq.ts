@@ -13,6 +13,7 @@ import { Redis } from 'ioredis';
 import { createBullMQBackend } from '../../adapters/bullmq/index.js';
 import type { OjsJob } from '../../src/index.js';
 import type { ConformanceSubject } from '../../test/conformance/conformance-subject.js';
+import { deleteKeys as deleteKeysMatching } from '../../test/adapters/bullmq-test-redis.js';
 
 export interface BullMQSubjectOptions {
   /** BullMQ key prefix. (Default: `ojs-demo:<random uuid>`.) */
@@ -26,14 +27,7 @@ export default async function createSubject(options: BullMQSubjectOptions = {}):
   const prefix = options.prefix ?? `ojs-demo:${randomUUID()}`;
   const client = new Redis(url, { maxRetriesPerRequest: null });
   const backend = createBullMQBackend({ connection: client, prefix });
-  const deleteKeys = async (): Promise<void> => {
-    let cursor = '0';
-    do {
-      const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await client.del(...keys);
-    } while (cursor !== '0');
-  };
+  const deleteKeys = (): Promise<void> => deleteKeysMatching(client, `${prefix}:*`);
   // A failed run keeps its keys for inspection; the next run of the same test (same prefix)
   // starts from nothing rather than from that run's leftovers.
   if (options.prefix !== undefined) await deleteKeys();
