@@ -21,6 +21,8 @@ const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { max
 const prefix = `ojs-bench:${randomUUID()}`;
 const raw = new Queue('bench', { connection: redis, prefix });
 const queue = withUniqueness(raw);
+// The same queue without the duplicate probe: a duplicate then pays for the full unique-add.
+const noProbe = withUniqueness(raw, { duplicateProbe: false });
 await queue.add('job', { user_id: 0 }, { unique: { keys: ['type', 'args'] } });
 
 let reply: () => unknown = () => null;
@@ -36,11 +38,14 @@ const now = 1_763_780_000_000;
 const existingHash = ['name', 'job', 'data', '{"user_id":-1}', 'opts', '{"attempts":1}', 'timestamp', String(now), 'delay', '0', 'priority', '0', 'atm', '0', 'ats', '0',
   'ojsKey', 'k', 'ojsPolicy', '{"keys":["type","args"]}', 'ojsMeta', '{}'];
 let id = 0;
+let fresh = 0;
 const unique = () => ({ keys: ['type', 'args'] });
 const PATHS: Record<string, { reply: () => unknown; add: (i: number) => Promise<unknown> }> = {
   plain: { reply: () => String(++id), add: (i) => queue.add('job', { user_id: i }) },
   dedup: { reply: () => String(++id), add: (i) => queue.add('job', { user_id: i }, { deduplication: { id: `d${i}` } }) },
-  insert: { reply: () => ['created', String(++id), now], add: (i) => queue.add('job', { user_id: i }, { unique: unique() }) },
+  // A fresh fingerprint every time (a hint for it never exists, so no probe is sent).
+  insert: { reply: () => ['created', String(++id), now], add: () => queue.add('job', { user_id: ++fresh }, { unique: unique() }) },
+  // One fingerprint over and over: after the first add, answered by the probe (unique-probe).
   reject: {
     reply: () => ['duplicate', '1', 'available', 'bench', now],
     add: () => queue.add('job', { user_id: -1 }, { unique: unique() }).catch((error: { code?: string }) => {
@@ -50,6 +55,16 @@ const PATHS: Record<string, { reply: () => unknown; add: (i: number) => Promise<
   ignore: {
     reply: () => ['ignored', '1', 'available', 'bench', now, existingHash],
     add: () => queue.add('job', { user_id: -1 }, { unique: { ...unique(), on_conflict: 'ignore' } }),
+  },
+  'reject, no probe': {
+    reply: () => ['duplicate', '1', 'available', 'bench', now],
+    add: () => noProbe.add('job', { user_id: -1 }, { unique: unique() }).catch((error: { code?: string }) => {
+      if (error.code !== 'duplicate') throw error;
+    }),
+  },
+  'ignore, no probe': {
+    reply: () => ['ignored', '1', 'available', 'bench', now, existingHash],
+    add: () => noProbe.add('job', { user_id: -1 }, { unique: { ...unique(), on_conflict: 'ignore' } }),
   },
 };
 

@@ -39,6 +39,8 @@ export interface BullMQBackendOptions {
   backoff?: JobsOptions['backoff'];
   /** How long a cancelled job's archive stays readable, in ms. (Default: 7 days.) */
   cancelledRetentionMs?: number;
+  /** As `withUniqueness`'s `duplicateProbe` (docs/bullmq.md, "The duplicate probe"). (Default: true.) */
+  duplicateProbe?: boolean;
 }
 
 export interface BullMQBackend extends UniqueJobsBackend {
@@ -69,6 +71,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
   readonly #defaultMaxAttempts: number;
   readonly #backoff: JobsOptions['backoff'];
   readonly #retentionMs: number;
+  readonly #probe: boolean;
 
   constructor(options: BullMQBackendOptions) {
     composedScripts(); // the version guard: fail at construction, not at the first enqueue
@@ -86,6 +89,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     this.#defaultMaxAttempts = options.defaultMaxAttempts ?? 3;
     this.#backoff = options.backoff ?? { type: 'exponential', delay: 1000 };
     this.#retentionMs = options.cancelledRetentionMs ?? DEFAULT_CANCELLED_RETENTION_MS;
+    this.#probe = options.duplicateProbe ?? true;
     ensureScripts(this.client as unknown as ScriptClient);
   }
 
@@ -141,6 +145,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
         meta: input.meta ?? {},
         cancelledRetentionMs: this.#retentionMs,
         idClaimQueues,
+        probe: this.#probe,
       });
       if (!prepared) return { outcome: 'created', job: (await this.getJob(id))! };
       switch (reply.outcome) {

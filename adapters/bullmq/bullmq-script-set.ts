@@ -28,6 +28,7 @@ export interface BullMQScriptSource {
 /** The command names registered with ioredis `defineCommand` (suffixed so they never clash with BullMQ's). */
 export const COMMANDS = {
   uniqueAdd: 'ojsUniqueAdd',
+  uniqueProbe: 'ojsUniqueProbe',
   getJob: 'ojsGetJob',
   cancelJob: 'ojsCancelJob',
 } as const;
@@ -79,6 +80,7 @@ export function composeScripts(version: string, shipped: Record<string, BullMQSc
     });
   return [
     { command: COMMANDS.uniqueAdd, numberOfKeys: luaScripts['unique-add'].numberOfKeys, lua: splice(luaScripts['unique-add'].lua) },
+    { command: COMMANDS.uniqueProbe, numberOfKeys: luaScripts['unique-probe'].numberOfKeys, lua: luaScripts['unique-probe'].lua },
     { command: COMMANDS.getJob, numberOfKeys: luaScripts['get-job'].numberOfKeys, lua: luaScripts['get-job'].lua },
     { command: COMMANDS.cancelJob, numberOfKeys: luaScripts['cancel-job'].numberOfKeys, lua: luaScripts['cancel-job'].lua },
   ];

@@ -9,13 +9,15 @@
  * send, and stay so when BullMQ changes them.
  */
 import { Job, type JobsOptions, type Queue } from 'bullmq';
-import { BackendError } from '../../src/errors.js';
+import { BackendError, isDuplicateJobError } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
+import { compactUniquePolicy } from '../../src/unique-policy.js';
 import { periodArgs } from './bullmq-period-args.js';
+import { ProbeHints } from './bullmq-probe-hints.js';
 import { errorForReply } from './bullmq-reply-errors.js';
 import { COMMANDS, ensureScripts, runScript, type ScriptClient } from './bullmq-script-set.js';
-import { fingerprintKeys, rootPrefixOf } from './bullmq-sidecar-keys.js';
+import { fingerprintKeys, queueBase, rootPrefixOf } from './bullmq-sidecar-keys.js';
 
 /** The members of a BullMQ `Queue` this adapter uses beyond its public API. */
 export interface QueueInternals {
@@ -59,6 +61,11 @@ export interface UniqueAddRequest {
   idClaimQueues?: string;
   /** The field an "id already exists" error names: `id` (OJS) or `opts.jobId` (BullMQ). (Default: `id`.) */
   idPath?: string;
+  /**
+   * Whether a `reject`/`ignore` add of a fingerprint seen holding a job moments ago is first sent
+   * as the small `unique-probe` (see bullmq-probe-hints.ts). (Default: true.)
+   */
+  probe?: boolean;
 }
 
 /** A job that already existed under the fingerprint, as the script saw it. */
@@ -83,11 +90,18 @@ export interface PreparedUniqueAdd {
   argv: (string | Buffer | number)[];
 }
 
-export async function prepareUniqueAdd(request: UniqueAddRequest): Promise<PreparedUniqueAdd> {
+/** The BullMQ `Job` of an add, its options validated by BullMQ (which throws as `queue.add` would). */
+function validatedJob(request: UniqueAddRequest): { job: Job; jobData: ReturnType<Job['asJSON']> } {
   const queue = internalsOf(request.queue);
   const job = new queue.Job(request.queue, request.name, request.data, request.opts, request.opts.jobId);
   const jobData = job.asJSON();
   (job as unknown as { validateOptions(data: unknown): void }).validateOptions(jobData);
+  return { job, jobData };
+}
+
+export async function prepareUniqueAdd(request: UniqueAddRequest, validated = validatedJob(request)): Promise<PreparedUniqueAdd> {
+  const queue = internalsOf(request.queue);
+  const { job, jobData } = validated;
 
   let recorded: unknown[] | undefined;
   const recorder = {
@@ -125,7 +139,10 @@ export async function prepareUniqueAdd(request: UniqueAddRequest): Promise<Prepa
     period ? period.years : '',
     period ? period.months : '',
     period ? period.fixedMs : '',
-    JSON.stringify(policy),
+    // Without its defaults: the full form (161 bytes for the default policy) is over Redis'
+    // 64-byte listpack limit and would turn every unique job's hash into a hashtable, ~3.4× the
+    // memory (376 vs 1,272 bytes for the benchmark's job) and slower to write.
+    JSON.stringify(compactUniquePolicy(policy)),
     JSON.stringify(request.meta),
     request.cancelledRetentionMs,
     idClaimQueues,
@@ -138,16 +155,73 @@ export function sendUniqueAdd(target: object, prepared: PreparedUniqueAdd): Prom
   return runScript(target, COMMANDS.uniqueAdd, [...prepared.keys, ...prepared.argv]);
 }
 
+/** Per queue object: the fingerprints its adds saw holding a job (bullmq-probe-hints.ts). */
+const probeHints = new WeakMap<Queue, ProbeHints>();
+
+function hintsFor(queue: Queue): ProbeHints {
+  let hints = probeHints.get(queue);
+  if (!hints) probeHints.set(queue, (hints = new ProbeHints()));
+  return hints;
+}
+
 export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddReply> {
-  const prepared = await prepareUniqueAdd(request);
   const client = await internalsOf(request.queue).backend.client;
   ensureScripts(client);
-  return decodeUniqueAddReply(prepared, await sendUniqueAdd(client, prepared));
+  const validated = validatedJob(request);
+  const unique = request.prepared;
+  // Only reject and ignore can end without a write; a replace always writes, so it is never probed.
+  const probeable = unique !== null && request.probe !== false && (unique.policy.on_conflict === 'reject' || unique.policy.on_conflict === 'ignore');
+  const hints = probeable ? hintsFor(request.queue) : undefined;
+  const fingerprint = probeable ? fingerprintKeys(rootPrefixOf(internalsOf(request.queue)), request.queue.name, unique.policy, unique.key).set : '';
+  try {
+    if (hints?.has(fingerprint)) {
+      const answered = decodeProbeReply(request, await runScript(client, COMMANDS.uniqueProbe, probeArgs(request, fingerprint)));
+      if (answered) return answered;
+      // A miss: the job this hint was about no longer counts. Nothing was written; the full add decides.
+      hints.forget(fingerprint);
+    }
+    const prepared = await prepareUniqueAdd(request, validated);
+    const reply = decodeUniqueAddReply(prepared, await sendUniqueAdd(client, prepared));
+    if (reply.outcome !== 'replaced') hints?.remember(fingerprint);
+    return reply;
+  } catch (error) {
+    if (isDuplicateJobError(error)) hints?.remember(fingerprint);
+    throw error;
+  }
+}
+
+function probeArgs(request: UniqueAddRequest, fingerprint: string): (string | number)[] {
+  const queue = internalsOf(request.queue);
+  const { policy, key } = request.prepared!;
+  const rootPrefix = rootPrefixOf(queue);
+  const period = periodArgs(policy);
+  return [
+    fingerprint,
+    queue.keys.events!,
+    queue.keys.meta!,
+    rootPrefix,
+    queue.name,
+    queueBase(rootPrefix, queue.name),
+    request.opts.jobId ?? '',
+    request.idClaimQueues ?? '',
+    key,
+    policy.on_conflict,
+    policy.states.join(','),
+    period ? period.years : '',
+    period ? period.months : '',
+    period ? period.fixedMs : '',
+  ];
+}
+
+/** A probe's reply: the outcome it decided, or null for a miss (nothing written). Throws as unique-add's reply would. */
+function decodeProbeReply(request: UniqueAddRequest, reply: unknown): UniqueAddReply | null {
+  if (Array.isArray(reply) && reply[0] === 'miss') return null;
+  return decodeNoInsertReply(request, reply);
 }
 
 export function decodeUniqueAddReply(prepared: PreparedUniqueAdd, reply: unknown): UniqueAddReply {
   if (!Array.isArray(reply) || typeof reply[0] !== 'string') throw errorForReply({ code: 'unknown', reply });
-  const { job, request } = prepared;
+  const { job } = prepared;
   switch (reply[0]) {
     case 'created':
     case 'replaced': {
@@ -163,6 +237,15 @@ export function decodeUniqueAddReply(prepared: PreparedUniqueAdd, reply: unknown
       }));
       return { outcome: 'replaced', job, now: Number(reply[2]), replaced };
     }
+    default:
+      return decodeNoInsertReply(prepared.request, reply);
+  }
+}
+
+/** The replies shared by unique-add and unique-probe: nothing was inserted. */
+function decodeNoInsertReply(request: UniqueAddRequest, reply: unknown): UniqueAddReply {
+  if (!Array.isArray(reply) || typeof reply[0] !== 'string') throw errorForReply({ code: 'unknown', reply });
+  switch (reply[0]) {
     case 'ignored':
       return {
         outcome: 'deduplicated',

@@ -61,6 +61,13 @@ export type UniqueJob = Job & { unique?: UniqueOutcome };
 export interface WithUniquenessOptions {
   /** How long the archive of a job cancelled by `replace` stays readable, in ms. (Default: 7 days.) */
   cancelledRetentionMs?: number;
+  /**
+   * Send a `reject`/`ignore` add whose fingerprint this queue saw holding a job moments ago as the
+   * small `unique-probe` script first, and the full add only if the probe finds no duplicate
+   * (docs/bullmq.md, "The duplicate probe"). Turn off when most adds of a fingerprint come after
+   * its job finished and stopped counting: each would pay a probe round trip. (Default: true.)
+   */
+  duplicateProbe?: boolean;
 }
 
 export type UniqueQueue<Q extends Queue = Queue> = Omit<Q, 'add' | 'addBulk'> & {
@@ -78,13 +85,14 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
   internalsOf(queue);
   composedScripts();
   const retentionMs = options.cancelledRetentionMs ?? DEFAULT_CANCELLED_RETENTION_MS;
+  const probe = options.duplicateProbe ?? true;
   const siblings = new Siblings(queue);
 
   const add = async (name: string, data: unknown, opts?: UniqueJobsOptions): Promise<UniqueJob> => {
     if (opts?.unique === undefined && opts?.ojsMeta === undefined) return queue.add(name, data as never, opts as never) as Promise<UniqueJob>;
     // A unique add throws only the core's typed errors (a plain add above stays BullMQ's own).
     try {
-      const request = buildRequest(queue, name, data, opts ?? {}, retentionMs);
+      const request = { ...buildRequest(queue, name, data, opts ?? {}, retentionMs), probe };
       if (!siblings.registered) await siblings.register();
       const reply = await uniqueAdd(request);
       const job = jobForReply(siblings, reply, request.prepared);

@@ -41,7 +41,7 @@
        of the period check: one clock for both, whatever the producers' clocks say (§7.2).
     2. A custom id that already exists (live or archived; in this queue, or with ARGV[15] in any
        queue of the set) -> "id_exists", nothing written.
-    3. Observe every job in the fingerprint set with its OJS state (includes/ojs-job-state).
+    3. Observe every job in the fingerprint set with its OJS state (includes/ojs-observe).
        Entries are removed (lazy reclaim, O(entries of this fingerprint), never O(queue depth))
        only when no decision can need them again: their job is gone or the id now holds another
        job, or the job is finished and neither its own policy nor this add's counts it.
@@ -52,7 +52,7 @@
                   no policy (ARGV[6] "") BullMQ's add alone.
        replace -> archive every duplicate (includes/ojs-archive-job), then insert; for
                   replace_except_schedule over a scheduled job the new job takes its due time.
-       ignore / reject / reject_active -> XADD `deduplicated` (BullMQ's own event name and
+       ignore / reject / reject_active -> (includes/ojs-answer-duplicate) XADD `deduplicated` (BullMQ's own event name and
                   fields: jobId = the existing job, deduplicatedJobId = the incoming id, "" for
                   a counter id), nothing inserted.
     6. After an insert that registers a new fingerprint, reclaim: two fingerprint sets sampled
@@ -76,6 +76,10 @@ local rcall = redis.call
 --- @include "includes/ojs-archive-job"
 --- @include "includes/ojs-read-job"
 --- @include "includes/ojs-split-member"
+--- @include "includes/ojs-read-policy"
+--- @include "includes/ojs-id-taken"
+--- @include "includes/ojs-observe"
+--- @include "includes/ojs-answer-duplicate"
 
 --- @bullmq "addStandardJob"
 --- @bullmq "addDelayedJob"
@@ -92,78 +96,28 @@ local uniquenessKey = ARGV[6]
 local fingerprintKey = KEYS[12]
 local registryKey = KEYS[13]
 local eventsKey = KEYS[8]
--- Read only by the paths that XADD an event of their own (duplicate, replace): an insert's events
--- are BullMQ's add script's, which reads the option itself. One redis.call less per insert.
-local function maxEvents()
-  return rcall("HGET", KEYS[3], "opts.maxLenEvents") or 10000
-end
 
-local policy = { states = {}, onConflict = ARGV[7] }
-for state in string.gmatch(ARGV[8], "[^,]+") do policy.states[state] = true end
-if ARGV[9] ~= "" then
-  policy.years = tonumber(ARGV[9])
-  policy.months = tonumber(ARGV[10])
-  policy.fixedMs = tonumber(ARGV[11])
-end
+local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
 
 local args = cmsgpack.unpack(ARGV[1])
 local queueBase = args[1]
 local customId = args[2]
 
-if customId ~= "" then
-  local idExists = function(base)
-    return rcall("EXISTS", base .. customId) == 1 or rcall("EXISTS", base .. "ojs:cancelled:" .. customId) == 1
-  end
-  if idExists(queueBase) then return { "id_exists", customId } end
-  -- The backend's ids are OJS ids, unique across queues: checked here, in the script that
-  -- inserts, so two concurrent enqueues of one id (any queues, with or without a policy) cannot
-  -- both pass. Every backend adds its queue to the set before its first enqueue there.
-  if ARGV[15] ~= "" then
-    for _, other in ipairs(rcall("SMEMBERS", ARGV[15])) do
-      if other ~= queueName and idExists(rootPrefix .. other .. ":") then return { "id_exists", customId } end
-    end
-  end
+-- 2. The id claim. The backend's ids are OJS ids, unique across queues (ARGV[15]): checked here,
+-- in the script that inserts, so two concurrent enqueues of one id (any queues, with or without a
+-- policy) cannot both pass. Every backend adds its queue to the set before its first enqueue there.
+if customId ~= "" and ojsIdTaken(rootPrefix, queueName, queueBase, customId, ARGV[15]) then
+  return { "id_exists", customId }
 end
 
--- 3. Observe.
-local candidates = {}
--- No policy (ARGV[6] ""): nothing to observe, the decision is an insert.
-local entries = (uniquenessKey == "" and {}) or rcall("ZRANGE", fingerprintKey, 0, -1, "WITHSCORES")
-for i = 1, #entries, 2 do
-  local member = entries[i]
-  local candidateQueue, jobId, base = ojsSplitMember(rootPrefix, member)
-  local seq = tonumber(entries[i + 1])
-  local created = math.floor(seq / 1000)
-  local state, location, due, ownStates, ownPeriodEnd = ojsIndexedJobState(base, jobId, uniquenessKey, nowMs)
-  -- The key does not depend on states or period, so adds of one fingerprint may carry different
-  -- policies. An entry is dropped only when no decision can need it again: its job is gone (or
-  -- the id was reused by another job), or it is finished and neither the policy it was added
-  -- with nor this add's counts it. Dropping by this add's policy alone would make a wider policy
-  -- forget a finished job it still counts. A live job always stays.
-  local terminal = state == "completed" or state == "discarded" or state == "cancelled"
-  local prune = state == nil
-    or (terminal and not ojsOwnPolicyCounts(ownStates, ownPeriodEnd, state, nowMs)
-      and not ojsIsDuplicate({ state = state, created = created }, policy, nowMs))
-  if prune then
-    rcall("ZREM", fingerprintKey, member)
-  else
-    candidates[#candidates + 1] = { id = jobId, queue = candidateQueue, base = base, state = state,
-      location = location, created = created, seq = seq, due = due }
-  end
-end
+-- 3. Observe. No policy (ARGV[6] ""): nothing to observe, the decision is an insert.
+local candidates = (uniquenessKey == "" and {}) or ojsObserve(fingerprintKey, rootPrefix, uniquenessKey, policy, nowMs, true)
 
 -- 4. Decide.
 local action, existing, cancel, scheduledAt = ojsDecideConflict(candidates, policy, nowMs)
 
 if action ~= "insert" and action ~= "replace" then
-  rcall("XADD", eventsKey, "MAXLEN", "~", maxEvents(), "*", "event", "deduplicated", "jobId", existing.id,
-    "deduplicationId", "ojs:" .. uniquenessKey, "deduplicatedJobId", customId)
-  if action ~= "ignore" then
-    return { (action == "reject" and "duplicate") or "active", existing.id, existing.state, existing.queue, nowMs }
-  end
-  -- Only `ignore` hands the existing job back to the caller, so only it reads the job's hash.
-  return { "ignored", existing.id, existing.state, existing.queue, nowMs,
-    ojsReadJob(existing.base, existing.id, existing.location) }
+  return ojsAnswerDuplicate(action, existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs)
 end
 
 -- 5. Insert (after archiving the duplicates for a replace).
@@ -176,7 +130,9 @@ if action == "replace" then
     -- The add script below takes its id from INCR on KEYS[4]; nothing can run in between.
     newId = tostring((tonumber(rcall("GET", KEYS[4])) or 0) + 1)
   end
-  local eventsMax = maxEvents()
+  -- Read only by the paths that XADD an event of their own (replace here, duplicates in
+  -- ojsAnswerDuplicate): an insert's events are BullMQ's add script's, which reads it itself.
+  local eventsMax = rcall("HGET", KEYS[3], "opts.maxLenEvents") or 10000
   for _, duplicate in ipairs(cancel) do
     -- The `removed` event goes to the stream of the queue the job was in (another queue when the
     -- policy has no `queue` dimension); `deduplicated` events go to the adding queue's.

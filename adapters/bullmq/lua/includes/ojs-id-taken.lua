@@ -1,0 +1,21 @@
+--[[
+  ojsIdTaken(rootPrefix, queueName, queueBase, customId, queueSet) -> whether a caller-chosen id
+  is already in use
+
+  Taken = a job hash or a cancelled archive under that id, in this queue, or, when `queueSet`
+  is not "" (the backend's OJS ids, unique across queues), in any queue of that set. Shared by
+  unique-add (which refuses before writing) and unique-probe (which answers the same way, so a
+  probe can never turn an id clash into a duplicate).
+]]
+local function ojsIdTaken(rootPrefix, queueName, queueBase, customId, queueSet)
+  local function exists(base)
+    return rcall("EXISTS", base .. customId) == 1 or rcall("EXISTS", base .. "ojs:cancelled:" .. customId) == 1
+  end
+  if exists(queueBase) then return true end
+  if queueSet ~= "" then
+    for _, other in ipairs(rcall("SMEMBERS", queueSet)) do
+      if other ~= queueName and exists(rootPrefix .. other .. ":") then return true end
+    end
+  end
+  return false
+end

@@ -1,0 +1,74 @@
+--[[
+  unique-probe: the duplicate half of unique-add, without the job. Answers an add that would
+  insert nothing exactly as unique-add would (same reply, same `deduplicated` event), and says
+  "miss" otherwise, having written nothing: the caller then sends the full unique-add, which
+  observes and decides again, atomically with its insert. So a probe can only ever save work;
+  it never decides an insert.
+
+  Why it exists: a duplicate sent as a unique-add pays for the whole job first — BullMQ's job
+  encoding in Node, and a ~30-argument command carrying the data — although nothing will be
+  stored. The adapter sends a probe only for a `reject`/`ignore` add whose fingerprint it saw
+  holding a job moments ago (bullmq-unique-add.ts, "probe hints"), i.e. when a duplicate is
+  likely; a wrong guess costs this small script and one round trip.
+
+  Input:
+    KEYS[1]  fingerprint set (as unique-add's KEYS[12])
+    KEYS[2]  the adding queue's events stream
+    KEYS[3]  the adding queue's meta hash (opts.maxLenEvents)
+
+    ARGV[1]  root key prefix with its colon ("bull:")
+    ARGV[2]  this queue's name
+    ARGV[3]  this queue's key base ("bull:emails:")
+    ARGV[4]  the caller's job id, "" for a counter id
+    ARGV[5]  "" or the prefix's queue set (as unique-add's ARGV[15])
+    ARGV[6]  uniqueness key (§4)
+    ARGV[7]  on_conflict: reject | ignore (a replace always writes: never probed)
+    ARGV[8]  policy states, comma-separated
+    ARGV[9]  period years, "" when the policy has no period
+    ARGV[10] period months
+    ARGV[11] period fixed part in ms
+
+  Steps:
+    1. now = Redis TIME (the clock unique-add uses).
+    2. A caller's id already in use -> "id_exists" (unique-add checks it first too).
+    3. Observe the fingerprint's jobs (includes/ojs-observe, without pruning) and decide
+       (includes/ojs-decide-conflict).
+    4. ignore / reject -> includes/ojs-answer-duplicate; insert -> "miss".
+
+  Output:
+    { "miss" }                                   nothing written
+    { "id_exists", jobId }
+    { "ignored", existingId, existingState, existingQueue, nowMs, existingHash }
+    { "duplicate", existingId, existingState, existingQueue, nowMs }
+]]
+local rcall = redis.call
+
+--- @include "includes/ojs-job-state"
+--- @include "includes/ojs-own-policy"
+--- @include "includes/ojs-period-end"
+--- @include "includes/ojs-decide-conflict"
+--- @include "includes/ojs-read-job"
+--- @include "includes/ojs-split-member"
+--- @include "includes/ojs-read-policy"
+--- @include "includes/ojs-id-taken"
+--- @include "includes/ojs-observe"
+--- @include "includes/ojs-answer-duplicate"
+
+local time = rcall("TIME")
+local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+
+local rootPrefix = ARGV[1]
+local customId = ARGV[4]
+local uniquenessKey = ARGV[6]
+
+if customId ~= "" and ojsIdTaken(rootPrefix, ARGV[2], ARGV[3], customId, ARGV[5]) then
+  return { "id_exists", customId }
+end
+
+local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
+local candidates = ojsObserve(KEYS[1], rootPrefix, uniquenessKey, policy, nowMs, false)
+local action, existing = ojsDecideConflict(candidates, policy, nowMs)
+if action == "ignore" or action == "reject" then
+  return ojsAnswerDuplicate(action, existing, KEYS[2], KEYS[3], uniquenessKey, customId, nowMs)
+end
+return { "miss" }
