@@ -12,6 +12,7 @@ export {
   UNIQUE_DIMENSIONS,
   UNIQUE_STATE_GROUPS,
   parseUniquePolicy,
+  compactUniquePolicy,
   uniquePolicySchema,
 } from './unique-policy.js';
 export type { ConflictStrategy, UniqueDimension, UniquePolicy, UniquePolicyInput } from './unique-policy.js';

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { DEFAULT_UNIQUE_STATES, InvalidUniquePolicyError, UNIQUE_STATE_GROUPS, isInvalidUniquePolicyError, parseUniquePolicy } from '../src/index.js';
+import { DEFAULT_UNIQUE_STATES, InvalidUniquePolicyError, UNIQUE_STATE_GROUPS, compactUniquePolicy, isInvalidUniquePolicyError, parseUniquePolicy } from '../src/index.js';
 
 function issues(input: unknown, job?: { args: unknown; meta?: Record<string, unknown> }): string[] {
   try {
@@ -108,6 +108,49 @@ describe('§2 UniquePolicy parsing', function () {
   it('named state groups are valid states arrays', function () {
     for (const [name, states] of Object.entries(UNIQUE_STATE_GROUPS)) {
       expect(parseUniquePolicy({ states: [...states] }).states, name).to.deep.equal([...states]);
+    }
+  });
+});
+
+describe('compactUniquePolicy (a policy stored beside each job)', function () {
+  it('drops exactly the §2.1 defaults: the default policy is {}', function () {
+    expect(compactUniquePolicy(parseUniquePolicy({}))).to.deep.equal({});
+    expect(compactUniquePolicy(parseUniquePolicy({ keys: ['type'], states: [...DEFAULT_UNIQUE_STATES], on_conflict: 'reject', period: null }))).to.deep.equal({});
+    expect(compactUniquePolicy(parseUniquePolicy({ keys: ['type', 'args'], period: 3600 }))).to.deep.equal({ keys: ['type', 'args'], period: 'PT3600S' });
+    // The default states in another order are another list: kept as given.
+    expect(compactUniquePolicy(parseUniquePolicy({ states: ['pending', 'available', 'active', 'scheduled', 'retryable'] }))).to.have.property('states');
+  });
+
+  it('parses back to the same policy, for 2,000 random policies', function () {
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) % n;
+    };
+    const subset = <T>(items: readonly T[]) => items.filter(() => random(2) === 0);
+    const states = ['available', 'active', 'scheduled', 'retryable', 'pending', 'completed', 'discarded', 'cancelled'] as const;
+    for (let i = 0; i < 2000; i++) {
+      const keys = subset(['type', 'queue', 'args', 'meta'] as const);
+      const input: Record<string, unknown> = {};
+      if (random(2)) input.keys = keys;
+      if (keys.includes('args') && random(2)) input.args_keys = random(3) ? ['a', 'b'].slice(0, 1 + random(2)) : null;
+      if (keys.includes('meta')) input.meta_keys = ['tenant'];
+      if (random(2)) input.period = random(2) ? ['PT1H', 'P1M', 'P1Y2M3DT4H', 'PT0.5S'][random(4)] : random(2) ? 60 : null;
+      if (random(2)) {
+        const picked = subset(states);
+        if (picked.length > 0) input.states = random(2) ? picked : [...DEFAULT_UNIQUE_STATES];
+      }
+      if (random(2)) input.on_conflict = ['reject', 'replace', 'replace_except_schedule', 'ignore'][random(4)];
+      let policy;
+      try {
+        policy = parseUniquePolicy(input);
+      } catch {
+        continue; // a combination §2.2 refuses: nothing to store
+      }
+      const stored = JSON.parse(JSON.stringify(compactUniquePolicy(policy)));
+      expect(parseUniquePolicy(stored), JSON.stringify(input)).to.deep.equal(policy);
     }
   });
 });

@@ -7,7 +7,7 @@
  */
 import { Job } from 'bullmq';
 import type { JsonValue, OjsJob, OjsJobState } from '../../src/job.js';
-import type { UniquePolicy } from '../../src/unique-policy.js';
+import { parseUniquePolicy } from '../../src/unique-policy.js';
 
 export const PRIORITY_BASE = 1_000_000;
 
@@ -31,7 +31,8 @@ export function ojsJobView(queue: string, id: string, state: OjsJobState, hash: 
     priority: bullPriority > 0 ? PRIORITY_BASE - bullPriority : 0,
     created_at: new Date(timestamp).toISOString(),
     scheduled_at: new Date(dueMs ?? timestamp + Number(hash.delay ?? 0)).toISOString(),
-    unique: hash.ojsPolicy ? (JSON.parse(hash.ojsPolicy) as UniquePolicy) : null,
+    // Stored compact (compactUniquePolicy); a full policy, as older versions stored it, parses to itself.
+    unique: hash.ojsPolicy ? parseUniquePolicy(JSON.parse(hash.ojsPolicy)) : null,
     uniqueness_key: hash.ojsKey ?? null,
   };
   const finished = hash.ojsCancelledOn ?? hash.finishedOn;

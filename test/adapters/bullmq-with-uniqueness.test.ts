@@ -91,6 +91,19 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect((await queue.add('ping', {}, { unique, timestamp: 1_000 })).unique?.outcome).to.equal('deduplicated');
     });
 
+    it('a unique job\'s hash stays in Redis\' compact listpack encoding, like a plain job\'s: its policy is stored without defaults', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const plain = await queue.add('x', { user_id: 1 });
+      const unique = await queue.add('x', { user_id: 1 }, { unique: { keys: ['type', 'args'] } });
+      const encoding = (id: string) => ctx.redis.object('ENCODING', `${ctx.prefix}:mail:${id}`);
+      expect(await encoding(plain.id!)).to.equal('listpack');
+      expect(await encoding(unique.id!)).to.equal('listpack');
+      expect(await ctx.redis.hget(`${ctx.prefix}:mail:${unique.id}`, 'ojsPolicy')).to.equal('{"keys":["type","args"]}');
+      const backend = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix });
+      ctx.closeLater(backend);
+      expect((await backend.getJob(unique.id!))!.unique).to.deep.equal(parseUniquePolicy({ keys: ['type', 'args'] }));
+    });
+
     it('a plain add through the wrapper is not checked: it is BullMQ\'s own add', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       await queue.add('x', {}, { unique: {} });
