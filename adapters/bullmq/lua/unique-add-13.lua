@@ -29,7 +29,7 @@
     ARGV[9]  period years, "" when the policy has no period
     ARGV[10] period months
     ARGV[11] period fixed part in ms (weeks … seconds)
-    ARGV[12] the parsed policy (JSON), stored on the job as ojsPolicy
+    ARGV[12] the policy without its defaults (compactUniquePolicy, JSON), stored on the job as ojsPolicy
     ARGV[13] OJS meta (JSON), stored on the job as ojsMeta
     ARGV[14] retention in ms of the archive of a job this add cancels, when the job's own policy
              does not need it longer (includes/ojs-own-policy); 0 = no expiry
