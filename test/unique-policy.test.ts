@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { seededRandom } from './seeded-random.js';
 import { DEFAULT_UNIQUE_STATES, InvalidUniquePolicyError, UNIQUE_STATE_GROUPS, compactUniquePolicy, isInvalidUniquePolicyError, parseUniquePolicy } from '../src/index.js';
 
 function issues(input: unknown, job?: { args: unknown; meta?: Record<string, unknown> }): string[] {
@@ -122,13 +123,7 @@ describe('compactUniquePolicy (a policy stored beside each job)', function () {
   });
 
   it('parses back to the same policy, for 2,000 random policies', function () {
-    let seed = 7;
-    const random = (n: number) => {
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) % n;
-    };
+    const random = seededRandom(7);
     const subset = <T>(items: readonly T[]) => items.filter(() => random(2) === 0);
     const states = ['available', 'active', 'scheduled', 'retryable', 'pending', 'completed', 'discarded', 'cancelled'] as const;
     for (let i = 0; i < 2000; i++) {

@@ -12,7 +12,7 @@ import { Job, type JobsOptions, type Queue } from 'bullmq';
 import { BackendError, isDuplicateJobError } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
-import { compactUniquePolicy } from '../../src/unique-policy.js';
+import { compactUniquePolicy, type UniquePolicy } from '../../src/unique-policy.js';
 import { periodArgs } from './bullmq-period-args.js';
 import { ProbeHints } from './bullmq-probe-hints.js';
 import { errorForReply } from './bullmq-reply-errors.js';
@@ -128,17 +128,11 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
   const fingerprint = fingerprintKeys(rootPrefix, queue.name, policy, key);
   const keys = [k.wait!, k.paused!, k.meta!, k.id!, k.completed!, k.delayed!, k.active!, k.events!, k.marker!, k.prioritized!, k.pc!, fingerprint.set, fingerprint.registry];
 
-  const period = periodArgs(policy);
   const argv = [
     ...bullmqArgv,
     rootPrefix,
     queue.name,
-    key,
-    policy.on_conflict,
-    policy.states.join(','),
-    period ? period.years : '',
-    period ? period.months : '',
-    period ? period.fixedMs : '',
+    ...decisionArgs(policy, key),
     // Without its defaults: the full form (161 bytes for the default policy) is over Redis'
     // 64-byte listpack limit and would turn every unique job's hash into a hashtable, ~3.4× the
     // memory (376 vs 1,272 bytes for the benchmark's job) and slower to write.
@@ -194,7 +188,6 @@ function probeArgs(request: UniqueAddRequest, fingerprint: string): (string | nu
   const queue = internalsOf(request.queue);
   const { policy, key } = request.prepared!;
   const rootPrefix = rootPrefixOf(queue);
-  const period = periodArgs(policy);
   return [
     fingerprint,
     queue.keys.events!,
@@ -204,13 +197,14 @@ function probeArgs(request: UniqueAddRequest, fingerprint: string): (string | nu
     queueBase(rootPrefix, queue.name),
     request.opts.jobId ?? '',
     request.idClaimQueues ?? '',
-    key,
-    policy.on_conflict,
-    policy.states.join(','),
-    period ? period.years : '',
-    period ? period.months : '',
-    period ? period.fixedMs : '',
+    ...decisionArgs(policy, key),
   ];
+}
+
+/** What both scripts decide on, in their argument order: key, on_conflict, states, period (years, months, fixed ms). */
+function decisionArgs(policy: UniquePolicy, key: string): (string | number)[] {
+  const period = periodArgs(policy);
+  return [key, policy.on_conflict, policy.states.join(','), period ? period.years : '', period ? period.months : '', period ? period.fixedMs : ''];
 }
 
 /** A probe's reply: the outcome it decided, or null for a miss (nothing written). Throws as unique-add's reply would. */

@@ -13,6 +13,7 @@ import { withUniqueness, type UniqueJob, type UniqueJobsOptions } from '../../ad
 import { COMMANDS, composedScripts } from '../../adapters/bullmq/bullmq-script-set.js';
 import { DuplicateJobError, InvalidUniquePolicyError } from '../../src/index.js';
 import { rejection } from '../conformance/suite-context.js';
+import { seededRandom } from '../seeded-random.js';
 import { useRedisPrefix, type RedisTestContext } from './bullmq-test-redis.js';
 
 const FILE = 'bullmq-duplicate-probe.test.ts';
@@ -194,14 +195,7 @@ describe('bullmq adapter: the duplicate probe', function () {
 
   it('random sequences: probing and non-probing queues give the same outcomes, ids and states, step by step', async function () {
     this.timeout(60_000);
-    // mulberry32: a fixed seed, so a failure replays.
-    let seed = 20261123;
-    const random = (n: number) => {
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) % n;
-    };
+    const random = seededRandom(20261123);
     const queues: Queue[] = [sideQueue(ctx, 'a'), sideQueue(ctx, 'b')];
     const wrapped = [withUniqueness(queues[0]!), withUniqueness(queues[1]!, { duplicateProbe: false })];
     const policies = [
