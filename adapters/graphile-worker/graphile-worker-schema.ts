@@ -25,6 +25,7 @@ const MIGRATIONS: readonly { id: number; file: SqlFileName }[] = [
   { id: 1, file: 'migration-0001-ledger' },
   { id: 2, file: 'migration-0002-fingerprint-state-index' },
   { id: 3, file: 'migration-0003-retention' },
+  { id: 4, file: 'migration-0004-retention-in-record-job' },
 ];
 
 /** Refuses a Graphile Worker schema the adapter was not tested against, with a message saying what to do. */

@@ -718,21 +718,29 @@ describe('graphile-worker adapter', function () {
       expect((await s.backend.enqueue({ type: 'report.windowed', args: {}, unique: windowed.wide })).outcome).to.equal('created');
     });
 
-    it('migration 0003 backfills the retention of records written before it', async () => {
+    it('migration 0003 backfills the retention of records written before it, and 0004 moves the recording into record_job', async () => {
       const s = await makeSubject();
       const { uniqueSchema } = s.backend.schemas;
       const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed' as const] };
       const w = (await s.backend.enqueue({ type: 'legacy', args: {}, unique: wide })).job;
       // Back to a ledger before migration 3 (the head row forgets; the record keeps its policy).
       await pool.query(
-        `drop trigger note_retention on "${uniqueSchema}".jobs; drop function "${uniqueSchema}".note_retention(), "${uniqueSchema}".retained(jsonb, timestamptz, timestamptz), "${uniqueSchema}".merge_retention(jsonb, jsonb);
-         alter table "${uniqueSchema}".heads drop column retention; delete from "${uniqueSchema}".migrations where id = 3`,
+        `drop function "${uniqueSchema}".retained(jsonb, timestamptz, timestamptz), "${uniqueSchema}".merge_retention(jsonb, jsonb);
+         alter table "${uniqueSchema}".heads drop column retention; delete from "${uniqueSchema}".migrations where id in (3, 4)`,
       );
       const again = createGraphileWorkerBackend({ pgPool: pool, ...schemasOf(s) });
       try {
         await again.ready();
         const { rows } = await pool.query(`select retention from "${uniqueSchema}".heads`);
         expect(rows.map((row) => row.retention)).to.deep.equal([{ completed: ['forever'] }]);
+        // 0003's trigger was created and 0004 dropped it again, with the CHECK: neither is left
+        // to be rebuilt on every ledger insert; record_job records retention (exercised below).
+        const leftovers = await pool.query(
+          `select tgname as name from pg_trigger where tgrelid = $1::regclass and not tgisinternal
+           union all select conname from pg_constraint where conrelid = $1::regclass and contype = 'c'`,
+          [`"${uniqueSchema}".jobs`],
+        );
+        expect(leftovers.rows).to.deep.equal([]);
         await again.cancel(w.id);
         const n = (await again.enqueue({ type: 'legacy', args: {}, unique: { keys: ['type'] } })).job;
         await (await s.start(n.id)).complete();

@@ -12,7 +12,8 @@
 --        2. candidates(): every job recorded under a key, with state and envelope.
 --        3. lock_key(fingerprint): upserts the key's head row (the per-key lock).
 --        4. lock_and_read(fingerprint, states): lock_key, then reads candidates.
---        5. record_job(): the ledger row of a job Graphile just added.
+--        5. record_job(): the ledger row of a job Graphile just added, and its policy's
+--           retention on the key's head row (migrations 0003, 0004).
 --        6. insert_job(): Graphile's add_job (no job key) plus record_job, in one statement.
 --        7. try_enqueue(): an unlocked read; with no candidate at all, lock, read again and
 --           insert_job.
@@ -160,6 +161,21 @@ begin
     p_scheduled_at, p_max_attempts, p_ojs_priority)
   returning json_build_object('job_id', l.job_id::text, 'id', l.ojs_id, 'created_at', l.created_at,
     'scheduled_at', l.scheduled_at, 'max_attempts', l.max_attempts) into v_row;
+  -- Retention (migration 0003): remember on the key's head row every (terminal state, period) a
+  -- policy used on the key checks, so reclaim keeps a finished record as long as ANY of them can
+  -- still count it. Here rather than in an AFTER INSERT trigger (migration 0004 says why); the
+  -- test is a simple expression, so the usual policy (live states only) pays next to nothing.
+  -- The head row is already locked by this enqueue (lock_key), so the upsert never waits; it is
+  -- an upsert, not an update, should reclaim have deleted an empty head row meanwhile, and it
+  -- writes only when the policy adds something (`@>`).
+  if p_fingerprint is not null and (p_policy -> 'states') ?| array['completed', 'cancelled', 'discarded'] then
+    insert into :OJS_UNIQUE_SCHEMA.heads as h (fingerprint, retention)
+    select p_fingerprint, jsonb_object_agg(s.state, jsonb_build_array(coalesce(p_policy ->> 'period', 'forever')))
+      from jsonb_array_elements_text(p_policy -> 'states') s(state)
+      where s.state in ('completed', 'cancelled', 'discarded')
+    on conflict (fingerprint) do update set retention = :OJS_UNIQUE_SCHEMA.merge_retention(h.retention, excluded.retention)
+      where not h.retention @> excluded.retention;
+  end if;
   return v_row;
 end
 $$;

@@ -6,7 +6,7 @@
 --           still match. A policy P matches a record in terminal state T, created at C, while
 --           T is in P.states and now < C + P.period (or P has no period: for ever). The policies
 --           considered are the record's own and every one inserted under its key, which
---           migration 0003's trigger folds into the key's head row (heads.retention). So a
+--           record_job folds into the key's head row (heads.retention, migration 0003). So a
 --           record enqueued under a narrow policy stays visible to a wider one used on the same
 --           key, exactly as long as the wider one can need it;
 --        2. delete them (SKIP LOCKED: never waits for, nor races with, an enqueue reading them);
