@@ -21,6 +21,13 @@ export interface UniqueEnqueueOptions {
   graphileSchema?: string;
   /** §5.2: let `replace` fence a running job instead of rejecting with state `active`. (Default: false.) */
   replaceActive?: boolean;
+  /**
+   * Send the enqueue's statements as named prepared statements, parsed once per connection. Set
+   * false behind a pooler that cannot carry them across transactions (PgBouncer in transaction
+   * mode before 1.21), as you would Graphile's own `preparedStatements`. (Default: true, as
+   * Graphile Worker.)
+   */
+  preparedStatements?: boolean;
 }
 
 /** @param optionNames what the caller's options call the two schemas, for the error refusing one. */
@@ -34,6 +41,7 @@ export function enqueueSettings(options: UniqueEnqueueOptions, optionNames?: Sch
       optionNames,
     ),
     replaceActive: options.replaceActive ?? false,
+    preparedStatements: options.preparedStatements ?? true,
   };
 }
 

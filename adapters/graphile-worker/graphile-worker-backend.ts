@@ -45,6 +45,12 @@ export interface GraphileWorkerBackendOptions {
    * rejects with state `active`, as on the memory and BullMQ backends. (Default: false.)
    */
   replaceActive?: boolean;
+  /**
+   * Send the enqueue's statements as named prepared statements, parsed once per connection; set
+   * false behind a pooler that cannot carry them (PgBouncer in transaction mode before 1.21).
+   * (Default: true, as Graphile Worker.)
+   */
+  preparedStatements?: boolean;
   /** Graphile `queue_name` for an OJS queue: named queues serialise their jobs. (Default: always null.) */
   queueNameFor?: (queue: string) => string | null;
 }
@@ -71,6 +77,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
   readonly #pool: Promise<PgPoolLike>;
   readonly #ownsPool: boolean;
   readonly #replaceActive: boolean;
+  readonly #preparedStatements: boolean;
   readonly #queueNameFor: (queue: string) => string | null;
   readonly #migrate: boolean;
   #ready: Promise<void> | null = null;
@@ -99,6 +106,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
           return pool as unknown as PgPoolLike;
         });
     this.#replaceActive = options.replaceActive ?? false;
+    this.#preparedStatements = options.preparedStatements ?? true;
     this.#queueNameFor = options.queueNameFor ?? (() => null);
     this.#migrate = options.migrate ?? true;
     this.capabilities = {
@@ -156,7 +164,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
     await this.ready();
     const client = await this.#connect('enqueue');
     try {
-      return await enqueueOnClient(client, { sql: this.#sql, replaceActive: this.#replaceActive }, request, true);
+      return await enqueueOnClient(client, { sql: this.#sql, replaceActive: this.#replaceActive, preparedStatements: this.#preparedStatements }, request, true);
     } finally {
       client.release();
     }

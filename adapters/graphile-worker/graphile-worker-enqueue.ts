@@ -39,6 +39,8 @@ export interface EnqueueSettings {
   sql: GraphileWorkerSql;
   /** §5.2: let `replace` fence a running job instead of rejecting. */
   replaceActive: boolean;
+  /** Send the enqueue's statements as named prepared statements (see GraphileWorkerSql.query). */
+  preparedStatements: boolean;
 }
 
 /** An enqueue whose input is already validated: the result of {@link prepareGraphileEnqueue}. */
@@ -110,7 +112,7 @@ export async function enqueueOnClient(
   if (!prepared) {
     // A job without a policy is one statement; no transaction of our own is needed.
     try {
-      return { outcome: 'created', job: await insertJob(client, settings.sql, request, null) };
+      return { outcome: 'created', job: await insertJob(client, settings, request, null) };
     } catch (error) {
       throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: ownTransaction });
     }
@@ -151,12 +153,9 @@ async function decideAndApply(
   // One round trip for the two common cases (see try_enqueue in install-functions.sql): a key
   // with no record at all is inserted under the key's lock; a duplicate under reject or ignore is
   // answered from a committed snapshot, read-only.
-  const first = await client.query<{ result: { inserted: InsertedRow } | LockAndRead }>(sql.text('try-enqueue'), [
-    prepared.key,
-    prepared.policy.states,
-    ...params.slice(0, 8),
-    ...params.slice(9),
-  ]);
+  const first = await client.query<{ result: { inserted: InsertedRow } | LockAndRead }>(
+    sql.query('try-enqueue', [prepared.key, prepared.policy.states, ...params.slice(0, 8), ...params.slice(9)], settings.preparedStatements),
+  );
   const attempt = first.rows[0]!.result;
   if ('inserted' in attempt) return { outcome: 'created', job: createdView(request, attempt.inserted) };
   const early = decide(settings, prepared, attempt);
@@ -166,11 +165,12 @@ async function decideAndApply(
   // deciding again on what the locked read shows.
   if (ownTransaction) await client.query('begin');
   try {
-    const read = (await client.query<{ result: LockAndRead }>(sql.text('lock-and-read'), [prepared.key, prepared.policy.states])).rows[0]!.result;
+    const read = (await client.query<{ result: LockAndRead }>(sql.query('lock-and-read', [prepared.key, prepared.policy.states], settings.preparedStatements))).rows[0]!
+      .result;
     const decision = decide(settings, prepared, read);
     let result: EnqueueResult;
     if (decision.action === 'insert') {
-      result = { outcome: 'created', job: await insertJob(client, sql, request, null) };
+      result = { outcome: 'created', job: await insertJob(client, settings, request, null) };
     } else if (decision.action === 'replace') {
       // Insert first, then cancel, in one statement (replace_jobs): the cancelled rows must name
       // their replacement's id, which is Graphile's id unless the caller chose one. Both commit
@@ -179,11 +179,9 @@ async function decideAndApply(
       // insert-job then cancel-jobs saves a round trip (six to five).
       const cancelled = decision.cancel.map((candidate) => read.candidates.find((c) => c.id === candidate.id)!);
       const applied = (
-        await client.query<{ result: { inserted: InsertedRow; cancelled: { job_id: string; finished_at: string }[] } }>(sql.text('replace-jobs'), [
-          ...insertParams(request, decision.scheduledAt),
-          cancelled.map((c) => c.job_id),
-          settings.replaceActive,
-        ])
+        await client.query<{ result: { inserted: InsertedRow; cancelled: { job_id: string; finished_at: string }[] } }>(
+          sql.query('replace-jobs', [...insertParams(request, decision.scheduledAt), cancelled.map((c) => c.job_id), settings.replaceActive], settings.preparedStatements),
+        )
       ).rows[0]!.result;
       const job = createdView(request, applied.inserted);
       const rows = applied.cancelled;
@@ -266,8 +264,8 @@ function insertParams(request: PreparedGraphileEnqueue, keepScheduledAt: number 
   ];
 }
 
-async function insertJob(client: PgClientLike, sql: GraphileWorkerSql, request: PreparedGraphileEnqueue, keepScheduledAt: number | null): Promise<OjsJob> {
-  const { rows } = await client.query<{ result: InsertedRow }>(sql.text('insert-job'), insertParams(request, keepScheduledAt));
+async function insertJob(client: PgClientLike, settings: EnqueueSettings, request: PreparedGraphileEnqueue, keepScheduledAt: number | null): Promise<OjsJob> {
+  const { rows } = await client.query<{ result: InsertedRow }>(settings.sql.query('insert-job', insertParams(request, keepScheduledAt), settings.preparedStatements));
   return createdView(request, rows[0]!.result);
 }
 

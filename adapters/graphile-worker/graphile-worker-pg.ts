@@ -7,8 +7,16 @@ export interface PgQueryResultLike<R> {
   rows: R[];
 }
 
+/** A query as `pg` takes it in object form; `name` makes it a named prepared statement. */
+export interface PgQueryConfigLike {
+  text: string;
+  values?: unknown[];
+  name?: string;
+}
+
 export interface PgClientLike {
   query<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<PgQueryResultLike<R>>;
+  query<R = Record<string, unknown>>(config: PgQueryConfigLike): Promise<PgQueryResultLike<R>>;
 }
 
 export interface PgPoolClientLike extends PgClientLike {

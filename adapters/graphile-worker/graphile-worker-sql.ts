@@ -3,7 +3,9 @@
  * the schema placeholders filled in. Schema names are configuration, never data: they are
  * escaped here, once, and job data only ever reaches SQL as `$n` parameters.
  */
+import { hash } from 'node:crypto';
 import { InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
+import type { PgQueryConfigLike } from './graphile-worker-pg.js';
 import { sqlFiles, type SqlFileName } from './generated/sql.js';
 
 export interface SchemaNames {
@@ -63,11 +65,30 @@ export class GraphileWorkerSql {
 
   readonly names: SchemaNames;
   readonly #rendered = new Map<SqlFileName, string>();
+  readonly #statementNames = new Map<SqlFileName, string>();
 
   /** @throws InvalidUniquePolicyError naming the option (from `options`) of a name it refuses. */
   constructor(names: SchemaNames, options?: SchemaOptionNames) {
     checkSchemaNames(names, options);
     this.names = Object.freeze({ ...names });
+  }
+
+  /**
+   * File `name` with `values`, as a query config. With `prepared`, a named statement: `pg` parses
+   * it once per connection and then only binds, so PostgreSQL skips the parse and analysis of the
+   * statement (the function-call lookup with its 15 typed parameters) on every later call.
+   * Graphile's own `addJob` sends its text unnamed every time.
+   *
+   * The name carries a digest of the rendered text: `pg` refuses one name for two texts on a
+   * connection, and two schema pairs (or two versions of the adapter) sharing a pool must never
+   * collide. It stays under PostgreSQL's 63-byte name limit.
+   */
+  query(name: SqlFileName, values: unknown[], prepared: boolean): PgQueryConfigLike {
+    const text = this.text(name);
+    if (!prepared) return { text, values };
+    let statement = this.#statementNames.get(name);
+    if (statement === undefined) this.#statementNames.set(name, (statement = `ojsu:${name.slice(0, 40)}:${hash('sha256', text, 'hex').slice(0, 16)}`));
+    return { name: statement, text, values };
   }
 
   text(name: SqlFileName): string {

@@ -19,7 +19,7 @@ import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './gr
 import { uniqueAddFunctions, type UniqueAddJob, type UniqueAddJobs } from './graphile-worker-unique-add.js';
 
 /** Graphile's options (`schema` is Graphile's schema) plus the adapter's. */
-export interface UniqueWorkerUtilsOptions extends WorkerUtilsOptions, Pick<UniqueEnqueueOptions, 'replaceActive'> {
+export interface UniqueWorkerUtilsOptions extends WorkerUtilsOptions, Pick<UniqueEnqueueOptions, 'replaceActive' | 'preparedStatements'> {
   /** The adapter's own schema. (Default: `ojs_unique`.) */
   uniqueSchema?: string;
 }
@@ -34,11 +34,18 @@ export interface UniqueWorkerUtils extends Omit<WorkerUtils, 'addJob' | 'addJobs
 }
 
 export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): Promise<UniqueWorkerUtils> {
-  const { uniqueSchema, replaceActive, ...workerOptions } = options;
+  const { uniqueSchema, replaceActive, preparedStatements, ...workerOptions } = options;
   // Before Graphile connects: a schema name the adapter refuses is reported under these options'
   // own names, with nothing done.
   const settings = enqueueSettings(
-    { schema: uniqueSchema, replaceActive, graphileSchema: workerOptions.schema ?? workerOptions.preset?.worker?.schema },
+    {
+      schema: uniqueSchema,
+      replaceActive,
+      // Off when Graphile is told not to use them (its own setting, given directly): whatever made
+      // the user turn them off for Graphile applies to the adapter's statements too.
+      preparedStatements: preparedStatements ?? workerOptions.preset?.worker?.preparedStatements,
+      graphileSchema: workerOptions.schema ?? workerOptions.preset?.worker?.schema,
+    },
     { uniqueSchema: 'uniqueSchema', graphileSchema: 'schema' },
   );
   // Graphile migrates on creation; the preset's postmigrate hook installs the adapter's schema.

@@ -19,6 +19,7 @@ import {
   type UniqueWorkerUtils,
 } from '../../adapters/graphile-worker/index.js';
 import { createGraphileWorkerSubject, quietLogger, type GraphileWorkerSubject } from '../../examples/demo-backends/graphile-worker.js';
+import { sqlFiles, type SqlFileName } from '../../adapters/graphile-worker/generated/sql.js';
 import { isolatePerTest, makePool } from './graphile-worker-fixture.js';
 
 const FILE = fileURLToPath(import.meta.url);
@@ -647,6 +648,47 @@ describe('graphile-worker adapter', function () {
         await backend.close();
         await drop();
       }
+    });
+
+    it('sends the enqueue statements as named prepared statements, one name per text, and unnamed with preparedStatements: false', async () => {
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      // One connection, so the statements the enqueues prepared are visible to the check.
+      const single = makePool(1);
+      const preparedOn = async (u: UniqueWorkerUtils) =>
+        u.withPgClient(async (client) => (await client.query<{ name: string }>("select name from pg_prepared_statements where name like 'ojsu:%' order by name")).rows.map((r) => r.name));
+      const enqueueAll = async (u: UniqueWorkerUtils, tag: string) => {
+        const policy = { keys: ['type', 'args'] as ('type' | 'args')[] };
+        await u.addJob('t', { tag }, { unique: { ...policy, on_conflict: 'ignore' } }); // try-enqueue inserts
+        await u.addJob('t', { tag }, { unique: { ...policy, on_conflict: 'ignore' } }); // try-enqueue, duplicate
+        await u.addJob('t', { tag }, { unique: { ...policy, on_conflict: 'replace' } }); // lock-and-read, replace-jobs
+      };
+      try {
+        const unnamed = await makeUniqueWorkerUtils({ pgPool: single, schema: graphileSchema, uniqueSchema, logger: quietLogger, preparedStatements: false });
+        await enqueueAll(unnamed, 'off');
+        expect(await preparedOn(unnamed)).to.deep.equal([]);
+        await unnamed.release();
+        // Graphile's own setting, given in the preset, turns them off too.
+        const viaPreset = await makeUniqueWorkerUtils({ pgPool: single, preset: { worker: { schema: graphileSchema, preparedStatements: false } }, uniqueSchema, logger: quietLogger });
+        await enqueueAll(viaPreset, 'preset');
+        expect(await preparedOn(viaPreset)).to.deep.equal([]);
+        await viaPreset.release();
+        const named = await makeUniqueWorkerUtils({ pgPool: single, schema: graphileSchema, uniqueSchema, logger: quietLogger });
+        await enqueueAll(named, 'on');
+        await enqueueAll(named, 'on again'); // reuses the parsed statements (pg refuses a name reused for another text)
+        const names = await preparedOn(named);
+        expect(names.map((name) => name.split(':')[1])).to.deep.equal(['lock-and-read', 'replace-jobs', 'try-enqueue']);
+        expect(await count(':ou.jobs where terminal_state is null')).to.equal(4);
+        await named.release();
+      } finally {
+        await single.end();
+      }
+      // The name is per rendered text: another schema pair on the same pool gets its own names,
+      // and every file's name fits PostgreSQL's 63 bytes (a longer one would be truncated).
+      const a = new GraphileWorkerSql({ graphileSchema, uniqueSchema });
+      const b = new GraphileWorkerSql({ graphileSchema, uniqueSchema: `${uniqueSchema}_other` });
+      expect(a.query('try-enqueue', [], true).name).to.not.equal(b.query('try-enqueue', [], true).name);
+      expect(a.query('try-enqueue', [], false).name).to.equal(undefined);
+      for (const file of Object.keys(sqlFiles) as SqlFileName[]) expect(Buffer.byteLength(a.query(file, [], true).name!)).to.be.at.most(63);
     });
 
     it('keeps the generated SQL module in step with sql/*.sql (build-sql --check)', () => {
