@@ -8,9 +8,9 @@
  * Variants, each sequential (1 lane) and 20-concurrent (20 lanes over a pool of 20):
  *   plain addJob · addJob with Graphile's jobKey (replace, a new key per call) · unique insert
  *   (a new key per call) · unique duplicate path (`ignore` on one existing key) · unique replace
- *   (one key, each call replaces the last). Then the unique insert again with BENCH_DEPTH jobs
- *   already in Graphile's table and in the ledger (the "depth" ratio: cost with a full table
- *   over cost with an empty one).
+ *   (one key, each call replaces the last). Then depth: the duplicate check, the unique insert and
+ *   plain addJob with BENCH_DEPTH jobs already in Graphile's table and in the ledger against an
+ *   empty pair of schemas, interleaved (the "depth" ratio: median latency deep over empty).
  *
  * Uses its own schemas (ojs_bench_*), dropped at the start; before every variant the tables are
  * emptied and refilled with BENCH_BASELINE jobs (default 10,000), so every variant starts from the
@@ -114,6 +114,74 @@ async function fill(depth: number): Promise<void> {
   await pool.query('checkpoint').catch(() => undefined);
 }
 
+const DEPTH_ROUNDS = 6;
+const DEPTH_BATCH = Math.max(100, Math.floor(CALLS / DEPTH_ROUNDS));
+const EMPTY_GRAPHILE_SCHEMA = `${GRAPHILE_SCHEMA}_empty`;
+const EMPTY_UNIQUE_SCHEMA = `${UNIQUE_SCHEMA}_empty`;
+
+interface DepthRow {
+  variant: string;
+  empty: { medianMs: number; p95Ms: number };
+  deep: { medianMs: number; p95Ms: number };
+}
+
+/**
+ * The same calls against a table of DEPTH jobs (the bench's own schemas) and an empty one (a
+ * second schema pair), interleaved batch by batch with the order flipped every round, so load
+ * elsewhere on the machine and WAL/checkpoint activity land on both sides alike. Three calls:
+ * the duplicate check alone (`ignore` on an existing key: the read the issue's "check cost"
+ * means), the unique insert (check + lock + insert), and Graphile's plain addJob (what the host
+ * itself pays for the deeper table: its indexes grow too).
+ */
+async function depthComparison(deepUtils: UniqueWorkerUtils): Promise<DepthRow[]> {
+  await emptyTables();
+  const started = Date.now();
+  await fill(DEPTH);
+  console.error(`filled ${DEPTH} jobs in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  await pool.query(`drop schema if exists "${EMPTY_UNIQUE_SCHEMA}" cascade; drop schema if exists "${EMPTY_GRAPHILE_SCHEMA}" cascade`);
+  const emptyUtils = await makeUniqueWorkerUtils({ pgPool: pool, schema: EMPTY_GRAPHILE_SCHEMA, uniqueSchema: EMPTY_UNIQUE_SCHEMA });
+  const sides = { empty: emptyUtils, deep: deepUtils } as const;
+  const run = `d${Date.now()}`;
+  let next = 0;
+  const calls: [string, (utils: UniqueWorkerUtils) => Promise<unknown>][] = [
+    ['duplicate check (ignore, existing key)', (utils) => utils.addJob('bench', { hot: run }, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } })],
+    ['unique insert (new key)', (utils) => utils.addJob('bench', { i: next++, run }, { unique: { keys: ['type', 'args'] } })],
+    ['plain addJob', (utils) => utils.addJob('bench', { i: next++, run })],
+  ];
+  const latencies = new Map<string, number[]>();
+  const batch = async (name: string, side: keyof typeof sides, call: (utils: UniqueWorkerUtils) => Promise<unknown>, n: number, record: boolean) => {
+    for (let i = 0; i < n; i++) {
+      const start = process.hrtime.bigint();
+      await call(sides[side]);
+      if (record) latencies.set(`${name}/${side}`, [...(latencies.get(`${name}/${side}`) ?? []), Number(process.hrtime.bigint() - start) / 1e6]);
+    }
+  };
+  for (const [name, call] of calls) for (const side of ['empty', 'deep'] as const) await batch(name, side, call, WARMUP, false);
+  // The empty side's tables hold only the warm-up's jobs: analyze them, so its plans are a running
+  // install's, not those of a just-created table (see BASELINE).
+  await pool.query(`vacuum analyze "${EMPTY_GRAPHILE_SCHEMA}"._private_jobs, "${EMPTY_UNIQUE_SCHEMA}".jobs, "${EMPTY_UNIQUE_SCHEMA}".heads`);
+  for (let round = 0; round < DEPTH_ROUNDS; round++) {
+    const order = round % 2 === 0 ? (['empty', 'deep'] as const) : (['deep', 'empty'] as const);
+    for (const [name, call] of calls) for (const side of order) await batch(name, side, call, DEPTH_BATCH, true);
+    if (process.env.BENCH_VERBOSE) {
+      for (const [name] of calls) {
+        const last = (side: string) => {
+          const values = latencies.get(`${name}/${side}`)!.slice(-DEPTH_BATCH).sort((a, b) => a - b);
+          return values[Math.floor(values.length / 2)]!.toFixed(3);
+        };
+        console.error(`round ${round} ${name}: empty ${last('empty')} ms, deep ${last('deep')} ms`);
+      }
+    }
+  }
+  await emptyUtils.release();
+  await pool.query(`drop schema if exists "${EMPTY_UNIQUE_SCHEMA}" cascade; drop schema if exists "${EMPTY_GRAPHILE_SCHEMA}" cascade`);
+  const stats = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return { medianMs: sorted[Math.floor(sorted.length / 2)]!, p95Ms: sorted[Math.floor(sorted.length * 0.95)]! };
+  };
+  return calls.map(([name]) => ({ variant: name, empty: stats(latencies.get(`${name}/empty`)!), deep: stats(latencies.get(`${name}/deep`)!) }));
+}
+
 async function main(): Promise<void> {
   await pool.query(`drop schema if exists "${UNIQUE_SCHEMA}" cascade; drop schema if exists "${GRAPHILE_SCHEMA}" cascade`);
   const utils: UniqueWorkerUtils = await makeUniqueWorkerUtils({ pgPool: pool, schema: GRAPHILE_SCHEMA, uniqueSchema: UNIQUE_SCHEMA });
@@ -152,18 +220,7 @@ async function main(): Promise<void> {
   }
   const rows = [...passes.values()].map((runs) => [...runs].sort((a, b) => a.jobsPerSecond - b.jobsPerSecond)[Math.floor(runs.length / 2)]!);
 
-  let depthRows: Row[] = [];
-  if (DEPTH > 0) {
-    await emptyTables();
-    // "Empty": only the warm-up's jobs, analyzed, so the planner's picture is true (see BASELINE).
-    const empty = await measure('unique insert, empty table', 1, (i) => utils.addJob('bench', { i, depth: 0 }, { unique: { keys: ['type', 'args'] } }), analyzeTables);
-    await emptyTables();
-    const started = Date.now();
-    await fill(DEPTH);
-    console.error(`filled ${DEPTH} jobs in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    const full = await measure(`unique insert, ${DEPTH} jobs in the table`, 1, (i) => utils.addJob('bench', { i, depth: DEPTH }, { unique: { keys: ['type', 'args'] } }));
-    depthRows = [empty, full];
-  }
+  const depthRows = DEPTH > 0 ? await depthComparison(utils) : [];
 
   const plain = new Map(rows.filter((r) => r.variant === 'plain addJob').map((r) => [r.lanes, r.jobsPerSecond]));
   console.log(
@@ -175,13 +232,13 @@ async function main(): Promise<void> {
   for (const r of rows) {
     console.log(`| ${r.variant} | ${r.lanes} | ${r.jobsPerSecond.toFixed(0)} | ${(r.jobsPerSecond / plain.get(r.lanes)!).toFixed(2)} | ${r.medianMs.toFixed(2)} | ${r.p95Ms.toFixed(2)} |`);
   }
-  if (depthRows.length === 2) {
-    const [empty, full] = depthRows as [Row, Row];
+  if (depthRows.length > 0) {
     console.log('');
-    console.log('| depth | jobs/s | median ms | p95 ms |');
-    console.log('|---|---|---|---|');
-    for (const r of depthRows) console.log(`| ${r.variant} | ${r.jobsPerSecond.toFixed(0)} | ${r.medianMs.toFixed(2)} | ${r.p95Ms.toFixed(2)} |`);
-    console.log(`\ndepth ratio (median latency, full / empty): ${(full.medianMs / empty.medianMs).toFixed(2)}`);
+    console.log(`| sequential, ${DEPTH_ROUNDS} interleaved rounds of ${DEPTH_BATCH} calls | median ms, empty | median ms, ${DEPTH} jobs | depth ratio | p95 ms, empty | p95 ms, deep |`);
+    console.log('|---|---|---|---|---|---|');
+    for (const r of depthRows) {
+      console.log(`| ${r.variant} | ${r.empty.medianMs.toFixed(3)} | ${r.deep.medianMs.toFixed(3)} | ${(r.deep.medianMs / r.empty.medianMs).toFixed(2)} | ${r.empty.p95Ms.toFixed(3)} | ${r.deep.p95Ms.toFixed(3)} |`);
+    }
   }
   await utils.release();
   await pool.query(`drop schema if exists "${UNIQUE_SCHEMA}" cascade; drop schema if exists "${GRAPHILE_SCHEMA}" cascade`);
