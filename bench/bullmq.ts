@@ -32,7 +32,7 @@ const swallowDuplicate = (promise: Promise<unknown>) => promise.catch((error: { 
   if (error.code !== 'duplicate') throw error;
 });
 
-const METHODS: { name: string; setup?: AddFn; add: AddFn }[] = [
+const METHODS: { name: string; setup?: AddFn; add: AddFn; duplicateProbe?: false }[] = [
   { name: 'plain add', add: (q, i) => q.add('job', { user_id: i }) },
   { name: 'BullMQ deduplication {id} add (insert)', add: (q, i) => q.add('job', { user_id: i }, { deduplication: { id: `d${i}` } }) },
   { name: 'unique add, insert path', add: (q, i) => q.add('job', { user_id: i }, { unique: { keys: ['type', 'args'] } }) },
@@ -47,6 +47,20 @@ const METHODS: { name: string; setup?: AddFn; add: AddFn }[] = [
     add: (q) => q.add('job', { user_id: -1 }, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } }),
   },
   { name: 'unique replace', add: (q, i) => q.add('job', { user_id: -1, i }, { unique: { keys: ['type'], on_conflict: 'replace' } }) },
+  // The duplicate paths again with the probe off (withUniqueness(queue, { duplicateProbe: false })):
+  // what the probe buys, in the same run.
+  {
+    name: 'unique add, duplicate path (reject), no probe',
+    duplicateProbe: false,
+    setup: (q) => q.add('job', { user_id: -1 }, { unique: { keys: ['type', 'args'] } }),
+    add: (q) => swallowDuplicate(q.add('job', { user_id: -1 }, { unique: { keys: ['type', 'args'] } })),
+  },
+  {
+    name: 'unique add, duplicate path (ignore), no probe',
+    duplicateProbe: false,
+    setup: (q) => q.add('job', { user_id: -1 }, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } }),
+    add: (q) => q.add('job', { user_id: -1 }, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } }),
+  },
 ];
 
 interface Sample {
@@ -60,11 +74,11 @@ interface Sample {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
 
-async function withQueue<T>(body: (queue: UniqueQueue, raw: Queue) => Promise<T>): Promise<T> {
+async function withQueue<T>(body: (queue: UniqueQueue, raw: Queue) => Promise<T>, duplicateProbe = true): Promise<T> {
   const prefix = `ojs-bench:${randomUUID()}`;
   const raw = new Queue('bench', { connection: redis, prefix });
   try {
-    return await body(withUniqueness(raw), raw);
+    return await body(withUniqueness(raw, { duplicateProbe }), raw);
   } finally {
     await raw.close();
     await unlinkPrefix(redis, prefix);
@@ -87,7 +101,7 @@ async function settle(): Promise<void> {
 
 async function measure(method: (typeof METHODS)[number], existing?: UniqueQueue): Promise<Sample> {
   if (existing) return run(method, existing);
-  return withQueue((queue) => run(method, queue));
+  return withQueue((queue) => run(method, queue), method.duplicateProbe ?? true);
 }
 
 async function run(method: (typeof METHODS)[number], queue: UniqueQueue): Promise<Sample> {
