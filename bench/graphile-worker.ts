@@ -8,7 +8,8 @@
  * Variants, each sequential (1 lane) and 20-concurrent (20 lanes over a pool of 20):
  *   plain addJob · addJob with Graphile's jobKey (replace, a new key per call) · unique insert
  *   (a new key per call) · unique duplicate path (`ignore` on one existing key) · unique replace
- *   (one key, each call replaces the last). Then depth: the duplicate check, the unique insert and
+ *   (one key, each call replaces the last). Then the insert target alone as an A/B: plain addJob
+ *   and the unique insert in alternating batches (BENCH_AB_ROUNDS, default 12). Then depth: the duplicate check, the unique insert and
  *   plain addJob with BENCH_DEPTH jobs already in Graphile's table and in the ledger against an
  *   empty pair of schemas, interleaved (the "depth" ratio: median latency deep over empty).
  *
@@ -113,6 +114,71 @@ async function fill(depth: number): Promise<void> {
   // CHECKPOINT needs superuser (or pg_checkpoint); without it the figures are only noisier.
   await pool.query('checkpoint').catch(() => undefined);
 }
+
+const AB_ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? 12);
+const AB_BATCH = 300;
+
+interface AbRow {
+  lanes: number;
+  /** unique insert throughput ÷ plain addJob throughput, per round. */
+  ratios: number[];
+  plainOps: number;
+  uniqueOps: number;
+}
+
+/**
+ * The insert target alone, measured so that the machine's drift cancels: plain addJob and the
+ * unique insert alternate in batches of AB_BATCH calls (under a second each, order flipped every
+ * round) on the same schemas, instead of one 3,000-call pass per variant with a table refill in
+ * between. The variant table's ratio moved by ±0.07 between runs of the same code; this one
+ * reports every round's ratio and their median.
+ */
+async function insertAB(utils: UniqueWorkerUtils): Promise<AbRow[]> {
+  await emptyTables();
+  await fill(BASELINE);
+  const run = `ab${Date.now()}`;
+  let next = 0;
+  const plain = () => utils.addJob('bench', { i: next++, run });
+  const unique = () => utils.addJob('bench', { i: next++, run }, { unique: { keys: ['type', 'args'] } });
+  const batch = async (lanes: number, call: () => Promise<unknown>, n: number) => {
+    let left = n;
+    const started = process.hrtime.bigint();
+    await Promise.all(
+      Array.from({ length: lanes }, async () => {
+        while (left-- > 0) await call();
+      }),
+    );
+    return n / (Number(process.hrtime.bigint() - started) / 1e9);
+  };
+  const rows: AbRow[] = [];
+  for (const lanes of [1, LANES]) {
+    await batch(lanes, plain, WARMUP);
+    await batch(lanes, unique, WARMUP);
+    const row: AbRow = { lanes, ratios: [], plainOps: 0, uniqueOps: 0 };
+    const plainRuns: number[] = [];
+    const uniqueRuns: number[] = [];
+    for (let round = 0; round < AB_ROUNDS; round++) {
+      let p: number;
+      let u: number;
+      if (round % 2 === 0) {
+        p = await batch(lanes, plain, AB_BATCH);
+        u = await batch(lanes, unique, AB_BATCH);
+      } else {
+        u = await batch(lanes, unique, AB_BATCH);
+        p = await batch(lanes, plain, AB_BATCH);
+      }
+      plainRuns.push(p);
+      uniqueRuns.push(u);
+      row.ratios.push(u / p);
+    }
+    row.plainOps = median(plainRuns);
+    row.uniqueOps = median(uniqueRuns);
+    rows.push(row);
+  }
+  return rows;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 const DEPTH_ROUNDS = 6;
 const DEPTH_BATCH = Math.max(100, Math.floor(CALLS / DEPTH_ROUNDS));
@@ -220,6 +286,7 @@ async function main(): Promise<void> {
   }
   const rows = [...passes.values()].map((runs) => [...runs].sort((a, b) => a.jobsPerSecond - b.jobsPerSecond)[Math.floor(runs.length / 2)]!);
 
+  const abRows = AB_ROUNDS > 0 ? await insertAB(utils) : [];
   const depthRows = DEPTH > 0 ? await depthComparison(utils) : [];
 
   const plain = new Map(rows.filter((r) => r.variant === 'plain addJob').map((r) => [r.lanes, r.jobsPerSecond]));
@@ -231,6 +298,17 @@ async function main(): Promise<void> {
   console.log('|---|---|---|---|---|---|');
   for (const r of rows) {
     console.log(`| ${r.variant} | ${r.lanes} | ${r.jobsPerSecond.toFixed(0)} | ${(r.jobsPerSecond / plain.get(r.lanes)!).toFixed(2)} | ${r.medianMs.toFixed(2)} | ${r.p95Ms.toFixed(2)} |`);
+  }
+  if (abRows.length > 0) {
+    console.log('');
+    console.log(`| unique insert ÷ plain addJob, ${AB_ROUNDS} alternating batches of ${AB_BATCH} | lanes | median ratio | min–max | plain jobs/s | unique jobs/s |`);
+    console.log('|---|---|---|---|---|---|');
+    for (const r of abRows) {
+      const sorted = [...r.ratios].sort((a, b) => a - b);
+      console.log(
+        `| insert A/B | ${r.lanes} | ${median(r.ratios).toFixed(2)} | ${sorted[0]!.toFixed(2)}–${sorted.at(-1)!.toFixed(2)} | ${r.plainOps.toFixed(0)} | ${r.uniqueOps.toFixed(0)} |`,
+      );
+    }
   }
   if (depthRows.length > 0) {
     console.log('');
