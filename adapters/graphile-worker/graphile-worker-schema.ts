@@ -63,6 +63,20 @@ export async function installUniqueJobsSchema(client: PgClientLike, sql: Graphil
     await client.query(sql.text('install-bootstrap'));
     const { rows } = await client.query<{ id: number }>(sql.text('read-migrations'));
     const applied = new Set(rows.map((row) => row.id));
+    // A ledger migrated by a newer ojs-unique: reinstalling this version's functions over it would
+    // put back code its migrations replaced (after 0004, an older record_job would stop recording
+    // retention, with no error anywhere). Refuse, as Graphile refuses an unknown schema level.
+    // Versions before this check cannot refuse: docs/graphile-worker.md, "Upgrading".
+    const newest = Math.max(0, ...applied);
+    const known = MIGRATIONS[MIGRATIONS.length - 1]!.id;
+    if (newest > known) {
+      throw new BackendError(
+        'graphile-worker',
+        `schema "${uniqueSchema}" is at ojs-unique migration ${newest}, newer than this ojs-unique knows (${known}): a newer version installed it. ` +
+          'Refusing to reinstall older functions over it; upgrade ojs-unique in this process.',
+        { written: false },
+      );
+    }
     for (const migration of MIGRATIONS) {
       if (applied.has(migration.id)) continue;
       await client.query(sql.text(migration.file));

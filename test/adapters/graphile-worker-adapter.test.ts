@@ -603,6 +603,27 @@ describe('graphile-worker adapter', function () {
       }
     });
 
+    it('refuses to reinstall over a ledger a newer ojs-unique migrated, leaving it untouched', async () => {
+      await makeUtils();
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      await pool.query(`insert into "${uniqueSchema}".migrations (id) values (99)`);
+      // A marker in a function install-functions would replace: it must survive the refusal.
+      await pool.query(`comment on function "${uniqueSchema}".record_job(bigint, text, text, text, text, jsonb, jsonb, interval, timestamptz, int, int) is 'newer'`);
+      const backend = createGraphileWorkerBackend({ pgPool: pool, schema: uniqueSchema, graphileSchema, migrate: false });
+      try {
+        const error = await rejectionOf(backend.ready());
+        expect(error).to.be.instanceOf(BackendError);
+        expect(error.message).to.match(/migration 99, newer than this ojs-unique knows \(4\)/);
+        const { rows } = await pool.query(
+          `select obj_description($1::regprocedure, 'pg_proc') as note`,
+          [`"${uniqueSchema}".record_job(bigint, text, text, text, text, jsonb, jsonb, interval, timestamptz, int, int)`],
+        );
+        expect(rows[0].note).to.equal('newer');
+      } finally {
+        await backend.close();
+      }
+    });
+
     it('refuses a schema name with "$" (or empty, or over 63 bytes) with an invalid_request naming the option', async () => {
       const issuesOf = (error: unknown) => (error as InvalidUniquePolicyError).issues.map((issue) => issue.path);
       const refused = (body: () => unknown) => {
