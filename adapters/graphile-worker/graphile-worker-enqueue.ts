@@ -23,7 +23,7 @@ import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import type { UniquePolicy } from '../../src/unique-policy.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { translatePgError } from './graphile-worker-errors.js';
-import type { PgClientLike } from './graphile-worker-pg.js';
+import { runQuery, type PgClientLike } from './graphile-worker-pg.js';
 import type { GraphileWorkerSql } from './graphile-worker-sql.js';
 
 /** Where and how Graphile Worker runs the job: the `TaskSpec` fields that are not OJS fields. */
@@ -153,9 +153,8 @@ async function decideAndApply(
   // One round trip for the two common cases (see try_enqueue in install-functions.sql): a key
   // with no record at all is inserted under the key's lock; a duplicate under reject or ignore is
   // answered from a committed snapshot, read-only.
-  const first = await client.query<{ result: { inserted: InsertedRow } | LockAndRead }>(
-    sql.query('try-enqueue', [prepared.key, prepared.policy.states, ...params.slice(0, 8), ...params.slice(9)], settings.preparedStatements),
-  );
+  const tryEnqueue = sql.query('try-enqueue', [prepared.key, prepared.policy.states, ...params.slice(0, 8), ...params.slice(9)], settings.preparedStatements);
+  const first = await runQuery<{ result: { inserted: InsertedRow } | LockAndRead }>(client, tryEnqueue);
   const attempt = first.rows[0]!.result;
   if ('inserted' in attempt) return { outcome: 'created', job: createdView(request, attempt.inserted) };
   const early = decide(settings, prepared, attempt);
@@ -165,7 +164,7 @@ async function decideAndApply(
   // deciding again on what the locked read shows.
   if (ownTransaction) await client.query('begin');
   try {
-    const read = (await client.query<{ result: LockAndRead }>(sql.query('lock-and-read', [prepared.key, prepared.policy.states], settings.preparedStatements))).rows[0]!
+    const read = (await runQuery<{ result: LockAndRead }>(client, sql.query('lock-and-read', [prepared.key, prepared.policy.states], settings.preparedStatements))).rows[0]!
       .result;
     const decision = decide(settings, prepared, read);
     let result: EnqueueResult;
@@ -178,11 +177,8 @@ async function decideAndApply(
       // "cancelled before the new job" holds for every observer). One statement instead of
       // insert-job then cancel-jobs saves a round trip (six to five).
       const cancelled = decision.cancel.map((candidate) => read.candidates.find((c) => c.id === candidate.id)!);
-      const applied = (
-        await client.query<{ result: { inserted: InsertedRow; cancelled: { job_id: string; finished_at: string }[] } }>(
-          sql.query('replace-jobs', [...insertParams(request, decision.scheduledAt), cancelled.map((c) => c.job_id), settings.replaceActive], settings.preparedStatements),
-        )
-      ).rows[0]!.result;
+      const replaceJobs = sql.query('replace-jobs', [...insertParams(request, decision.scheduledAt), cancelled.map((c) => c.job_id), settings.replaceActive], settings.preparedStatements);
+      const applied = (await runQuery<{ result: { inserted: InsertedRow; cancelled: { job_id: string; finished_at: string }[] } }>(client, replaceJobs)).rows[0]!.result;
       const job = createdView(request, applied.inserted);
       const rows = applied.cancelled;
       const finishedAt = new Map(rows.map((row) => [row.job_id, row.finished_at]));
@@ -265,7 +261,7 @@ function insertParams(request: PreparedGraphileEnqueue, keepScheduledAt: number 
 }
 
 async function insertJob(client: PgClientLike, settings: EnqueueSettings, request: PreparedGraphileEnqueue, keepScheduledAt: number | null): Promise<OjsJob> {
-  const { rows } = await client.query<{ result: InsertedRow }>(settings.sql.query('insert-job', insertParams(request, keepScheduledAt), settings.preparedStatements));
+  const { rows } = await runQuery<{ result: InsertedRow }>(client, settings.sql.query('insert-job', insertParams(request, keepScheduledAt), settings.preparedStatements));
   return createdView(request, rows[0]!.result);
 }
 

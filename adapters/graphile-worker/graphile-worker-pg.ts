@@ -15,8 +15,24 @@ export interface PgQueryConfigLike {
 }
 
 export interface PgClientLike {
+  /**
+   * With option `preparedStatements` (default true) the enqueue's statements are sent in `pg`'s
+   * object form instead, `query({ name, text, values })`, as every `pg` client takes it.
+   */
   query<R = Record<string, unknown>>(text: string, values?: unknown[]): Promise<PgQueryResultLike<R>>;
-  query<R = Record<string, unknown>>(config: PgQueryConfigLike): Promise<PgQueryResultLike<R>>;
+}
+
+interface PgConfigQueryClient {
+  query<R>(config: PgQueryConfigLike): Promise<PgQueryResultLike<R>>;
+}
+
+/**
+ * Runs `query`: a named (prepared) statement in `pg`'s object form, anything else as
+ * `query(text, values)`, so a client that only has that form still works with
+ * `preparedStatements: false`.
+ */
+export function runQuery<R>(client: PgClientLike, query: PgQueryConfigLike): Promise<PgQueryResultLike<R>> {
+  return query.name === undefined ? client.query<R>(query.text, query.values) : (client as unknown as PgConfigQueryClient).query<R>(query);
 }
 
 export interface PgPoolClientLike extends PgClientLike {

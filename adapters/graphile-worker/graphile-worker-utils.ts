@@ -41,10 +41,12 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
     {
       schema: uniqueSchema,
       replaceActive,
-      // Off when Graphile is told not to use them (its own setting, given directly): whatever made
-      // the user turn them off for Graphile applies to the adapter's statements too.
-      preparedStatements: preparedStatements ?? workerOptions.preset?.worker?.preparedStatements,
-      graphileSchema: workerOptions.schema ?? workerOptions.preset?.worker?.schema,
+      // Off when Graphile is told not to use them (`noPreparedStatements`, or the preset's
+      // `worker.preparedStatements`, in an `extends` preset too): whatever made the user turn
+      // them off for Graphile applies to the adapter's statements as well.
+      preparedStatements:
+        preparedStatements ?? (workerOptions.noPreparedStatements === true ? false : presetWorkerSetting(workerOptions.preset, 'preparedStatements')),
+      graphileSchema: workerOptions.schema ?? presetWorkerSetting(workerOptions.preset, 'schema'),
     },
     { uniqueSchema: 'uniqueSchema', graphileSchema: 'schema' },
   );
@@ -67,4 +69,24 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
     getUniqueJob: (id) => onClient('getUniqueJob', (client) => readJob(client, settings.sql, id)),
     reclaim: (reclaimOptions) => onClient('reclaim', (client) => reclaimUniqueJobs(client, settings.sql, reclaimOptions)),
   };
+}
+
+/**
+ * A `worker` setting as graphile-config resolves it: the preset's own value, else the last of its
+ * `extends` presets that sets it (they apply in order, the preset itself last). Only what the
+ * adapter needs before Graphile has resolved the preset itself (the schema name, whether to
+ * prepare statements); Graphile's utils do not expose their resolved preset.
+ */
+export function presetWorkerSetting<K extends 'schema' | 'preparedStatements'>(
+  preset: GraphileConfig.Preset | undefined,
+  key: K,
+): GraphileConfig.WorkerOptions[K] | undefined {
+  if (!preset) return undefined;
+  const own = preset.worker?.[key];
+  if (own !== undefined) return own;
+  for (const parent of [...(preset.extends ?? [])].reverse()) {
+    const inherited = presetWorkerSetting(parent, key);
+    if (inherited !== undefined) return inherited;
+  }
+  return undefined;
 }

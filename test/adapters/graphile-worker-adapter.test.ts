@@ -693,12 +693,30 @@ describe('graphile-worker adapter', function () {
         await enqueueAll(viaPreset, 'preset');
         expect(await preparedOn(viaPreset)).to.deep.equal([]);
         await viaPreset.release();
+        // ... in a preset it extends (the schema too), and through Graphile's noPreparedStatements.
+        const viaExtends = await makeUniqueWorkerUtils({
+          pgPool: single,
+          preset: { extends: [{ worker: { schema: graphileSchema, preparedStatements: false } }] },
+          uniqueSchema,
+          logger: quietLogger,
+        });
+        await enqueueAll(viaExtends, 'extends');
+        expect(await preparedOn(viaExtends)).to.deep.equal([]);
+        await viaExtends.release();
+        const viaFlag = await makeUniqueWorkerUtils({ pgPool: single, schema: graphileSchema, uniqueSchema, logger: quietLogger, noPreparedStatements: true });
+        await enqueueAll(viaFlag, 'flag');
+        expect(await preparedOn(viaFlag)).to.deep.equal([]);
+        await viaFlag.release();
+        // Unprepared, a client with only query(text, values) is enough.
+        const textOnly = { query: (text: string, values?: unknown[]) => (typeof text === 'string' ? single.query(text, values) : Promise.reject(new Error('object form'))) };
+        const viaClient = await addJobWithClient(textOnly, 't', { tag: 'text-only' }, { unique: {} }, { schema: uniqueSchema, graphileSchema, preparedStatements: false });
+        expect(viaClient.outcome).to.equal('created');
         const named = await makeUniqueWorkerUtils({ pgPool: single, schema: graphileSchema, uniqueSchema, logger: quietLogger });
         await enqueueAll(named, 'on');
         await enqueueAll(named, 'on again'); // reuses the parsed statements (pg refuses a name reused for another text)
         const names = await preparedOn(named);
         expect(names.map((name) => name.split(':')[1])).to.deep.equal(['lock-and-read', 'replace-jobs', 'try-enqueue']);
-        expect(await count(':ou.jobs where terminal_state is null')).to.equal(4);
+        expect(await count(':ou.jobs where terminal_state is null')).to.equal(7);
         await named.release();
       } finally {
         await single.end();
@@ -830,13 +848,16 @@ describe('graphile-worker adapter', function () {
         const { rows } = await pool.query(`select retention from "${uniqueSchema}".heads`);
         expect(rows.map((row) => row.retention)).to.deep.equal([{ completed: ['forever'] }]);
         // 0003's trigger was created and 0004 dropped it again, with the CHECK: neither is left
-        // to be rebuilt on every ledger insert; record_job records retention (exercised below).
+        // to be rebuilt on every ledger insert; record_job records retention itself.
         const leftovers = await pool.query(
           `select tgname as name from pg_trigger where tgrelid = $1::regclass and not tgisinternal
            union all select conname from pg_constraint where conrelid = $1::regclass and contype = 'c'`,
           [`"${uniqueSchema}".jobs`],
         );
         expect(leftovers.rows).to.deep.equal([]);
+        await again.enqueue({ type: 'fresh', args: {}, unique: { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'discarded' as const], period: 'PT1H' } });
+        const fresh = await pool.query(`select h.retention from "${uniqueSchema}".heads h join "${uniqueSchema}".jobs l using (fingerprint) where l.type = 'fresh'`);
+        expect(fresh.rows.map((row) => row.retention)).to.deep.equal([{ discarded: ['PT1H'] }]);
         await again.cancel(w.id);
         const n = (await again.enqueue({ type: 'legacy', args: {}, unique: { keys: ['type'] } })).job;
         await (await s.start(n.id)).complete();
