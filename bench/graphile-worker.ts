@@ -232,8 +232,7 @@ async function depthComparison(deepUtils: UniqueWorkerUtils): Promise<DepthRow[]
     if (process.env.BENCH_VERBOSE) {
       for (const [name] of calls) {
         const last = (side: string) => {
-          const values = latencies.get(`${name}/${side}`)!.slice(-DEPTH_BATCH).sort((a, b) => a - b);
-          return values[Math.floor(values.length / 2)]!.toFixed(3);
+          return median(latencies.get(`${name}/${side}`)!.slice(-DEPTH_BATCH)).toFixed(3);
         };
         console.error(`round ${round} ${name}: empty ${last('empty')} ms, deep ${last('deep')} ms`);
       }
@@ -241,10 +240,7 @@ async function depthComparison(deepUtils: UniqueWorkerUtils): Promise<DepthRow[]
   }
   await emptyUtils.release();
   await pool.query(`drop schema if exists "${EMPTY_UNIQUE_SCHEMA}" cascade; drop schema if exists "${EMPTY_GRAPHILE_SCHEMA}" cascade`);
-  const stats = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    return { medianMs: sorted[Math.floor(sorted.length / 2)]!, p95Ms: sorted[Math.floor(sorted.length * 0.95)]! };
-  };
+  const stats = (values: number[]) => ({ medianMs: median(values), p95Ms: [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.95)]! });
   return calls.map(([name]) => ({ variant: name, empty: stats(latencies.get(`${name}/empty`)!), deep: stats(latencies.get(`${name}/deep`)!) }));
 }
 

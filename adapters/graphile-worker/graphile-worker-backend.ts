@@ -15,12 +15,13 @@ import type { JobInput, OjsJob } from '../../src/job.js';
 import { TERMINAL_STATES, type OjsJobState } from '../../src/job.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
-import { enqueueOnClient, prepareGraphileEnqueue, readJob } from './graphile-worker-enqueue.js';
+import { enqueueSettings } from './graphile-worker-add-job.js';
+import { enqueueOnClient, prepareGraphileEnqueue, readJob, type EnqueueSettings } from './graphile-worker-enqueue.js';
 import { backendClosedError, translatePgError } from './graphile-worker-errors.js';
 import { withDefaultUser, type PgPoolClientLike, type PgPoolLike } from './graphile-worker-pg.js';
 import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './graphile-worker-reclaim.js';
 import { installUniqueJobsSchema } from './graphile-worker-schema.js';
-import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql } from './graphile-worker-sql.js';
+import type { GraphileWorkerSql } from './graphile-worker-sql.js';
 
 export interface GraphileWorkerBackendOptions {
   /** A `pg.Pool` you own (not ended by `close()`). Give this or `connectionString`. */
@@ -76,8 +77,8 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
   readonly #sql: GraphileWorkerSql;
   readonly #pool: Promise<PgPoolLike>;
   readonly #ownsPool: boolean;
-  readonly #replaceActive: boolean;
-  readonly #preparedStatements: boolean;
+  /** The enqueue's settings, with the same defaults as every other entry point (enqueueSettings). */
+  readonly #settings: EnqueueSettings;
   readonly #queueNameFor: (queue: string) => string | null;
   readonly #migrate: boolean;
   #ready: Promise<void> | null = null;
@@ -85,10 +86,13 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
 
   constructor(options: GraphileWorkerBackendOptions) {
     if (!options.pgPool === !options.connectionString) throw new TypeError('createGraphileWorkerBackend: give exactly one of pgPool or connectionString');
-    this.#sql = new GraphileWorkerSql({
-      graphileSchema: options.graphileSchema ?? DEFAULT_GRAPHILE_SCHEMA,
-      uniqueSchema: options.schema ?? DEFAULT_UNIQUE_SCHEMA,
+    this.#settings = enqueueSettings({
+      schema: options.schema,
+      graphileSchema: options.graphileSchema,
+      replaceActive: options.replaceActive,
+      preparedStatements: options.preparedStatements,
     });
+    this.#sql = this.#settings.sql;
     this.schemas = this.#sql.names;
     this.#ownsPool = !options.pgPool;
     this.#pool = options.pgPool
@@ -105,8 +109,6 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
           pool.on('connect', (client) => client.on('error', ignore));
           return pool as unknown as PgPoolLike;
         });
-    this.#replaceActive = options.replaceActive ?? false;
-    this.#preparedStatements = options.preparedStatements ?? true;
     this.#queueNameFor = options.queueNameFor ?? (() => null);
     this.#migrate = options.migrate ?? true;
     this.capabilities = {
@@ -114,7 +116,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
         strength: 'strong',
         mechanism:
           'PostgreSQL transaction: per-key head row lock (INSERT … ON CONFLICT DO UPDATE), candidate read, then Graphile add_job (no job_key) and cancel, committed together',
-        replace_active: this.#replaceActive,
+        replace_active: this.#settings.replaceActive,
       },
     };
   }
@@ -164,7 +166,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
     await this.ready();
     const client = await this.#connect('enqueue');
     try {
-      return await enqueueOnClient(client, { sql: this.#sql, replaceActive: this.#replaceActive, preparedStatements: this.#preparedStatements }, request, true);
+      return await enqueueOnClient(client, this.#settings, request, true);
     } finally {
       client.release();
     }

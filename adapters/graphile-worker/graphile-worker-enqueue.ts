@@ -23,7 +23,8 @@ import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import type { UniquePolicy } from '../../src/unique-policy.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { translatePgError } from './graphile-worker-errors.js';
-import { runQuery, type PgClientLike } from './graphile-worker-pg.js';
+import type { SqlFileName } from './generated/sql.js';
+import { runQuery, type PgClientLike, type PgQueryResultLike } from './graphile-worker-pg.js';
 import type { GraphileWorkerSql } from './graphile-worker-sql.js';
 
 /** Where and how Graphile Worker runs the job: the `TaskSpec` fields that are not OJS fields. */
@@ -148,13 +149,16 @@ async function decideAndApply(
   prepared: PreparedUnique,
   ownTransaction: boolean,
 ): Promise<EnqueueResult> {
-  const { sql } = settings;
   const params = insertParams(request, null);
   // One round trip for the two common cases (see try_enqueue in install-functions.sql): a key
   // with no record at all is inserted under the key's lock; a duplicate under reject or ignore is
   // answered from a committed snapshot, read-only.
-  const tryEnqueue = sql.query('try-enqueue', [prepared.key, prepared.policy.states, ...params.slice(0, 8), ...params.slice(9)], settings.preparedStatements);
-  const first = await runQuery<{ result: { inserted: InsertedRow } | LockAndRead }>(client, tryEnqueue);
+  const first = await statement<{ result: { inserted: InsertedRow } | LockAndRead }>(client, settings, 'try-enqueue', [
+    prepared.key,
+    prepared.policy.states,
+    ...params.slice(0, 8),
+    ...params.slice(9),
+  ]);
   const attempt = first.rows[0]!.result;
   if ('inserted' in attempt) return { outcome: 'created', job: createdView(request, attempt.inserted) };
   const early = decide(settings, prepared, attempt);
@@ -164,8 +168,7 @@ async function decideAndApply(
   // deciding again on what the locked read shows.
   if (ownTransaction) await client.query('begin');
   try {
-    const read = (await runQuery<{ result: LockAndRead }>(client, sql.query('lock-and-read', [prepared.key, prepared.policy.states], settings.preparedStatements))).rows[0]!
-      .result;
+    const read = (await statement<{ result: LockAndRead }>(client, settings, 'lock-and-read', [prepared.key, prepared.policy.states])).rows[0]!.result;
     const decision = decide(settings, prepared, read);
     let result: EnqueueResult;
     if (decision.action === 'insert') {
@@ -177,8 +180,13 @@ async function decideAndApply(
       // "cancelled before the new job" holds for every observer). One statement instead of
       // insert-job then cancel-jobs saves a round trip (six to five).
       const cancelled = decision.cancel.map((candidate) => read.candidates.find((c) => c.id === candidate.id)!);
-      const replaceJobs = sql.query('replace-jobs', [...insertParams(request, decision.scheduledAt), cancelled.map((c) => c.job_id), settings.replaceActive], settings.preparedStatements);
-      const applied = (await runQuery<{ result: { inserted: InsertedRow; cancelled: { job_id: string; finished_at: string }[] } }>(client, replaceJobs)).rows[0]!.result;
+      const applied = (
+        await statement<{ result: { inserted: InsertedRow; cancelled: { job_id: string; finished_at: string }[] } }>(client, settings, 'replace-jobs', [
+          ...insertParams(request, decision.scheduledAt),
+          cancelled.map((c) => c.job_id),
+          settings.replaceActive,
+        ])
+      ).rows[0]!.result;
       const job = createdView(request, applied.inserted);
       const rows = applied.cancelled;
       const finishedAt = new Map(rows.map((row) => [row.job_id, row.finished_at]));
@@ -200,6 +208,11 @@ async function decideAndApply(
     if (ownTransaction) await client.query('rollback').catch(() => undefined);
     throw error;
   }
+}
+
+/** One of the enqueue's statements, prepared or not as `settings` say (GraphileWorkerSql.query). */
+function statement<R>(client: PgClientLike, settings: EnqueueSettings, name: SqlFileName, values: unknown[]): Promise<PgQueryResultLike<R>> {
+  return runQuery<R>(client, settings.sql.query(name, values, settings.preparedStatements));
 }
 
 function decide(settings: EnqueueSettings, prepared: PreparedUnique, read: LockAndRead): ConflictDecision {
@@ -261,7 +274,7 @@ function insertParams(request: PreparedGraphileEnqueue, keepScheduledAt: number 
 }
 
 async function insertJob(client: PgClientLike, settings: EnqueueSettings, request: PreparedGraphileEnqueue, keepScheduledAt: number | null): Promise<OjsJob> {
-  const { rows } = await runQuery<{ result: InsertedRow }>(client, settings.sql.query('insert-job', insertParams(request, keepScheduledAt), settings.preparedStatements));
+  const { rows } = await statement<{ result: InsertedRow }>(client, settings, 'insert-job', insertParams(request, keepScheduledAt));
   return createdView(request, rows[0]!.result);
 }
 
