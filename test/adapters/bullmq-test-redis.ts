@@ -1,12 +1,13 @@
 /**
  * Per-test Redis isolation for the BullMQ adapter tests: each test gets the key prefix
- * `ojs-test:<sha1(file + title)>` and its own connection. Keys are deleted after a passing test
+ * `ojs-test:<run salt>:<sha1(file + title)>` and its own connection. Keys are deleted after a passing test
  * (and before each run, in case an earlier failed run left them); a failed test keeps its keys
  * for inspection.
  */
 import { createHash } from 'node:crypto';
 import { Queue, type QueueOptions } from 'bullmq';
 import { Redis } from 'ioredis';
+import { RUN_SALT } from '../run-salt.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -36,7 +37,7 @@ export function useRedisPrefix(file: string): RedisTestContext {
   const extra: Redis[] = [];
   const closables: { close(): Promise<unknown> }[] = [];
   beforeEach(async function () {
-    prefix = `ojs-test:${createHash('sha1').update(`${file}\0${this.currentTest!.fullTitle()}`).digest('hex')}`;
+    prefix = `ojs-test:${RUN_SALT}:${createHash('sha1').update(`${file}\0${this.currentTest!.fullTitle()}`).digest('hex')}`;
     redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
     await deleteKeys(redis, `${prefix}:*`);
   });

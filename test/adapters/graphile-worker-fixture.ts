@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import { RUN_SALT } from '../run-salt.js';
 import { databaseUrl, makeSubjectPool } from '../../examples/demo-backends/graphile-worker.js';
 
 export interface TestSchemas {
@@ -14,7 +15,7 @@ export interface TestSchemas {
 
 export function schemasFor(file: string, title: string): TestSchemas {
   const id = createHash('sha1').update(`${file}\u0000${title}`).digest('hex').slice(0, 12);
-  return { graphileSchema: `gwt_${id}_gw`, uniqueSchema: `gwt_${id}_ou` };
+  return { graphileSchema: `gwt_${RUN_SALT}_${id}_gw`, uniqueSchema: `gwt_${RUN_SALT}_${id}_ou` };
 }
 
 export function makePool(max = 10): pg.Pool {
