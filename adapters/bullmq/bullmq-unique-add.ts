@@ -149,10 +149,15 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
 /**
  * A fresh token per add, stored on the job the add inserts (`ojsReq`): when ioredis re-sends the
  * script after a lost reply, the second run recognises its own job and answers as the first did
- * (lua/includes/ojs-replay.lua). 96 random bits, 16 characters on the job hash.
+ * (lua/includes/ojs-replay.lua). A random per-process part (48 bits) and a counter: unique within
+ * the process by construction, across processes but for a 2^-48 chance per pair, and it only has
+ * to differ among the jobs of one fingerprint or one id. About 10 characters; no crypto call per add.
  */
+const TOKEN_NONCE = randomBytes(6).toString('base64url');
+let tokenCounter = 0;
 function requestToken(): string {
-  return randomBytes(12).toString('base64url');
+  tokenCounter += 1;
+  return TOKEN_NONCE + tokenCounter.toString(36);
 }
 
 /** Sends a prepared add on `target` (the queue's client, or a pipeline of it). */
