@@ -91,7 +91,9 @@
     { "replaced", jobId, nowMs, { { id, queue, prevState, archiveHash }, … } }
     { "id_exists", jobId }
     { "refused_option", path }  an option BullMQ's add would not insert with, nothing written
-    { "bullmq_error", code }    BullMQ's add returned a negative code (never reached: see step 4)
+    { "bullmq_error", -1 }      a replace's counter id is already in use (step 4), nothing written
+    { "bullmq_error", code }    BullMQ's add returned a negative code (its causes are checked in
+                                step 4, so never expected; a replace has archived by then)
 ]]
 local rcall = redis.call
 
