@@ -7,7 +7,9 @@ import { expect } from 'chai';
 import { createBullMQBackend, withUniqueness } from '../../adapters/bullmq/index.js';
 import { createMemoryBackend } from '../../adapters/memory/memory-backend.js';
 import { queueRegistryKey } from '../../adapters/bullmq/bullmq-sidecar-keys.js';
+import { uniqueAdd } from '../../adapters/bullmq/bullmq-unique-add.js';
 import { UNIQUE_STATE_GROUPS, type EnqueueResult, type JobInput, type UniqueJobsBackend } from '../../src/index.js';
+import { prepareUnique } from '../../src/unique-enqueue.js';
 import { rejection } from '../conformance/suite-context.js';
 import { useRedisPrefix } from './bullmq-test-redis.js';
 
@@ -73,6 +75,22 @@ describe('bullmq adapter: seams, compared with memory', function () {
     }
     expect(runs[0]!.states).to.deep.equal(['cancelled', 'cancelled', 'available']);
     expect(runs[1]).to.deep.equal(runs[0]);
+  });
+
+  it('§8.4 a replace that BullMQ\'s add could not complete is refused before anything is archived (the script checks first)', async function () {
+    const raw = ctx.queue('q');
+    const queue = withUniqueness(raw);
+    const unique = { on_conflict: 'replace' as const };
+    const first = await queue.add('a', {}, { unique });
+    const other = await queue.add('b', {}, { unique });
+    // BullMQ's own deduplication could hand back another job instead of inserting: refused.
+    const request = { queue: raw, name: 'a', data: {}, opts: { deduplication: { id: 'x' } }, prepared: prepareUnique({ type: 'a', queue: 'q', args: {}, unique })!, meta: {}, cancelledRetentionMs: 0 };
+    expect(await rejection(uniqueAdd(request))).to.have.property('name', 'InvalidUniquePolicyError');
+    // A counter id already taken (the counter set back): BullMQ would return that job, not insert.
+    await ctx.redis.set(`${ctx.prefix}:q:id`, String(Number(other.id) - 1));
+    expect(await rejection(queue.add('a', {}, { unique }))).to.have.property('name', 'BackendError');
+    expect((await ctx.redis.lrange(`${ctx.prefix}:q:wait`, 0, -1)).sort()).to.deep.equal([first.id, other.id].sort());
+    expect(await ctx.redis.exists(`${ctx.prefix}:q:ojs:cancelled:${first.id}`)).to.equal(0);
   });
 
   it('§4 NFC-equivalent queue names share one key: the second queue finds the first one\'s job, as on memory (createBullMQBackend)', async function () {
