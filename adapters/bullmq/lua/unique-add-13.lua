@@ -80,7 +80,8 @@
   Idempotent: ioredis re-sends a command whose reply was lost to a reconnect, so this script can
   run twice for one add. The second run finds its token (step 2 by id, step 3 in the fingerprint
   set) and returns the first run's reply (includes/ojs-replay), writing nothing: the same job id,
-  the same outcome, the same replaced ids. Recognised while the inserted job or its archive
+  the same outcome, the same replaced ids. Recognised while the inserted job is in the
+  fingerprint set (a live job always is) or, for a custom id, while the job or its archive
   exists; a first run that inserted nothing wrote nothing to recognise, and deciding again is as
   if the add had come a moment later.
 
