@@ -96,7 +96,9 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
   queue(name: string = DEFAULT_QUEUE): Queue {
     let queue = this.#queues.get(name);
     if (!queue) {
-      queue = new Queue(name, { connection: this.client, prefix: this.prefix });
+      // skipMetasUpdate: BullMQ's Queue writes its meta hash on construction; this backend writes
+      // it after the queue's first add that wrote (#register), so a refused add leaves nothing.
+      queue = new Queue(name, { connection: this.client, prefix: this.prefix, skipMetasUpdate: true });
       this.#queues.set(name, queue);
     }
     return queue;
@@ -111,7 +113,6 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
 
     const queueName = input.queue ?? DEFAULT_QUEUE;
     const queue = this.queue(queueName);
-    await this.#register(queueName);
     const id = input.id ?? uuidv7();
     const scheduledAt = input.scheduled_at === undefined ? null : scheduledAtMs(input.scheduled_at)!;
     const opts: JobsOptions = {
@@ -134,6 +135,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       const idClaimQueues = input.id === undefined ? undefined : queueRegistryKey(`${this.prefix}:`);
       if (!prepared && idClaimQueues === undefined) {
         const job = await queue.add(input.type, input.args, opts);
+        await this.#register(queueName);
         return { outcome: 'created', job: (await this.getJob(job.id!))! };
       }
       const reply = await uniqueAdd({
@@ -147,6 +149,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
         idClaimQueues,
         probe: this.#probe,
       });
+      if (reply.outcome !== 'deduplicated') await this.#register(queueName);
       if (!prepared) return { outcome: 'created', job: (await this.getJob(id))! };
       switch (reply.outcome) {
         case 'created':
@@ -220,10 +223,21 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     };
   }
 
+  /**
+   * After a queue's first add that wrote, never before: a refused add leaves neither the queue
+   * set entry nor BullMQ's meta hash behind. (An add with a caller-chosen id joins the set inside
+   * its script, atomically with the id claim.) The add has succeeded by now, so a failure here
+   * is not reported as the add's: it is tried again after the next add that writes.
+   */
   async #register(queueName: string): Promise<void> {
     if (this.#registered.has(queueName)) return;
-    await this.client.sadd(queueRegistryKey(`${this.prefix}:`), queueName);
-    this.#registered.add(queueName);
+    const queue = this.queue(queueName) as unknown as { metaValues: Record<string, unknown>; backend: { setQueueMeta(values: Record<string, unknown>): Promise<unknown> } };
+    try {
+      await Promise.all([this.client.sadd(queueRegistryKey(`${this.prefix}:`), queueName), queue.backend.setQueueMeta(queue.metaValues)]);
+      this.#registered.add(queueName);
+    } catch {
+      // Not registered yet; the next add that writes tries again.
+    }
   }
 
   async #knownQueues(): Promise<string[]> {

@@ -8,6 +8,7 @@ import type { OjsJobState } from '../../src/job.js';
 export type ReplyProblem =
   | { code: 'duplicate' | 'active'; existingJobId: string; existingJobState: OjsJobState; uniquenessKey: string }
   | { code: 'id_exists'; jobId: string; path: string }
+  | { code: 'refused_option'; path: string }
   | { code: 'bullmq_error'; bullmqCode: number }
   | { code: 'not_found'; jobId: string }
   | { code: 'terminal'; jobId: string; state: OjsJobState }
@@ -25,26 +26,29 @@ export function errorForReply(problem: ReplyProblem): Error {
       });
     case 'id_exists':
       return new InvalidUniquePolicyError([{ path: problem.path, message: `a job with id ${problem.jobId} already exists` }]);
+    case 'refused_option':
+      return new InvalidUniquePolicyError([{ path: problem.path, message: 'cannot be combined with unique (see docs/bullmq.md, "Combining with BullMQ options")' }]);
     case 'bullmq_error':
-      // Negative codes are BullMQ's own (src/enums/error-code.ts); a unique add only reaches ones
-      // that indicate a broken queue, never a duplicate. Nothing was inserted.
-      return new BackendError('bullmq', `BullMQ's add script returned error code ${problem.bullmqCode}`, { written: false });
+      // Negative codes are BullMQ's own (src/enums/error-code.ts); unique-add checks their causes
+      // before its first write, so one here means a broken queue, never a duplicate. Nothing was
+      // inserted; whether the script wrote anything else first is not known here.
+      return new BackendError('bullmq', `BullMQ's add script returned error code ${problem.bullmqCode}`, { written: 'unknown' });
     case 'not_found':
       return new JobNotFoundError(problem.jobId);
     case 'terminal':
       return new InvalidTransitionError(problem.jobId, problem.state, 'cancelled');
     case 'unknown':
-      return new BackendError('bullmq', `unexpected script reply ${JSON.stringify(problem.reply)?.slice(0, 200)}`);
+      return new BackendError('bullmq', `unexpected script reply ${JSON.stringify(problem.reply)?.slice(0, 200)}`, { written: 'unknown' });
   }
 }
 
 /**
  * Any error met on the way to Redis and back as a typed error: the core's errors pass through,
  * anything else (a closed connection, a Redis or script error, BullMQ's own option checks)
- * becomes a `BackendError` with the original as `cause`. `written: false` only when the caller
- * knows nothing was sent.
+ * becomes a `BackendError` with the original as `cause`. `written` is `'unknown'` (a script
+ * whose reply was lost may have run) unless the caller knows nothing was sent.
  */
 export function backendErrorFor(error: unknown, options: { written?: false } = {}): OjsUniqueError {
   if (isOjsUniqueError(error)) return error;
-  return new BackendError('bullmq', error instanceof Error ? error.message : String(error), { cause: error, ...options });
+  return new BackendError('bullmq', error instanceof Error ? error.message : String(error), { cause: error, written: options.written ?? 'unknown' });
 }

@@ -31,11 +31,18 @@ export interface FingerprintKeys {
   registry: string;
 }
 
+/**
+ * A per-queue fingerprint lives under the base of the queue's name in Unicode NFC: the key is
+ * built from the NFC form (§4.2), so `'caf\u00e9'` and `'cafe\u0301'` share a key and must share
+ * the set that finds each other's jobs (the members keep the raw queue names, which locate the
+ * jobs). Same key, same hash slot whenever the prefix is hash-tagged; a hash-tagged queue name
+ * that NFC changes is not in its own queue's slot (docs/bullmq.md, "Redis Cluster").
+ */
 export function fingerprintKeys(rootPrefix: string, queueName: string, policy: UniquePolicy, uniquenessKey: string): FingerprintKeys {
   if (!policy.keys.includes('queue')) {
     return { set: `${rootPrefix}ojs:global:fp:${uniquenessKey}`, registry: `${rootPrefix}ojs:global:fingerprints` };
   }
-  const base = queueBase(rootPrefix, queueName);
+  const base = queueBase(rootPrefix, queueName.normalize('NFC'));
   return { set: `${base}ojs:fp:${uniquenessKey}`, registry: `${base}ojs:idx:fingerprints` };
 }
 

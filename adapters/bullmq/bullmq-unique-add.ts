@@ -8,6 +8,7 @@
  * option encoding and the data string are then byte-for-byte what a plain `queue.add` would
  * send, and stay so when BullMQ changes them.
  */
+import { randomBytes } from 'node:crypto';
 import { Job, type JobsOptions, type Queue } from 'bullmq';
 import { BackendError, isDuplicateJobError } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
@@ -121,7 +122,7 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
     // No policy: the script only claims the id and runs BullMQ's add. It never touches the
     // fingerprint keys; the queue's meta key stands in for both (same hash slot).
     const keys = [k.wait!, k.paused!, k.meta!, k.id!, k.completed!, k.delayed!, k.active!, k.events!, k.marker!, k.prioritized!, k.pc!, k.meta!, k.meta!];
-    const argv = [...bullmqArgv, rootPrefix, queue.name, '', 'reject', '', '', '', '', 'null', '{}', request.cancelledRetentionMs, idClaimQueues];
+    const argv = [...bullmqArgv, rootPrefix, queue.name, '', 'reject', '', '', '', '', 'null', '{}', request.cancelledRetentionMs, idClaimQueues, requestToken()];
     return { request, job, keys, argv };
   }
   const { policy, key } = request.prepared;
@@ -140,8 +141,23 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
     JSON.stringify(request.meta),
     request.cancelledRetentionMs,
     idClaimQueues,
+    requestToken(),
   ];
   return { request, job, keys, argv };
+}
+
+/**
+ * A fresh token per add, stored on the job the add inserts (`ojsReq`): when ioredis re-sends the
+ * script after a lost reply, the second run recognises its own job and answers as the first did
+ * (lua/includes/ojs-replay.lua). A random per-process part (48 bits) and a counter: unique within
+ * the process by construction, across processes but for a 2^-48 chance per pair, and it only has
+ * to differ among the jobs of one fingerprint or one id. About 10 characters; no crypto call per add.
+ */
+const TOKEN_NONCE = randomBytes(6).toString('base64url');
+let tokenCounter = 0;
+function requestToken(): string {
+  tokenCounter += 1;
+  return TOKEN_NONCE + tokenCounter.toString(36);
 }
 
 /** Sends a prepared add on `target` (the queue's client, or a pipeline of it). */
@@ -256,6 +272,8 @@ function decodeNoInsertReply(request: UniqueAddRequest, reply: unknown): UniqueA
       });
     case 'id_exists':
       throw errorForReply({ code: 'id_exists', jobId: String(reply[1]), path: request.idPath ?? 'id' });
+    case 'refused_option':
+      throw errorForReply({ code: 'refused_option', path: String(reply[1]) });
     case 'bullmq_error':
       throw errorForReply({ code: 'bullmq_error', bullmqCode: Number(reply[1]) });
     default:

@@ -93,8 +93,8 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
     // A unique add throws only the core's typed errors (a plain add above stays BullMQ's own).
     try {
       const request = { ...buildRequest(queue, name, data, opts ?? {}, retentionMs), probe };
-      if (!siblings.registered) await siblings.register();
       const reply = await uniqueAdd(request);
+      if (!siblings.registered && reply.outcome !== 'deduplicated') await siblings.register();
       const job = jobForReply(siblings, reply, request.prepared);
       if (reply.outcome !== 'deduplicated') queue.emit('waiting', job as never);
       return job;
@@ -210,11 +210,21 @@ class Siblings {
     return this.#registered;
   }
 
+  /**
+   * Called after an add that wrote, never before: a refused or failed add leaves no trace in the
+   * queue set. A separate command (the set is prefix-wide, outside a hash-tagged queue's slot);
+   * the add has already succeeded, so a failure here is not the add's: it is tried again after
+   * the next add that writes.
+   */
   async register(): Promise<void> {
     if (this.#registered) return;
-    const client = (await internalsOf(this.#queue).backend.client) as unknown as { sadd(key: string, member: string): Promise<number> };
-    await client.sadd(queueRegistryKey(rootPrefixOf(internalsOf(this.#queue))), this.#queue.name);
-    this.#registered = true;
+    try {
+      const client = (await internalsOf(this.#queue).backend.client) as unknown as { sadd(key: string, member: string): Promise<number> };
+      await client.sadd(queueRegistryKey(rootPrefixOf(internalsOf(this.#queue))), this.#queue.name);
+      this.#registered = true;
+    } catch {
+      // Not registered yet; the next add that writes tries again.
+    }
   }
 
   async close(): Promise<void> {
@@ -274,7 +284,6 @@ async function uniqueAddBulk(siblings: Siblings, jobs: { name: string; data: unk
 
   const client = await internals.backend.client;
   await refuseTakenIds(client as unknown as IdLookupClient, queueBase(rootPrefixOf(internals), internals.name), entries.map((entry) => (entry.kind === 'unique' ? { unique: true, jobId: entry.prepared.request.opts.jobId } : { unique: false, jobId: entry.job.opts.jobId })));
-  await siblings.register();
   ensureScripts(client);
   const pipeline = client.pipeline();
   const plainIds: Promise<unknown>[] = [];
@@ -303,6 +312,7 @@ async function uniqueAddBulk(siblings: Siblings, jobs: { name: string; data: unk
     }
   });
   const written = outcomes.some((job) => job.unique === undefined || job.unique.outcome === 'created' || job.unique.outcome === 'replaced');
+  if (written) await siblings.register();
   const failure = outcomes.find((job) => job.unique?.error !== undefined && !isDuplicateJobError(job.unique.error));
   if (!written && failure) throw failure.unique!.error;
   return outcomes;

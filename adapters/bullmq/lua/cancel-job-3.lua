@@ -17,6 +17,9 @@
     { "cancelled", prevState, nowMs, archiveHash }
     { "terminal", state }        completed, discarded or cancelled already: nothing changed
     { "not_found" }
+
+  All-or-nothing, by construction: the state is read and every refusal (not_found, terminal)
+  answered before the one write, ojsArchiveJob, which acts on the job hash just seen to exist.
 ]]
 local rcall = redis.call
 

@@ -9,6 +9,8 @@
   Output:
     { "found", ojsState, nowMs, hash, dueMs or "" }
     { "not_found" }
+
+  Reads only.
 ]]
 local rcall = redis.call
 

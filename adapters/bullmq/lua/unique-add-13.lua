@@ -34,30 +34,56 @@
     ARGV[14] retention in ms of the archive of a job this add cancels, when the job's own policy
              does not need it longer (includes/ojs-own-policy); 0 = no expiry
     ARGV[15] "" or the prefix's queue set (<prefix>:ojs:global:queues): a custom id must then be
-             new in every queue of that set, not only in this one (the backend's OJS ids)
+             new in every queue of that set, not only in this one (the backend's OJS ids); an
+             insert adds this queue to the set, in this script, so a refused add registers nothing
+    ARGV[16] the add's request token, made by the client ("" = none): stored on the inserted job
+             as `ojsReq` (see "Idempotent")
 
-  Steps:
+  Steps (1-4 only read; every write comes after the last check, in 5-7):
     1. now = Redis TIME. It becomes the new job's `timestamp` (OJS created_at) and is the `now`
        of the period check: one clock for both, whatever the producers' clocks say (§7.2).
     2. A custom id that already exists (live or archived; in this queue, or with ARGV[15] in any
-       queue of the set) -> "id_exists", nothing written.
-    3. Observe every job in the fingerprint set with its OJS state (includes/ojs-observe).
-       Entries are removed (lazy reclaim, O(entries of this fingerprint), never O(queue depth))
-       only when no decision can need them again: their job is gone or the id now holds another
-       job, or the job is finished and neither its own policy nor this add's counts it.
-    4. Decide (includes/ojs-decide-conflict, the twin of the core's decideConflict).
-    5. insert  -> BullMQ add (the variant BullMQ itself would pick: delay > priority > standard),
-                  then the OJS fields on the job hash (ojsKey, ojsPolicy, ojsMeta, and the
-                  job's own policy as ojsStates/ojsPeriodEnd) and the fingerprint entry; with
-                  no policy (ARGV[6] "") BullMQ's add alone.
-       replace -> archive every duplicate (includes/ojs-archive-job), then insert; for
-                  replace_except_schedule over a scheduled job the new job takes its due time.
-       ignore / reject / reject_active -> (includes/ojs-answer-duplicate) XADD `deduplicated` (BullMQ's own event name and
-                  fields: jobId = the existing job, deduplicatedJobId = the incoming id, "" for
-                  a counter id), nothing inserted.
-    6. After an insert that registers a new fingerprint, reclaim: two fingerprint sets sampled
+       queue of the set) -> "id_exists", nothing written; unless this add's own token inserted
+       it -> the first run's reply (idempotent).
+    3. Observe every job in the fingerprint set with its OJS state (includes/ojs-observe): a job
+       carrying this add's token -> the first run's reply, nothing written. The entries no
+       decision can need again are noted for removal (lazy reclaim, O(entries of this
+       fingerprint), never O(queue depth)): their job is gone or the id now holds another job, or
+       the job is finished and neither its own policy nor this add's counts it.
+    4. Decide (includes/ojs-decide-conflict, the twin of the core's decideConflict). For an
+       insert or replace, check what BullMQ's add needs to insert without a failure code: no
+       parent (its only refusal, -5; the adapter never sends one) and no `de` option (BullMQ's
+       deduplication, which could return another job instead of inserting); and, for a replace
+       with a counter id, that the id it is about to name is free.
+    5. ignore / reject / reject_active -> remove the noted entries; (includes/ojs-answer-duplicate)
+                  XADD `deduplicated` (BullMQ's own event name and fields: jobId = the existing
+                  job, deduplicatedJobId = the incoming id, "" for a counter id), nothing inserted.
+    6. insert  -> remove the noted entries; BullMQ add (the variant BullMQ itself would pick:
+                  delay > priority > standard), then the OJS fields on the job hash (ojsKey,
+                  ojsPolicy, ojsMeta, the job's own policy as ojsStates/ojsPeriodEnd, ojsReq) and
+                  the fingerprint entry; with no policy (ARGV[6] "") BullMQ's add and ojsReq.
+       replace -> the same, after archiving every duplicate (includes/ojs-archive-job; one
+                  already cancelled is re-labelled, as the core does); the new job also records
+                  the ids it replaced (ojsReplaced). replace_except_schedule over a scheduled job
+                  gives the new job that job's due time.
+    7. After an insert that registers a new fingerprint, reclaim: two fingerprint sets sampled
        from the registry are checked for gone jobs, and unregistered once empty (bounded work,
        no scans).
+
+  All-or-nothing, by construction: steps 1-4 read only, and every check that can refuse the add
+  is among them. The writes of 5-7 cannot fail: archiving acts on keys step 3 saw exist, BullMQ's
+  add has been checked for its one refusal (and returns the id it inserted), and the rest are
+  HSET/ZADD/SADD/XADD on keys of their own type. An unexpected failure code from BullMQ's add is
+  still checked before any OJS field is written, but by then a replace has archived: hence the
+  precondition checks in 4 rather than a test afterwards.
+
+  Idempotent: ioredis re-sends a command whose reply was lost to a reconnect, so this script can
+  run twice for one add. The second run finds its token (step 2 by id, step 3 in the fingerprint
+  set) and returns the first run's reply (includes/ojs-replay), writing nothing: the same job id,
+  the same outcome, the same replaced ids. Recognised while the inserted job is in the
+  fingerprint set (a live job always is) or, for a custom id, while the job or its archive
+  exists; a first run that inserted nothing wrote nothing to recognise, and deciding again is as
+  if the add had come a moment later.
 
   Output:
     { "created", jobId, nowMs }
@@ -65,7 +91,10 @@
     { "duplicate" | "active", existingId, existingState, existingQueue, nowMs }
     { "replaced", jobId, nowMs, { { id, queue, prevState, archiveHash }, … } }
     { "id_exists", jobId }
-    { "bullmq_error", code }   BullMQ's add returned a negative code
+    { "refused_option", path }  an option BullMQ's add would not insert with, nothing written
+    { "bullmq_error", -1 }      a replace's counter id is already in use (step 4), nothing written
+    { "bullmq_error", code }    BullMQ's add returned a negative code (its causes are checked in
+                                step 4, so never expected; a replace has archived by then)
 ]]
 local rcall = redis.call
 
@@ -80,6 +109,7 @@ local rcall = redis.call
 --- @include "includes/ojs-id-taken"
 --- @include "includes/ojs-observe"
 --- @include "includes/ojs-answer-duplicate"
+--- @include "includes/ojs-replay"
 
 --- @bullmq "addStandardJob"
 --- @bullmq "addDelayedJob"
@@ -93,6 +123,8 @@ local nowUs = time[1] .. string.sub("00000" .. time[2], -6)
 local rootPrefix = ARGV[4]
 local queueName = ARGV[5]
 local uniquenessKey = ARGV[6]
+local queueSet = ARGV[15]
+local request = ARGV[16]
 local fingerprintKey = KEYS[12]
 local registryKey = KEYS[13]
 local eventsKey = KEYS[8]
@@ -105,34 +137,59 @@ local customId = args[2]
 
 -- 2. The id claim. The backend's ids are OJS ids, unique across queues (ARGV[15]): checked here,
 -- in the script that inserts, so two concurrent enqueues of one id (any queues, with or without a
--- policy) cannot both pass. Every backend adds its queue to the set before its first enqueue there.
-if customId ~= "" and ojsIdTaken(rootPrefix, queueName, queueBase, customId, ARGV[15]) then
+-- policy) cannot both pass. A re-run of this very add finds its own token on the job first.
+if customId ~= "" and ojsIdTaken(rootPrefix, queueName, queueBase, customId, queueSet) then
+  local location = request ~= "" and ojsOwnJob(queueBase, customId, request)
+  if location then return ojsReplay(rootPrefix, queueBase, customId, location) end
   return { "id_exists", customId }
 end
 
 -- 3. Observe. No policy (ARGV[6] ""): nothing to observe, the decision is an insert.
-local candidates = (uniquenessKey == "" and {}) or ojsObserve(fingerprintKey, rootPrefix, uniquenessKey, policy, nowMs, true)
+local candidates, drops = {}, {}
+if uniquenessKey ~= "" then
+  local own
+  candidates, drops, own = ojsObserve(fingerprintKey, rootPrefix, uniquenessKey, policy, nowMs, request)
+  if own then return ojsReplay(rootPrefix, own.base, own.id, own.location) end
+end
 
--- 4. Decide.
+-- 4. Decide, and check what the insert needs.
 local action, existing, cancel, scheduledAt = ojsDecideConflict(candidates, policy, nowMs)
 
+local function removeDrops()
+  for _, member in ipairs(drops) do rcall("ZREM", fingerprintKey, member) end
+end
+
 if action ~= "insert" and action ~= "replace" then
+  removeDrops()
   return ojsAnswerDuplicate(action, existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs)
 end
 
--- 5. Insert (after archiving the duplicates for a replace).
-local replaced = {}
+-- The options are only read to insert (delay, priority): a duplicate never unpacks them.
+local opts = cmsgpack.unpack(ARGV[3])
+if args[5] ~= nil then return { "refused_option", "opts.parent" } end
+if opts["de"] ~= nil then return { "refused_option", "opts.deduplication" } end
+
+local newId = customId
+local eventsMax
 if action == "replace" then
   -- The archive names the job that replaced it before that job exists. Only a replace needs the
   -- id this early, so only a replace pays the GET.
-  local newId = customId
   if newId == "" then
-    -- The add script below takes its id from INCR on KEYS[4]; nothing can run in between.
+    -- The add script below takes its id from INCR on KEYS[4]; nothing can run in between. A key
+    -- already under that id would make BullMQ return that job instead of inserting.
     newId = tostring((tonumber(rcall("GET", KEYS[4])) or 0) + 1)
+    if rcall("EXISTS", queueBase .. newId) == 1 then return { "bullmq_error", -1 } end
   end
   -- Read only by the paths that XADD an event of their own (replace here, duplicates in
   -- ojsAnswerDuplicate): an insert's events are BullMQ's add script's, which reads it itself.
-  local eventsMax = rcall("HGET", KEYS[3], "opts.maxLenEvents") or 10000
+  eventsMax = rcall("HGET", KEYS[3], "opts.maxLenEvents") or 10000
+end
+
+-- 5-6. Writes only from here on.
+removeDrops()
+local replaced = {}
+local replacedMembers = {}
+if action == "replace" then
   for _, duplicate in ipairs(cancel) do
     -- The `removed` event goes to the stream of the queue the job was in (another queue when the
     -- policy has no `queue` dimension); `deduplicated` events go to the adding queue's.
@@ -140,12 +197,11 @@ if action == "replace" then
       nowMs, tonumber(ARGV[14]), duplicate.base .. "events", eventsMax)
     replaced[#replaced + 1] = { duplicate.id, duplicate.queue, duplicate.state,
       ojsReadJob(duplicate.base, duplicate.id, "archive") }
+    replacedMembers[#replacedMembers + 1] = duplicate.queue .. ":" .. duplicate.id
   end
 end
 
 args[4] = nowMs
--- The options are only read to insert (delay, priority): a duplicate never unpacks them.
-local opts = cmsgpack.unpack(ARGV[3])
 local packedOpts = ARGV[3]
 if scheduledAt ~= nil then
   opts["delay"] = math.max(scheduledAt - nowMs, 1)
@@ -167,6 +223,7 @@ end
 if type(result) == "number" and result < 0 then return { "bullmq_error", result } end
 
 local jobId = tostring(result)
+local fields = {}
 if uniquenessKey ~= "" then
   -- The job's own policy in a form the scripts read without JSON (includes/ojs-own-policy): the
   -- index and the cancelled archive are kept by it, whatever later adds' policies say.
@@ -174,12 +231,24 @@ if uniquenessKey ~= "" then
   if policy.fixedMs ~= nil then
     periodEnd = string.format("%.0f", ojsPeriodEnd(nowMs, policy.years, policy.months, policy.fixedMs))
   end
-  rcall("HSET", queueBase .. jobId, "ojsKey", uniquenessKey, "ojsPolicy", ARGV[12], "ojsMeta", ARGV[13],
-    "ojsStates", ARGV[8], "ojsPeriodEnd", periodEnd)
+  fields = { "ojsKey", uniquenessKey, "ojsPolicy", ARGV[12], "ojsMeta", ARGV[13], "ojsStates", ARGV[8],
+    "ojsPeriodEnd", periodEnd }
   rcall("ZADD", fingerprintKey, nowUs, queueName .. ":" .. jobId)
 end
+if request ~= "" then
+  fields[#fields + 1] = "ojsReq"
+  fields[#fields + 1] = request
+end
+if #replacedMembers > 0 then
+  fields[#fields + 1] = "ojsReplaced"
+  fields[#fields + 1] = cjson.encode(replacedMembers)
+end
+if #fields > 0 then rcall("HSET", queueBase .. jobId, unpack(fields)) end
+-- The queue joins the set its ids are claimed across with its first insert, not before: a
+-- refused add leaves no trace there.
+if queueSet ~= "" then rcall("SADD", queueSet, queueName) end
 
--- 6. Reclaim. The registry is a SET of fingerprint-set keys. Only an insert that registers a new
+-- 7. Reclaim. The registry is a SET of fingerprint-set keys. Only an insert that registers a new
 -- fingerprint can create future garbage, so only such an insert pays for reclaim: it samples two
 -- registered fingerprints (SRANDMEMBER, O(1)), drops their gone jobs, and unregisters a set once
 -- it is empty. Two samples per registration keep dead fingerprints at most about as many as live

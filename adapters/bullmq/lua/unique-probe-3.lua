@@ -31,8 +31,8 @@
   Steps:
     1. now = Redis TIME (the clock unique-add uses).
     2. A caller's id already in use -> "id_exists" (unique-add checks it first too).
-    3. Observe the fingerprint's jobs (includes/ojs-observe, without pruning) and decide
-       (includes/ojs-decide-conflict).
+    3. Observe the fingerprint's jobs (includes/ojs-observe, which only reads; its drops are
+       left to unique-add) and decide (includes/ojs-decide-conflict).
     4. ignore / reject -> includes/ojs-answer-duplicate; insert -> "miss".
 
   Output:
@@ -40,6 +40,8 @@
     { "id_exists", jobId }
     { "ignored", existingId, existingState, existingQueue, nowMs, existingHash }
     { "duplicate", existingId, existingState, existingQueue, nowMs }
+
+  All-or-nothing: its one write is the XADD of the answer, the last thing it does.
 ]]
 local rcall = redis.call
 
@@ -66,7 +68,7 @@ if customId ~= "" and ojsIdTaken(rootPrefix, ARGV[2], ARGV[3], customId, ARGV[5]
 end
 
 local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
-local candidates = ojsObserve(KEYS[1], rootPrefix, uniquenessKey, policy, nowMs, false)
+local candidates = ojsObserve(KEYS[1], rootPrefix, uniquenessKey, policy, nowMs, "")
 local action, existing = ojsDecideConflict(candidates, policy, nowMs)
 if action == "ignore" or action == "reject" then
   return ojsAnswerDuplicate(action, existing, KEYS[2], KEYS[3], uniquenessKey, customId, nowMs)

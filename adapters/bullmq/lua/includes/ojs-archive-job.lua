@@ -12,8 +12,17 @@
   whole window. retentionMs (the configured retention; 0 = for ever) applies otherwise.
   An active job's lock is deleted with it: the worker still running it then fails to finish it
   (BullMQ reports a missing job key), so its outcome is never recorded.
+  A job already cancelled (location "archive": a replace whose policy counts `cancelled`) is
+  cancelled again as the core does it: its archive takes the new `ojsCancelledOn` and
+  `ojsReplacedBy`; nothing else changes (no list, no event, its expiry stays its own policy's).
+  Cannot fail: every branch acts on a key the caller has just seen exist in this script (a
+  RENAME of a missing key was the one way it could, and the archive branch never renames).
 ]]
 local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reason, nowMs, retentionMs, eventsKey, maxEvents)
+  if location == "archive" then
+    rcall("HSET", base .. "ojs:cancelled:" .. jobId, "ojsCancelledOn", nowMs, "ojsReplacedBy", replacedBy or "")
+    return
+  end
   if location == "wait" then
     if rcall("LREM", base .. "wait", 1, jobId) == 0 then rcall("LREM", base .. "paused", 1, jobId) end
   elseif location == "prioritized" or location == "delayed" or location == "waiting-children" then

@@ -1,0 +1,35 @@
+--[[
+  Idempotent adds. Every unique add carries a request token made by the client (ARGV), stored on
+  the job it inserts as `ojsReq`. ioredis re-sends a command whose reply was lost to a reconnect,
+  so the same add can run twice; the second run finds its own token and answers what the first
+  did, writing nothing.
+
+  ojsOwnJob(base, jobId, request) -> location ("live" | "archive") of the job or archive under
+  `jobId` when the add with token `request` inserted it, else nil. For a caller-chosen id.
+
+  ojsReplay(rootPrefix, base, jobId, location) -> the first run's reply, rebuilt from the job:
+    { "created", jobId, createdMs }
+    { "replaced", jobId, createdMs, { { id, queue, "cancelled", archiveHash }, … } }
+  A replace stores the jobs it cancelled on the new job (`ojsReplaced`, JSON array of
+  "<queue>:<id>", written only by a replace), so the replay names the same ones. createdMs is the
+  job's `timestamp`, the first run's Redis TIME.
+]]
+local function ojsOwnJob(base, jobId, request)
+  if rcall("HGET", base .. jobId, "ojsReq") == request then return "live" end
+  if rcall("HGET", base .. "ojs:cancelled:" .. jobId, "ojsReq") == request then return "archive" end
+  return nil
+end
+
+local function ojsReplay(rootPrefix, base, jobId, location)
+  local key = (location == "archive" and (base .. "ojs:cancelled:" .. jobId)) or (base .. jobId)
+  local fields = rcall("HMGET", key, "timestamp", "ojsReplaced")
+  local createdMs = tonumber(fields[1])
+  if not fields[2] then return { "created", jobId, createdMs } end
+  local replaced = {}
+  for _, member in ipairs(cjson.decode(fields[2])) do
+    local queueName, replacedId, replacedBase = ojsSplitMember(rootPrefix, member)
+    replaced[#replaced + 1] = { replacedId, queueName, "cancelled",
+      rcall("HGETALL", replacedBase .. "ojs:cancelled:" .. replacedId) }
+  end
+  return { "replaced", jobId, createdMs, replaced }
+end
