@@ -202,14 +202,14 @@ export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 
   return policy;
 }
 
+const POLICY_FIELDS = ['keys', 'args_keys', 'meta_keys', 'period', 'states', 'on_conflict'] as const;
+
 /**
  * The policy's own enumerable properties in a null-prototype object, arrays copied dense, so
  * that zod (which reads `input.on_conflict`, and `array[i]` through holes) sees nothing
  * inherited: with `Object.prototype.on_conflict = 'replace'`, `{}` is still the default policy.
  * A hole becomes `undefined` and is refused at its index.
  */
-const POLICY_FIELDS = ['keys', 'args_keys', 'meta_keys', 'period', 'states', 'on_conflict'] as const;
-
 function ownPolicy(input: unknown): unknown {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
   const own = Object.create(null) as Record<string, unknown>;
