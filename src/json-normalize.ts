@@ -46,7 +46,10 @@ export function normalizeJson(value: unknown, path: string): NormalizeResult {
   }
 }
 
-/** The rules of {@link normalizeJson} without the copy: the first problem, or null. */
+/**
+ * The rules of {@link normalizeJson} without the copy (and without its check that two keys are
+ * not equal after NFC, which only matters to a hashed copy): the first problem, or null.
+ */
 export function validateJson(value: unknown, path: string, options: ValidateJsonOptions = {}): ValidationIssue | null {
   try {
     walk(value, path, false, options.noNul === true);
