@@ -6,10 +6,12 @@
  *
  * A job file is an OJS job: `type`, `args`, optional `queue`/`meta`, and the policy as `unique`
  * or `options.unique` (both forms appear in the spec). A file without `type` is a bare policy.
+ * A job whose `unique` is absent or `null` has no policy, as at enqueue: `validate` says so and
+ * `key` needs `--policy`. Jobs are checked by `prepareUnique`, the same rules as an enqueue.
  * Exit codes: 0 ok, 1 invalid input, 2 usage or unreadable file.
  */
 import { readFileSync } from 'node:fs';
-import { computeUniquenessKey, isInvalidUniquePolicyError, parseUniquePolicy, type JobInput, type ValidationIssue } from '../src/index.js';
+import { isInvalidUniquePolicyError, parseUniquePolicy, prepareUnique, type JobInput, type ValidationIssue } from '../src/index.js';
 
 const USAGE = `usage:
   ojs-unique key <job.json|-> [--policy <policy.json>] [--json]
@@ -41,17 +43,30 @@ export function main(argv: string[], io: Output = { out: console.log, err: conso
   const job = asJob(document);
   try {
     if (command === 'validate') {
-      const policy = job ? parseUniquePolicy(job.unique ?? {}, job) : parseUniquePolicy(document);
-      if (job) computeUniquenessKey(job, policy); // the job's own values must be hashable too
-      io.out(json ? JSON.stringify({ valid: true, policy }) : `valid ${job ? 'job and policy' : 'policy'}\n${JSON.stringify(policy, null, 2)}`);
+      if (!job) {
+        const policy = parseUniquePolicy(document);
+        io.out(json ? JSON.stringify({ valid: true, policy }) : `valid policy\n${JSON.stringify(policy, null, 2)}`);
+        return 0;
+      }
+      // Every rule an enqueue applies, the job's own values included.
+      const prepared = prepareUnique(job);
+      if (!prepared) {
+        io.out(json ? JSON.stringify({ valid: true, policy: null }) : 'valid job without a unique policy (unique is absent or null): it is enqueued as a plain job');
+        return 0;
+      }
+      io.out(json ? JSON.stringify({ valid: true, policy: prepared.policy }) : `valid job and policy\n${JSON.stringify(prepared.policy, null, 2)}`);
       return 0;
     }
     if (!job) {
       io.err('ojs-unique key: the file is not a job (it has no "type"); pass a job, and its policy with --policy if it has none');
       return 2;
     }
-    const policy = parseUniquePolicy(policyDocument ?? job.unique ?? {}, job);
-    const { key, canonical } = computeUniquenessKey(job, policy);
+    const prepared = prepareUnique(policyDocument === undefined ? job : { ...job, unique: policyDocument });
+    if (!prepared) {
+      io.err('ojs-unique key: the job has no unique policy (unique is absent or null), so it has no uniqueness key; pass one with --policy');
+      return 2;
+    }
+    const { key, canonical, policy } = prepared;
     io.out(json ? JSON.stringify({ key, canonical, policy }) : `key:       ${key}\npre-image: ${canonical}`);
     return 0;
   } catch (error) {
@@ -73,8 +88,10 @@ function readJson(file: string): unknown {
 
 function asJob(document: unknown): JobInput | null {
   if (typeof document !== 'object' || document === null || Array.isArray(document) || !('type' in document)) return null;
-  const job = document as JobInput & { options?: { unique?: unknown } };
-  return { ...job, args: job.args ?? [], unique: job.unique ?? job.options?.unique };
+  const { options, ...job } = document as JobInput & { options?: { unique?: unknown } };
+  // `unique: null` is "no policy" (as at enqueue), not "look in options".
+  const unique = Object.hasOwn(job, 'unique') ? job.unique : options?.unique;
+  return { ...job, args: Object.hasOwn(job, 'args') ? job.args : [], unique };
 }
 
 function formatIssue(issue: ValidationIssue): string {

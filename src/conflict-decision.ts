@@ -6,7 +6,7 @@
  */
 import { DuplicateJobError } from './errors.js';
 import type { OjsJobState } from './job.js';
-import { addPeriod, parsePeriod } from './period.js';
+import { parsePeriod, periodEndOrInfinity } from './period.js';
 import type { UniquePolicy } from './unique-policy.js';
 
 /** A job recorded under the same uniqueness key, as the backend observed it. */
@@ -62,7 +62,9 @@ export type ConflictDecision =
  */
 export function isDuplicate(candidate: ConflictCandidate, policy: UniquePolicy, now: number): boolean {
   if (!policy.states.includes(candidate.state)) return false;
-  return policy.period === null || now < addPeriod(candidate.created_at, parsePeriod(policy.period));
+  // A window whose end no date can hold never closes (a period stored before the enqueue check
+  // existed must not make every later enqueue of its key fail).
+  return policy.period === null || now < periodEndOrInfinity(candidate.created_at, parsePeriod(policy.period));
 }
 
 /**

@@ -25,8 +25,9 @@ export type { Period } from './period.js';
 
 export { decideConflict, insertionOrder, isDuplicate } from './conflict-decision.js';
 export type { ConflictCandidate, ConflictDecision, ConflictInput } from './conflict-decision.js';
-export { prepareUnique, jobInputIssues, scheduledAtMs } from './unique-enqueue.js';
-export type { PreparedUnique } from './unique-enqueue.js';
+export { prepareUnique, jobInputIssues, ownJobInput, scheduledAtMs } from './unique-enqueue.js';
+export type { PreparedUnique, PrepareUniqueOptions } from './unique-enqueue.js';
+export { MAX_ATTEMPTS_RANGE, MAX_IDENTIFIER_LENGTH, MAX_JSON_DEPTH, PRIORITY_RANGE, TIME_RANGE_MS } from './input-limits.js';
 export { uuidv7 } from './uuid-v7.js';
 
 export {

@@ -32,23 +32,23 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
  * Graphile Worker `payload`); see `computeUniquenessKey` for how `args_keys` selects from either.
  */
 export interface JobInput {
-  /** The job type (BullMQ job name, Graphile Worker task identifier). Non-empty. */
+  /** The job type (BullMQ job name, Graphile Worker task identifier). Non-empty, at most 128 characters, no U+0000. */
   type: string;
   /** The job's arguments: any JSON value. */
   args: unknown;
-  /** Target queue. (Default: `"default"`, as ojs-core §5.1 requires.) */
+  /** Target queue: at most 128 characters, no U+0000, no `:`. (Default: `"default"`, as ojs-core §5.1 requires.) */
   queue?: string;
   /** OJS metadata, used only by the `meta` uniqueness dimension here. (Default: `{}`.) */
   meta?: Record<string, unknown>;
-  /** A caller-chosen job id. (Default: a fresh UUIDv7 from the backend.) */
+  /** A caller-chosen job id: at most 128 characters, no U+0000, no `:`, not an integer string. (Default: a fresh UUIDv7 from the backend.) */
   id?: string;
   /** When the job should first run. A time in the future makes the job `scheduled`. (Default: now.) */
   scheduled_at?: string | Date;
-  /** Attempts before the job is discarded. (Default: backend-specific; the memory backend uses 3.) */
+  /** Attempts before the job is discarded, 1 to 32767. (Default: backend-specific; the memory backend uses 3.) */
   max_attempts?: number;
-  /** OJS priority, higher runs first. (Default: 0.) */
+  /** OJS priority, higher runs first, -32767 to 32767. (Default: 0.) */
   priority?: number;
-  /** The uniqueness policy, validated at enqueue (spec §2.2). Absent means "not unique". */
+  /** The uniqueness policy, validated at enqueue (spec §2.2). Absent or `null` means "not unique" (a plain job). */
   unique?: unknown;
 }
 

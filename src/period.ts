@@ -12,6 +12,7 @@
  * need it to be right.
  */
 import { DateTime } from 'luxon';
+import { TIME_RANGE_MS } from './input-limits.js';
 
 export const PERIOD_PATTERN = /^P(?:\d+Y)?(?:\d+M)?(?:\d+W)?(?:\d+D)?(?:T(?:\d+H)?(?:\d+M)?(?:\d+(?:\.\d+)?S)?)?$/;
 
@@ -61,10 +62,31 @@ export function periodProblem(value: string): string | null {
   if (period.years === 0 && period.months === 0 && totalFixedMs(period) === 0) {
     return `"${value}" is zero: a zero period would expire every job at once and silently disable deduplication (omit period for no expiry)`;
   }
-  if (!Number.isFinite(addPeriodUnchecked(0, period))) {
-    return `"${value}" is too long to add to a date`;
+  // Measured from the epoch here; from the job's own created_at again at enqueue
+  // (periodEndProblem), so that no stored job's window ends where a backend cannot compute it.
+  if (!(addPeriodUnchecked(0, period) <= TIME_RANGE_MS.max)) {
+    return `"${value}" is too long to add to a date: created_at + period must end by ${new Date(TIME_RANGE_MS.max).toISOString()}`;
   }
   return null;
+}
+
+/**
+ * Why `startMs + period` is refused: it ends after the last time every backend stores
+ * (`TIME_RANGE_MS.max`); null when it fits. For the enqueue check of a valid period.
+ */
+export function periodEndProblem(startMs: number, period: Period | string): string | null {
+  const parsed = typeof period === 'string' ? parsePeriod(period) : period;
+  if (addPeriodUnchecked(startMs, parsed) <= TIME_RANGE_MS.max) return null;
+  return `"${parsed.iso}" is too long: created_at + period must end by ${new Date(TIME_RANGE_MS.max).toISOString()}`;
+}
+
+/**
+ * `startMs + period`, or +Infinity when that is not a representable time: a window that ends
+ * beyond every date never closes. For reading stored jobs, which must never fail on a period.
+ */
+export function periodEndOrInfinity(startMs: number, period: Period): number {
+  const end = addPeriodUnchecked(startMs, period);
+  return Number.isFinite(end) ? end : Number.POSITIVE_INFINITY;
 }
 
 /** Parses a period the policy has already validated. Throws a plain Error on invalid input. */

@@ -18,7 +18,7 @@ export type SelectableArgs =
 
 export function selectableArgs(args: unknown): SelectableArgs {
   if (isPlainObject(args)) return { ok: true, object: args, path: 'args' };
-  if (Array.isArray(args) && isPlainObject(args[0])) return { ok: true, object: args[0], path: 'args[0]' };
+  if (Array.isArray(args) && Object.hasOwn(args, 0) && isPlainObject(args[0])) return { ok: true, object: args[0], path: 'args[0]' };
   const shape = Array.isArray(args) ? 'an array whose first element is not an object' : args === null ? 'null' : typeof args;
   return {
     ok: false,

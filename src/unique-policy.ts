@@ -87,14 +87,25 @@ const oneOf = (what: string, allowed: readonly string[]) => (issue: { input?: un
   return `${JSON.stringify(input)} is not one of ${allowed.join(', ')}${hint}`;
 };
 
-const stringArray = z.array(z.string({ error: (i) => `expected a string, got ${describe(i.input)}` }), {
+/**
+ * A key name of args or meta. Stored with the policy (PostgreSQL jsonb on Graphile Worker), so
+ * it must be a string jsonb can hold: no U+0000, no lone surrogate.
+ */
+const keyName = z.string({ error: (i) => `expected a string, got ${describe(i.input)}` }).superRefine((key, ctx) => {
+  if (key.includes('\u0000')) ctx.addIssue({ code: 'custom', message: 'contains U+0000, which PostgreSQL cannot store in jsonb' });
+  else if (!key.isWellFormed()) ctx.addIssue({ code: 'custom', message: 'contains a lone UTF-16 surrogate, which is not valid Unicode' });
+});
+
+const stringArray = z.array(keyName, {
   error: (i) => `expected an array of strings, got ${describe(i.input)}`,
 });
 
-/** `uniqueItems` of §13, reported at the repeated item. */
+/** `uniqueItems` of §13, reported at the repeated item. One pass: `args_keys` may be long. */
 function uniqueItems(list: readonly unknown[], ctx: z.RefinementCtx): void {
+  const seen = new Set<unknown>();
   list.forEach((item, index) => {
-    if (list.indexOf(item) !== index) ctx.addIssue({ code: 'custom', path: [index], message: `${JSON.stringify(item)} appears more than once` });
+    if (seen.has(item)) ctx.addIssue({ code: 'custom', path: [index], message: `${JSON.stringify(item)} appears more than once` });
+    else seen.add(item);
   });
 }
 
@@ -108,6 +119,9 @@ const periodField = z
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     } else if (!(Number.isSafeInteger(period) && period > 0)) {
       ctx.addIssue({ code: 'custom', message: `whole seconds must be a positive integer, got ${period}` });
+    } else {
+      const problem = periodProblem(`PT${period}S`);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
     }
   });
 
@@ -168,7 +182,7 @@ export const uniquePolicySchema = z
  *   field path (`unique.keys[1]: "argz" is not one of type, queue, args, meta`).
  */
 export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 'meta'>): UniquePolicy {
-  const result = uniquePolicySchema.safeParse(input);
+  const result = uniquePolicySchema.safeParse(ownPolicy(input));
   if (!result.success) {
     throw new InvalidUniquePolicyError(result.error.issues.flatMap(toIssues));
   }
@@ -186,6 +200,27 @@ export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 
     if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
   }
   return policy;
+}
+
+const POLICY_FIELDS = ['keys', 'args_keys', 'meta_keys', 'period', 'states', 'on_conflict'] as const;
+
+/**
+ * The policy's own enumerable properties in a null-prototype object, arrays copied dense, so
+ * that zod (which reads `input.on_conflict`, and `array[i]` through holes) sees nothing
+ * inherited: with `Object.prototype.on_conflict = 'replace'`, `{}` is still the default policy.
+ * A hole becomes `undefined` and is refused at its index.
+ */
+function ownPolicy(input: unknown): unknown {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+  const own = Object.create(null) as Record<string, unknown>;
+  // Every field present, if only as `undefined`: zod's output object (an ordinary one) then has
+  // each as its own property, so reading an absent field never reaches Object.prototype.
+  for (const field of POLICY_FIELDS) own[field] = undefined;
+  for (const key of Object.keys(input)) {
+    const value = (input as Record<string, unknown>)[key];
+    own[key] = Array.isArray(value) ? Array.from({ length: value.length }, (_, i) => (Object.hasOwn(value, i) ? value[i] : undefined)) : value;
+  }
+  return own;
 }
 
 /**

@@ -43,22 +43,26 @@ export function computeUniquenessKey(job: JobInput, policy: UniquePolicy): Uniqu
 export function canonicalPreimage(job: JobInput, policy: UniquePolicy): string {
   const issues: ValidationIssue[] = [];
   const dimensions: { [name: string]: JsonValue } = {};
+  // Own properties only: an inherited `queue` or `meta` is not the job's.
+  const type = ownField(job, 'type');
+  const args = ownField(job, 'args');
+  const meta = ownField(job, 'meta') ?? {};
 
-  if (typeof job.type !== 'string' || job.type.length === 0) {
+  if (typeof type !== 'string' || type.length === 0) {
     issues.push({ path: 'type', message: 'must be a non-empty string' });
   } else {
-    take(dimensions, 'type', job.type, 'type', issues);
+    take(dimensions, 'type', type, 'type', issues);
   }
   if (policy.keys.includes('queue')) {
-    const queue = job.queue ?? DEFAULT_QUEUE;
+    const queue = ownField(job, 'queue') ?? DEFAULT_QUEUE;
     if (typeof queue !== 'string' || queue.length === 0) issues.push({ path: 'queue', message: 'must be a non-empty string' });
     else take(dimensions, 'queue', queue, 'queue', issues);
   }
   if (policy.keys.includes('args')) {
     if (policy.args_keys === null) {
-      take(dimensions, 'args', job.args, 'args', issues);
+      take(dimensions, 'args', args, 'args', issues);
     } else {
-      const selectable = selectableArgs(job.args);
+      const selectable = selectableArgs(args);
       if (selectable.ok) {
         const selected: Record<string, unknown> = {};
         for (const key of policy.args_keys) {
@@ -71,7 +75,6 @@ export function canonicalPreimage(job: JobInput, policy: UniquePolicy): string {
     }
   }
   if (policy.keys.includes('meta') && policy.meta_keys) {
-    const meta = job.meta ?? {};
     const selected: Record<string, unknown> = {};
     if (typeof meta === 'object' && meta !== null) {
       for (const key of policy.meta_keys) {
@@ -82,12 +85,16 @@ export function canonicalPreimage(job: JobInput, policy: UniquePolicy): string {
     }
     take(dimensions, 'meta', selected, 'meta', issues);
   }
-  issues.push(...jobIssues(policy, job));
+  issues.push(...jobIssues(policy, { args, meta }));
   if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
 
   const canonical = canonicalize(dimensions);
   if (canonical === undefined) throw new Error('canonicalize returned undefined for a normalised JSON object');
   return canonical;
+}
+
+function ownField<K extends keyof JobInput>(job: JobInput, field: K): JobInput[K] | undefined {
+  return Object.hasOwn(job, field) ? job[field] : undefined;
 }
 
 function take(into: { [name: string]: JsonValue }, name: string, value: unknown, path: string, issues: ValidationIssue[]): void {

@@ -59,6 +59,32 @@ describe('the ojs-unique command', function () {
     expect(stdout).to.contain('valid policy').and.contain('"states": [');
   });
 
+  it('§2.2 a job whose unique is null or absent has no policy: validate says so, key needs --policy', function () {
+    for (const job of [
+      { type: 'a.b', args: { id: 1 }, unique: null, options: { unique: { keys: ['args'] } } },
+      { type: 'a.b', args: { id: 1 } },
+    ]) {
+      const path = file('job.json', job);
+      const validated = cli(['validate', path]);
+      expect(validated.status).to.equal(0);
+      expect(validated.stdout).to.contain('without a unique policy');
+      expect(JSON.parse(cli(['validate', path, '--json']).stdout)).to.deep.equal({ valid: true, policy: null });
+      const keyed = cli(['key', path]);
+      expect(keyed.status).to.equal(2);
+      expect(keyed.stderr).to.contain('no unique policy');
+      expect(cli(['key', path, '--policy', file('policy.json', { keys: ['args'] })]).stdout).to.contain('pre-image: {"args":{"id":1},"type":"a.b"}');
+    }
+  });
+
+  it('§2.2 validate and key apply the rules of an enqueue to the job (portable input rules)', function () {
+    const job = { type: 'a.b', args: { id: 1 }, id: '123', queue: 'a:b', unique: { period: 'P273789Y' } };
+    for (const command of ['validate', 'key']) {
+      const { status, stdout } = cli([command, file('job.json', job), '--json']);
+      expect(status).to.equal(1);
+      expect(JSON.parse(stdout).issues.map((i: { path: string }) => i.path)).to.deep.equal(['queue', 'id', 'unique.period']);
+    }
+  });
+
   it('refuses unreadable input and bad usage with exit code 2', function () {
     expect(cli(['key', file('bad.json', '{"type":')]).status).to.equal(2);
     expect(cli(['key', '/nonexistent.json']).status).to.equal(2);

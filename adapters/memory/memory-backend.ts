@@ -18,9 +18,8 @@
 import { BackendError, InvalidTransitionError, JobNotFoundError } from '../../src/errors.js';
 import { decideConflict, type ConflictCandidate } from '../../src/conflict-decision.js';
 import type { JobInput, JsonValue, OjsJob, OjsJobState } from '../../src/job.js';
-import { normalizeJson } from '../../src/json-normalize.js';
 import { InvalidUniquePolicyError } from '../../src/errors.js';
-import { prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
+import { ownJobInput, prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
 import type { UniquePolicy } from '../../src/unique-policy.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
@@ -111,23 +110,22 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
 
   async enqueue(input: MemoryJobInput): Promise<EnqueueResult> {
     this.#assertOpen();
-    const prepared = prepareUnique(input);
-    const argsCheck = normalizeJson(input.args, 'args');
-    const metaCheck = normalizeJson(input.meta ?? {}, 'meta');
-    const issues = [argsCheck, metaCheck].flatMap((check) => (check.ok ? [] : [check.issue]));
+    // Every portable input rule, args and meta in full: the same answer as the other backends.
+    const prepared = prepareUnique(input, { now: this.#clock.now() });
+    // Only the job's own fields from here on (nothing inherited), plus the memory-only `pending`.
+    const job: MemoryJobInput = { ...ownJobInput(input), pending: Object.hasOwn(input, 'pending') && input.pending === true };
     // The id is claimed synchronously, before the first await: checked and taken in one step, so
     // two concurrent enqueues with one id cannot both pass, and a replace never cancels anything
     // for an id that turns out to be taken.
-    if (input.id !== undefined && (this.#jobs.has(input.id) || this.#claimedIds.has(input.id))) {
-      issues.push({ path: 'id', message: 'a job with this id already exists' });
+    if (job.id !== undefined && (this.#jobs.has(job.id) || this.#claimedIds.has(job.id))) {
+      throw new InvalidUniquePolicyError([{ path: 'id', message: 'a job with this id already exists' }]);
     }
-    if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
-    if (input.id === undefined) return this.#enqueueChecked(input, prepared);
-    this.#claimedIds.add(input.id);
+    if (job.id === undefined) return this.#enqueueChecked(job, prepared);
+    this.#claimedIds.add(job.id);
     try {
-      return await this.#enqueueChecked(input, prepared);
+      return await this.#enqueueChecked(job, prepared);
     } finally {
-      this.#claimedIds.delete(input.id);
+      this.#claimedIds.delete(job.id);
     }
   }
 

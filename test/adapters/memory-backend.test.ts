@@ -79,13 +79,13 @@ describe('memory backend: lifecycle and options beyond the conformance suite', f
     expect(await backend.ack(job.id).catch((e) => e)).to.include({ code: 'invalid_transition', from: 'cancelled' });
   });
 
-  it('refuses invalid job fields with every path named, and writes nothing', async function () {
+  it('refuses invalid job fields with every path named, the policy ones too, and writes nothing', async function () {
     const { backend } = backendAt();
     const error = await backend
       .enqueue({ type: '', args: [], queue: '', max_attempts: 0, priority: 1.5, scheduled_at: '2026-02-12 10:00', meta: [] as never, unique: { keys: ['argz'] } })
       .catch((e) => e);
     expect(isInvalidUniquePolicyError(error)).to.equal(true);
-    expect(error.issues.map((i: { path: string }) => i.path)).to.deep.equal(['type', 'queue', 'meta', 'max_attempts', 'priority', 'scheduled_at']);
+    expect(error.issues.map((i: { path: string }) => i.path)).to.deep.equal(['type', 'queue', 'meta', 'max_attempts', 'priority', 'scheduled_at', 'unique.keys[0]']);
     expect(backend.jobs()).to.deep.equal([]);
   });
 
