@@ -275,27 +275,31 @@ language plpgsql volatile set plan_cache_mode = force_generic_plan set enable_se
 #variable_conflict use_column
 begin
   return query
+  -- A record that is already terminal (a policy checking completed/cancelled/discarded counts
+  -- it as a duplicate) is relabelled cancelled by the replacing job, as the memory backend does
+  -- (§5.2: every duplicate is cancelled); its Graphile row is gone, or fenced, and left alone.
   with target as (
-    select l.job_id, j.id is not null and j.locked_at is not null and j.locked_at > now() - interval '4 hours' as running
+    select l.job_id, l.terminal_state is null as live,
+      l.terminal_state is null and j.id is not null and j.locked_at is not null and j.locked_at > now() - interval '4 hours' as running
     from :OJS_UNIQUE_SCHEMA.jobs l
     left join :GRAPHILE_WORKER_SCHEMA._private_jobs j on j.id = l.job_id
-    where l.job_id = any(p_job_ids) and l.terminal_state is null
+    where l.job_id = any(p_job_ids) and (l.terminal_state is null or p_replaced_by is not null)
   ), labelled as (
     update :OJS_UNIQUE_SCHEMA.jobs l
     set terminal_state = 'cancelled', finished_at = clock_timestamp(), replaced_by = p_replaced_by
     from target
     where l.job_id = target.job_id and (not target.running or p_fence)
-    returning l.job_id, l.finished_at, target.running
+    returning l.job_id, l.finished_at, target.running, target.live
   ), removed as (
     delete from :GRAPHILE_WORKER_SCHEMA._private_jobs j
     using labelled
-    where j.id = labelled.job_id and not labelled.running
+    where j.id = labelled.job_id and labelled.live and not labelled.running
     returning j.id
   ), fenced as (
     update :GRAPHILE_WORKER_SCHEMA._private_jobs j
     set attempts = j.max_attempts, key = null, updated_at = now()
     from labelled
-    where j.id = labelled.job_id and labelled.running
+    where j.id = labelled.job_id and labelled.live and labelled.running
     returning j.id
   )
   -- `removed` and `fenced` run although nothing reads them: PostgreSQL executes every
