@@ -57,24 +57,84 @@ export type UniqueTaskSpecWithPolicy = UniqueTaskSpec & { unique: NonNullable<Un
  * surfaces as a `BackendError` (SQLSTATE 40001): retry the transaction, as for any such conflict.
  */
 export function addJobWithClient(
-  client: PgClientLike,
+  client: TransactionClientLike,
   identifier: string,
   payload: unknown,
   spec: UniqueTaskSpecWithPolicy,
   options?: UniqueEnqueueOptions,
 ): Promise<EnqueueResult>;
-export function addJobWithClient(client: PgClientLike, identifier: string, payload?: unknown, spec?: UniqueTaskSpec, options?: UniqueEnqueueOptions): Promise<Job>;
+export function addJobWithClient(
+  client: TransactionClientLike,
+  identifier: string,
+  payload?: unknown,
+  spec?: UniqueTaskSpec,
+  options?: UniqueEnqueueOptions,
+): Promise<Job>;
 export async function addJobWithClient(
-  client: PgClientLike,
+  client: TransactionClientLike,
   identifier: string,
   payload: unknown = {},
   spec: UniqueTaskSpec = {},
   options: UniqueEnqueueOptions = {},
 ): Promise<EnqueueResult | Job> {
   const settings = enqueueSettings(options);
-  if (spec.unique === undefined) return addPlainJob(client, settings, identifier, payload, spec);
-  return enqueueOnClient(client, settings, taskSpecToEnqueue(identifier, payload, spec), false);
+  if (spec.unique === undefined || spec.unique === null) return addPlainJob(client, settings, identifier, payload, spec);
+  if (isPool(client)) {
+    // Each statement of a pool may run on another connection, in autocommit: the key's lock
+    // would be released between the read and the insert, and strength silently lost.
+    throw new InvalidUniquePolicyError([
+      { path: 'client', message: 'is a pool: check a client out (pool.connect()), BEGIN, call addJobWithClient, then COMMIT and release it' },
+    ]);
+  }
+  const request = taskSpecToEnqueue(identifier, payload, spec);
+  // A savepoint: SAVEPOINT fails (25P01) outside a transaction block, where the key's lock would
+  // end with each statement; and on any failure the enqueue undoes its own writes, so the
+  // caller's transaction never commits half of it (and stays usable).
+  try {
+    await client.query(`savepoint ${SAVEPOINT}`);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === '25P01') {
+      throw new InvalidUniquePolicyError(
+        [{ path: 'client', message: 'is not inside a transaction: call addJobWithClient between BEGIN and COMMIT on the same client' }],
+        { cause: error },
+      );
+    }
+    throw translatePgError(error, { operation: 'addJobWithClient', rolledBack: false });
+  }
+  let result: EnqueueResult;
+  try {
+    result = await enqueueOnClient(client, settings, request, false, true);
+  } catch (error) {
+    // Undone, or the connection (and with it the caller's transaction) is gone: nothing of this
+    // enqueue can commit either way.
+    await client.query(`rollback to savepoint ${SAVEPOINT}`).then(
+      () => client.query(`release savepoint ${SAVEPOINT}`),
+      () => undefined,
+    ).catch(() => undefined);
+    throw error;
+  }
+  try {
+    await client.query(`release savepoint ${SAVEPOINT}`);
+  } catch (error) {
+    // Only a lost connection fails here, and it takes the caller's transaction with it.
+    throw translatePgError(error, { operation: 'addJobWithClient', rolledBack: true });
+  }
+  return result;
 }
+
+const SAVEPOINT = 'ojs_unique_enqueue';
+
+/**
+ * A client that can hold a transaction: a `pg.Client`, a checked-out `pg.PoolClient`, Graphile's
+ * `withPgClient` client. A `pg.Pool` does not fit (its counters are typed `never` here).
+ */
+export type TransactionClientLike = PgClientLike & { readonly totalCount?: never; readonly idleCount?: never; readonly waitingCount?: never };
+
+function isPool(client: unknown): boolean {
+  const candidate = client as { totalCount?: unknown; idleCount?: unknown; connect?: unknown };
+  return typeof candidate.totalCount === 'number' && typeof candidate.idleCount === 'number' && typeof candidate.connect === 'function';
+}
+
 
 async function addPlainJob(client: PgClientLike, settings: EnqueueSettings, identifier: string, payload: unknown, spec: UniqueTaskSpec): Promise<Job> {
   try {
@@ -117,7 +177,7 @@ export async function addJobsOnClient(client: PgClientLike, settings: EnqueueSet
       { path: `[${keyed}].jobKey`, message: 'a batch with unique jobs cannot also carry Graphile job keys: add keyed jobs in a separate addJobs call' },
     ]);
   }
-  const requests: PreparedGraphileEnqueue[] = specs.map(({ identifier, payload, ...spec }) => taskSpecToEnqueue(identifier, payload, spec));
+  const requests: PreparedGraphileEnqueue[] = specs.map(({ identifier, payload, ...spec }, index) => taskSpecToEnqueue(identifier, payload, spec, `[${index}]`));
   const order = requests
     .map((request, index) => ({ index, key: request.prepared?.key ?? '' }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index));

@@ -58,6 +58,8 @@ export interface PreparedGraphileEnqueue {
 }
 
 const SMALLINT = { min: -32768, max: 32767 };
+/** The run_at range the adapter can send: four-digit years (PostgreSQL does not parse toISOString's ±YYYYYY). */
+export const RUN_AT_RANGE = { min: Date.parse('0001-01-01T00:00:00.000Z'), max: Date.parse('9999-12-31T23:59:59.999Z') } as const;
 
 /**
  * Validates everything before any I/O (policy, key, JSON-ness of args and meta, Graphile's
@@ -77,9 +79,15 @@ export function prepareGraphileEnqueue(job: JobInput, placement: GraphilePlaceme
     ['max_attempts', job.max_attempts],
     ['priority', placement.priority],
   ] as const) {
-    if (value !== undefined && value !== null && (value < SMALLINT.min || value > SMALLINT.max)) {
+    if (value !== undefined && value !== null && !(Number.isInteger(value) && value >= SMALLINT.min && value <= SMALLINT.max)) {
       issues.push({ path, message: `must fit Graphile Worker's smallint column (${SMALLINT.min}..${SMALLINT.max})` });
     }
+  }
+  // The core accepts any valid time; the adapter sends run_at as toISOString() text, which
+  // PostgreSQL parses for four-digit years only.
+  const runAt = job.scheduled_at === undefined ? null : scheduledAtMs(job.scheduled_at);
+  if (runAt !== null && !(runAt >= RUN_AT_RANGE.min && runAt <= RUN_AT_RANGE.max)) {
+    issues.push({ path: 'scheduled_at', message: 'must be between years 1 and 9999 (what PostgreSQL accepts from the adapter)' });
   }
   if (typeof job.id === 'string' && /^[0-9]+$/.test(job.id)) {
     // A job without a chosen id takes Graphile's job id as its OJS id; a chosen all-digit id
@@ -108,6 +116,8 @@ export async function enqueueOnClient(
   settings: EnqueueSettings,
   request: PreparedGraphileEnqueue,
   ownTransaction: boolean,
+  /** Whether the caller undoes this enqueue's writes on failure (addJobWithClient's savepoint). */
+  undoneOnError = ownTransaction,
 ): Promise<EnqueueResult> {
   const { prepared } = request;
   if (!prepared) {
@@ -115,7 +125,7 @@ export async function enqueueOnClient(
     try {
       return { outcome: 'created', job: await insertJob(client, settings, request, null) };
     } catch (error) {
-      throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: ownTransaction });
+      throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: undoneOnError });
     }
   }
   try {
@@ -123,7 +133,7 @@ export async function enqueueOnClient(
   } catch (error) {
     // On the adapter's own path every write happens in one statement or one transaction that
     // was rolled back, so a failure wrote nothing.
-    throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: ownTransaction });
+    throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: undoneOnError });
   }
 }
 

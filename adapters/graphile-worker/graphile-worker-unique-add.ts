@@ -43,13 +43,23 @@ export function uniqueAddFunctions(graphile: GraphileAddFunctions, settings: Enq
     });
   // async: a refused spec rejects the returned promise rather than throwing synchronously.
   const addJob = (async (identifier: string, payload?: unknown, spec?: UniqueTaskSpec) => {
-    if (spec?.unique === undefined) return graphile.addJob(identifier, payload, spec);
+    // `unique: null` is no policy (a plain job), on every entry point.
+    if (spec?.unique === undefined || spec.unique === null) return graphile.addJob(identifier, payload, withoutUnique(spec));
     const request = taskSpecToEnqueue(identifier, payload, spec);
     return onClient('addJob', (client) => enqueueOnClient(client, settings, request, true));
   }) as UniqueAddJob;
   const addJobs = (async (specs: readonly UniqueAddJobsSpec[], jobKeyPreserveRunAt?: boolean) => {
-    if (!specs.some((spec) => spec.unique !== undefined)) return graphile.addJobs(specs as AddJobsJobSpec[], jobKeyPreserveRunAt);
+    if (!specs.some((spec) => spec.unique !== undefined && spec.unique !== null)) {
+      return graphile.addJobs(specs.map(withoutUnique) as AddJobsJobSpec[], jobKeyPreserveRunAt);
+    }
     return onClient('addJobs', (client) => addJobsOnClient(client, settings, specs));
   }) as UniqueAddJobs;
   return { addJob, addJobs };
+}
+
+/** A spec for Graphile's own functions: an explicit `unique: null` left out (Graphile never reads it). */
+function withoutUnique<T extends { unique?: unknown } | undefined>(spec: T): T {
+  if (spec === undefined || !Object.prototype.hasOwnProperty.call(spec, 'unique')) return spec;
+  const { unique: _unique, ...rest } = spec as { unique?: unknown };
+  return rest as T;
 }

@@ -104,7 +104,7 @@ describe('graphile-worker adapter', function () {
       const u = await makeUtils();
       const error = await rejectionOf(u.addJob('sync', { n: 1 }, { jobKey: 'k', unique: {} }));
       expect(error).to.be.instanceOf(InvalidUniquePolicyError);
-      expect((error as InvalidUniquePolicyError).issues[0]!.path).to.equal('jobKey');
+      expect((error as InvalidUniquePolicyError).issues[0]!.path).to.equal('spec.jobKey');
       expect(await count(':gw._private_jobs')).to.equal(0);
     });
 
@@ -708,9 +708,16 @@ describe('graphile-worker adapter', function () {
         expect(await preparedOn(viaFlag)).to.deep.equal([]);
         await viaFlag.release();
         // Unprepared, a client with only query(text, values) is enough.
-        const textOnly = { query: (text: string, values?: unknown[]) => (typeof text === 'string' ? single.query(text, values) : Promise.reject(new Error('object form'))) };
-        const viaClient = await addJobWithClient(textOnly, 't', { tag: 'text-only' }, { unique: {} }, { schema: uniqueSchema, graphileSchema, preparedStatements: false });
-        expect(viaClient.outcome).to.equal('created');
+        const held = await single.connect();
+        try {
+          const textOnly = { query: (text: string, values?: unknown[]) => (typeof text === 'string' ? held.query(text, values) : Promise.reject(new Error('object form'))) };
+          await held.query('begin');
+          const viaClient = await addJobWithClient(textOnly, 't', { tag: 'text-only' }, { unique: {} }, { schema: uniqueSchema, graphileSchema, preparedStatements: false });
+          await held.query('commit');
+          expect(viaClient.outcome).to.equal('created');
+        } finally {
+          held.release();
+        }
         const named = await makeUniqueWorkerUtils({ pgPool: single, schema: graphileSchema, uniqueSchema, logger: quietLogger });
         await enqueueAll(named, 'on');
         await enqueueAll(named, 'on again'); // reuses the parsed statements (pg refuses a name reused for another text)

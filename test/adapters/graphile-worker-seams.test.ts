@@ -119,4 +119,170 @@ describe('graphile-worker: issue 9 seams', function () {
       expect(await count(':ou.jobs where terminal_state is null')).to.equal(1);
     });
   });
+
+  describe('§8.1 addJobWithClient needs a transaction of its own client', () => {
+    const replace = { keys: ['type'] as 'type'[], on_conflict: 'replace' as const };
+    const issuePaths = (error: Error) => (error instanceof InvalidUniquePolicyError ? error.issues.map((issue) => issue.path) : [error.message]);
+
+    it('§8.1 refuses a pg.Pool and a client outside BEGIN … COMMIT (nothing written); 40 concurrent replaces in transactions leave one live job', async () => {
+      await makeUtils();
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      const options = { schema: uniqueSchema, graphileSchema };
+      // The reproduction: 40 concurrent replaces of one key through a pool.
+      const viaPool = await Promise.allSettled(
+        // @ts-expect-error a pg.Pool is not a client that can hold a transaction
+        Array.from({ length: 40 }, (_, n) => addJobWithClient(pool, 'sync', { n }, { unique: replace }, options)),
+      );
+      for (const settled of viaPool) {
+        expect(settled.status).to.equal('rejected');
+        expect(issuePaths((settled as PromiseRejectedResult).reason)).to.deep.equal(['client']);
+      }
+      // A checked-out client in autocommit: each statement would be its own transaction.
+      const loose = await pool.connect();
+      try {
+        const error = await rejectionOf(addJobWithClient(loose, 'sync', { n: 0 }, { unique: replace }, options));
+        expect(error).to.be.instanceOf(InvalidUniquePolicyError);
+        expect(issuePaths(error)).to.deep.equal(['client']);
+        expect(error.message).to.match(/BEGIN and COMMIT/);
+      } finally {
+        loose.release();
+      }
+      expect(await count(':gw._private_jobs')).to.equal(0);
+      expect(await count(':ou.jobs')).to.equal(0);
+      // The supported way: each call in its own transaction. Exactly one live job.
+      const outcomes = await Promise.all(
+        Array.from({ length: 40 }, async (_, n) => {
+          const client = await pool.connect();
+          try {
+            await client.query('begin');
+            const result = await addJobWithClient(client, 'sync', { n }, { unique: replace }, options);
+            await client.query('commit');
+            return result.outcome;
+          } catch (error) {
+            await client.query('rollback');
+            throw error;
+          } finally {
+            client.release();
+          }
+        }),
+      );
+      expect(outcomes.filter((o) => o === 'created')).to.have.length(1);
+      expect(outcomes.filter((o) => o === 'replaced')).to.have.length(39);
+      expect(await count(':gw._private_jobs')).to.equal(1);
+      expect(await count(':ou.jobs where terminal_state is null')).to.equal(1);
+    });
+
+    it('§8.1 a failed enqueue inside the caller’s transaction is undone, and the caller can still commit its own rows', async () => {
+      await makeUtils();
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      const options = { schema: uniqueSchema, graphileSchema };
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        await addJobWithClient(client, 'mail', { n: 1 }, { id: 'taken', unique: {} }, options);
+        // The id is taken: the ledger insert fails after Graphile's add_job wrote its row.
+        const error = await rejectionOf(addJobWithClient(client, 'other', { n: 2 }, { id: 'taken', unique: {} }, options));
+        expect(error).to.be.instanceOf(InvalidUniquePolicyError);
+        await client.query('commit');
+      } finally {
+        client.release();
+      }
+      expect(await count(':gw._private_jobs')).to.equal(1);
+      expect(await count(':ou.jobs')).to.equal(1);
+    });
+  });
+
+  describe('§2.2 Graphile options refused before any I/O, naming the option', () => {
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['flags not an array', { flags: 'urgent' }, 'spec.flags'],
+      ['flags with a non-string', { flags: ['a', 7] }, 'spec.flags'],
+      ['runAt an invalid Date', { runAt: new Date(Number.NaN) }, 'spec.runAt'],
+      ['runAt beyond what PostgreSQL accepts', { runAt: new Date(8.64e15) }, 'spec.runAt'],
+      ['runAt before year 1', { runAt: new Date(Date.parse('0001-01-01T00:00:00Z') - 1) }, 'spec.runAt'],
+      ['runAt a string', { runAt: '2030-01-01T00:00:00Z' }, 'spec.runAt'],
+      ['priority NaN', { priority: Number.NaN }, 'spec.priority'],
+      ['priority beyond smallint', { priority: 40_000 }, 'spec.priority'],
+      ['priority a fraction', { priority: 1.5 }, 'spec.priority'],
+      ['maxAttempts NaN', { maxAttempts: Number.NaN }, 'spec.maxAttempts'],
+      ['maxAttempts beyond smallint', { maxAttempts: 32_768 }, 'spec.maxAttempts'],
+      ['maxAttempts 0', { maxAttempts: 0 }, 'spec.maxAttempts'],
+      ['jobKey with unique', { jobKey: 'k' }, 'spec.jobKey'],
+      ['jobKeyMode with unique', { jobKeyMode: 'replace' }, 'spec.jobKeyMode'],
+      ['queueName not a string', { queueName: 5 }, 'spec.queueName'],
+    ];
+    it('§2.2 utils.addJob and addJobWithClient: InvalidUniquePolicyError naming spec.<option>, nothing written; addJobs names the entry', async () => {
+      const u = await makeUtils();
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        for (const [label, options, path] of cases) {
+          const spec = { ...options, unique: {} } as never;
+          for (const [via, call] of [
+            ['addJob', () => u.addJob('t', {}, spec)],
+            ['addJobWithClient', () => addJobWithClient(client, 't', {}, spec, { schema: uniqueSchema, graphileSchema })],
+            ['addJobs', () => u.addJobs([{ identifier: 't', unique: {} }, { identifier: 't', ...(spec as object) }])],
+          ] as const) {
+            const error = await rejectionOf(call());
+            expect(error, `${label} via ${via}`).to.be.instanceOf(InvalidUniquePolicyError);
+            const expected = via === 'addJobs' ? path.replace('spec', '[1]') : path;
+            expect(issuePathsOf(error), `${label} via ${via}`).to.include(expected);
+          }
+        }
+        await client.query('commit');
+      } finally {
+        client.release();
+      }
+      expect(await count(':gw._private_jobs')).to.equal(0);
+      expect(await count(':ou.jobs')).to.equal(0);
+      expect(await count(':ou.heads')).to.equal(0);
+    });
+
+    it('§2.2 unique: null is no policy: Graphile’s own addJob, no ledger row, on utils.addJob, addJobs and addJobWithClient', async () => {
+      const u = await makeUtils();
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      const job = await u.addJob('plain', { n: 1 }, { unique: null } as never);
+      expect(job).to.have.property('task_identifier', 'plain');
+      const jobs = await u.addJobs([{ identifier: 'plain', payload: { n: 2 }, unique: null } as never]);
+      expect(jobs).to.have.length(1);
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        const viaClient = await addJobWithClient(client, 'plain', { n: 3 }, { unique: null } as never, { schema: uniqueSchema, graphileSchema });
+        expect(viaClient).to.have.property('task_identifier', 'plain');
+        await client.query('commit');
+      } finally {
+        client.release();
+      }
+      expect(await count(':gw._private_jobs')).to.equal(3);
+      expect(await count(':ou.jobs')).to.equal(0);
+      expect(await count(':ou.heads')).to.equal(0);
+    });
+
+    it('§4 a null payload hashes (and is stored as) null on every entry point, the same key as createGraphileWorkerBackend and memory', async () => {
+      const u = await makeUtils();
+      const backend = makeBackend();
+      const memory = createMemoryBackend();
+      try {
+        const unique = { keys: ['type', 'args'] as ('type' | 'args')[], on_conflict: 'ignore' as const };
+        const viaMemory = await memory.enqueue({ type: 'n', args: null, unique });
+        const viaUtils = await u.addJob('n', null, { unique });
+        expect(viaUtils.outcome).to.equal('created');
+        expect(viaUtils.job.uniqueness_key).to.equal(viaMemory.job.uniqueness_key);
+        expect(viaUtils.job.args).to.equal(null);
+        const viaBackend = await backend.enqueue({ type: 'n', args: null, unique });
+        expect(viaBackend).to.deep.include({ outcome: 'deduplicated' });
+        expect(viaBackend.job.id).to.equal(viaUtils.job.id);
+        // {} is another key (as on memory); a missing payload is Graphile's default, {}.
+        expect((await u.addJob('n', {}, { unique })).outcome).to.equal('created');
+        expect((await u.addJob('n', undefined, { unique })).outcome).to.equal('deduplicated');
+      } finally {
+        await memory.close();
+      }
+    });
+  });
 });
+
+function issuePathsOf(error: Error): string[] {
+  return error instanceof InvalidUniquePolicyError ? error.issues.map((issue) => issue.path) : [];
+}
