@@ -4,6 +4,7 @@
  * database, and Graphile-specific options refused before any I/O. Real PostgreSQL throughout;
  * the memory backend is the reference for outcomes.
  */
+import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import type pg from 'pg';
@@ -278,6 +279,34 @@ describe('graphile-worker: issue 9 seams', function () {
         expect((await u.addJob('n', undefined, { unique })).outcome).to.equal('deduplicated');
       } finally {
         await memory.close();
+      }
+    });
+  });
+
+  describe('§12 an unreachable database is a typed error, and every call settles', () => {
+    it('§12 makeUniqueWorkerUtils on a port where nothing listens: BackendError, written false (not the raw pg error)', async () => {
+      const error = await rejectionOf(makeUniqueWorkerUtils({ connectionString: 'postgres://postgres@127.0.0.1:1/test', logger: quietLogger }));
+      expect(error).to.be.instanceOf(BackendError).and.include({ written: false });
+      expect(error.message).to.match(/ECONNREFUSED/);
+    });
+
+    it('§12 a server that accepts and never answers: utils and backend settle after connectionTimeoutMillis with a BackendError', async () => {
+      const silent = net.createServer(() => undefined);
+      const sockets = new Set<net.Socket>();
+      silent.on('connection', (socket) => sockets.add(socket));
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      const url = `postgres://postgres@127.0.0.1:${(silent.address() as net.AddressInfo).port}/test`;
+      try {
+        const viaUtils = await rejectionOf(makeUniqueWorkerUtils({ connectionString: url, connectionTimeoutMillis: 300, logger: quietLogger }));
+        expect(viaUtils).to.be.instanceOf(BackendError).and.include({ written: false });
+        const backend = createGraphileWorkerBackend({ connectionString: url, connectionTimeoutMillis: 300 });
+        backends.push(backend);
+        for (const call of [() => backend.enqueue({ type: 't', args: {}, unique: {} }), () => backend.getJob('1'), () => backend.ready()]) {
+          expect(await rejectionOf(call())).to.be.instanceOf(BackendError);
+        }
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        await new Promise<void>((resolve) => silent.close(() => resolve()));
       }
     });
   });
