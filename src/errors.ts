@@ -150,18 +150,18 @@ export class InvalidTransitionError extends OjsUniqueError {
 
 /**
  * The backend failed (connection lost, script error, unexpected SQLSTATE, unsupported host
- * version). `cause` carries the original error. Whether the job was enqueued is unknown unless
- * `written` says `false`.
+ * version). `cause` carries the original error. `written` says whether the operation's write
+ * happened: `'unknown'` unless the adapter knows.
  */
 export class BackendError extends OjsUniqueError {
   readonly backend: string;
-  /** `false` when the adapter knows nothing was written; `undefined` when it cannot know. */
-  readonly written: false | undefined;
-  constructor(backend: string, message: string, options?: { cause?: unknown; written?: false }) {
+  /** `false` when the adapter knows nothing was written, `true` when it knows it was, `'unknown'` when it may have been. */
+  readonly written: boolean | 'unknown';
+  constructor(backend: string, message: string, options?: { cause?: unknown; written?: boolean | 'unknown' }) {
     super('backend_error', `${backend}: ${message}`, options);
     this.name = 'BackendError';
     this.backend = backend;
-    this.written = options?.written;
+    this.written = options?.written ?? 'unknown';
   }
 }
 

@@ -8,7 +8,7 @@
 import type { Job } from 'graphile-worker';
 import { InvalidUniquePolicyError } from '../../src/errors.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
-import { enqueueOnClient, type EnqueueSettings, type PreparedGraphileEnqueue } from './graphile-worker-enqueue.js';
+import { enqueueOnClient, isConnectionLoss, recoverRequest, type EnqueueSettings, type PreparedGraphileEnqueue, type Reconnect } from './graphile-worker-enqueue.js';
 import { translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, type SchemaOptionNames } from './graphile-worker-sql.js';
@@ -103,7 +103,7 @@ export async function addJobWithClient(
   }
   let result: EnqueueResult;
   try {
-    result = await enqueueOnClient(client, settings, request, false, true);
+    result = await enqueueOnClient(client, settings, request, { ownTransaction: false, undoneOnError: true });
   } catch (error) {
     // Undone, or the connection (and with it the caller's transaction) is gone: nothing of this
     // enqueue can commit either way.
@@ -168,7 +168,12 @@ export interface UniqueAddJobsSpec extends UniqueTaskSpec {
  * Keys are locked in key order, whatever the batch order, so two batches sharing keys cannot
  * deadlock; two entries with one key see each other (the second is the duplicate).
  */
-export async function addJobsOnClient(client: PgClientLike, settings: EnqueueSettings, specs: readonly UniqueAddJobsSpec[]): Promise<EnqueueResult[]> {
+export async function addJobsOnClient(
+  client: PgClientLike,
+  settings: EnqueueSettings,
+  specs: readonly UniqueAddJobsSpec[],
+  reconnect?: Reconnect,
+): Promise<EnqueueResult[]> {
   // Validate every entry before the first write. The ledger path never passes a job key, so a
   // Graphile jobKey in the same batch would be silently dropped: refused instead.
   const keyed = specs.findIndex((spec) => spec.jobKey !== undefined && spec.jobKey !== null);
@@ -182,13 +187,26 @@ export async function addJobsOnClient(client: PgClientLike, settings: EnqueueSet
     .map((request, index) => ({ index, key: request.prepared?.key ?? '' }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index));
   const results: EnqueueResult[] = new Array(requests.length);
-  await client.query('begin');
   try {
-    for (const { index } of order) results[index] = await enqueueOnClient(client, settings, requests[index]!, false);
-    await client.query('commit');
+    await client.query('begin');
+    // Each entry's failure is undone by the batch's rollback: nothing of the batch is written.
+    for (const { index } of order) results[index] = await enqueueOnClient(client, settings, requests[index]!, { ownTransaction: false, undoneOnError: true });
   } catch (error) {
     await client.query('rollback').catch(() => undefined);
     throw translatePgError(error, { operation: 'addJobs', rolledBack: true });
+  }
+  try {
+    await client.query('commit');
+  } catch (error) {
+    if (!isConnectionLoss(error)) throw translatePgError(error, { operation: 'addJobs', rolledBack: true });
+    // A lost reply to COMMIT: one entry's request token tells whether the batch committed.
+    const wrote = requests.findIndex((request, index) => request.prepared !== null && results[index]!.outcome !== 'deduplicated');
+    if (wrote >= 0) {
+      await recoverRequest(reconnect, settings, requests[wrote]!.prepared!.key, requests[wrote]!.token, error);
+    } else if (requests.some((request) => request.prepared === null)) {
+      // Only jobs without a policy were written: their ledger rows have no key to look up by.
+      await recoverRequest(undefined, settings, '', '', error);
+    }
   }
   return results;
 }

@@ -18,7 +18,7 @@ import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { enqueueSettings } from './graphile-worker-add-job.js';
 import { enqueueOnClient, prepareGraphileEnqueue, readJob, type EnqueueSettings } from './graphile-worker-enqueue.js';
 import { backendClosedError, translatePgError } from './graphile-worker-errors.js';
-import { DEFAULT_CONNECTION_TIMEOUT_MS, makeOwnPool, withDefaultUser, type PgPoolClientLike, type PgPoolLike } from './graphile-worker-pg.js';
+import { DEFAULT_CONNECTION_TIMEOUT_MS, makeOwnPool, withDefaultUser, type PgClientLike, type PgPoolClientLike, type PgPoolLike } from './graphile-worker-pg.js';
 import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './graphile-worker-reclaim.js';
 import { installUniqueJobsSchema } from './graphile-worker-schema.js';
 import type { GraphileWorkerSql } from './graphile-worker-sql.js';
@@ -166,7 +166,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
     await this.ready();
     const client = await this.#connect('enqueue');
     try {
-      return await enqueueOnClient(client, this.#settings, request, true);
+      return await enqueueOnClient(client, this.#settings, request, { ownTransaction: true, reconnect: this.#reconnect });
     } finally {
       client.release();
     }
@@ -233,6 +233,16 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
     await this.#ready?.catch(() => undefined);
     if (this.#ownsPool) await (await this.#pool).end();
   }
+
+  /** A fresh pooled connection for the lost-reply check (request tokens). */
+  readonly #reconnect = async <T>(body: (client: PgClientLike) => Promise<T>): Promise<T> => {
+    const client = await (await this.#pool).connect();
+    try {
+      return await body(client);
+    } finally {
+      client.release();
+    }
+  };
 
   /** A pooled client; a failure to get one (nothing was sent yet) is a BackendError like any other. */
   async #connect(operation: string): Promise<PgPoolClientLike> {

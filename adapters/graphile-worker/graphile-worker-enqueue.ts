@@ -14,8 +14,9 @@
  * write the spec's rules a second time, in a second language; the one shortcut taken in SQL is
  * the case with no candidate at all, where there is nothing to decide.
  */
+import { randomUUID } from 'node:crypto';
 import { decideConflict, type ConflictDecision } from '../../src/conflict-decision.js';
-import { InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
+import { BackendError, InvalidUniquePolicyError, isOjsUniqueError, type ValidationIssue } from '../../src/errors.js';
 import { TERMINAL_STATES, type JobInput, type JsonValue, type OjsJob, type OjsJobState } from '../../src/job.js';
 import { normalizeJson } from '../../src/json-normalize.js';
 import { prepareUnique, scheduledAtMs, type PreparedUnique } from '../../src/unique-enqueue.js';
@@ -55,6 +56,11 @@ export interface PreparedGraphileEnqueue {
   /** `meta` exactly as the caller gave it (a copy). */
   meta: Record<string, JsonValue>;
   placement: GraphilePlacement;
+  /**
+   * A client-made request token, stored on the ledger row the enqueue writes (migration 0005):
+   * after a reply lost with the connection, looking it up tells whether the write committed.
+   */
+  token: string;
 }
 
 const SMALLINT = { min: -32768, max: 32767 };
@@ -103,38 +109,109 @@ export function prepareGraphileEnqueue(job: JobInput, placement: GraphilePlaceme
     args: JSON.parse(payload) as JsonValue,
     meta: JSON.parse(JSON.stringify(job.meta ?? {})) as Record<string, JsonValue>,
     placement,
+    token: randomUUID(),
   };
 }
 
-/**
- * Runs the enqueue on `client`. With `ownTransaction` the adapter opens and commits its own
- * transaction; without, the caller is inside BEGIN … COMMIT and everything joins their
- * transaction (and rolls back with it).
- */
+/** Runs `body` on a fresh connection (not the one that was lost), releasing it afterwards. */
+export type Reconnect = <T>(body: (client: PgClientLike) => Promise<T>) => Promise<T>;
+
+export interface EnqueueMode {
+  /**
+   * The adapter opens and commits its own transaction; without, the caller is inside BEGIN …
+   * COMMIT and everything joins their transaction (and rolls back with it).
+   */
+  ownTransaction: boolean;
+  /** Whether a failure leaves nothing written (the caller undoes the enqueue's writes). (Default: ownTransaction.) */
+  undoneOnError?: boolean;
+  /**
+   * With `ownTransaction`: a fresh connection to tell, by the request token, whether a write
+   * whose reply was lost with the connection committed. Without it such a loss is `written: 'unknown'`.
+   */
+  reconnect?: Reconnect;
+}
+
+/** Runs the enqueue on `client` (see {@link EnqueueMode}). */
 export async function enqueueOnClient(
   client: PgClientLike,
   settings: EnqueueSettings,
   request: PreparedGraphileEnqueue,
-  ownTransaction: boolean,
-  /** Whether the caller undoes this enqueue's writes on failure (addJobWithClient's savepoint). */
-  undoneOnError = ownTransaction,
+  mode: EnqueueMode,
 ): Promise<EnqueueResult> {
   const { prepared } = request;
+  const undone = mode.undoneOnError ?? mode.ownTransaction;
   if (!prepared) {
-    // A job without a policy is one statement; no transaction of our own is needed.
+    // A job without a policy is one statement; no transaction of our own is needed. Its ledger
+    // row has no key to look its token up by, so a lost reply is 'unknown'.
     try {
       return { outcome: 'created', job: await insertJob(client, settings, request, null) };
     } catch (error) {
-      throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: undoneOnError });
+      throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: undone && !isConnectionLoss(error) });
     }
   }
   try {
-    return await decideAndApply(client, settings, request, prepared, ownTransaction);
+    return await decideAndApply(client, settings, request, prepared, mode);
   } catch (error) {
     // On the adapter's own path every write happens in one statement or one transaction that
-    // was rolled back, so a failure wrote nothing.
-    throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: undoneOnError });
+    // was rolled back (or whose commit was checked), so a failure wrote nothing.
+    throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: undone });
   }
+}
+
+/**
+ * Whether `error` means the connection went away (no SQLSTATE from the server about the
+ * statement itself), so a statement that commits may or may not have committed.
+ */
+export function isConnectionLoss(error: unknown): boolean {
+  if (isOjsUniqueError(error)) return false;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true; // ECONNRESET, "Connection terminated", …
+  return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03';
+}
+
+/** How long the lost-reply check waits for the key's lock (an enqueue of the key in flight). */
+const RECOVERY_LOCK_TIMEOUT_MS = 5_000;
+
+/**
+ * After `lost` (the connection went away once a committing statement was sent): finds the
+ * ledger row written with `token`, on a fresh connection. Found: it committed (the row). Not
+ * found, once the key's lock is free: nothing committed (`written: false`). Cannot tell:
+ * `written: 'unknown'`.
+ */
+export async function recoverRequest(
+  reconnect: Reconnect | undefined,
+  settings: EnqueueSettings,
+  key: string,
+  token: string,
+  lost: unknown,
+): Promise<InsertedRow> {
+  const what = `enqueue: the connection was lost after the write was sent (${(lost as Error)?.message ?? String(lost)})`;
+  if (!reconnect) throw new BackendError('graphile-worker', `${what}; it may have committed`, { cause: lost, written: 'unknown' });
+  let row: InsertedRow | null;
+  try {
+    row = await reconnect(async (client) => {
+      const find = async () => (await client.query<{ result: InsertedRow }>(settings.sql.text('find-request'), [key, token])).rows[0]?.result ?? null;
+      const seen = await find();
+      if (seen) return seen;
+      // Not visible yet: the lost transaction may still be finishing. It holds the key's lock
+      // until it commits or rolls back, so wait for the lock, then look again.
+      await client.query('begin');
+      try {
+        await client.query(`set local lock_timeout = ${RECOVERY_LOCK_TIMEOUT_MS}`);
+        await client.query(settings.sql.text('lock-key'), [key]);
+        return await find();
+      } finally {
+        await client.query('rollback').catch(() => undefined);
+      }
+    });
+  } catch (error) {
+    throw new BackendError('graphile-worker', `${what}, and checking whether it committed failed too (${(error as Error)?.message ?? String(error)}); it may have committed`, {
+      cause: lost,
+      written: 'unknown',
+    });
+  }
+  if (row) return row;
+  throw new BackendError('graphile-worker', `${what}; it did not commit (checked by its request token)`, { cause: lost, written: false });
 }
 
 /** A candidate as lock_and_read reports it (install-functions.sql, `candidates`). */
@@ -157,19 +234,30 @@ async function decideAndApply(
   settings: EnqueueSettings,
   request: PreparedGraphileEnqueue,
   prepared: PreparedUnique,
-  ownTransaction: boolean,
+  mode: EnqueueMode,
 ): Promise<EnqueueResult> {
+  const { ownTransaction } = mode;
   const params = insertParams(request, null);
   // One round trip for the two common cases (see try_enqueue in install-functions.sql): a key
   // with no record at all is inserted under the key's lock; a duplicate under reject or ignore is
   // answered from a committed snapshot, read-only.
-  const first = await statement<{ result: { inserted: InsertedRow } | LockAndRead }>(client, settings, 'try-enqueue', [
-    prepared.key,
-    prepared.policy.states,
-    ...params.slice(0, 8),
-    ...params.slice(9),
-  ]);
-  const attempt = first.rows[0]!.result;
+  let attempt: { inserted: InsertedRow } | LockAndRead;
+  try {
+    const first = await statement<{ result: { inserted: InsertedRow } | LockAndRead }>(client, settings, 'try-enqueue', [
+      prepared.key,
+      prepared.policy.states,
+      ...params.slice(0, 8),
+      ...params.slice(9),
+      request.token,
+    ]);
+    attempt = first.rows[0]!.result;
+  } catch (error) {
+    // In autocommit the statement commits its own insert: a lost reply may hide a committed job.
+    if (ownTransaction && isConnectionLoss(error)) {
+      return { outcome: 'created', job: createdView(request, await recoverRequest(mode.reconnect, settings, prepared.key, request.token, error)) };
+    }
+    throw error;
+  }
   if ('inserted' in attempt) return { outcome: 'created', job: createdView(request, attempt.inserted) };
   const early = decide(settings, prepared, attempt);
   if (early.action === 'ignore' || early.action === 'reject') return settle(early, attempt);
@@ -195,6 +283,7 @@ async function decideAndApply(
           ...insertParams(request, decision.scheduledAt),
           cancelled.map((c) => c.job_id),
           settings.replaceActive,
+          request.token,
         ])
       ).rows[0]!.result;
       const job = createdView(request, applied.inserted);
@@ -212,11 +301,35 @@ async function decideAndApply(
     } else {
       result = settle(decision, read);
     }
-    if (ownTransaction) await client.query('commit');
+    if (ownTransaction) await commit(client, mode, settings, prepared.key, request.token, decision.action === 'insert' || decision.action === 'replace');
     return result;
   } catch (error) {
-    if (ownTransaction) await client.query('rollback').catch(() => undefined);
-    throw error;
+    if (ownTransaction && !(error instanceof CommitChecked)) await client.query('rollback').catch(() => undefined);
+    throw error instanceof CommitChecked ? error.error : error;
+  }
+}
+
+/** An error from {@link commit}, already settled by the token check (no rollback to send). */
+class CommitChecked {
+  constructor(readonly error: unknown) {}
+}
+
+/**
+ * COMMIT of the adapter's own transaction. A lost reply to it is settled by the request token:
+ * committed → returns (the caller returns the outcome it computed); not committed → written
+ * false; cannot tell → written 'unknown'. A transaction that wrote nothing has nothing to check.
+ */
+async function commit(client: PgClientLike, mode: EnqueueMode, settings: EnqueueSettings, key: string, token: string, wrote: boolean): Promise<void> {
+  try {
+    await client.query('commit');
+  } catch (error) {
+    if (!isConnectionLoss(error)) throw error;
+    if (!wrote) return;
+    try {
+      await recoverRequest(mode.reconnect, settings, key, token, error);
+    } catch (settled) {
+      throw new CommitChecked(settled);
+    }
   }
 }
 
@@ -250,7 +363,7 @@ function candidateView(candidate: CandidateRow): OjsJob {
   return toOjsJob({ ...candidate.view, job_id: candidate.job_id, id: candidate.id, state: candidate.state });
 }
 
-interface InsertedRow {
+export interface InsertedRow {
   job_id: string;
   id: string;
   /** An ISO string: insert_job returns JSON. */
@@ -284,7 +397,7 @@ function insertParams(request: PreparedGraphileEnqueue, keepScheduledAt: number 
 }
 
 async function insertJob(client: PgClientLike, settings: EnqueueSettings, request: PreparedGraphileEnqueue, keepScheduledAt: number | null): Promise<OjsJob> {
-  const { rows } = await statement<{ result: InsertedRow }>(client, settings, 'insert-job', insertParams(request, keepScheduledAt));
+  const { rows } = await statement<{ result: InsertedRow }>(client, settings, 'insert-job', [...insertParams(request, keepScheduledAt), request.token]);
   return createdView(request, rows[0]!.result);
 }
 

@@ -6,7 +6,7 @@
 import type { AddJobFunction, AddJobsFunction, AddJobsJobSpec, Job, TaskSpec, WithPgClient } from 'graphile-worker';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import { addJobsOnClient, type UniqueAddJobsSpec, type UniqueTaskSpecWithPolicy } from './graphile-worker-add-job.js';
-import { enqueueOnClient, type EnqueueSettings } from './graphile-worker-enqueue.js';
+import { enqueueOnClient, type EnqueueSettings, type Reconnect } from './graphile-worker-enqueue.js';
 import { translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import { taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
@@ -41,18 +41,20 @@ export function uniqueAddFunctions(graphile: GraphileAddFunctions, settings: Enq
     graphile.withPgClient((client) => body(client as unknown as PgClientLike)).catch((error: unknown) => {
       throw translatePgError(error, { operation, rolledBack: false });
     });
+  // A fresh connection for the lost-reply check (request tokens): Graphile's own client source.
+  const reconnect: Reconnect = (body) => graphile.withPgClient((client) => body(client as unknown as PgClientLike));
   // async: a refused spec rejects the returned promise rather than throwing synchronously.
   const addJob = (async (identifier: string, payload?: unknown, spec?: UniqueTaskSpec) => {
     // `unique: null` is no policy (a plain job), on every entry point.
     if (spec?.unique === undefined || spec.unique === null) return graphile.addJob(identifier, payload, withoutUnique(spec));
     const request = taskSpecToEnqueue(identifier, payload, spec);
-    return onClient('addJob', (client) => enqueueOnClient(client, settings, request, true));
+    return onClient('addJob', (client) => enqueueOnClient(client, settings, request, { ownTransaction: true, reconnect }));
   }) as UniqueAddJob;
   const addJobs = (async (specs: readonly UniqueAddJobsSpec[], jobKeyPreserveRunAt?: boolean) => {
     if (!specs.some((spec) => spec.unique !== undefined && spec.unique !== null)) {
       return graphile.addJobs(specs.map(withoutUnique) as AddJobsJobSpec[], jobKeyPreserveRunAt);
     }
-    return onClient('addJobs', (client) => addJobsOnClient(client, settings, specs));
+    return onClient('addJobs', (client) => addJobsOnClient(client, settings, specs, reconnect));
   }) as UniqueAddJobs;
   return { addJob, addJobs };
 }
