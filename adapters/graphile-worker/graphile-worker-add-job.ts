@@ -8,8 +8,8 @@
 import type { Job } from 'graphile-worker';
 import { InvalidUniquePolicyError } from '../../src/errors.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
-import { enqueueOnClient, isConnectionLoss, recoverRequest, type EnqueueSettings, type PreparedGraphileEnqueue, type Reconnect } from './graphile-worker-enqueue.js';
-import { translatePgError } from './graphile-worker-errors.js';
+import { enqueueOnClient, recoverRequest, type EnqueueSettings, type PreparedGraphileEnqueue, type Reconnect } from './graphile-worker-enqueue.js';
+import { isConnectionLoss, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, type SchemaOptionNames } from './graphile-worker-sql.js';
 import { taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
@@ -93,13 +93,7 @@ export async function addJobWithClient(
   try {
     await client.query(`savepoint ${SAVEPOINT}`);
   } catch (error) {
-    if ((error as { code?: unknown }).code === '25P01') {
-      throw new InvalidUniquePolicyError(
-        [{ path: 'client', message: 'is not inside a transaction: call addJobWithClient between BEGIN and COMMIT on the same client' }],
-        { cause: error },
-      );
-    }
-    throw translatePgError(error, { operation: 'addJobWithClient', rolledBack: false });
+    throw translatePgError(error, { operation: 'addJobWithClient', rolledBack: true }); // 25P01: not in a transaction
   }
   let result: EnqueueResult;
   try {
@@ -202,10 +196,10 @@ export async function addJobsOnClient(
     // A lost reply to COMMIT: one entry's request token tells whether the batch committed.
     const wrote = requests.findIndex((request, index) => request.prepared !== null && results[index]!.outcome !== 'deduplicated');
     if (wrote >= 0) {
-      await recoverRequest(reconnect, settings, requests[wrote]!.prepared!.key, requests[wrote]!.token, error);
+      await recoverRequest(reconnect, settings, requests[wrote]!.prepared!.key, requests[wrote]!.token, { error, client, heldKeyLock: true });
     } else if (requests.some((request) => request.prepared === null)) {
       // Only jobs without a policy were written: their ledger rows have no key to look up by.
-      await recoverRequest(undefined, settings, '', '', error);
+      await recoverRequest(undefined, settings, '', '', { error, client, heldKeyLock: true });
     }
   }
   return results;

@@ -16,14 +16,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { decideConflict, type ConflictDecision } from '../../src/conflict-decision.js';
-import { BackendError, InvalidUniquePolicyError, isOjsUniqueError, type ValidationIssue } from '../../src/errors.js';
+import { BackendError, InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
 import { TERMINAL_STATES, type JobInput, type JsonValue, type OjsJob, type OjsJobState } from '../../src/job.js';
 import { normalizeJson } from '../../src/json-normalize.js';
 import { prepareUnique, scheduledAtMs, type PreparedUnique } from '../../src/unique-enqueue.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import type { UniquePolicy } from '../../src/unique-policy.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
-import { translatePgError } from './graphile-worker-errors.js';
+import { isConnectionLoss, translatePgError } from './graphile-worker-errors.js';
 import type { SqlFileName } from './generated/sql.js';
 import { runQuery, type PgClientLike, type PgQueryResultLike } from './graphile-worker-pg.js';
 import type { GraphileWorkerSql } from './graphile-worker-sql.js';
@@ -158,46 +158,61 @@ export async function enqueueOnClient(
   }
 }
 
-/**
- * Whether `error` means the connection went away (no SQLSTATE from the server about the
- * statement itself), so a statement that commits may or may not have committed.
- */
-export function isConnectionLoss(error: unknown): boolean {
-  if (isOjsUniqueError(error)) return false;
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true; // ECONNRESET, "Connection terminated", …
-  return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03';
+/** How long the lost-reply check waits for the lost session to end (or for the key's lock). */
+const RECOVERY_WAIT_MS = 5_000;
+
+/** What was lost: the statement that may have committed, on which connection. */
+export interface LostWrite {
+  /** The connection error. */
+  error: unknown;
+  /** The client it happened on (its backend process id says which session to wait for). */
+  client: PgClientLike;
+  /**
+   * True when the lost statement was COMMIT of a transaction that held the key's lock: waiting
+   * for the lock is then enough. False for a statement that takes the lock itself (the
+   * one-statement insert), which may not have started yet when the check runs.
+   */
+  heldKeyLock: boolean;
 }
 
-/** How long the lost-reply check waits for the key's lock (an enqueue of the key in flight). */
-const RECOVERY_LOCK_TIMEOUT_MS = 5_000;
-
 /**
- * After `lost` (the connection went away once a committing statement was sent): finds the
- * ledger row written with `token`, on a fresh connection. Found: it committed (the row). Not
- * found, once the key's lock is free: nothing committed (`written: false`). Cannot tell:
- * `written: 'unknown'`.
+ * After a connection lost once a committing statement was sent: finds the ledger row written
+ * with `token`, on a fresh connection. Found: it committed (the row). Not found once the lost
+ * session has ended (nothing of it can commit any more): nothing committed, `written: false`.
+ * Cannot tell: `written: 'unknown'`.
  */
 export async function recoverRequest(
   reconnect: Reconnect | undefined,
   settings: EnqueueSettings,
   key: string,
   token: string,
-  lost: unknown,
+  lost: LostWrite,
 ): Promise<InsertedRow> {
-  const what = `enqueue: the connection was lost after the write was sent (${(lost as Error)?.message ?? String(lost)})`;
-  if (!reconnect) throw new BackendError('graphile-worker', `${what}; it may have committed`, { cause: lost, written: 'unknown' });
+  const what = `enqueue: the connection was lost after the write was sent (${messageOf(lost.error)})`;
+  if (!reconnect) throw new BackendError('graphile-worker', `${what}; it may have committed`, { cause: lost.error, written: 'unknown' });
+  const pid = (lost.client as { processID?: unknown }).processID;
   let row: InsertedRow | null;
   try {
     row = await reconnect(async (client) => {
       const find = async () => (await client.query<{ result: InsertedRow }>(settings.sql.text('find-request'), [key, token])).rows[0]?.result ?? null;
       const seen = await find();
       if (seen) return seen;
-      // Not visible yet: the lost transaction may still be finishing. It holds the key's lock
-      // until it commits or rolls back, so wait for the lock, then look again.
+      if (typeof pid === 'number') {
+        // The lost session may still be running the statement (or not have read it yet): once
+        // its backend has exited, nothing of it can commit any more. A backend sees its client's
+        // end when it next reads or writes, i.e. at the latest when the statement is done.
+        const deadline = Date.now() + RECOVERY_WAIT_MS;
+        while ((await client.query(settings.sql.text('session-alive'), [pid])).rows.length > 0) {
+          if (Date.now() > deadline) throw new Error(`the lost session (backend ${pid}) is still running`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        return await find();
+      }
+      if (!lost.heldKeyLock) throw new Error('the lost session is unknown (no backend process id)');
+      // The lost transaction holds the key's lock until it commits or rolls back.
       await client.query('begin');
       try {
-        await client.query(`set local lock_timeout = ${RECOVERY_LOCK_TIMEOUT_MS}`);
+        await client.query(`set local lock_timeout = ${RECOVERY_WAIT_MS}`);
         await client.query(settings.sql.text('lock-key'), [key]);
         return await find();
       } finally {
@@ -205,13 +220,17 @@ export async function recoverRequest(
       }
     });
   } catch (error) {
-    throw new BackendError('graphile-worker', `${what}, and checking whether it committed failed too (${(error as Error)?.message ?? String(error)}); it may have committed`, {
-      cause: lost,
+    throw new BackendError('graphile-worker', `${what}, and checking whether it committed failed (${messageOf(error)}); it may have committed`, {
+      cause: lost.error,
       written: 'unknown',
     });
   }
   if (row) return row;
-  throw new BackendError('graphile-worker', `${what}; it did not commit (checked by its request token)`, { cause: lost, written: false });
+  throw new BackendError('graphile-worker', `${what}; it did not commit (checked by its request token)`, { cause: lost.error, written: false });
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** A candidate as lock_and_read reports it (install-functions.sql, `candidates`). */
@@ -254,7 +273,8 @@ async function decideAndApply(
   } catch (error) {
     // In autocommit the statement commits its own insert: a lost reply may hide a committed job.
     if (ownTransaction && isConnectionLoss(error)) {
-      return { outcome: 'created', job: createdView(request, await recoverRequest(mode.reconnect, settings, prepared.key, request.token, error)) };
+      const row = await recoverRequest(mode.reconnect, settings, prepared.key, request.token, { error, client, heldKeyLock: false });
+      return { outcome: 'created', job: createdView(request, row) };
     }
     throw error;
   }
@@ -326,7 +346,7 @@ async function commit(client: PgClientLike, mode: EnqueueMode, settings: Enqueue
     if (!isConnectionLoss(error)) throw error;
     if (!wrote) return;
     try {
-      await recoverRequest(mode.reconnect, settings, key, token, error);
+      await recoverRequest(mode.reconnect, settings, key, token, { error, client, heldKeyLock: true });
     } catch (settled) {
       throw new CommitChecked(settled);
     }

@@ -14,8 +14,8 @@ import { taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-s
 export interface UniqueAddJob {
   /** With `unique`: resolves to the outcome; `reject` throws `DuplicateJobError`. */
   (identifier: string, payload: unknown, spec: UniqueTaskSpecWithPolicy): Promise<EnqueueResult>;
-  /** Without `unique`: Graphile's own `addJob`, unchanged (your `jobKey` works as before). */
-  (identifier: string, payload?: unknown, spec?: TaskSpec): Promise<Job>;
+  /** Without `unique` (or `unique: null`): Graphile's own `addJob`, unchanged (your `jobKey` works as before). */
+  (identifier: string, payload?: unknown, spec?: TaskSpec & { unique?: null }): Promise<Job>;
 }
 
 export interface UniqueAddJobs {

@@ -242,7 +242,7 @@ describe('graphile-worker: issue 9 seams', function () {
     it('§2.2 unique: null is no policy: Graphile’s own addJob, no ledger row, on utils.addJob, addJobs and addJobWithClient', async () => {
       const u = await makeUtils();
       const { graphileSchema, uniqueSchema } = schemas.current();
-      const job = await u.addJob('plain', { n: 1 }, { unique: null } as never);
+      const job = await u.addJob('plain', { n: 1 }, { unique: null });
       expect(job).to.have.property('task_identifier', 'plain');
       const jobs = await u.addJobs([{ identifier: 'plain', payload: { n: 2 }, unique: null } as never]);
       expect(jobs).to.have.length(1);
