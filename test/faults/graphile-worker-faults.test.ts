@@ -216,6 +216,22 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
     expect(live[0]!.n).to.equal(2);
   });
 
+  it('§8.1 a lost reply to the one-statement insert answers created with the committed job (same id), once', async () => {
+    const unique = { keys: ['type', 'args'] as ('type' | 'args')[], on_conflict: 'reject' as const };
+    for (const add of [
+      () => backend.enqueue({ type: 'lost-insert', args: { via: 'backend' }, unique }),
+      () => utils.addJob('lost-insert', { via: 'utils' }, { unique }),
+    ]) {
+      const dropped = proxy.armDrop({ request: contains('try-enqueue'), reply: contains('inserted') });
+      const result = await add();
+      await dropped;
+      expect(result.outcome).to.equal('created');
+      const rows = await q<{ ojs_id: string }>(`select ojs_id from :ou.jobs where type = 'lost-insert' and meta = '{}' and ojs_id = $1`, [result.job.id]);
+      expect(rows, 'the job the caller was told about').to.have.length(1);
+    }
+    expect((await q<{ n: number }>(`select count(*)::int as n from :gw._private_jobs j join :ou.jobs l on l.job_id = j.id where l.type = 'lost-insert'`))[0]!.n).to.equal(2);
+  });
+
   it('§8.1 a lost reply that cannot be checked (the database is unreachable afterwards) is written: unknown, never false', async () => {
     const target = new URL(databaseUrl());
     const own = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
