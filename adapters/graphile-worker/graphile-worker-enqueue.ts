@@ -141,12 +141,13 @@ export async function enqueueOnClient(
   const { prepared } = request;
   const undone = mode.undoneOnError ?? mode.ownTransaction;
   if (!prepared) {
-    // A job without a policy is one statement; no transaction of our own is needed. Its ledger
-    // row has no key to look its token up by, so a lost reply is 'unknown'.
+    // A job without a policy is one statement; no transaction of our own is needed. In
+    // autocommit its ledger row has no key to look its token up by, so a lost reply is 'unknown'.
     try {
       return { outcome: 'created', job: await insertJob(client, settings, request, null) };
     } catch (error) {
-      throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: undone && !isConnectionLoss(error) });
+      const mayHaveCommitted = mode.ownTransaction && isConnectionLoss(error);
+      throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: undone && !mayHaveCommitted });
     }
   }
   try {
