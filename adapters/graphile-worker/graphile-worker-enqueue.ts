@@ -171,7 +171,8 @@ export interface LostWrite {
   /**
    * True when the lost statement was COMMIT of a transaction that held the key's lock: waiting
    * for the lock is then enough. False for a statement that takes the lock itself (the
-   * one-statement insert), which may not have started yet when the check runs.
+   * one-statement insert), which may not have started yet when the check runs: then the check
+   * waits for the lost session to end.
    */
   heldKeyLock: boolean;
 }
@@ -198,27 +199,29 @@ export async function recoverRequest(
       const find = async () => (await client.query<{ result: InsertedRow }>(settings.sql.text('find-request'), [key, token])).rows[0]?.result ?? null;
       const seen = await find();
       if (seen) return seen;
-      if (typeof pid === 'number') {
-        // The lost session may still be running the statement (or not have read it yet): once
-        // its backend has exited, nothing of it can commit any more. A backend sees its client's
-        // end when it next reads or writes, i.e. at the latest when the statement is done.
-        const deadline = Date.now() + RECOVERY_WAIT_MS;
-        while ((await client.query(settings.sql.text('session-alive'), [pid])).rows.length > 0) {
-          if (Date.now() > deadline) throw new Error(`the lost session (backend ${pid}) is still running`);
-          await new Promise((resolve) => setTimeout(resolve, 20));
+      if (lost.heldKeyLock) {
+        // The lost transaction holds the key's lock until it commits or rolls back (behind a
+        // transaction pooler too: the server connection stays assigned for the transaction).
+        await client.query('begin');
+        try {
+          await client.query(`set local lock_timeout = ${RECOVERY_WAIT_MS}`);
+          await client.query(settings.sql.text('lock-key'), [key]);
+          return await find();
+        } finally {
+          await client.query('rollback').catch(() => undefined);
         }
-        return await find();
       }
-      if (!lost.heldKeyLock) throw new Error('the lost session is unknown (no backend process id)');
-      // The lost transaction holds the key's lock until it commits or rolls back.
-      await client.query('begin');
-      try {
-        await client.query(`set local lock_timeout = ${RECOVERY_WAIT_MS}`);
-        await client.query(settings.sql.text('lock-key'), [key]);
-        return await find();
-      } finally {
-        await client.query('rollback').catch(() => undefined);
+      // A statement that takes the lock itself may still be running, or not even read yet: once
+      // the lost session's backend has exited, nothing of it can commit any more. A backend sees
+      // its client's end when it next reads or writes, i.e. at the latest when the statement is
+      // done.
+      if (typeof pid !== 'number') throw new Error('the lost session is unknown (no backend process id)');
+      const deadline = Date.now() + RECOVERY_WAIT_MS;
+      while ((await client.query(settings.sql.text('session-alive'), [pid])).rows.length > 0) {
+        if (Date.now() > deadline) throw new Error(`the lost session (backend ${pid}) is still running`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
       }
+      return await find();
     });
   } catch (error) {
     throw new BackendError('graphile-worker', `${what}, and checking whether it committed failed (${messageOf(error)}); it may have committed`, {
