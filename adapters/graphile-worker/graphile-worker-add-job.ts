@@ -12,7 +12,7 @@ import { enqueueOnClient, recoverRequest, type EnqueueSettings, type PreparedGra
 import { isConnectionLoss, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, type SchemaOptionNames } from './graphile-worker-sql.js';
-import { taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
+import { hasUniquePolicy, taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
 
 export interface UniqueEnqueueOptions {
   /** The adapter's own schema. (Default: `ojs_unique`.) */
@@ -78,7 +78,7 @@ export async function addJobWithClient(
   options: UniqueEnqueueOptions = {},
 ): Promise<EnqueueResult | Job> {
   const settings = enqueueSettings(options);
-  if (spec.unique === undefined || spec.unique === null) return addPlainJob(client, settings, identifier, payload, spec);
+  if (!hasUniquePolicy(spec)) return addPlainJob(client, settings, identifier, payload, spec);
   if (isPool(client)) {
     // Each statement of a pool may run on another connection, in autocommit: the key's lock
     // would be released between the read and the insert, and strength silently lost.

@@ -39,6 +39,16 @@ export interface UniqueTaskSpec extends TaskSpec {
 }
 
 /**
+ * Whether a spec asks for uniqueness: an own `unique` that is neither undefined nor null
+ * (`unique: null` is no policy, on every entry point; an inherited property is not input).
+ */
+export function hasUniquePolicy(spec: unknown): boolean {
+  if (spec === null || typeof spec !== 'object' || !Object.prototype.hasOwnProperty.call(spec, 'unique')) return false;
+  const unique = (spec as { unique?: unknown }).unique;
+  return unique !== undefined && unique !== null;
+}
+
+/**
  * The OJS `args` of a Graphile payload, on every unique entry point (`addJob`, `addJobs`,
  * `addJobWithClient`, task helpers): a missing payload is Graphile's default, `{}`; anything
  * else, `null` included, is stored exactly as given and hashed as stored, so a job has the same
@@ -105,20 +115,24 @@ export function taskSpecIssues(spec: unknown, prefix: string): ValidationIssue[]
 export function taskSpecToEnqueue(identifier: string, payload: unknown, spec: UniqueTaskSpec, prefix = 'spec'): PreparedGraphileEnqueue {
   const issues = taskSpecIssues(spec, prefix);
   if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
+  // Own properties only, as the core reads a job and a policy: an inherited field is not input.
+  const own = <K extends keyof UniqueTaskSpec>(name: K): UniqueTaskSpec[K] | undefined =>
+    Object.prototype.hasOwnProperty.call(spec, name) ? spec[name] : undefined;
   const job: JobInput = {
     type: identifier,
     args: payloadArgs(payload),
-    unique: spec.unique,
+    unique: own('unique'),
   };
-  if (spec.queue !== undefined) job.queue = spec.queue;
-  if (spec.meta !== undefined) job.meta = spec.meta;
-  if (spec.id !== undefined) job.id = spec.id;
-  if (spec.runAt !== undefined && spec.runAt !== null) job.scheduled_at = spec.runAt;
-  if (spec.maxAttempts !== undefined && spec.maxAttempts !== null) job.max_attempts = spec.maxAttempts;
-  if (spec.priority) job.priority = -spec.priority;
+  const [queue, meta, id, runAt, maxAttempts, priority] = [own('queue'), own('meta'), own('id'), own('runAt'), own('maxAttempts'), own('priority')];
+  if (queue !== undefined) job.queue = queue;
+  if (meta !== undefined) job.meta = meta;
+  if (id !== undefined) job.id = id;
+  if (runAt !== undefined && runAt !== null) job.scheduled_at = runAt;
+  if (maxAttempts !== undefined && maxAttempts !== null) job.max_attempts = maxAttempts;
+  if (priority) job.priority = -priority;
   return prepareGraphileEnqueue(job, {
-    queueName: spec.queueName ?? null,
-    priority: spec.priority ?? null,
-    flags: spec.flags ?? null,
+    queueName: own('queueName') ?? null,
+    priority: priority ?? null,
+    flags: own('flags') ?? null,
   });
 }

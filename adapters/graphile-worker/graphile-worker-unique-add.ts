@@ -9,7 +9,7 @@ import { addJobsOnClient, type UniqueAddJobsSpec, type UniqueTaskSpecWithPolicy 
 import { enqueueOnClient, type EnqueueSettings, type Reconnect } from './graphile-worker-enqueue.js';
 import { translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
-import { taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
+import { hasUniquePolicy, taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
 
 export interface UniqueAddJob {
   /** With `unique`: resolves to the outcome; `reject` throws `DuplicateJobError`. */
@@ -46,12 +46,12 @@ export function uniqueAddFunctions(graphile: GraphileAddFunctions, settings: Enq
   // async: a refused spec rejects the returned promise rather than throwing synchronously.
   const addJob = (async (identifier: string, payload?: unknown, spec?: UniqueTaskSpec) => {
     // `unique: null` is no policy (a plain job), on every entry point.
-    if (spec?.unique === undefined || spec.unique === null) return graphile.addJob(identifier, payload, withoutUnique(spec));
-    const request = taskSpecToEnqueue(identifier, payload, spec);
+    if (!hasUniquePolicy(spec)) return graphile.addJob(identifier, payload, withoutUnique(spec));
+    const request = taskSpecToEnqueue(identifier, payload, spec!);
     return onClient('addJob', (client) => enqueueOnClient(client, settings, request, { ownTransaction: true, reconnect }));
   }) as UniqueAddJob;
   const addJobs = (async (specs: readonly UniqueAddJobsSpec[], jobKeyPreserveRunAt?: boolean) => {
-    if (!specs.some((spec) => spec.unique !== undefined && spec.unique !== null)) {
+    if (!specs.some(hasUniquePolicy)) {
       return graphile.addJobs(specs.map(withoutUnique) as AddJobsJobSpec[], jobKeyPreserveRunAt);
     }
     return onClient('addJobs', (client) => addJobsOnClient(client, settings, specs, reconnect));

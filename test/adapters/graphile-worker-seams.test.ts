@@ -260,6 +260,16 @@ describe('graphile-worker: issue 9 seams', function () {
       expect(await count(':ou.heads')).to.equal(0);
     });
 
+    it('§2.2 only own properties of a spec are read: an inherited unique or queue is not input', async () => {
+      const u = await makeUtils();
+      const inheritedUnique = Object.create({ unique: {} }) as object;
+      expect(await u.addJob('plain', {}, inheritedUnique)).to.have.property('task_identifier', 'plain');
+      expect(await count(':ou.jobs')).to.equal(0);
+      const spec = Object.assign(Object.create({ queue: 'inherited', flags: 'not an array' }) as object, { unique: { keys: ['type', 'queue'] } });
+      const result = await u.addJob('own', {}, spec as never);
+      expect(result.job.queue).to.equal('default');
+    });
+
     it('§4 a null payload hashes (and is stored as) null on every entry point, the same key as createGraphileWorkerBackend and memory', async () => {
       const u = await makeUtils();
       const backend = makeBackend();
