@@ -8,11 +8,11 @@
 import type { Job } from 'graphile-worker';
 import { InvalidUniquePolicyError } from '../../src/errors.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
-import { enqueueOnClient, type EnqueueSettings, type PreparedGraphileEnqueue } from './graphile-worker-enqueue.js';
-import { translatePgError } from './graphile-worker-errors.js';
+import { enqueueOnClient, recoverRequest, type EnqueueSettings, type PreparedGraphileEnqueue, type Reconnect } from './graphile-worker-enqueue.js';
+import { isConnectionLoss, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, type SchemaOptionNames } from './graphile-worker-sql.js';
-import { taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
+import { hasUniquePolicy, taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
 
 export interface UniqueEnqueueOptions {
   /** The adapter's own schema. (Default: `ojs_unique`.) */
@@ -57,24 +57,78 @@ export type UniqueTaskSpecWithPolicy = UniqueTaskSpec & { unique: NonNullable<Un
  * surfaces as a `BackendError` (SQLSTATE 40001): retry the transaction, as for any such conflict.
  */
 export function addJobWithClient(
-  client: PgClientLike,
+  client: TransactionClientLike,
   identifier: string,
   payload: unknown,
   spec: UniqueTaskSpecWithPolicy,
   options?: UniqueEnqueueOptions,
 ): Promise<EnqueueResult>;
-export function addJobWithClient(client: PgClientLike, identifier: string, payload?: unknown, spec?: UniqueTaskSpec, options?: UniqueEnqueueOptions): Promise<Job>;
+export function addJobWithClient(
+  client: TransactionClientLike,
+  identifier: string,
+  payload?: unknown,
+  spec?: UniqueTaskSpec,
+  options?: UniqueEnqueueOptions,
+): Promise<Job>;
 export async function addJobWithClient(
-  client: PgClientLike,
+  client: TransactionClientLike,
   identifier: string,
   payload: unknown = {},
   spec: UniqueTaskSpec = {},
   options: UniqueEnqueueOptions = {},
 ): Promise<EnqueueResult | Job> {
   const settings = enqueueSettings(options);
-  if (spec.unique === undefined) return addPlainJob(client, settings, identifier, payload, spec);
-  return enqueueOnClient(client, settings, taskSpecToEnqueue(identifier, payload, spec), false);
+  if (!hasUniquePolicy(spec)) return addPlainJob(client, settings, identifier, payload, spec);
+  if (isPool(client)) {
+    // Each statement of a pool may run on another connection, in autocommit: the key's lock
+    // would be released between the read and the insert, and strength silently lost.
+    throw new InvalidUniquePolicyError([
+      { path: 'client', message: 'is a pool: check a client out (pool.connect()), BEGIN, call addJobWithClient, then COMMIT and release it' },
+    ]);
+  }
+  const request = taskSpecToEnqueue(identifier, payload, spec);
+  // A savepoint: SAVEPOINT fails (25P01) outside a transaction block, where the key's lock would
+  // end with each statement; and on any failure the enqueue undoes its own writes, so the
+  // caller's transaction never commits half of it (and stays usable).
+  try {
+    await client.query(`savepoint ${SAVEPOINT}`);
+  } catch (error) {
+    throw translatePgError(error, { operation: 'addJobWithClient', rolledBack: true }); // 25P01: not in a transaction
+  }
+  let result: EnqueueResult;
+  try {
+    result = await enqueueOnClient(client, settings, request, { ownTransaction: false, undoneOnError: true });
+  } catch (error) {
+    // Undone, or the connection (and with it the caller's transaction) is gone: nothing of this
+    // enqueue can commit either way.
+    await client.query(`rollback to savepoint ${SAVEPOINT}`).then(
+      () => client.query(`release savepoint ${SAVEPOINT}`),
+      () => undefined,
+    ).catch(() => undefined);
+    throw error;
+  }
+  try {
+    await client.query(`release savepoint ${SAVEPOINT}`);
+  } catch (error) {
+    // Only a lost connection fails here, and it takes the caller's transaction with it.
+    throw translatePgError(error, { operation: 'addJobWithClient', rolledBack: true });
+  }
+  return result;
 }
+
+const SAVEPOINT = 'ojs_unique_enqueue';
+
+/**
+ * A client that can hold a transaction: a `pg.Client`, a checked-out `pg.PoolClient`, Graphile's
+ * `withPgClient` client. A `pg.Pool` does not fit (its counters are typed `never` here).
+ */
+export type TransactionClientLike = PgClientLike & { readonly totalCount?: never; readonly idleCount?: never; readonly waitingCount?: never };
+
+function isPool(client: unknown): boolean {
+  const candidate = client as { totalCount?: unknown; idleCount?: unknown; connect?: unknown };
+  return typeof candidate.totalCount === 'number' && typeof candidate.idleCount === 'number' && typeof candidate.connect === 'function';
+}
+
 
 async function addPlainJob(client: PgClientLike, settings: EnqueueSettings, identifier: string, payload: unknown, spec: UniqueTaskSpec): Promise<Job> {
   try {
@@ -108,7 +162,12 @@ export interface UniqueAddJobsSpec extends UniqueTaskSpec {
  * Keys are locked in key order, whatever the batch order, so two batches sharing keys cannot
  * deadlock; two entries with one key see each other (the second is the duplicate).
  */
-export async function addJobsOnClient(client: PgClientLike, settings: EnqueueSettings, specs: readonly UniqueAddJobsSpec[]): Promise<EnqueueResult[]> {
+export async function addJobsOnClient(
+  client: PgClientLike,
+  settings: EnqueueSettings,
+  specs: readonly UniqueAddJobsSpec[],
+  reconnect?: Reconnect,
+): Promise<EnqueueResult[]> {
   // Validate every entry before the first write. The ledger path never passes a job key, so a
   // Graphile jobKey in the same batch would be silently dropped: refused instead.
   const keyed = specs.findIndex((spec) => spec.jobKey !== undefined && spec.jobKey !== null);
@@ -117,18 +176,31 @@ export async function addJobsOnClient(client: PgClientLike, settings: EnqueueSet
       { path: `[${keyed}].jobKey`, message: 'a batch with unique jobs cannot also carry Graphile job keys: add keyed jobs in a separate addJobs call' },
     ]);
   }
-  const requests: PreparedGraphileEnqueue[] = specs.map(({ identifier, payload, ...spec }) => taskSpecToEnqueue(identifier, payload, spec));
+  const requests: PreparedGraphileEnqueue[] = specs.map(({ identifier, payload, ...spec }, index) => taskSpecToEnqueue(identifier, payload, spec, `[${index}]`));
   const order = requests
     .map((request, index) => ({ index, key: request.prepared?.key ?? '' }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index));
   const results: EnqueueResult[] = new Array(requests.length);
-  await client.query('begin');
   try {
-    for (const { index } of order) results[index] = await enqueueOnClient(client, settings, requests[index]!, false);
-    await client.query('commit');
+    await client.query('begin');
+    // Each entry's failure is undone by the batch's rollback: nothing of the batch is written.
+    for (const { index } of order) results[index] = await enqueueOnClient(client, settings, requests[index]!, { ownTransaction: false, undoneOnError: true });
   } catch (error) {
     await client.query('rollback').catch(() => undefined);
     throw translatePgError(error, { operation: 'addJobs', rolledBack: true });
+  }
+  try {
+    await client.query('commit');
+  } catch (error) {
+    if (!isConnectionLoss(error)) throw translatePgError(error, { operation: 'addJobs', rolledBack: true });
+    // A lost reply to COMMIT: one entry's request token tells whether the batch committed.
+    const wrote = requests.findIndex((request, index) => request.prepared !== null && results[index]!.outcome !== 'deduplicated');
+    if (wrote >= 0) {
+      await recoverRequest(reconnect, settings, requests[wrote]!.prepared!.key, requests[wrote]!.token, { error, client, heldKeyLock: true });
+    } else if (requests.some((request) => request.prepared === null)) {
+      // Only jobs without a policy were written: their ledger rows have no key to look up by.
+      await recoverRequest(undefined, settings, '', '', { error, client, heldKeyLock: true });
+    }
   }
   return results;
 }

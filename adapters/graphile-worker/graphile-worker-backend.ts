@@ -18,7 +18,7 @@ import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { enqueueSettings } from './graphile-worker-add-job.js';
 import { enqueueOnClient, prepareGraphileEnqueue, readJob, type EnqueueSettings } from './graphile-worker-enqueue.js';
 import { backendClosedError, translatePgError } from './graphile-worker-errors.js';
-import { withDefaultUser, type PgPoolClientLike, type PgPoolLike } from './graphile-worker-pg.js';
+import { DEFAULT_CONNECTION_TIMEOUT_MS, makeOwnPool, withDefaultUser, type PgClientLike, type PgPoolClientLike, type PgPoolLike } from './graphile-worker-pg.js';
 import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './graphile-worker-reclaim.js';
 import { installUniqueJobsSchema } from './graphile-worker-schema.js';
 import type { GraphileWorkerSql } from './graphile-worker-sql.js';
@@ -30,6 +30,13 @@ export interface GraphileWorkerBackendOptions {
   connectionString?: string;
   /** Size of the pool created from `connectionString`. (Default: 10, as Graphile Worker.) */
   maxPoolSize?: number;
+  /**
+   * How long getting a connection from the pool created from `connectionString` may take before
+   * the call fails with a `BackendError` (pg's own default, 0, waits without limit, e.g. for the
+   * operating system's TCP timeout when the server is unreachable). A `pgPool` you give keeps
+   * its own setting. (Default: 10000.)
+   */
+  connectionTimeoutMillis?: number;
   /** The adapter's own schema (ledger, functions, migrations). (Default: `ojs_unique`.) */
   schema?: string;
   /** Graphile Worker's schema. (Default: `graphile_worker`.) */
@@ -97,18 +104,11 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
     this.#ownsPool = !options.pgPool;
     this.#pool = options.pgPool
       ? Promise.resolve(options.pgPool)
-      : import('pg').then(({ default: pg }) => {
-          const pool = new pg.Pool({
-            connectionString: withDefaultUser(options.connectionString!, () => userInfo().username),
-            max: options.maxPoolSize ?? 10,
-          });
-          // An idle client's network error must not crash the process (pg emits it on the pool);
-          // the next query on a broken client fails and surfaces as a BackendError instead.
-          const ignore = () => undefined;
-          pool.on('error', ignore);
-          pool.on('connect', (client) => client.on('error', ignore));
-          return pool as unknown as PgPoolLike;
-        });
+      : makeOwnPool(
+          withDefaultUser(options.connectionString!, () => userInfo().username),
+          options.maxPoolSize ?? 10,
+          options.connectionTimeoutMillis ?? DEFAULT_CONNECTION_TIMEOUT_MS,
+        );
     this.#queueNameFor = options.queueNameFor ?? (() => null);
     this.#migrate = options.migrate ?? true;
     this.capabilities = {
@@ -166,7 +166,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
     await this.ready();
     const client = await this.#connect('enqueue');
     try {
-      return await enqueueOnClient(client, this.#settings, request, true);
+      return await enqueueOnClient(client, this.#settings, request, { ownTransaction: true, reconnect: this.#reconnect });
     } finally {
       client.release();
     }
@@ -233,6 +233,16 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
     await this.#ready?.catch(() => undefined);
     if (this.#ownsPool) await (await this.#pool).end();
   }
+
+  /** A fresh pooled connection for the lost-reply check (request tokens). */
+  readonly #reconnect = async <T>(body: (client: PgClientLike) => Promise<T>): Promise<T> => {
+    const client = await (await this.#pool).connect();
+    try {
+      return await body(client);
+    } finally {
+      client.release();
+    }
+  };
 
   /** A pooled client; a failure to get one (nothing was sent yet) is a BackendError like any other. */
   async #connect(operation: string): Promise<PgPoolClientLike> {

@@ -14,15 +14,16 @@
  * write the spec's rules a second time, in a second language; the one shortcut taken in SQL is
  * the case with no candidate at all, where there is nothing to decide.
  */
+import { randomUUID } from 'node:crypto';
 import { decideConflict, type ConflictDecision } from '../../src/conflict-decision.js';
-import { InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
+import { BackendError, InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
 import { TERMINAL_STATES, type JobInput, type JsonValue, type OjsJob, type OjsJobState } from '../../src/job.js';
 import { normalizeJson } from '../../src/json-normalize.js';
 import { prepareUnique, scheduledAtMs, type PreparedUnique } from '../../src/unique-enqueue.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import type { UniquePolicy } from '../../src/unique-policy.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
-import { translatePgError } from './graphile-worker-errors.js';
+import { isConnectionLoss, translatePgError } from './graphile-worker-errors.js';
 import type { SqlFileName } from './generated/sql.js';
 import { runQuery, type PgClientLike, type PgQueryResultLike } from './graphile-worker-pg.js';
 import type { GraphileWorkerSql } from './graphile-worker-sql.js';
@@ -55,9 +56,16 @@ export interface PreparedGraphileEnqueue {
   /** `meta` exactly as the caller gave it (a copy). */
   meta: Record<string, JsonValue>;
   placement: GraphilePlacement;
+  /**
+   * A client-made request token, stored on the ledger row the enqueue writes (migration 0005):
+   * after a reply lost with the connection, looking it up tells whether the write committed.
+   */
+  token: string;
 }
 
 const SMALLINT = { min: -32768, max: 32767 };
+/** The run_at range the adapter can send: four-digit years (PostgreSQL does not parse toISOString's ±YYYYYY). */
+export const RUN_AT_RANGE = { min: Date.parse('0001-01-01T00:00:00.000Z'), max: Date.parse('9999-12-31T23:59:59.999Z') } as const;
 
 /**
  * Validates everything before any I/O (policy, key, JSON-ness of args and meta, Graphile's
@@ -77,9 +85,15 @@ export function prepareGraphileEnqueue(job: JobInput, placement: GraphilePlaceme
     ['max_attempts', job.max_attempts],
     ['priority', placement.priority],
   ] as const) {
-    if (value !== undefined && value !== null && (value < SMALLINT.min || value > SMALLINT.max)) {
+    if (value !== undefined && value !== null && !(Number.isInteger(value) && value >= SMALLINT.min && value <= SMALLINT.max)) {
       issues.push({ path, message: `must fit Graphile Worker's smallint column (${SMALLINT.min}..${SMALLINT.max})` });
     }
+  }
+  // The core accepts any valid time; the adapter sends run_at as toISOString() text, which
+  // PostgreSQL parses for four-digit years only.
+  const runAt = job.scheduled_at === undefined ? null : scheduledAtMs(job.scheduled_at);
+  if (runAt !== null && !(runAt >= RUN_AT_RANGE.min && runAt <= RUN_AT_RANGE.max)) {
+    issues.push({ path: 'scheduled_at', message: 'must be between years 1 and 9999 (what PostgreSQL accepts from the adapter)' });
   }
   if (typeof job.id === 'string' && /^[0-9]+$/.test(job.id)) {
     // A job without a chosen id takes Graphile's job id as its OJS id; a chosen all-digit id
@@ -95,36 +109,132 @@ export function prepareGraphileEnqueue(job: JobInput, placement: GraphilePlaceme
     args: JSON.parse(payload) as JsonValue,
     meta: JSON.parse(JSON.stringify(job.meta ?? {})) as Record<string, JsonValue>,
     placement,
+    token: randomUUID(),
   };
 }
 
-/**
- * Runs the enqueue on `client`. With `ownTransaction` the adapter opens and commits its own
- * transaction; without, the caller is inside BEGIN … COMMIT and everything joins their
- * transaction (and rolls back with it).
- */
+/** Runs `body` on a fresh connection (not the one that was lost), releasing it afterwards. */
+export type Reconnect = <T>(body: (client: PgClientLike) => Promise<T>) => Promise<T>;
+
+export interface EnqueueMode {
+  /**
+   * The adapter opens and commits its own transaction; without, the caller is inside BEGIN …
+   * COMMIT and everything joins their transaction (and rolls back with it).
+   */
+  ownTransaction: boolean;
+  /** Whether a failure leaves nothing written (the caller undoes the enqueue's writes). (Default: ownTransaction.) */
+  undoneOnError?: boolean;
+  /**
+   * With `ownTransaction`: a fresh connection to tell, by the request token, whether a write
+   * whose reply was lost with the connection committed. Without it such a loss is `written: 'unknown'`.
+   */
+  reconnect?: Reconnect;
+}
+
+/** Runs the enqueue on `client` (see {@link EnqueueMode}). */
 export async function enqueueOnClient(
   client: PgClientLike,
   settings: EnqueueSettings,
   request: PreparedGraphileEnqueue,
-  ownTransaction: boolean,
+  mode: EnqueueMode,
 ): Promise<EnqueueResult> {
   const { prepared } = request;
+  const undone = mode.undoneOnError ?? mode.ownTransaction;
   if (!prepared) {
-    // A job without a policy is one statement; no transaction of our own is needed.
+    // A job without a policy is one statement; no transaction of our own is needed. In
+    // autocommit its ledger row has no key to look its token up by, so a lost reply is 'unknown'.
     try {
       return { outcome: 'created', job: await insertJob(client, settings, request, null) };
     } catch (error) {
-      throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: ownTransaction });
+      const mayHaveCommitted = mode.ownTransaction && isConnectionLoss(error);
+      throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: undone && !mayHaveCommitted });
     }
   }
   try {
-    return await decideAndApply(client, settings, request, prepared, ownTransaction);
+    return await decideAndApply(client, settings, request, prepared, mode);
   } catch (error) {
     // On the adapter's own path every write happens in one statement or one transaction that
-    // was rolled back, so a failure wrote nothing.
-    throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: ownTransaction });
+    // was rolled back (or whose commit was checked), so a failure wrote nothing.
+    throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: undone });
   }
+}
+
+/** How long the lost-reply check waits for the lost session to end (or for the key's lock). */
+const RECOVERY_WAIT_MS = 5_000;
+
+/** What was lost: the statement that may have committed, on which connection. */
+export interface LostWrite {
+  /** The connection error. */
+  error: unknown;
+  /** The client it happened on (its backend process id says which session to wait for). */
+  client: PgClientLike;
+  /**
+   * True when the lost statement was COMMIT of a transaction that held the key's lock: waiting
+   * for the lock is then enough. False for a statement that takes the lock itself (the
+   * one-statement insert), which may not have started yet when the check runs: then the check
+   * waits for the lost session to end.
+   */
+  heldKeyLock: boolean;
+}
+
+/**
+ * After a connection lost once a committing statement was sent: finds the ledger row written
+ * with `token`, on a fresh connection. Found: it committed (the row). Not found once the lost
+ * session has ended (nothing of it can commit any more): nothing committed, `written: false`.
+ * Cannot tell: `written: 'unknown'`.
+ */
+export async function recoverRequest(
+  reconnect: Reconnect | undefined,
+  settings: EnqueueSettings,
+  key: string,
+  token: string,
+  lost: LostWrite,
+): Promise<InsertedRow> {
+  const what = `enqueue: the connection was lost after the write was sent (${messageOf(lost.error)})`;
+  if (!reconnect) throw new BackendError('graphile-worker', `${what}; it may have committed`, { cause: lost.error, written: 'unknown' });
+  const pid = (lost.client as { processID?: unknown }).processID;
+  let row: InsertedRow | null;
+  try {
+    row = await reconnect(async (client) => {
+      const find = async () => (await client.query<{ result: InsertedRow }>(settings.sql.text('find-request'), [key, token])).rows[0]?.result ?? null;
+      const seen = await find();
+      if (seen) return seen;
+      if (lost.heldKeyLock) {
+        // The lost transaction holds the key's lock until it commits or rolls back (behind a
+        // transaction pooler too: the server connection stays assigned for the transaction).
+        await client.query('begin');
+        try {
+          await client.query(`set local lock_timeout = ${RECOVERY_WAIT_MS}`);
+          await client.query(settings.sql.text('lock-key'), [key]);
+          return await find();
+        } finally {
+          await client.query('rollback').catch(() => undefined);
+        }
+      }
+      // A statement that takes the lock itself may still be running, or not even read yet: once
+      // the lost session's backend has exited, nothing of it can commit any more. A backend sees
+      // its client's end when it next reads or writes, i.e. at the latest when the statement is
+      // done.
+      if (typeof pid !== 'number') throw new Error('the lost session is unknown (no backend process id)');
+      const deadline = Date.now() + RECOVERY_WAIT_MS;
+      while ((await client.query(settings.sql.text('session-alive'), [pid])).rows.length > 0) {
+        if (Date.now() > deadline) throw new Error(`the lost session (backend ${pid}) is still running`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      return await find();
+    });
+  } catch (error) {
+    throw new BackendError('graphile-worker', `${what}, and checking whether it committed failed (${messageOf(error)}); it may have committed`, {
+      cause: lost.error,
+      written: 'unknown',
+    });
+  }
+  if (row) return row;
+  throw new BackendError('graphile-worker', `${what}; it did not commit (checked by its request token)`, { cause: lost.error, written: false });
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** A candidate as lock_and_read reports it (install-functions.sql, `candidates`). */
@@ -147,19 +257,31 @@ async function decideAndApply(
   settings: EnqueueSettings,
   request: PreparedGraphileEnqueue,
   prepared: PreparedUnique,
-  ownTransaction: boolean,
+  mode: EnqueueMode,
 ): Promise<EnqueueResult> {
+  const { ownTransaction } = mode;
   const params = insertParams(request, null);
   // One round trip for the two common cases (see try_enqueue in install-functions.sql): a key
   // with no record at all is inserted under the key's lock; a duplicate under reject or ignore is
   // answered from a committed snapshot, read-only.
-  const first = await statement<{ result: { inserted: InsertedRow } | LockAndRead }>(client, settings, 'try-enqueue', [
-    prepared.key,
-    prepared.policy.states,
-    ...params.slice(0, 8),
-    ...params.slice(9),
-  ]);
-  const attempt = first.rows[0]!.result;
+  let attempt: { inserted: InsertedRow } | LockAndRead;
+  try {
+    const first = await statement<{ result: { inserted: InsertedRow } | LockAndRead }>(client, settings, 'try-enqueue', [
+      prepared.key,
+      prepared.policy.states,
+      ...params.slice(0, 8),
+      ...params.slice(9),
+      request.token,
+    ]);
+    attempt = first.rows[0]!.result;
+  } catch (error) {
+    // In autocommit the statement commits its own insert: a lost reply may hide a committed job.
+    if (ownTransaction && isConnectionLoss(error)) {
+      const row = await recoverRequest(mode.reconnect, settings, prepared.key, request.token, { error, client, heldKeyLock: false });
+      return { outcome: 'created', job: createdView(request, row) };
+    }
+    throw error;
+  }
   if ('inserted' in attempt) return { outcome: 'created', job: createdView(request, attempt.inserted) };
   const early = decide(settings, prepared, attempt);
   if (early.action === 'ignore' || early.action === 'reject') return settle(early, attempt);
@@ -185,6 +307,7 @@ async function decideAndApply(
           ...insertParams(request, decision.scheduledAt),
           cancelled.map((c) => c.job_id),
           settings.replaceActive,
+          request.token,
         ])
       ).rows[0]!.result;
       const job = createdView(request, applied.inserted);
@@ -202,11 +325,35 @@ async function decideAndApply(
     } else {
       result = settle(decision, read);
     }
-    if (ownTransaction) await client.query('commit');
+    if (ownTransaction) await commit(client, mode, settings, prepared.key, request.token, decision.action === 'insert' || decision.action === 'replace');
     return result;
   } catch (error) {
-    if (ownTransaction) await client.query('rollback').catch(() => undefined);
-    throw error;
+    if (ownTransaction && !(error instanceof CommitChecked)) await client.query('rollback').catch(() => undefined);
+    throw error instanceof CommitChecked ? error.error : error;
+  }
+}
+
+/** An error from {@link commit}, already settled by the token check (no rollback to send). */
+class CommitChecked {
+  constructor(readonly error: unknown) {}
+}
+
+/**
+ * COMMIT of the adapter's own transaction. A lost reply to it is settled by the request token:
+ * committed → returns (the caller returns the outcome it computed); not committed → written
+ * false; cannot tell → written 'unknown'. A transaction that wrote nothing has nothing to check.
+ */
+async function commit(client: PgClientLike, mode: EnqueueMode, settings: EnqueueSettings, key: string, token: string, wrote: boolean): Promise<void> {
+  try {
+    await client.query('commit');
+  } catch (error) {
+    if (!isConnectionLoss(error)) throw error;
+    if (!wrote) return;
+    try {
+      await recoverRequest(mode.reconnect, settings, key, token, { error, client, heldKeyLock: true });
+    } catch (settled) {
+      throw new CommitChecked(settled);
+    }
   }
 }
 
@@ -240,7 +387,7 @@ function candidateView(candidate: CandidateRow): OjsJob {
   return toOjsJob({ ...candidate.view, job_id: candidate.job_id, id: candidate.id, state: candidate.state });
 }
 
-interface InsertedRow {
+export interface InsertedRow {
   job_id: string;
   id: string;
   /** An ISO string: insert_job returns JSON. */
@@ -274,7 +421,7 @@ function insertParams(request: PreparedGraphileEnqueue, keepScheduledAt: number 
 }
 
 async function insertJob(client: PgClientLike, settings: EnqueueSettings, request: PreparedGraphileEnqueue, keepScheduledAt: number | null): Promise<OjsJob> {
-  const { rows } = await statement<{ result: InsertedRow }>(client, settings, 'insert-job', insertParams(request, keepScheduledAt));
+  const { rows } = await statement<{ result: InsertedRow }>(client, settings, 'insert-job', [...insertParams(request, keepScheduledAt), request.token]);
   return createdView(request, rows[0]!.result);
 }
 

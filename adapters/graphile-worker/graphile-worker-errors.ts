@@ -33,6 +33,13 @@ export function translatePgError(error: unknown, context: PgErrorContext): Error
     case '22003':
       // Graphile stores priority and max_attempts as smallint.
       return new InvalidUniquePolicyError([{ path: 'priority', message: 'priority and max_attempts must fit a PostgreSQL smallint (-32768..32767)' }], { cause: error });
+    case '25P01':
+      // Only the savepoint addJobWithClient opens raises it: the client is in autocommit, where
+      // the key's lock would end with each statement.
+      return new InvalidUniquePolicyError(
+        [{ path: 'client', message: 'is not inside a transaction: call addJobWithClient between BEGIN and COMMIT on the same client' }],
+        { cause: error },
+      );
     case '40001':
     case '40P01':
       return new BackendError(
@@ -54,4 +61,15 @@ export function translatePgError(error: unknown, context: PgErrorContext): Error
     cause: error,
     ...written,
   });
+}
+
+/**
+ * Whether `error` means the connection went away (no SQLSTATE from the server about the
+ * statement itself), so a statement that commits may or may not have committed.
+ */
+export function isConnectionLoss(error: unknown): boolean {
+  if (isOjsUniqueError(error)) return false;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true; // ECONNRESET, "Connection terminated", …
+  return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03';
 }

@@ -60,3 +60,20 @@ export function withDefaultUser(connectionString: string, osUser: () => string):
   url.username = osUser();
   return url.toString();
 }
+
+/** pg's connect timeout on the pools the adapter creates (option `connectionTimeoutMillis`). */
+export const DEFAULT_CONNECTION_TIMEOUT_MS = 10_000;
+
+/**
+ * A pg pool the adapter owns: a connect timeout, so a call during an outage settles, and the
+ * error handlers Graphile asks for (an idle client's network error must not crash the process;
+ * the next query on it fails and surfaces as a BackendError instead).
+ */
+export async function makeOwnPool(connectionString: string, max: number, connectionTimeoutMillis: number): Promise<PgPoolLike> {
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis });
+  const ignore = () => undefined;
+  pool.on('error', ignore);
+  pool.on('connect', (client) => client.on('error', ignore));
+  return pool as unknown as PgPoolLike;
+}

@@ -26,6 +26,7 @@ const MIGRATIONS: readonly { id: number; file: SqlFileName }[] = [
   { id: 2, file: 'migration-0002-fingerprint-state-index' },
   { id: 3, file: 'migration-0003-retention' },
   { id: 4, file: 'migration-0004-retention-in-record-job' },
+  { id: 5, file: 'migration-0005-request-token' },
 ];
 
 /** Refuses a Graphile Worker schema the adapter was not tested against, with a message saying what to do. */

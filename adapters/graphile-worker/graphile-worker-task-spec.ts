@@ -18,10 +18,10 @@
  * surprise. A user who wants both sets both.
  */
 import type { TaskSpec } from 'graphile-worker';
-import { InvalidUniquePolicyError } from '../../src/errors.js';
+import { InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
 import type { JobInput } from '../../src/job.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
-import { prepareGraphileEnqueue, type PreparedGraphileEnqueue } from './graphile-worker-enqueue.js';
+import { RUN_AT_RANGE, prepareGraphileEnqueue, type PreparedGraphileEnqueue } from './graphile-worker-enqueue.js';
 
 /** Graphile's `TaskSpec` plus the OJS fields. */
 export interface UniqueTaskSpec extends TaskSpec {
@@ -38,29 +38,101 @@ export interface UniqueTaskSpec extends TaskSpec {
   id?: string;
 }
 
-export function taskSpecToEnqueue(identifier: string, payload: unknown, spec: UniqueTaskSpec): PreparedGraphileEnqueue {
-  if (spec.jobKey !== undefined && spec.jobKey !== null && spec.unique !== undefined) {
-    // Two deduplicators on one job give outcomes neither can report: Graphile's replace updates
-    // an existing row in place (same id, the ledger's record of another key silently changes
-    // job) and its key race can drop the job (#580), which would break §8.1. Refused, not merged.
-    throw new InvalidUniquePolicyError([
-      { path: 'jobKey', message: 'cannot be combined with unique: use unique alone (OJS) or jobKey alone (Graphile)' },
-    ]);
+/**
+ * Whether a spec asks for uniqueness: an own `unique` that is neither undefined nor null
+ * (`unique: null` is no policy, on every entry point; an inherited property is not input).
+ */
+export function hasUniquePolicy(spec: unknown): boolean {
+  if (spec === null || typeof spec !== 'object' || !Object.prototype.hasOwnProperty.call(spec, 'unique')) return false;
+  const unique = (spec as { unique?: unknown }).unique;
+  return unique !== undefined && unique !== null;
+}
+
+/**
+ * The OJS `args` of a Graphile payload, on every unique entry point (`addJob`, `addJobs`,
+ * `addJobWithClient`, task helpers): a missing payload is Graphile's default, `{}`; anything
+ * else, `null` included, is stored exactly as given and hashed as stored, so a job has the same
+ * key as through `createGraphileWorkerBackend` and every other backend.
+ */
+export function payloadArgs(payload: unknown): unknown {
+  return payload === undefined ? {} : payload;
+}
+
+/** Graphile's smallint columns (priority, attempts, max_attempts). */
+const SMALLINT = { min: -32768, max: 32767 };
+
+/**
+ * Problems with the Graphile-specific options of a unique spec (the OJS fields are the core's),
+ * each naming the option under `prefix` (`spec.flags`, `[2].runAt`). Checked before any I/O.
+ */
+export function taskSpecIssues(spec: unknown, prefix: string): ValidationIssue[] {
+  if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) return [{ path: prefix, message: 'must be an object' }];
+  const issues: ValidationIssue[] = [];
+  const own = (name: string): unknown => (Object.prototype.hasOwnProperty.call(spec, name) ? (spec as Record<string, unknown>)[name] : undefined);
+  const at = (name: string) => `${prefix}.${name}`;
+  const flags = own('flags');
+  if (flags !== undefined && flags !== null) {
+    if (!Array.isArray(flags) || flags.some((flag) => typeof flag !== 'string' || flag.includes('\u0000'))) {
+      issues.push({ path: at('flags'), message: 'must be an array of strings without NUL characters' });
+    }
   }
+  const queueName = own('queueName');
+  if (queueName !== undefined && queueName !== null && (typeof queueName !== 'string' || queueName.includes('\u0000'))) {
+    issues.push({ path: at('queueName'), message: 'must be a string without NUL characters' });
+  }
+  const runAt = own('runAt');
+  if (runAt !== undefined && runAt !== null) {
+    const ms = runAt instanceof Date ? runAt.getTime() : Number.NaN;
+    if (!(ms >= RUN_AT_RANGE.min && ms <= RUN_AT_RANGE.max)) {
+      issues.push({ path: at('runAt'), message: 'must be a valid Date between years 1 and 9999 (what PostgreSQL accepts from the adapter)' });
+    }
+  }
+  for (const [name, min] of [
+    ['priority', SMALLINT.min],
+    ['maxAttempts', 1],
+  ] as const) {
+    const value = own(name);
+    if (value !== undefined && value !== null && !(Number.isInteger(value) && (value as number) >= min && (value as number) <= SMALLINT.max)) {
+      issues.push({ path: at(name), message: `must be an integer from ${min} to ${SMALLINT.max} (Graphile Worker stores it as a smallint)` });
+    }
+  }
+  // Two deduplicators on one job give outcomes neither can report: Graphile's replace updates
+  // an existing row in place (same id, the ledger's record of another key silently changes
+  // job) and its key race can drop the job (#580), which would break §8.1. Refused, not merged.
+  for (const name of ['jobKey', 'jobKeyMode']) {
+    const value = own(name);
+    if (value !== undefined && value !== null) {
+      issues.push({ path: at(name), message: 'cannot be combined with unique: use unique alone (OJS) or jobKey alone (Graphile)' });
+    }
+  }
+  return issues;
+}
+
+/**
+ * A unique spec as the enqueue's input, validated before any I/O (Graphile's options here, the
+ * OJS fields and the policy by the core). `prefix` names the spec in errors.
+ */
+export function taskSpecToEnqueue(identifier: string, payload: unknown, spec: UniqueTaskSpec, prefix = 'spec'): PreparedGraphileEnqueue {
+  const issues = taskSpecIssues(spec, prefix);
+  if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
+  // Own properties only, as the core reads a job and a policy: an inherited field is not input.
+  const own = <K extends keyof UniqueTaskSpec>(name: K): UniqueTaskSpec[K] | undefined =>
+    Object.prototype.hasOwnProperty.call(spec, name) ? spec[name] : undefined;
   const job: JobInput = {
     type: identifier,
-    args: payload ?? {},
-    unique: spec.unique,
+    args: payloadArgs(payload),
+    unique: own('unique'),
   };
-  if (spec.queue !== undefined) job.queue = spec.queue;
-  if (spec.meta !== undefined) job.meta = spec.meta;
-  if (spec.id !== undefined) job.id = spec.id;
-  if (spec.runAt !== undefined) job.scheduled_at = spec.runAt;
-  if (spec.maxAttempts !== undefined) job.max_attempts = spec.maxAttempts;
-  if (spec.priority) job.priority = -spec.priority;
+  const [queue, meta, id, runAt, maxAttempts, priority] = [own('queue'), own('meta'), own('id'), own('runAt'), own('maxAttempts'), own('priority')];
+  if (queue !== undefined) job.queue = queue;
+  if (meta !== undefined) job.meta = meta;
+  if (id !== undefined) job.id = id;
+  if (runAt !== undefined && runAt !== null) job.scheduled_at = runAt;
+  if (maxAttempts !== undefined && maxAttempts !== null) job.max_attempts = maxAttempts;
+  if (priority) job.priority = -priority;
   return prepareGraphileEnqueue(job, {
-    queueName: spec.queueName ?? null,
-    priority: spec.priority ?? null,
-    flags: spec.flags ?? null,
+    queueName: own('queueName') ?? null,
+    priority: priority ?? null,
+    flags: own('flags') ?? null,
   });
 }

@@ -6,16 +6,16 @@
 import type { AddJobFunction, AddJobsFunction, AddJobsJobSpec, Job, TaskSpec, WithPgClient } from 'graphile-worker';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import { addJobsOnClient, type UniqueAddJobsSpec, type UniqueTaskSpecWithPolicy } from './graphile-worker-add-job.js';
-import { enqueueOnClient, type EnqueueSettings } from './graphile-worker-enqueue.js';
+import { enqueueOnClient, type EnqueueSettings, type Reconnect } from './graphile-worker-enqueue.js';
 import { translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
-import { taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
+import { hasUniquePolicy, taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
 
 export interface UniqueAddJob {
   /** With `unique`: resolves to the outcome; `reject` throws `DuplicateJobError`. */
   (identifier: string, payload: unknown, spec: UniqueTaskSpecWithPolicy): Promise<EnqueueResult>;
-  /** Without `unique`: Graphile's own `addJob`, unchanged (your `jobKey` works as before). */
-  (identifier: string, payload?: unknown, spec?: TaskSpec): Promise<Job>;
+  /** Without `unique` (or `unique: null`): Graphile's own `addJob`, unchanged (your `jobKey` works as before). */
+  (identifier: string, payload?: unknown, spec?: TaskSpec & { unique?: null }): Promise<Job>;
 }
 
 export interface UniqueAddJobs {
@@ -41,15 +41,27 @@ export function uniqueAddFunctions(graphile: GraphileAddFunctions, settings: Enq
     graphile.withPgClient((client) => body(client as unknown as PgClientLike)).catch((error: unknown) => {
       throw translatePgError(error, { operation, rolledBack: false });
     });
+  // A fresh connection for the lost-reply check (request tokens): Graphile's own client source.
+  const reconnect: Reconnect = (body) => graphile.withPgClient((client) => body(client as unknown as PgClientLike));
   // async: a refused spec rejects the returned promise rather than throwing synchronously.
   const addJob = (async (identifier: string, payload?: unknown, spec?: UniqueTaskSpec) => {
-    if (spec?.unique === undefined) return graphile.addJob(identifier, payload, spec);
-    const request = taskSpecToEnqueue(identifier, payload, spec);
-    return onClient('addJob', (client) => enqueueOnClient(client, settings, request, true));
+    // `unique: null` is no policy (a plain job), on every entry point.
+    if (!hasUniquePolicy(spec)) return graphile.addJob(identifier, payload, withoutUnique(spec));
+    const request = taskSpecToEnqueue(identifier, payload, spec!);
+    return onClient('addJob', (client) => enqueueOnClient(client, settings, request, { ownTransaction: true, reconnect }));
   }) as UniqueAddJob;
   const addJobs = (async (specs: readonly UniqueAddJobsSpec[], jobKeyPreserveRunAt?: boolean) => {
-    if (!specs.some((spec) => spec.unique !== undefined)) return graphile.addJobs(specs as AddJobsJobSpec[], jobKeyPreserveRunAt);
-    return onClient('addJobs', (client) => addJobsOnClient(client, settings, specs));
+    if (!specs.some(hasUniquePolicy)) {
+      return graphile.addJobs(specs.map(withoutUnique) as AddJobsJobSpec[], jobKeyPreserveRunAt);
+    }
+    return onClient('addJobs', (client) => addJobsOnClient(client, settings, specs, reconnect));
   }) as UniqueAddJobs;
   return { addJob, addJobs };
+}
+
+/** A spec for Graphile's own functions: an explicit `unique: null` left out (Graphile never reads it). */
+function withoutUnique<T extends { unique?: unknown } | undefined>(spec: T): T {
+  if (spec === undefined || !Object.prototype.hasOwnProperty.call(spec, 'unique')) return spec;
+  const { unique: _unique, ...rest } = spec as { unique?: unknown };
+  return rest as T;
 }

@@ -13,7 +13,7 @@ import type { OjsJob } from '../../src/job.js';
 import { enqueueSettings, type UniqueEnqueueOptions } from './graphile-worker-add-job.js';
 import { readJob } from './graphile-worker-enqueue.js';
 import { translatePgError } from './graphile-worker-errors.js';
-import type { PgClientLike } from './graphile-worker-pg.js';
+import { DEFAULT_CONNECTION_TIMEOUT_MS, makeOwnPool, type PgClientLike } from './graphile-worker-pg.js';
 import { makeUniqueJobsPreset } from './graphile-worker-preset.js';
 import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './graphile-worker-reclaim.js';
 import { uniqueAddFunctions, type UniqueAddJob, type UniqueAddJobs } from './graphile-worker-unique-add.js';
@@ -22,7 +22,16 @@ import { uniqueAddFunctions, type UniqueAddJob, type UniqueAddJobs } from './gra
 export interface UniqueWorkerUtilsOptions extends WorkerUtilsOptions, Pick<UniqueEnqueueOptions, 'replaceActive' | 'preparedStatements'> {
   /** The adapter's own schema. (Default: `ojs_unique`.) */
   uniqueSchema?: string;
+  /**
+   * How long getting a connection may take before the call fails with a `BackendError`, on the
+   * pool made from `connectionString` (or `DATABASE_URL`): without it, an unreachable server
+   * makes a call wait for the operating system's TCP timeout. Not applied to a `pgPool` you give:
+   * set `connectionTimeoutMillis` on it yourself (pg's default, 0, waits without limit).
+   * (Default: 10000.)
+   */
+  connectionTimeoutMillis?: number;
 }
+
 
 export interface UniqueWorkerUtils extends Omit<WorkerUtils, 'addJob' | 'addJobs'> {
   addJob: UniqueAddJob;
@@ -34,7 +43,7 @@ export interface UniqueWorkerUtils extends Omit<WorkerUtils, 'addJob' | 'addJobs
 }
 
 export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): Promise<UniqueWorkerUtils> {
-  const { uniqueSchema, replaceActive, preparedStatements, ...workerOptions } = options;
+  const { uniqueSchema, replaceActive, preparedStatements, connectionTimeoutMillis = DEFAULT_CONNECTION_TIMEOUT_MS, ...workerOptions } = options;
   // Before Graphile connects: a schema name the adapter refuses is reported under these options'
   // own names, with nothing done.
   const settings = enqueueSettings(
@@ -50,11 +59,28 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
     },
     { uniqueSchema: 'uniqueSchema', graphileSchema: 'schema' },
   );
+  // The pool Graphile would create from a connection string, made here with a connect timeout,
+  // so that a call during an outage settles (see connectionTimeoutMillis).
+  const connectionString = workerOptions.pgPool
+    ? undefined
+    : (workerOptions.connectionString ?? presetWorkerSetting(workerOptions.preset, 'connectionString') ?? process.env.DATABASE_URL);
+  const ownPool = connectionString
+    ? await makeOwnPool(connectionString, workerOptions.maxPoolSize ?? presetWorkerSetting(workerOptions.preset, 'maxPoolSize') ?? 10, connectionTimeoutMillis)
+    : null;
   // Graphile migrates on creation; the preset's postmigrate hook installs the adapter's schema.
-  const utils = await makeWorkerUtils({
-    ...workerOptions,
-    preset: { extends: [...(workerOptions.preset ? [workerOptions.preset] : []), makeUniqueJobsPreset({ schema: uniqueSchema })] },
-  });
+  let utils: WorkerUtils;
+  try {
+    utils = await makeWorkerUtils({
+      ...workerOptions,
+      ...(ownPool ? { pgPool: ownPool as never, connectionString: undefined } : {}),
+      preset: { extends: [...(workerOptions.preset ? [workerOptions.preset] : []), makeUniqueJobsPreset({ schema: uniqueSchema })] },
+    });
+  } catch (error) {
+    await ownPool?.end().catch(() => undefined);
+    // A server that cannot be reached (or refuses the migration) is a typed error; Graphile's
+    // migrations run one transaction each, so a failure leaves no half-applied one.
+    throw translatePgError(error, { operation: 'makeUniqueWorkerUtils (connecting and migrating)', rolledBack: true });
+  }
   // Every failure, a connection Graphile could not get included, surfaces as a typed error.
   const onClient = <T>(operation: string, body: (client: PgClientLike) => Promise<T>) =>
     utils.withPgClient((client) => body(client as unknown as PgClientLike)).catch((error: unknown) => {
@@ -64,6 +90,10 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
 
   return {
     ...utils,
+    release: async () => {
+      await utils.release();
+      await ownPool?.end();
+    },
     addJob,
     addJobs,
     getUniqueJob: (id) => onClient('getUniqueJob', (client) => readJob(client, settings.sql, id)),
@@ -77,7 +107,7 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
  * adapter needs before Graphile has resolved the preset itself (the schema name, whether to
  * prepare statements); Graphile's utils do not expose their resolved preset.
  */
-export function presetWorkerSetting<K extends 'schema' | 'preparedStatements'>(
+export function presetWorkerSetting<K extends 'schema' | 'preparedStatements' | 'connectionString' | 'maxPoolSize'>(
   preset: GraphileConfig.Preset | undefined,
   key: K,
 ): GraphileConfig.WorkerOptions[K] | undefined {
@@ -90,3 +120,4 @@ export function presetWorkerSetting<K extends 'schema' | 'preparedStatements'>(
   }
   return undefined;
 }
+

@@ -20,3 +20,4 @@ export { SUPPORTED_GRAPHILE_MIGRATIONS, installUniqueJobsSchema } from './graphi
 export { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql } from './graphile-worker-sql.js';
 export type { SchemaNames } from './graphile-worker-sql.js';
 export type { PgClientLike, PgPoolLike } from './graphile-worker-pg.js';
+export type { TransactionClientLike } from './graphile-worker-add-job.js';

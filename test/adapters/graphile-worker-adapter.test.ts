@@ -104,7 +104,7 @@ describe('graphile-worker adapter', function () {
       const u = await makeUtils();
       const error = await rejectionOf(u.addJob('sync', { n: 1 }, { jobKey: 'k', unique: {} }));
       expect(error).to.be.instanceOf(InvalidUniquePolicyError);
-      expect((error as InvalidUniquePolicyError).issues[0]!.path).to.equal('jobKey');
+      expect((error as InvalidUniquePolicyError).issues[0]!.path).to.equal('spec.jobKey');
       expect(await count(':gw._private_jobs')).to.equal(0);
     });
 
@@ -546,9 +546,10 @@ describe('graphile-worker adapter', function () {
       await (await makeUtils()).release();
       const { uniqueSchema } = schemas.current();
       const returnType = async () =>
-        (await pool.query<{ t: string }>(`select prorettype::regtype::text as t from pg_proc where pronamespace = $1::regnamespace and proname = 'insert_job'`, [uniqueSchema])).rows[0]?.t;
+        (await pool.query<{ t: string }>(`select prorettype::regtype::text as t from pg_proc where pronamespace = $1::regnamespace and proname = 'insert_job' order by pronargs limit 1`, [uniqueSchema])).rows[0]?.t;
       // The previous version's signature and return type (a body is enough to stand for it).
-      await pool.query(`drop function "${uniqueSchema}".insert_job(text, json, text, timestamptz, int, int, text[], text, text, text, jsonb, jsonb, interval, int)`);
+      // Since migration 0005 the current insert_job takes one more argument (the request token).
+      await pool.query(`drop function if exists "${uniqueSchema}".insert_job(text, json, text, timestamptz, int, int, text[], text, text, text, jsonb, jsonb, interval, int)`);
       await pool.query(`create function "${uniqueSchema}".insert_job(p_identifier text, p_payload json, p_queue_name text, p_run_at timestamptz,
         p_max_attempts int, p_priority int, p_flags text[], p_ojs_id text, p_fingerprint text, p_queue text, p_meta jsonb, p_policy jsonb,
         p_period interval, p_ojs_priority int) returns table (job_id text, id text, created_at timestamptz, scheduled_at timestamptz, max_attempts int)
@@ -608,15 +609,15 @@ describe('graphile-worker adapter', function () {
       const { graphileSchema, uniqueSchema } = schemas.current();
       await pool.query(`insert into "${uniqueSchema}".migrations (id) values (99)`);
       // A marker in a function install-functions would replace: it must survive the refusal.
-      await pool.query(`comment on function "${uniqueSchema}".record_job(bigint, text, text, text, text, jsonb, jsonb, interval, timestamptz, int, int) is 'newer'`);
+      await pool.query(`comment on function "${uniqueSchema}".record_job(bigint, text, text, text, text, jsonb, jsonb, interval, timestamptz, int, int, uuid) is 'newer'`);
       const backend = createGraphileWorkerBackend({ pgPool: pool, schema: uniqueSchema, graphileSchema, migrate: false });
       try {
         const error = await rejectionOf(backend.ready());
         expect(error).to.be.instanceOf(BackendError);
-        expect(error.message).to.match(/migration 99, newer than this ojs-unique knows \(4\)/);
+        expect(error.message).to.match(/migration 99, newer than this ojs-unique knows \(5\)/);
         const { rows } = await pool.query(
           `select obj_description($1::regprocedure, 'pg_proc') as note`,
-          [`"${uniqueSchema}".record_job(bigint, text, text, text, text, jsonb, jsonb, interval, timestamptz, int, int)`],
+          [`"${uniqueSchema}".record_job(bigint, text, text, text, text, jsonb, jsonb, interval, timestamptz, int, int, uuid)`],
         );
         expect(rows[0].note).to.equal('newer');
       } finally {
@@ -708,9 +709,16 @@ describe('graphile-worker adapter', function () {
         expect(await preparedOn(viaFlag)).to.deep.equal([]);
         await viaFlag.release();
         // Unprepared, a client with only query(text, values) is enough.
-        const textOnly = { query: (text: string, values?: unknown[]) => (typeof text === 'string' ? single.query(text, values) : Promise.reject(new Error('object form'))) };
-        const viaClient = await addJobWithClient(textOnly, 't', { tag: 'text-only' }, { unique: {} }, { schema: uniqueSchema, graphileSchema, preparedStatements: false });
-        expect(viaClient.outcome).to.equal('created');
+        const held = await single.connect();
+        try {
+          const textOnly = { query: (text: string, values?: unknown[]) => (typeof text === 'string' ? held.query(text, values) : Promise.reject(new Error('object form'))) };
+          await held.query('begin');
+          const viaClient = await addJobWithClient(textOnly, 't', { tag: 'text-only' }, { unique: {} }, { schema: uniqueSchema, graphileSchema, preparedStatements: false });
+          await held.query('commit');
+          expect(viaClient.outcome).to.equal('created');
+        } finally {
+          held.release();
+        }
         const named = await makeUniqueWorkerUtils({ pgPool: single, schema: graphileSchema, uniqueSchema, logger: quietLogger });
         await enqueueAll(named, 'on');
         await enqueueAll(named, 'on again'); // reuses the parsed statements (pg refuses a name reused for another text)

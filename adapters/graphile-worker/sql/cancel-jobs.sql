@@ -2,7 +2,10 @@
 -- Run in a transaction that has locked the Graphile rows (lock-and-read or lock-job).
 --
 -- $1 bigint[]  Graphile job ids to cancel
--- $2 text      OJS id of the job that replaces them, or null
+-- $2 text      OJS id of the job that replaces them, or null. With a replacement, records that
+--              are already terminal are relabelled cancelled too (replace cancels every
+--              duplicate, §5.2, as the memory backend does); without one (OJS CANCEL) only live
+--              jobs are cancelled.
 -- $3 boolean   fence: whether a running (locked) job may be cancelled
 -- Steps: calls :OJS_UNIQUE_SCHEMA.cancel_jobs (install-functions.sql):
 --        1. label the ledger rows `cancelled` first, so the delete trigger leaves them alone;

@@ -15,6 +15,7 @@
 -- $12 jsonb       the parsed policy, or null
 -- $13 text        the policy's period as ISO 8601 (PostgreSQL reads it as an interval), or null
 -- $14 int         OJS priority (higher runs first), stored for the envelope view
+-- $15 uuid        the enqueue's request token (migration 0005; find-request), or null
 -- Steps: calls :OJS_UNIQUE_SCHEMA.insert_job (install-functions.sql):
 --        1. add_job with job_key => null: the adapter never takes a job key, so Graphile's
 --           key-replace path, and its race that drops the job (#580), are never entered.
@@ -24,4 +25,4 @@
 --          max_attempts}.
 -- SQLSTATEs: 23505 on jobs_ojs_id_key (the OJS id is taken); 23502 if add_job returned no row.
 select :OJS_UNIQUE_SCHEMA.insert_job($1::text, $2::json, $3::text, $4::timestamptz, $5::int, $6::int,
-  $7::text[], $8::text, $9::text, $10::text, $11::jsonb, $12::jsonb, $13::interval, $14::int) as result;
+  $7::text[], $8::text, $9::text, $10::text, $11::jsonb, $12::jsonb, $13::interval, $14::int, $15::uuid) as result;

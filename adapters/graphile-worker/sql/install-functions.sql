@@ -25,6 +25,11 @@
 --           stall running workers for a moment on every start).
 -- Idempotent. Raises: 42P01 when Graphile Worker's schema is not migrated.
 --
+-- Request tokens (migration 0005): record_job, insert_job, try_enqueue and replace_jobs take the
+-- enqueue's token as their last parameter and store it on the ledger row. Adding it created new
+-- overloads; the previous ones stay installed (untouched) so that a process still running the
+-- previous version keeps working until it is restarted.
+--
 -- Plans: every function that runs the adapter's own statements on the enqueue path carries
 -- `set plan_cache_mode = force_generic_plan`. Under the default (`auto`) plpgsql re-plans a
 -- statement on every call while its custom plan looks cheaper, which it always does once the
@@ -159,7 +164,8 @@ $$;
 
 create or replace function :OJS_UNIQUE_SCHEMA.record_job(
   p_job_id bigint, p_identifier text, p_ojs_id text, p_fingerprint text, p_queue text, p_meta jsonb,
-  p_policy jsonb, p_period interval, p_scheduled_at timestamptz, p_max_attempts int, p_ojs_priority int
+  p_policy jsonb, p_period interval, p_scheduled_at timestamptz, p_max_attempts int, p_ojs_priority int,
+  p_request_token uuid
 ) returns json
 -- plpgsql, not sql: a SQL-language function that cannot be inlined is planned again on every
 -- call, which measured 0.65 ms against 0.23 ms (2,000 calls in one DO block). Generic plan: see
@@ -170,13 +176,13 @@ declare
   v_row json;
 begin
   insert into :OJS_UNIQUE_SCHEMA.jobs as l (job_id, ojs_id, fingerprint, type, queue, meta, policy,
-    created_at, expires_at, scheduled_at, max_attempts, priority)
+    created_at, expires_at, scheduled_at, max_attempts, priority, request_token)
   values (p_job_id, coalesce(p_ojs_id, p_job_id::text), p_fingerprint, p_identifier, p_queue, p_meta, p_policy,
     v_now,
     -- On the UTC calendar, as the core's addPeriod: timestamptz + interval would follow the
     -- session's time zone and make P1D 23 or 25 hours across a DST change.
     ((v_now at time zone 'UTC') + p_period) at time zone 'UTC',
-    p_scheduled_at, p_max_attempts, p_ojs_priority)
+    p_scheduled_at, p_max_attempts, p_ojs_priority, p_request_token)
   returning json_build_object('job_id', l.job_id::text, 'id', l.ojs_id, 'created_at', l.created_at,
     'scheduled_at', l.scheduled_at, 'max_attempts', l.max_attempts) into v_row;
   -- Retention (migration 0003): remember on the key's head row every (terminal state, period) a
@@ -214,7 +220,7 @@ $$;
 create or replace function :OJS_UNIQUE_SCHEMA.insert_job(
   p_identifier text, p_payload json, p_queue_name text, p_run_at timestamptz, p_max_attempts int,
   p_priority int, p_flags text[], p_ojs_id text, p_fingerprint text, p_queue text, p_meta jsonb,
-  p_policy jsonb, p_period interval, p_ojs_priority int
+  p_policy jsonb, p_period interval, p_ojs_priority int, p_request_token uuid
 ) returns json
 -- No plan_cache_mode clause here: add_job runs under the session's setting (see the header).
 -- Both statements are plpgsql "simple expressions" (no FROM), evaluated without a plan per call.
@@ -228,7 +234,7 @@ begin
     identifier => p_identifier, payload => p_payload, queue_name => p_queue_name, run_at => p_run_at,
     max_attempts => p_max_attempts, job_key => null, priority => p_priority, flags => p_flags);
   return :OJS_UNIQUE_SCHEMA.record_job(v_job.id, p_identifier, p_ojs_id, p_fingerprint, p_queue, p_meta, p_policy,
-    p_period, v_job.run_at, v_job.max_attempts, p_ojs_priority);
+    p_period, v_job.run_at, v_job.max_attempts, p_ojs_priority, p_request_token);
 end
 $$;
 
@@ -236,7 +242,7 @@ create or replace function :OJS_UNIQUE_SCHEMA.try_enqueue(
   p_fingerprint text, p_states text[],
   p_identifier text, p_payload json, p_queue_name text, p_run_at timestamptz, p_max_attempts int,
   p_priority int, p_flags text[], p_ojs_id text, p_queue text, p_meta jsonb,
-  p_policy jsonb, p_period interval, p_ojs_priority int
+  p_policy jsonb, p_period interval, p_ojs_priority int, p_request_token uuid
 ) returns json language plpgsql volatile as $$
 declare
   v_candidates json;
@@ -260,7 +266,7 @@ begin
     if json_array_length(v_candidates) = 0 then
       return json_build_object('inserted', :OJS_UNIQUE_SCHEMA.insert_job(p_identifier, p_payload, p_queue_name,
         p_run_at, p_max_attempts, p_priority, p_flags, p_ojs_id, p_fingerprint, p_queue, p_meta, p_policy, p_period,
-        p_ojs_priority));
+        p_ojs_priority, p_request_token));
     end if;
   end if;
   return json_build_object('now', floor(extract(epoch from clock_timestamp()) * 1000), 'candidates', v_candidates);
@@ -275,27 +281,31 @@ language plpgsql volatile set plan_cache_mode = force_generic_plan set enable_se
 #variable_conflict use_column
 begin
   return query
+  -- A record that is already terminal (a policy checking completed/cancelled/discarded counts
+  -- it as a duplicate) is relabelled cancelled by the replacing job, as the memory backend does
+  -- (§5.2: every duplicate is cancelled); its Graphile row is gone, or fenced, and left alone.
   with target as (
-    select l.job_id, j.id is not null and j.locked_at is not null and j.locked_at > now() - interval '4 hours' as running
+    select l.job_id, l.terminal_state is null as live,
+      l.terminal_state is null and j.id is not null and j.locked_at is not null and j.locked_at > now() - interval '4 hours' as running
     from :OJS_UNIQUE_SCHEMA.jobs l
     left join :GRAPHILE_WORKER_SCHEMA._private_jobs j on j.id = l.job_id
-    where l.job_id = any(p_job_ids) and l.terminal_state is null
+    where l.job_id = any(p_job_ids) and (l.terminal_state is null or p_replaced_by is not null)
   ), labelled as (
     update :OJS_UNIQUE_SCHEMA.jobs l
     set terminal_state = 'cancelled', finished_at = clock_timestamp(), replaced_by = p_replaced_by
     from target
     where l.job_id = target.job_id and (not target.running or p_fence)
-    returning l.job_id, l.finished_at, target.running
+    returning l.job_id, l.finished_at, target.running, target.live
   ), removed as (
     delete from :GRAPHILE_WORKER_SCHEMA._private_jobs j
     using labelled
-    where j.id = labelled.job_id and not labelled.running
+    where j.id = labelled.job_id and labelled.live and not labelled.running
     returning j.id
   ), fenced as (
     update :GRAPHILE_WORKER_SCHEMA._private_jobs j
     set attempts = j.max_attempts, key = null, updated_at = now()
     from labelled
-    where j.id = labelled.job_id and labelled.running
+    where j.id = labelled.job_id and labelled.live and labelled.running
     returning j.id
   )
   -- `removed` and `fenced` run although nothing reads them: PostgreSQL executes every
@@ -307,7 +317,8 @@ $$;
 create or replace function :OJS_UNIQUE_SCHEMA.replace_jobs(
   p_identifier text, p_payload json, p_queue_name text, p_run_at timestamptz, p_max_attempts int,
   p_priority int, p_flags text[], p_ojs_id text, p_fingerprint text, p_queue text, p_meta jsonb,
-  p_policy jsonb, p_period interval, p_ojs_priority int, p_cancel bigint[], p_fence boolean
+  p_policy jsonb, p_period interval, p_ojs_priority int, p_cancel bigint[], p_fence boolean,
+  p_request_token uuid
 ) returns json
 -- The write half of a replace in one round trip (it was two: insert-job, then cancel-jobs):
 -- insert the new job, then cancel the locked candidates naming it. Insert first: the cancelled
@@ -318,7 +329,7 @@ declare
   v_job json;
 begin
   v_job := :OJS_UNIQUE_SCHEMA.insert_job(p_identifier, p_payload, p_queue_name, p_run_at, p_max_attempts,
-    p_priority, p_flags, p_ojs_id, p_fingerprint, p_queue, p_meta, p_policy, p_period, p_ojs_priority);
+    p_priority, p_flags, p_ojs_id, p_fingerprint, p_queue, p_meta, p_policy, p_period, p_ojs_priority, p_request_token);
   return json_build_object('inserted', v_job, 'cancelled',
     (select coalesce(json_agg(c), '[]'::json)
      from :OJS_UNIQUE_SCHEMA.cancel_jobs(p_cancel, v_job ->> 'id', p_fence) c));

@@ -4,6 +4,7 @@
 -- $1..$14     as insert-job's $1..$14 (the new job)
 -- $15 bigint[] Graphile job ids of the candidates to cancel (all locked by lock-and-read)
 -- $16 boolean  fence: whether a running (locked) job may be cancelled
+-- $17 uuid     the enqueue's request token, as insert-job's $15
 -- Steps: calls :OJS_UNIQUE_SCHEMA.replace_jobs (install-functions.sql): insert_job, then
 --        cancel_jobs with the new job's OJS id as replaced_by (cancel-jobs's steps).
 -- Returns: one row, `result` json: {"inserted": insert-job's result, "cancelled": [cancel-jobs's
@@ -11,4 +12,4 @@
 -- SQLSTATEs: as insert-job.
 select :OJS_UNIQUE_SCHEMA.replace_jobs($1::text, $2::json, $3::text, $4::timestamptz, $5::int, $6::int,
   $7::text[], $8::text, $9::text, $10::text, $11::jsonb, $12::jsonb, $13::interval, $14::int, $15::bigint[],
-  $16::boolean) as result;
+  $16::boolean, $17::uuid) as result;

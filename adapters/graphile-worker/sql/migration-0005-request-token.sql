@@ -1,0 +1,15 @@
+-- migration-0005-request-token: the request token of the enqueue that wrote each ledger row.
+--
+-- Params: none. Placeholders (substituted with escaped identifiers before the text is sent):
+--   :OJS_UNIQUE_SCHEMA        the adapter's schema
+-- Steps: 1. add jobs.request_token (uuid, null for rows written before this migration).
+-- Why: when the connection is lost after a COMMIT (or the one-statement insert) was sent, the
+--      adapter cannot tell from the error whether the job committed. It looks the token up on a
+--      fresh connection (find-request): found, the first outcome is returned; not found once the
+--      key's lock is free, nothing was committed. The column is written in the ledger row the
+--      enqueue writes anyway (no extra row, no extra index: the lookup goes through the
+--      (fingerprint, terminal_state) index, the key being known).
+-- Runs once, inside the installer's transaction, recorded in :OJS_UNIQUE_SCHEMA.migrations.
+-- Adding a nullable column without a default rewrites nothing (a catalog change).
+-- Raises: nothing of its own.
+alter table :OJS_UNIQUE_SCHEMA.jobs add column if not exists request_token uuid;
