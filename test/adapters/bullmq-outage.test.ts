@@ -1,0 +1,112 @@
+/**
+ * Redis outages on BullMQ: every call of the backend settles with a typed `BackendError` while
+ * Redis is down (the client the backend creates has bounded retries and a command timeout), says
+ * `written: false` only when nothing of the job can have been sent, prints nothing, and works
+ * again once Redis is back. A redis-server of the test's own, stopped and started by the test.
+ */
+import { once } from 'node:events';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { expect } from 'chai';
+import { createBullMQBackend, withUniqueness } from '../../adapters/bullmq/index.js';
+import { BackendError, isBackendError } from '../../src/index.js';
+import { rejection } from '../conformance/suite-context.js';
+import { RUN_SALT } from '../run-salt.js';
+import { startOwnRedis, type OwnRedis } from './bullmq-own-redis.js';
+
+describe('bullmq adapter: Redis outages', function () {
+  this.timeout(60_000);
+  let redis: OwnRedis;
+  let printed: unknown[][];
+  const consoleError = console.error;
+
+  beforeEach(async function () {
+    redis = await startOwnRedis();
+    printed = [];
+    console.error = (...args: unknown[]) => {
+      printed.push(args);
+    };
+  });
+
+  afterEach(async function () {
+    console.error = consoleError;
+    await redis.stop();
+  });
+
+  async function backendError(call: Promise<unknown>): Promise<BackendError> {
+    const error = await rejection(call);
+    expect(isBackendError(error), String(error)).to.equal(true);
+    return error as unknown as BackendError;
+  }
+
+  it('§8.1 createBullMQBackend(url): enqueue, getJob and cancel settle with BackendError during the outage, print nothing, and work after it', async function () {
+    // A short command timeout keeps the test short; the defaults are checked below.
+    const backend = createBullMQBackend({ connection: redis.url, prefix: `ojs-test:${RUN_SALT}:outage`, commandTimeout: 1000 });
+    try {
+      const before = await backend.enqueue({ type: 'report', queue: 'mail', args: {}, unique: {} });
+      expect(before.outcome).to.equal('created');
+
+      await redis.stop();
+      // A queue the backend has used: the add itself may have been sent, so `written` is not false.
+      const add = await backendError(backend.enqueue({ type: 'other', queue: 'mail', args: {}, unique: {} }));
+      expect(add.written).to.not.equal(false);
+      // The first add to a new queue: its registration failed, so the job was never sent.
+      expect((await backendError(backend.enqueue({ type: 'report', queue: 'fresh', args: {}, unique: {} }))).written).to.equal(false);
+      expect((await backendError(backend.enqueue({ type: 'plain', queue: 'fresh', args: {} }))).written).to.equal(false);
+      expect((await backendError(backend.getJob(before.job.id))).written).to.equal(false);
+      await backendError(backend.cancel(before.job.id));
+      expect(printed).to.deep.equal([]);
+
+      await redis.start();
+      // The client reconnects on its own (ioredis' retry strategy never gives up).
+      if ((backend.client as Redis).status !== 'ready') await once(backend.client, 'ready');
+      // An empty Redis (no persistence): the same job is new again.
+      expect((await backend.enqueue({ type: 'report', queue: 'fresh', args: {}, unique: {} })).outcome).to.equal('created');
+      expect((await backend.enqueue({ type: 'other', queue: 'mail', args: {}, unique: {} })).outcome).to.equal('created');
+      expect(await backend.getJob(before.job.id)).to.equal(null);
+    } finally {
+      await backend.close();
+    }
+    expect(printed).to.deep.equal([]);
+  });
+
+  it('§8.1 createBullMQBackend: the client it creates has bounded retries and a command timeout; a caller\'s client is left as configured', async function () {
+    const owned = createBullMQBackend({ connection: redis.url, prefix: `ojs-test:${RUN_SALT}:outage-opts` });
+    const tuned = createBullMQBackend({ connection: redis.url, prefix: `ojs-test:${RUN_SALT}:outage-opts`, maxRetriesPerRequest: 0, commandTimeout: 750 });
+    const client = new Redis(redis.url, { maxRetriesPerRequest: null });
+    const shared = createBullMQBackend({ connection: client, prefix: `ojs-test:${RUN_SALT}:outage-opts` });
+    try {
+      expect((owned.client as Redis).options).to.include({ maxRetriesPerRequest: 2, commandTimeout: 5000 });
+      expect((tuned.client as Redis).options).to.include({ maxRetriesPerRequest: 0, commandTimeout: 750 });
+      expect(shared.client).to.equal(client);
+      expect(client.options).to.include({ maxRetriesPerRequest: null });
+      expect(client.options.commandTimeout).to.equal(undefined);
+    } finally {
+      await Promise.all([owned.close(), tuned.close(), shared.close()]);
+      await client.quit();
+    }
+  });
+
+  it('§8.1 withUniqueness: the first unique add (registration) during an outage is a BackendError with written: false, not a raw ioredis error', async function () {
+    const connection = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    connection.on('error', () => {});
+    const raw = new Queue('mail', { connection, prefix: `ojs-test:${RUN_SALT}:outage-wrap` });
+    raw.on('error', () => {});
+    const queue = withUniqueness(raw);
+    try {
+      await raw.waitUntilReady();
+      await redis.stop();
+      const error = await backendError(queue.add('report', {}, { unique: {} }));
+      expect(error.written).to.equal(false);
+      expect((error as { cause?: unknown }).cause).to.be.instanceOf(Error);
+      // A job deduplicated across queues is looked up through a queue the wrapper opens itself:
+      // it has its own error listener, so nothing is printed for it either.
+      await redis.start();
+      expect((await queue.add('report', {}, { unique: {} })).unique?.outcome).to.equal('created');
+    } finally {
+      await queue.close();
+      await connection.quit();
+    }
+    expect(printed).to.deep.equal([]);
+  });
+});
