@@ -133,7 +133,12 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
   const add = async (name: string, data: unknown, opts?: UniqueJobsOptions): Promise<UniqueJob> => {
     if (!hasPolicy(opts)) return relink((await queue.add(name, data as never, plainOpts(opts) as never)) as UniqueJob);
     // A unique add throws only the core's typed errors (a plain add above stays BullMQ's own).
-    const request = { ...buildRequest(queue, name, data, opts!, retentionMs), probe };
+    let request: ReturnType<typeof buildRequest> & { probe: boolean };
+    try {
+      request = { ...buildRequest(queue, name, data, opts!, retentionMs), probe };
+    } catch (error) {
+      throw backendErrorFor(error, { written: false }); // checked before anything is sent
+    }
     try {
       if (!siblings.registered) await siblings.register();
     } catch (error) {

@@ -70,6 +70,25 @@ describe('bullmq adapter: Redis outages', function () {
     expect(printed).to.deep.equal([]);
   });
 
+  it('§8.1 createBullMQBackend(url): a Redis that hangs (SIGSTOP) is bounded by the command timeout, then works again', async function () {
+    const backend = createBullMQBackend({ connection: redis.url, prefix: `ojs-test:${RUN_SALT}:outage-hang`, commandTimeout: 500 });
+    try {
+      const before = await backend.enqueue({ type: 'report', queue: 'mail', args: {}, unique: {} });
+      redis.pause();
+      // The connection stays up, so only the timeout ends these; the add may still run later.
+      expect((await backendError(backend.enqueue({ type: 'other', queue: 'mail', args: {}, unique: {} }))).message).to.contain('timed out');
+      expect((await backendError(backend.enqueue({ type: 'report', queue: 'fresh', args: {}, unique: {} }))).written).to.equal(false);
+      expect((await backendError(backend.getJob(before.job.id))).written).to.equal(false);
+      await backendError(backend.cancel(before.job.id));
+      redis.resume();
+      expect((await backend.getJob(before.job.id))?.state).to.equal('available');
+    } finally {
+      redis.resume();
+      await backend.close();
+    }
+    expect(printed).to.deep.equal([]);
+  });
+
   it('§8.1 createBullMQBackend: the client it creates has bounded retries and a command timeout; a caller\'s client is left as configured', async function () {
     const owned = createBullMQBackend({ connection: redis.url, prefix: `ojs-test:${RUN_SALT}:outage-opts` });
     const tuned = createBullMQBackend({ connection: redis.url, prefix: `ojs-test:${RUN_SALT}:outage-opts`, maxRetriesPerRequest: 0, commandTimeout: 750 });

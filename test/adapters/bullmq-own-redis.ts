@@ -13,6 +13,10 @@ export interface OwnRedis {
   stop(): Promise<void>;
   /** Starts it again on the same port (empty: no persistence). */
   start(): Promise<void>;
+  /** SIGSTOP: connections stay open, nothing answers (a hung server, not a refused connection). */
+  pause(): void;
+  /** SIGCONT after `pause`. */
+  resume(): void;
 }
 
 function listening(port: number): Promise<boolean> {
@@ -53,6 +57,7 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     child = undefined;
     if (!running || running.exitCode !== null) return;
     const exited = new Promise((resolve) => running.once('exit', resolve));
+    running.kill('SIGCONT');
     running.kill('SIGTERM');
     await exited;
   };
@@ -60,6 +65,12 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     port,
     url: `redis://127.0.0.1:${port}`,
     stop,
+    pause() {
+      child?.kill('SIGSTOP');
+    },
+    resume() {
+      child?.kill('SIGCONT');
+    },
     async start() {
       if (child) return;
       child = await launch(port);
