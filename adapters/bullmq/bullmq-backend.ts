@@ -21,6 +21,7 @@ import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '.
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { uuidv7 } from '../../src/uuid-v7.js';
 import { bullmqPriority, ojsJobView } from './bullmq-ojs-job-view.js';
+import { typedErrorFor } from './bullmq-cluster.js';
 import { backendErrorFor, errorForReply } from './bullmq-reply-errors.js';
 import { keepOptionsFor } from './bullmq-retention.js';
 import { COMMANDS, ensureScripts, runScript, composedScripts, type ScriptClient } from './bullmq-script-set.js';
@@ -139,13 +140,13 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
   }
 
   /**
-   * The queue, once its connection is ready. BullMQ waits for a queue opened during an outage
+   * Waits for the queue's connection to be ready. BullMQ waits for a queue opened during an outage
    * until Redis is back, without a bound: bounded here. A queue whose start-up failed is
    * dropped so that the next call opens it afresh. Nothing has been sent for the job yet.
    */
-  async #readyQueue(name: string): Promise<Queue> {
-    const queue = this.queue(name);
-    if (this.#ready.has(queue)) return queue;
+  async #whenReady(queue: Queue): Promise<void> {
+    if (this.#ready.has(queue)) return;
+    const name = queue.name;
     const limit = this.#connectTimeoutMs;
     const connected = internalsOf(queue).backend.client;
     let timer: NodeJS.Timeout | undefined;
@@ -168,10 +169,18 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       clearTimeout(timer);
     }
     this.#ready.add(queue);
-    return queue;
   }
 
   async enqueue(input: JobInput): Promise<EnqueueResult> {
+    try {
+      return await this.#enqueue(input);
+    } catch (error) {
+      // Typed errors pass through; a raw one (e.g. from registering a new queue) becomes a BackendError.
+      throw typedErrorFor(error);
+    }
+  }
+
+  async #enqueue(input: JobInput): Promise<EnqueueResult> {
     const prepared = prepareUnique(input);
     const issues: ValidationIssue[] = [];
     for (const check of [normalizeJson(input.args, 'args'), normalizeJson(input.meta ?? {}, 'meta')]) if (!check.ok) issues.push(check.issue);
@@ -179,12 +188,8 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
 
     const queueName = input.queue ?? DEFAULT_QUEUE;
-    try {
-      await this.#register(queueName);
-    } catch (error) {
-      throw backendErrorFor(error, { written: false }); // the job itself was not sent
-    }
-    const queue = await this.#readyQueue(queueName);
+    const queue = this.queue(queueName);
+    await this.#register(queueName);
     const id = input.id ?? uuidv7();
     const scheduledAt = input.scheduled_at === undefined ? null : scheduledAtMs(input.scheduled_at)!;
     const opts: JobsOptions = {
@@ -201,6 +206,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     if (prepared) Object.assign(opts, keepOptionsFor(prepared.policy, opts));
 
     try {
+      await this.#whenReady(queue);
       // A caller-chosen id must be new in every queue (as on the memory backend), claimed in the
       // script that inserts (with or without a policy), so concurrent enqueues of one id cannot
       // both pass. A generated UUIDv7 cannot collide: a plain enqueue then is BullMQ's own add.
@@ -248,7 +254,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
         }
       }
     } catch (error) {
-      throw backendErrorFor(error, { written: false }); // a read
+      throw typedErrorFor(error, { written: false }); // a read
     }
     return null;
   }
@@ -258,7 +264,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     try {
       queues = await this.#knownQueues();
     } catch (error) {
-      throw backendErrorFor(error, { written: false }); // nothing sent for the cancel yet
+      throw typedErrorFor(error, { written: false }); // nothing sent for the cancel yet
     }
     for (const queueName of queues) {
       const base = queueBase(`${this.prefix}:`, queueName);
@@ -266,7 +272,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       try {
         reply = (await runScript(this.client, COMMANDS.cancelJob, [`${base}${id}`, `${base}events`, `${base}meta`, base, id, this.#retentionMs])) as unknown[];
       } catch (error) {
-        throw backendErrorFor(error); // the cancel may have run
+        throw typedErrorFor(error); // the cancel may have run
       }
       if (reply[0] === 'not_found') continue;
       if (reply[0] === 'terminal') throw errorForReply({ code: 'terminal', jobId: id, state: reply[1] as OjsJobState });

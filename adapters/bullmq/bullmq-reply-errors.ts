@@ -4,7 +4,6 @@
  */
 import { BackendError, DuplicateJobError, InvalidTransitionError, InvalidUniquePolicyError, isOjsUniqueError, JobNotFoundError, type OjsUniqueError } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
-import { clusterErrorFor } from './bullmq-cluster.js';
 
 export type ReplyProblem =
   | { code: 'duplicate' | 'active'; existingJobId: string; existingJobState: OjsJobState; uniquenessKey: string }
@@ -47,7 +46,5 @@ export function errorForReply(problem: ReplyProblem): Error {
  */
 export function backendErrorFor(error: unknown, options: { written?: false } = {}): OjsUniqueError {
   if (isOjsUniqueError(error)) return error;
-  const cluster = clusterErrorFor(error);
-  if (cluster) return cluster;
   return new BackendError('bullmq', error instanceof Error ? error.message : String(error), { cause: error, ...options });
 }

@@ -16,6 +16,7 @@ import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js'
 import { bullmqOptionIssues } from './bullmq-job-options.js';
 import { keepOptionsFor, retentionIssues } from './bullmq-retention.js';
 import { backendErrorFor } from './bullmq-reply-errors.js';
+import { typedErrorFor } from './bullmq-cluster.js';
 import { composedScripts, ensureScripts } from './bullmq-script-set.js';
 import { queueBase, queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
 import {
@@ -133,25 +134,15 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
   const add = async (name: string, data: unknown, opts?: UniqueJobsOptions): Promise<UniqueJob> => {
     if (!hasPolicy(opts)) return relink((await queue.add(name, data as never, plainOpts(opts) as never)) as UniqueJob);
     // A unique add throws only the core's typed errors (a plain add above stays BullMQ's own).
-    let request: ReturnType<typeof buildRequest> & { probe: boolean };
     try {
-      request = { ...buildRequest(queue, name, data, opts!, retentionMs), probe };
-    } catch (error) {
-      throw backendErrorFor(error, { written: false }); // checked before anything is sent
-    }
-    try {
+      const request = { ...buildRequest(queue, name, data, opts ?? {}, retentionMs), probe };
       if (!siblings.registered) await siblings.register();
-    } catch (error) {
-      // The job itself was not sent.
-      throw backendErrorFor(error, { written: false });
-    }
-    try {
       const reply = await uniqueAdd(request);
-      const job = relink(jobForReply(siblings, reply, request.prepared));
-      if (reply.outcome !== 'deduplicated') queue.emit('waiting', job as never);
-      return job;
+      const job = jobForReply(siblings, reply, request.prepared);
+      if (reply.outcome !== 'deduplicated') queue.emit('waiting', relink(job) as never);
+      return relink(job);
     } catch (error) {
-      throw backendErrorFor(error);
+      throw typedErrorFor(error);
     }
   };
 
@@ -163,7 +154,7 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
     try {
       return relink(await uniqueAddBulk(siblings, jobs, retentionMs));
     } catch (error) {
-      throw backendErrorFor(error);
+      throw typedErrorFor(error);
     }
   };
 
@@ -364,15 +355,9 @@ async function uniqueAddBulk(siblings: Siblings, jobs: { name: string; data: unk
     }
   }
 
-  let client: Awaited<typeof internals.backend.client>;
-  try {
-    client = await internals.backend.client;
-    await refuseTakenIds(client as unknown as IdLookupClient, queueBase(rootPrefixOf(internals), internals.name), entries.map((entry) => (entry.kind === 'unique' ? { unique: true, jobId: entry.prepared.request.opts.jobId } : { unique: false, jobId: entry.job.opts.jobId })));
-    await siblings.register();
-  } catch (error) {
-    // No job of the batch has been sent yet.
-    throw backendErrorFor(error, { written: false });
-  }
+  const client = await internals.backend.client;
+  await refuseTakenIds(client as unknown as IdLookupClient, queueBase(rootPrefixOf(internals), internals.name), entries.map((entry) => (entry.kind === 'unique' ? { unique: true, jobId: entry.prepared.request.opts.jobId } : { unique: false, jobId: entry.job.opts.jobId })));
+  await siblings.register();
   ensureScripts(client);
   const pipeline = client.pipeline();
   const plainIds: Promise<unknown>[] = [];
