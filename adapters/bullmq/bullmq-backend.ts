@@ -131,10 +131,10 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
   queue(name: string = DEFAULT_QUEUE): Queue {
     let queue = this.#queues.get(name);
     if (!queue) {
-      queue = new Queue(name, { connection: this.client as Redis, prefix: this.prefix });
+      queue = new Queue(name, { connection: this.client, prefix: this.prefix });
+      this.#queues.set(name, queue);
       // The library's own queue: errors surface as the typed errors of the calls that meet them.
       queue.on('error', ignoreError);
-      this.#queues.set(name, queue);
     }
     return queue;
   }
