@@ -55,11 +55,11 @@ fi
 cluster_nodes=${REDIS_CLUSTER_NODES-127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103}
 cluster_dir=${REDIS_CLUSTER_DIR:-/tmp/ojs-unique-redis-cluster}
 
-cluster_healthy() { # host port...
-  local host=$1; shift
+cluster_healthy() { # host port...: every node answers, sees the cluster ok and knows all the nodes
+  local host=$1 info; shift
   for p in "$@"; do
-    redis-cli -h "$host" -p "$p" cluster info 2>/dev/null | grep -q '^cluster_state:ok' || return 1
-    [ "$(redis-cli -h "$host" -p "$p" cluster info 2>/dev/null | sed -n 's/^cluster_known_nodes:\([0-9]*\).*/\1/p')" = "$#" ] || return 1
+    info=$(redis-cli -h "$host" -p "$p" cluster info 2>/dev/null | tr -d '\r') || return 1
+    [[ $info == *cluster_state:ok* && $info == *cluster_known_nodes:$#* ]] || return 1
   done
 }
 
@@ -71,6 +71,7 @@ if [ -n "$cluster_nodes" ]; then
     is_local "$h" || { echo "services: Redis Cluster node $h:$p is not local" >&2; exit 1; }
     chost=$h; cports+=("$p")
   done
+  [ "${#cports[@]}" -ge 3 ] || { echo "services: REDIS_CLUSTER_NODES needs 3 or more nodes (a cluster has 3 masters at least)" >&2; exit 1; }
   if ! cluster_healthy "$chost" "${cports[@]}"; then
     command -v redis-server >/dev/null && command -v redis-cli >/dev/null || {
       echo "services: redis-server / redis-cli are not installed (apt-get install -y redis-server)" >&2; exit 1; }
