@@ -6,9 +6,13 @@
  * ids are UUIDv7 unless the caller gives one (BullMQ's custom-id rules apply). `getJob(id)` and
  * `cancel(id)` look in every queue this backend, or another process's backend with the same
  * prefix, has used (a small set at `<prefix>:ojs:global:queues`).
+ *
+ * Outages: a client the backend creates (from a URL or options) has bounded retries and a
+ * command timeout, so every call settles with a `BackendError` while Redis is unreachable. A
+ * client the caller passes is used as configured (docs/bullmq.md, "Outages").
  */
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
 import type { JobInput, OjsJob, OjsJobState } from '../../src/job.js';
 import { normalizeJson } from '../../src/json-normalize.js';
@@ -17,16 +21,27 @@ import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '.
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { uuidv7 } from '../../src/uuid-v7.js';
 import { bullmqPriority, ojsJobView } from './bullmq-ojs-job-view.js';
+import { typedErrorFor } from './bullmq-cluster.js';
 import { backendErrorFor, errorForReply } from './bullmq-reply-errors.js';
 import { keepOptionsFor } from './bullmq-retention.js';
 import { COMMANDS, ensureScripts, runScript, composedScripts, type ScriptClient } from './bullmq-script-set.js';
 import { queueBase, queueRegistryKey } from './bullmq-sidecar-keys.js';
-import { pairs, uniqueAdd } from './bullmq-unique-add.js';
+import { internalsOf, pairs, uniqueAdd } from './bullmq-unique-add.js';
 import { DEFAULT_CANCELLED_RETENTION_MS } from './with-uniqueness.js';
 
+/** `maxRetriesPerRequest` of a client the backend creates: a command waits for at most this many reconnects. */
+export const DEFAULT_MAX_RETRIES_PER_REQUEST = 2;
+/** `commandTimeout` of a client the backend creates, in ms: the longest a call waits for Redis. */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 5_000;
+
 export interface BullMQBackendOptions {
-  /** An ioredis client (shared, not closed by `close()`), or a Redis URL / ioredis options (owned). */
-  connection: Redis | string | ConnectionOptions;
+  /**
+   * An ioredis client or `Cluster` (shared: used as configured, not closed by `close()`), or a
+   * Redis URL / ioredis options (owned: the backend creates the client with `maxRetriesPerRequest`
+   * and `commandTimeout` below, unless the options set them). A Redis Cluster needs a `Cluster`
+   * and a hash-tagged `prefix` (docs/bullmq.md, "Redis Cluster").
+   */
+  connection: Redis | Cluster | string | ConnectionOptions;
   /** BullMQ key prefix. (Default: `"bull"`, BullMQ's own.) */
   prefix?: string;
   /** `max_attempts` for jobs that do not set it. (Default: 3, as the memory backend.) */
@@ -41,13 +56,20 @@ export interface BullMQBackendOptions {
   cancelledRetentionMs?: number;
   /** As `withUniqueness`'s `duplicateProbe` (docs/bullmq.md, "The duplicate probe"). (Default: true.) */
   duplicateProbe?: boolean;
+  /** ioredis `maxRetriesPerRequest` of a client the backend creates. (Default: 2.) */
+  maxRetriesPerRequest?: number;
+  /**
+   * ioredis `commandTimeout` of a client the backend creates, in ms; also how long a call waits
+   * for a queue opened during an outage to connect. (Default: 5000.)
+   */
+  commandTimeout?: number;
 }
 
 export interface BullMQBackend extends UniqueJobsBackend {
   /** The BullMQ `Queue` for an OJS queue name (opened on first use, closed by `close()`). */
   queue(name?: string): Queue;
-  /** The Redis client the backend uses. */
-  readonly client: Redis;
+  /** The Redis client (or Cluster) the backend uses. */
+  readonly client: Redis | Cluster;
   readonly prefix: string;
 }
 
@@ -63,27 +85,40 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       replace_active: false,
     },
   };
-  readonly client: Redis;
+  readonly client: Redis | Cluster;
   readonly prefix: string;
   readonly #ownsClient: boolean;
   readonly #queues = new Map<string, Queue>();
+  /** Queues whose connection has been ready once: later calls skip the wait for it. */
+  readonly #ready = new WeakSet<Queue>();
   readonly #registered = new Set<string>();
   readonly #defaultMaxAttempts: number;
   readonly #backoff: JobsOptions['backoff'];
   readonly #retentionMs: number;
   readonly #probe: boolean;
+  /** How long a call waits for a queue's connection; undefined: as long as the caller's client does. */
+  readonly #connectTimeoutMs: number | undefined;
 
   constructor(options: BullMQBackendOptions) {
     composedScripts(); // the version guard: fail at construction, not at the first enqueue
-    if (options.connection instanceof Redis) {
+    const bounded = {
+      maxRetriesPerRequest: options.maxRetriesPerRequest ?? DEFAULT_MAX_RETRIES_PER_REQUEST,
+      commandTimeout: options.commandTimeout ?? DEFAULT_COMMAND_TIMEOUT_MS,
+    };
+    if (options.connection instanceof Redis || options.connection instanceof Cluster) {
       this.client = options.connection;
       this.#ownsClient = false;
+      this.#connectTimeoutMs = options.commandTimeout ?? callerTimeout(options.connection);
     } else {
       this.client =
         typeof options.connection === 'string'
-          ? new Redis(options.connection, { maxRetriesPerRequest: null })
-          : new Redis({ maxRetriesPerRequest: null, ...(options.connection as object) });
+          ? new Redis(options.connection, bounded)
+          : new Redis({ ...bounded, ...(options.connection as object) });
+      // The backend's own client: a connection error reaches the caller as the BackendError of
+      // the call that meets it; without a listener ioredis would print it (the library logs nothing).
+      this.client.on('error', ignoreError);
       this.#ownsClient = true;
+      this.#connectTimeoutMs = (this.client.options.commandTimeout as number | undefined) ?? DEFAULT_COMMAND_TIMEOUT_MS;
     }
     this.prefix = options.prefix ?? 'bull';
     this.#defaultMaxAttempts = options.defaultMaxAttempts ?? 3;
@@ -100,11 +135,54 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       // it after the queue's first add that wrote (#register), so a refused add leaves nothing.
       queue = new Queue(name, { connection: this.client, prefix: this.prefix, skipMetasUpdate: true });
       this.#queues.set(name, queue);
+      // The library's own queue: errors surface as the typed errors of the calls that meet them.
+      queue.on('error', ignoreError);
     }
     return queue;
   }
 
+  /**
+   * Waits for the queue's connection to be ready. BullMQ waits for a queue opened during an outage
+   * until Redis is back, without a bound: bounded here. A queue whose start-up failed is
+   * dropped so that the next call opens it afresh. Nothing has been sent for the job yet.
+   */
+  async #whenReady(queue: Queue): Promise<void> {
+    if (this.#ready.has(queue)) return;
+    const name = queue.name;
+    const limit = this.#connectTimeoutMs;
+    const connected = internalsOf(queue).backend.client;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await (limit === undefined
+        ? connected
+        : Promise.race([
+            connected,
+            new Promise((_, reject) => {
+              timer = setTimeout(() => reject(new Error(`the connection of queue ${name} was not ready within ${limit} ms`)), limit);
+            }),
+          ]));
+    } catch (error) {
+      connected.catch(() => {
+        if (this.#queues.get(name) === queue) this.#queues.delete(name);
+        void queue.close().catch(ignoreError);
+      });
+      throw backendErrorFor(error, { written: false });
+    } finally {
+      clearTimeout(timer);
+    }
+    this.#ready.add(queue);
+  }
+
   async enqueue(input: JobInput): Promise<EnqueueResult> {
+    try {
+      return await this.#enqueue(input);
+    } catch (error) {
+      // Typed errors pass through; a raw one (e.g. from registering a new queue) becomes a BackendError.
+      throw typedErrorFor(error);
+    }
+  }
+
+  async #enqueue(input: JobInput): Promise<EnqueueResult> {
     const prepared = prepareUnique(input);
     const issues: ValidationIssue[] = [];
     for (const check of [normalizeJson(input.args, 'args'), normalizeJson(input.meta ?? {}, 'meta')]) if (!check.ok) issues.push(check.issue);
@@ -129,6 +207,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     if (prepared) Object.assign(opts, keepOptionsFor(prepared.policy, opts));
 
     try {
+      await this.#whenReady(queue);
       // A caller-chosen id must be new in every queue (as on the memory backend), claimed in the
       // script that inserts (with or without a policy), so concurrent enqueues of one id cannot
       // both pass. A generated UUIDv7 cannot collide: a plain enqueue then is BullMQ's own add.
@@ -168,28 +247,36 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
   }
 
   async getJob(id: string): Promise<OjsJob | null> {
-    for (const queueName of await this.#knownQueues()) {
-      const base = queueBase(`${this.prefix}:`, queueName);
-      const reply = (await runScript(this.client, COMMANDS.getJob, [`${base}${id}`, base, id])) as unknown[];
-      if (reply[0] === 'found') {
-        const due = reply[4] === '' ? undefined : Number(reply[4]);
-        return ojsJobView(queueName, id, reply[1] as OjsJobState, pairs(reply[3]), due);
+    try {
+      for (const queueName of await this.#knownQueues()) {
+        const base = queueBase(`${this.prefix}:`, queueName);
+        const reply = (await runScript(this.client, COMMANDS.getJob, [`${base}${id}`, base, id])) as unknown[];
+        if (reply[0] === 'found') {
+          const due = reply[4] === '' ? undefined : Number(reply[4]);
+          return ojsJobView(queueName, id, reply[1] as OjsJobState, pairs(reply[3]), due);
+        }
       }
+    } catch (error) {
+      throw typedErrorFor(error, { written: false }); // a read
     }
     return null;
   }
 
   async cancel(id: string): Promise<OjsJob> {
-    for (const queueName of await this.#knownQueues()) {
+    let queues: string[];
+    try {
+      queues = await this.#knownQueues();
+    } catch (error) {
+      throw typedErrorFor(error, { written: false }); // nothing sent for the cancel yet
+    }
+    for (const queueName of queues) {
       const base = queueBase(`${this.prefix}:`, queueName);
-      const reply = (await runScript(this.client, COMMANDS.cancelJob, [
-        `${base}${id}`,
-        `${base}events`,
-        `${base}meta`,
-        base,
-        id,
-        this.#retentionMs,
-      ])) as unknown[];
+      let reply: unknown[];
+      try {
+        reply = (await runScript(this.client, COMMANDS.cancelJob, [`${base}${id}`, `${base}events`, `${base}meta`, base, id, this.#retentionMs])) as unknown[];
+      } catch (error) {
+        throw typedErrorFor(error); // the cancel may have run
+      }
       if (reply[0] === 'not_found') continue;
       if (reply[0] === 'terminal') throw errorForReply({ code: 'terminal', jobId: id, state: reply[1] as OjsJobState });
       if (reply[0] === 'cancelled') return ojsJobView(queueName, id, 'cancelled', pairs(reply[3]));
@@ -198,10 +285,19 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     throw errorForReply({ code: 'not_found', jobId: id });
   }
 
+  /** Closes the queues it opened and the client it created; settles during an outage too (the connection is then dropped). */
   async close(): Promise<void> {
-    await Promise.all([...this.#queues.values()].map((queue) => queue.close()));
+    const closed = await Promise.allSettled([...this.#queues.values()].map((queue) => queue.close()));
     this.#queues.clear();
-    if (this.#ownsClient) await this.client.quit();
+    if (this.#ownsClient) {
+      try {
+        await this.client.quit();
+      } catch {
+        this.client.disconnect();
+      }
+    }
+    const failed = closed.find((result) => result.status === 'rejected');
+    if (failed) throw backendErrorFor(failed.reason, { written: false });
   }
 
   #viewOfNew(queue: string, id: string, input: JobInput, createdAt: number, prepared: { policy: OjsJob['unique']; key: string }, opts: JobsOptions): OjsJob {
@@ -244,6 +340,14 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     const stored = await this.client.smembers(queueRegistryKey(`${this.prefix}:`));
     return [...new Set([...this.#queues.keys(), ...stored])];
   }
+}
+
+function ignoreError(): void {}
+
+/** The `commandTimeout` a caller's client (or each node of a caller's Cluster) was given. */
+function callerTimeout(client: Redis | Cluster): number | undefined {
+  const options = client instanceof Cluster ? client.options.redisOptions : client.options;
+  return typeof options?.commandTimeout === 'number' ? options.commandTimeout : undefined;
 }
 
 /**

@@ -5,28 +5,56 @@
  * fingerprint sets (`<prefix>:ojs:global:*`), shared by every queue under the prefix: use it
  * when obliterating all of them.
  *
- * This SCANs, so it is for maintenance, never for the enqueue path (which reclaims lazily).
- * Returns the number of keys deleted.
+ * This SCANs, so it is for maintenance, never for the enqueue path (which reclaims lazily). On a
+ * Redis Cluster it scans every master (a SCAN sees one node's keys only) and deletes key by key
+ * (keys of different slots cannot share a DEL). Returns the number of keys deleted.
  */
 import type { Queue } from 'bullmq';
+import { backendErrorFor } from './bullmq-reply-errors.js';
 import { internalsOf } from './bullmq-unique-add.js';
 import { rootPrefixOf, sidecarPatterns } from './bullmq-sidecar-keys.js';
 
+interface ScanClient {
+  scan(cursor: string, match: 'MATCH', pattern: string, count: 'COUNT', n: number): Promise<[string, string[]]>;
+  del(...keys: string[]): Promise<number>;
+  pipeline(): { del(key: string): unknown; exec(): Promise<[Error | null, unknown][] | null> };
+}
+
+interface MaybeCluster {
+  isCluster?: boolean;
+  nodes?(role: 'master'): ScanClient[];
+}
+
 export async function removeUniquenessIndex(queue: Queue, options: { global?: boolean } = {}): Promise<number> {
   const internals = internalsOf(queue);
-  const client = (await internals.backend.client) as unknown as {
-    scan(cursor: string, match: 'MATCH', pattern: string, count: 'COUNT', n: number): Promise<[string, string[]]>;
-    del(...keys: string[]): Promise<number>;
-  };
   const patterns = sidecarPatterns(rootPrefixOf(internals), internals.name);
-  let deleted = 0;
-  for (const pattern of options.global ? [patterns.queue, patterns.global] : [patterns.queue]) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      cursor = next;
-      if (keys.length > 0) deleted += await client.del(...keys);
-    } while (cursor !== '0');
+  try {
+    const client = (await internals.backend.client) as unknown as ScanClient & MaybeCluster;
+    const cluster = client.isCluster === true && typeof client.nodes === 'function';
+    const nodes = cluster ? client.nodes!('master') : [client];
+    let deleted = 0;
+    for (const node of nodes) {
+      for (const pattern of options.global ? [patterns.queue, patterns.global] : [patterns.queue]) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+          cursor = next;
+          if (keys.length === 0) continue;
+          if (!cluster) {
+            deleted += await node.del(...keys);
+            continue;
+          }
+          const pipeline = node.pipeline();
+          for (const key of keys) pipeline.del(key);
+          for (const [error, count] of (await pipeline.exec()) ?? []) {
+            if (error) throw error;
+            deleted += Number(count);
+          }
+        } while (cursor !== '0');
+      }
+    }
+    return deleted;
+  } catch (error) {
+    throw backendErrorFor(error);
   }
-  return deleted;
 }

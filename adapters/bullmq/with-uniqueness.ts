@@ -9,12 +9,14 @@
  * `opts.ojsMeta` -> `meta` (BullMQ jobs have none; kept apart so `data` is never altered),
  * `delay` -> `scheduled_at`, `attempts` -> `max_attempts`.
  */
-import { Queue, type Job, type JobsOptions } from 'bullmq';
+import { Queue, type Job, type JobsOptions, type QueueListener } from 'bullmq';
 import { InvalidUniquePolicyError, isDuplicateJobError, type OjsUniqueError, type ValidationIssue } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js';
+import { bullmqOptionIssues } from './bullmq-job-options.js';
 import { keepOptionsFor, retentionIssues } from './bullmq-retention.js';
 import { backendErrorFor } from './bullmq-reply-errors.js';
+import { typedErrorFor } from './bullmq-cluster.js';
 import { composedScripts, ensureScripts } from './bullmq-script-set.js';
 import { queueBase, queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
 import {
@@ -70,47 +72,89 @@ export interface WithUniquenessOptions {
   duplicateProbe?: boolean;
 }
 
-export type UniqueQueue<Q extends Queue = Queue> = Omit<Q, 'add' | 'addBulk'> & {
+/** The listener map of a BullMQ queue's own events (`error`, `waiting`, `cleaned` …). */
+type QueueListeners = QueueListener<Job>;
+
+/**
+ * The wrapped queue. Methods that return the queue itself (`on`, `once`, `off` …) return the
+ * wrapper, so a chained `.add(…, { unique })` keeps its policy.
+ */
+export type UniqueQueue<Q extends Queue = Queue> = Omit<Q, 'add' | 'addBulk' | 'on' | 'once' | 'off' | 'addListener' | 'removeListener' | 'prependListener' | 'prependOnceListener' | 'removeAllListeners' | 'setMaxListeners'> & {
   add(name: string, data: unknown, opts?: UniqueJobsOptions): Promise<UniqueJob>;
   addBulk(jobs: { name: string; data: unknown; opts?: UniqueJobsOptions }[]): Promise<UniqueJob[]>;
+  on<U extends keyof QueueListeners>(event: U, listener: QueueListeners[U]): UniqueQueue<Q>;
+  once<U extends keyof QueueListeners>(event: U, listener: QueueListeners[U]): UniqueQueue<Q>;
+  off<U extends keyof QueueListeners>(event: U, listener: QueueListeners[U]): UniqueQueue<Q>;
+  addListener(event: string | symbol, listener: (...args: any[]) => void): UniqueQueue<Q>;
+  removeListener(event: string | symbol, listener: (...args: any[]) => void): UniqueQueue<Q>;
+  prependListener(event: string | symbol, listener: (...args: any[]) => void): UniqueQueue<Q>;
+  prependOnceListener(event: string | symbol, listener: (...args: any[]) => void): UniqueQueue<Q>;
+  removeAllListeners(event?: string | symbol): UniqueQueue<Q>;
+  setMaxListeners(n: number): UniqueQueue<Q>;
   /** The queue that was wrapped. */
   readonly unwrapped: Q;
 };
 
 export const DEFAULT_CANCELLED_RETENTION_MS = 7 * 86_400_000;
 
+/** Options that ask for a policy: `unique: null` (like `undefined`) means none, a plain add. */
+function hasPolicy(opts: UniqueJobsOptions | undefined): boolean {
+  return opts !== undefined && opts !== null && ((opts.unique !== undefined && opts.unique !== null) || opts.ojsMeta !== undefined);
+}
+
+/** `opts` without a `unique: null`, so that a plain add stores exactly what BullMQ alone would. */
+function plainOpts(opts: UniqueJobsOptions | undefined): JobsOptions | undefined {
+  if (opts === undefined || opts === null || !('unique' in opts)) return opts;
+  const { unique: _none, ...rest } = opts;
+  return rest;
+}
+
 export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {}): UniqueQueue<Q> {
   // Fail now, not at the first unique add: on a non-Redis backend, or a BullMQ whose add scripts
   // are not what unique-add splices in.
-  internalsOf(queue);
+  const internals = internalsOf(queue);
   composedScripts();
   const retentionMs = options.cancelledRetentionMs ?? DEFAULT_CANCELLED_RETENTION_MS;
   const probe = options.duplicateProbe ?? true;
-  const siblings = new Siblings(queue);
+  const siblings = new Siblings(queue, options);
+  // Assigned below; every closure here runs after the Proxy exists.
+  let wrapper!: UniqueQueue<Q>;
+
+  // A Job the wrapper hands out refers to the wrapper, so `job.queue.add(…, { unique })` keeps
+  // the policy. Only jobs of the wrapped queue object are relinked (never the user's queue itself).
+  const relink = <T>(value: T): T => {
+    if (value instanceof internals.Job && (value as unknown as { queue: unknown }).queue === queue) {
+      (value as unknown as { queue: unknown }).queue = wrapper;
+    } else if (Array.isArray(value)) {
+      for (const item of value) relink(item);
+    }
+    return value;
+  };
 
   const add = async (name: string, data: unknown, opts?: UniqueJobsOptions): Promise<UniqueJob> => {
-    if (opts?.unique === undefined && opts?.ojsMeta === undefined) return queue.add(name, data as never, opts as never) as Promise<UniqueJob>;
+    if (!hasPolicy(opts)) return relink((await queue.add(name, data as never, plainOpts(opts) as never)) as UniqueJob);
     // A unique add throws only the core's typed errors (a plain add above stays BullMQ's own).
     try {
       const request = { ...buildRequest(queue, name, data, opts ?? {}, retentionMs), probe };
       const reply = await uniqueAdd(request);
       if (!siblings.registered && reply.outcome !== 'deduplicated') await siblings.register();
       const job = jobForReply(siblings, reply, request.prepared);
-      if (reply.outcome !== 'deduplicated') queue.emit('waiting', job as never);
-      return job;
+      if (reply.outcome !== 'deduplicated') queue.emit('waiting', relink(job) as never);
+      return relink(job);
     } catch (error) {
-      throw backendErrorFor(error);
+      throw typedErrorFor(error);
     }
   };
 
   const addBulk = async (jobs: { name: string; data: unknown; opts?: UniqueJobsOptions }[]): Promise<UniqueJob[]> => {
-    if (jobs.every((job) => job.opts?.unique === undefined && job.opts?.ojsMeta === undefined)) {
-      return queue.addBulk(jobs as never) as Promise<UniqueJob[]>;
+    if (!jobs.some((job) => hasPolicy(job.opts))) {
+      const plain = jobs.some((job) => job.opts != null && 'unique' in job.opts) ? jobs.map((job) => ({ ...job, opts: plainOpts(job.opts) })) : jobs;
+      return relink((await queue.addBulk(plain as never)) as UniqueJob[]);
     }
     try {
-      return await uniqueAddBulk(siblings, jobs, retentionMs);
+      return relink(await uniqueAddBulk(siblings, jobs, retentionMs));
     } catch (error) {
-      throw backendErrorFor(error);
+      throw typedErrorFor(error);
     }
   };
 
@@ -119,17 +163,40 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
     await queue.close();
   };
 
-  return new Proxy(queue, {
-    get(target, property, receiver) {
-      if (property === 'add') return add;
-      if (property === 'addBulk') return addBulk;
+  // Bound once per method (stable identity: `q.getJob === q.getJob`), on the wrapped queue so
+  // BullMQ's own code never runs with the Proxy as `this`. A call that returns the queue returns
+  // the wrapper; Jobs it returns (getJob, getJobs …) are relinked.
+  const own = new Map<PropertyKey, unknown>([
+    ['add', add],
+    ['addBulk', addBulk],
+    ['close', close],
+  ]);
+  const bound = new Map<PropertyKey, { source: (...args: unknown[]) => unknown; fn: (...args: unknown[]) => unknown }>();
+  const settle = (result: unknown): unknown => {
+    if (result === queue) return wrapper;
+    if (result instanceof Promise) return result.then(relink);
+    return relink(result);
+  };
+  wrapper = new Proxy(queue, {
+    get(target, property) {
+      const mine = own.get(property);
+      if (mine !== undefined) return mine;
       if (property === 'unwrapped') return target;
-      if (property === 'close') return close;
-      const value = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? value.bind(target) : value;
+      const value = Reflect.get(target, property, target) as unknown;
+      if (typeof value !== 'function') return value;
+      const cached = bound.get(property);
+      if (cached?.source === value) return cached.fn;
+      const source = value as (...args: unknown[]) => unknown;
+      const fn = (...args: unknown[]): unknown => settle(source.apply(target, args));
+      bound.set(property, { source, fn });
+      return fn;
     },
   }) as unknown as UniqueQueue<Q>;
+  siblings.bind(wrapper as unknown as Queue);
+  return wrapper;
 }
+
+function ignoreError(): void {}
 
 /**
  * Validates everything before anything is sent. BullMQ options that would fight the policy are
@@ -152,7 +219,8 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
       issues.push({ path: `opts.${option}`, message: `cannot be combined with unique (see docs/bullmq.md, "Combining with BullMQ options")` });
     }
   }
-  if (unique === undefined) issues.push({ path: 'opts.unique', message: 'ojsMeta is only used by a unique policy; give one' });
+  if (unique === undefined || unique === null) issues.push({ path: 'opts.unique', message: 'ojsMeta is only used by a unique policy; give one' });
+  issues.push(...bullmqOptionIssues(merged, data));
   if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
 
   const prepared = prepareUnique({ type: name, queue: queue.name, args: data, meta: ojsMeta ?? {}, unique })!;
@@ -160,9 +228,6 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
   if (retention.length > 0) throw new InvalidUniquePolicyError(retention);
   // An explicit keep option on the job, so a Worker's removeOnComplete/removeOnFail cannot apply.
   Object.assign(merged, keepOptionsFor(prepared.policy, merged));
-  if (merged.jobId !== undefined && (merged.jobId === '0' || merged.jobId.startsWith('0:'))) {
-    throw new InvalidUniquePolicyError([{ path: 'opts.jobId', message: "cannot be '0' or start with '0:' (BullMQ)" }]);
-  }
   return {
     queue,
     name,
@@ -184,22 +249,35 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
  */
 class Siblings {
   readonly #queue: Queue;
+  readonly #options: WithUniquenessOptions;
   readonly #opened = new Map<string, Queue>();
+  #wrapper: Queue | undefined;
   #registered = false;
 
-  constructor(queue: Queue) {
+  constructor(queue: Queue, options: WithUniquenessOptions) {
     this.#queue = queue;
+    this.#options = options;
   }
 
   get queue(): Queue {
     return this.#queue;
   }
 
+  /** The wrapper of `queue`, which jobs of this queue are bound to. */
+  bind(wrapper: Queue): void {
+    this.#wrapper = wrapper;
+  }
+
+  /** The queue a job of queue `name` is bound to: this wrapper, or a wrapped sibling the library opened. */
   of(name: string): Queue {
-    if (name === this.#queue.name) return this.#queue;
+    if (name === this.#queue.name) return this.#wrapper ?? this.#queue;
     let sibling = this.#opened.get(name);
     if (!sibling) {
-      sibling = new Queue(name, this.#queue.opts);
+      const opened = new Queue(name, this.#queue.opts);
+      // The library's own queue: its connection errors reach the caller as typed errors of the
+      // calls that meet them; without a listener BullMQ would print them (the library logs nothing).
+      opened.on('error', ignoreError);
+      sibling = withUniqueness(opened, this.#options) as unknown as Queue;
       this.#opened.set(name, sibling);
     }
     return sibling;
@@ -271,11 +349,16 @@ async function uniqueAddBulk(siblings: Siblings, jobs: { name: string; data: unk
   const internals = internalsOf(queue);
   type Entry = { kind: 'unique'; prepared: PreparedUniqueAdd } | { kind: 'plain'; job: Job };
   const entries: Entry[] = [];
-  for (const spec of jobs) {
-    if (spec.opts?.unique === undefined && spec.opts?.ojsMeta === undefined) {
-      const opts = { ...internals.jobsOpts, ...spec.opts, jobId: spec.opts?.jobId };
+  for (const [index, spec] of jobs.entries()) {
+    if (!hasPolicy(spec.opts)) {
+      const opts = { ...internals.jobsOpts, ...plainOpts(spec.opts), jobId: spec.opts?.jobId };
       const job = new internals.Job(queue, spec.name, spec.data, opts, opts.jobId);
-      (job as unknown as { validateOptions(data: unknown): void }).validateOptions(job.asJSON());
+      try {
+        (job as unknown as { validateOptions(data: unknown): void }).validateOptions(job.asJSON());
+      } catch (error) {
+        // BullMQ's own check of a plain entry, refused before anything of the batch is sent.
+        throw new InvalidUniquePolicyError([{ path: `[${index}].opts`, message: error instanceof Error ? error.message : String(error) }], { cause: error });
+      }
       entries.push({ kind: 'plain', job });
     } else {
       entries.push({ kind: 'unique', prepared: await prepareUniqueAdd(buildRequest(queue, spec.name, spec.data, spec.opts ?? {}, retentionMs)) });

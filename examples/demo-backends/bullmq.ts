@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Job, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { createBullMQBackend } from '../../adapters/bullmq/index.js';
 import type { OjsJob } from '../../src/index.js';
 import type { ConformanceSubject } from '../../test/conformance/conformance-subject.js';
@@ -20,12 +20,28 @@ export interface BullMQSubjectOptions {
   prefix?: string;
   /** (Default: REDIS_URL, else redis://127.0.0.1:6379.) */
   redisUrl?: string;
+  /**
+   * Redis Cluster nodes (`host:port`): the backend is then given an ioredis `Cluster`, and
+   * `prefix` must be hash-tagged (`{…}`). (Default: none, a single Redis at `redisUrl`.)
+   */
+  cluster?: string[];
+}
+
+/** A `Cluster` of `host:port` nodes, as a Worker needs its connection (no per-request retry limit). */
+export function clusterOf(nodes: string[]): Cluster {
+  return new Cluster(
+    nodes.map((node) => {
+      const [host, port] = node.replace(/^redis:\/\//, '').split(':');
+      return { host: host!, port: Number(port) };
+    }),
+    { redisOptions: { maxRetriesPerRequest: null } },
+  );
 }
 
 export default async function createSubject(options: BullMQSubjectOptions = {}): Promise<ConformanceSubject> {
   const url = options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const prefix = options.prefix ?? `ojs-demo:${randomUUID()}`;
-  const client = new Redis(url, { maxRetriesPerRequest: null });
+  const client = options.cluster ? clusterOf(options.cluster) : new Redis(url, { maxRetriesPerRequest: null });
   const backend = createBullMQBackend({ connection: client, prefix });
   const deleteKeys = (): Promise<void> => deleteKeysMatching(client, `${prefix}:*`);
   // A failed run keeps its keys for inspection; the next run of the same test (same prefix)
@@ -44,7 +60,7 @@ export default async function createSubject(options: BullMQSubjectOptions = {}):
     clock: null,
     async start(id) {
       const { queue } = await stateOf(id);
-      const worker = new Worker(queue, null, { connection: client, prefix, autorun: false });
+      const worker = new Worker(queue, null, { connection: client as Redis, prefix, autorun: false });
       workers.add(worker);
       const token = randomUUID();
       const job = await worker.getNextJob(token, { block: false });

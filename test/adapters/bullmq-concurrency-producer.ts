@@ -7,11 +7,15 @@ import { createInterface } from 'node:readline';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { withUniqueness } from '../../adapters/bullmq/index.js';
+import { clusterOf } from '../../examples/demo-backends/bullmq.js';
 import { burst } from './bullmq-concurrency-burst.js';
 
-const [prefix, connectionsArg] = process.argv.slice(2);
+// A third argument `host:port,host:port,…` runs on that Redis Cluster instead of REDIS_URL.
+const [prefix, connectionsArg, clusterNodes] = process.argv.slice(2);
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const connections = Array.from({ length: Number(connectionsArg) }, () => new Redis(url, { maxRetriesPerRequest: null }));
+const connections = Array.from({ length: Number(connectionsArg) }, () =>
+  clusterNodes ? (clusterOf(clusterNodes.split(',')) as unknown as Redis) : new Redis(url, { maxRetriesPerRequest: null }),
+);
 const queues = connections.map((connection) => withUniqueness(new Queue('race', { connection, prefix })));
 
 process.stdout.write('ready\n');

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Queue, type QueueOptions } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { RUN_SALT } from '../run-salt.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -22,13 +22,18 @@ export interface RedisTestContext {
   closeLater(closable: { close(): Promise<unknown> }): void;
 }
 
-export async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await redis.del(...keys);
-  } while (cursor !== '0');
+/** Deletes the keys matching `pattern`; on a Redis Cluster on every master, key by key (keys of several slots). */
+export async function deleteKeys(redis: Redis | Cluster, pattern: string): Promise<void> {
+  const cluster = redis instanceof Cluster;
+  for (const node of cluster ? redis.nodes('master') : [redis]) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0 && !cluster) await node.del(...keys);
+      else if (keys.length > 0) await Promise.all(keys.map((key) => node.del(key)));
+    } while (cursor !== '0');
+  }
 }
 
 export function useRedisPrefix(file: string): RedisTestContext {
