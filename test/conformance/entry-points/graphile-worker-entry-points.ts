@@ -65,7 +65,8 @@ export function graphileAddArguments(input: JobInput): GraphileAddArguments | In
   }
   if (input.scheduled_at !== undefined) spec.runAt = input.scheduled_at instanceof Date ? input.scheduled_at : new Date(input.scheduled_at);
   if (input.max_attempts !== undefined) spec.maxAttempts = input.max_attempts;
-  if (input.priority !== undefined && input.priority !== 0) spec.priority = -input.priority;
+  // A priority that is not a number is passed as given: the adapter must refuse it, not this mapping.
+  if (input.priority !== undefined && input.priority !== 0) spec.priority = typeof input.priority === 'number' ? -input.priority : input.priority;
   return { identifier: input.type, payload: input.args, spec };
 }
 
@@ -105,6 +106,8 @@ export class GraphileEntry {
   #runner: Runner | null = null;
   readonly #requests = new Map<number, DriverRequest>();
   #next = 0;
+  /** The driver runner's last error (a worker that could not fetch, a lost LISTEN connection). */
+  #runnerError: unknown = null;
 
   constructor(
     readonly entry: GraphileEntryPoint,
@@ -146,6 +149,21 @@ export class GraphileEntry {
         logger: quietLogger,
         preset: { extends: [makeUniqueJobsPreset({ schema: uniqueSchema })] },
       });
+      const runner = this.#runner;
+      runner.events.on('worker:getJob:error', ({ error }) => void (this.#runnerError = error));
+      runner.events.on('pool:listen:error', ({ error }) => void (this.#runnerError = error));
+      // A runner that stopped (crashed) answers nothing more: fail what waits for it.
+      runner.promise.then(
+        () => this.#failPending(new Error('the driver runner stopped')),
+        (error: unknown) => this.#failPending(error),
+      );
+    }
+  }
+
+  #failPending(error: unknown): void {
+    for (const [id, request] of this.#requests) {
+      this.#requests.delete(id);
+      request.settle({ ok: false, error });
     }
   }
 
@@ -175,9 +193,20 @@ export class GraphileEntry {
       }
       case 'withUniqueHelpers.addJob': {
         const request = this.#next++;
-        const settled = new Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }>((settle) => this.#requests.set(request, { args, settle }));
+        let settle: DriverRequest['settle'];
+        const settled = new Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }>((resolve) => {
+          settle = resolve;
+          this.#requests.set(request, { args, settle: resolve });
+        });
         await this.#driverUtils!.addJob(HELPERS_DRIVER_TASK, { request }, { maxAttempts: 1 } satisfies TaskSpec);
-        const outcome = await settled;
+        // The task runs in moments; a runner that cannot reach the database (another process
+        // holding every connection, say) must fail the call, not hang the suite.
+        const watchdog = setTimeout(() => {
+          if (!this.#requests.delete(request)) return;
+          const last = this.#runnerError instanceof Error ? this.#runnerError.message : String(this.#runnerError);
+          settle!({ ok: false, error: new Error(`${HELPERS_DRIVER_TASK}: the task did not run within 15 s (the runner's last error: ${last})`) });
+        }, 15_000);
+        const outcome = await settled.finally(() => clearTimeout(watchdog));
         if (!outcome.ok) throw outcome.error;
         return outcome.value as EnqueueResult | Job;
       }
