@@ -16,7 +16,7 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { withUniqueness, type BullMQBackend, type UniqueJob, type UniqueJobsOptions, type UniqueQueue } from '../../../adapters/bullmq/index.js';
-import { bullmqPriority } from '../../../adapters/bullmq/bullmq-ojs-job-view.js';
+import { bullmqPriority, PRIORITY_BASE } from '../../../adapters/bullmq/bullmq-ojs-job-view.js';
 import { DEFAULT_QUEUE, scheduledAtMs, uuidv7, type EnqueueResult, type JobInput, type OjsJob } from '../../../src/index.js';
 import createBullMQSubject from '../../../examples/demo-backends/bullmq.js';
 import type { ConformanceSubject } from '../conformance-subject.js';
@@ -50,6 +50,8 @@ export function bullmqAddArguments(input: JobInput): BullMQAddArguments | Inexpr
   if (input.max_attempts !== undefined) opts.attempts = input.max_attempts;
   if (input.priority !== undefined) {
     if (typeof input.priority !== 'number' || !Number.isSafeInteger(input.priority)) return new Inexpressible('priority is not an integer: BullMQ has no such priority to map it to');
+    // The backend's scale clamps at its base; a higher OJS priority has no BullMQ priority of its own.
+    if (input.priority >= PRIORITY_BASE) return new Inexpressible(`priority ${input.priority} is beyond the BullMQ scale the backend maps OJS priorities to`);
     const priority = bullmqPriority(input.priority);
     if (priority !== undefined) opts.priority = priority;
   }
