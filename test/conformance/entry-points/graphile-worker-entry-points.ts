@@ -14,7 +14,7 @@
  * inexpressible when it sets them, and its result (a Graphile `Job`) is viewed as an OJS job here.
  */
 import pg from 'pg';
-import { makeWorkerUtils, run, type Job, type Runner, type TaskSpec, type WorkerUtils } from 'graphile-worker';
+import { Logger, makeWorkerUtils, run, type Job, type Runner, type TaskSpec, type WorkerUtils } from 'graphile-worker';
 import {
   addJobWithClient,
   makeUniqueJobsPreset,
@@ -106,8 +106,10 @@ export class GraphileEntry {
   #runner: Runner | null = null;
   readonly #requests = new Map<number, DriverRequest>();
   #next = 0;
-  /** The driver runner's last error (a worker that could not fetch, a lost LISTEN connection). */
+  /** The driver runner's last error or warning (a worker that could not fetch, why it stopped). */
   #runnerError: unknown = null;
+  /** Set once the driver runner stopped: every later call fails with it at once. */
+  #runnerStopped: Error | null = null;
 
   constructor(
     readonly entry: GraphileEntryPoint,
@@ -146,17 +148,22 @@ export class GraphileEntry {
         concurrency: 4,
         noHandleSignals: true,
         pollInterval: 100,
-        logger: quietLogger,
+        // Kept, not printed: a call that fails because the runner stopped says why.
+        logger: new Logger(() => (level, message) => {
+          if (level === 'error' || level === 'warning') this.#runnerError = new Error(message);
+        }),
         preset: { extends: [makeUniqueJobsPreset({ schema: uniqueSchema })] },
       });
       const runner = this.#runner;
       runner.events.on('worker:getJob:error', ({ error }) => void (this.#runnerError = error));
       runner.events.on('pool:listen:error', ({ error }) => void (this.#runnerError = error));
       // A runner that stopped (crashed) answers nothing more: fail what waits for it.
-      runner.promise.then(
-        () => this.#failPending(new Error('the driver runner stopped')),
-        (error: unknown) => this.#failPending(error),
-      );
+      const stopped = (error: unknown) => {
+        const why = error ?? this.#runnerError;
+        this.#runnerStopped = new Error(`${HELPERS_DRIVER_TASK}: the runner stopped (${why instanceof Error ? why.message : String(why)})`);
+        this.#failPending(this.#runnerStopped);
+      };
+      runner.promise.then(() => stopped(null), stopped);
     }
   }
 
@@ -192,6 +199,7 @@ export class GraphileEntry {
         }
       }
       case 'withUniqueHelpers.addJob': {
+        if (this.#runnerStopped) throw this.#runnerStopped;
         const request = this.#next++;
         let settle: DriverRequest['settle'];
         const settled = new Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }>((resolve) => {
@@ -220,7 +228,8 @@ export class GraphileEntry {
   }
 
   async close(): Promise<void> {
-    await this.#runner?.stop();
+    // A runner that stopped by itself has already failed the calls waiting on it.
+    if (this.#runner && !this.#runnerStopped) await this.#runner.stop();
     await this.#driverUtils?.release();
     await this.#driverPool?.end();
     await this.#utils?.release();
