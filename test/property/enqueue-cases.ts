@@ -17,7 +17,6 @@ function nested(depth: number): unknown {
   return value;
 }
 
-// eslint-disable-next-line no-sparse-arrays
 const HOLE = [, 1];
 const DEEP = nested(2_000);
 const NESTED_5 = nested(5);
