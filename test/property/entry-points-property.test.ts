@@ -527,7 +527,9 @@ describe('property: divergences from memory found on main (issue 9), red until t
     it(known.title, function () {
       const seen = found.get(known.title) ?? [];
       if (seen.length > 0) {
-        throw new Error(`seen in the property run above:\n${seen.map((d) => `  ${d.target}: ${d.signature}\n      ${d.detail}`).join('\n')}`);
+        const targets = [...new Set(seen.map((d) => d.target))].join(', ');
+        const examples = seen.slice(0, 3).map((d) => `  ${d.target}: ${d.signature}\n      ${d.detail}`).join('\n');
+        throw new Error(`seen ${seen.length} times in the property run above (${targets}); the first ones:\n${examples}`);
       }
     });
   }
