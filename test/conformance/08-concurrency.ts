@@ -49,9 +49,11 @@ export function concurrency(ctx: SuiteContext): void {
 
     it('ojs-core §5.1 concurrent enqueues with one caller-chosen id: exactly one job gets it, nothing is overwritten', async function () {
       const id = 'conformance-fixed-id-7';
+      const plainReason = ctx.subject.inexpressible?.plainCustomId;
+      if (plainReason !== undefined) this.test!.title += ` [every add with a policy on this entry point: ${plainReason}]`;
       const results = await Promise.allSettled(
         // Half of them plain (no policy): the id must be claimed atomically on that path too.
-        Array.from({ length: 20 }, (_, i) => enqueue(ctx, { id, type: `report.v${i}`, args: { i }, ...(i % 2 === 0 ? { unique: { keys: ['type'] } } : {}) })),
+        Array.from({ length: 20 }, (_, i) => enqueue(ctx, { id, type: `report.v${i}`, args: { i }, ...(i % 2 === 0 || plainReason !== undefined ? { unique: { keys: ['type'] } } : {}) })),
       );
       const winners = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
       expect(winners, 'created').to.have.length(1);

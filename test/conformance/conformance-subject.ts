@@ -33,12 +33,25 @@ export interface ConformanceSubject {
   clock: VirtualClock | null;
 
   /**
+   * What this subject's enqueue path (an entry point such as `withUniqueness(queue).add`) has no
+   * way to say, with the reason. A test that needs it is skipped with that reason in its title.
+   * (Default: everything can be said.)
+   */
+  inexpressible?: Partial<Record<InexpressibleFeature, string>>;
+
+  /**
    * Releases everything the subject opened. Called after each test, passed or failed; a subject
    * deletes its data (keys, schema) only when `passed` is true, so a failed test's data stays for
    * inspection.
    */
   close(result?: { passed: boolean }): Promise<void>;
 }
+
+/**
+ * `plainCustomId`: a job without a policy under a caller-chosen id, claimed atomically (refused
+ * when taken, as ojs-core §5.1 asks).
+ */
+export type InexpressibleFeature = 'plainCustomId';
 
 export interface RunningAttempt {
   /** The handler succeeds; resolves with the job once it is `completed`. */

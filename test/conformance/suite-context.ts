@@ -4,7 +4,7 @@
  */
 import { expect } from 'chai';
 import type { EnqueueResult, JobInput, OjsJob } from '../../src/index.js';
-import type { ConformanceSubject } from './conformance-subject.js';
+import type { ConformanceSubject, InexpressibleFeature } from './conformance-subject.js';
 
 export interface SuiteContext {
   /** The subject of the running test (fresh per test). */
@@ -53,6 +53,15 @@ export async function stateOf(ctx: SuiteContext, id: string): Promise<string | u
 export function needsVirtualClock(ctx: SuiteContext, test: Mocha.Context, why: string): void {
   if (!ctx.subject.clock) {
     test.test!.title += ` [skipped on a real clock: ${why}]`;
+    test.skip();
+  }
+}
+
+/** A `mocha` test that needs `feature`: skipped, with the reason, where the subject cannot express it. */
+export function needsExpressible(ctx: SuiteContext, test: Mocha.Context, feature: InexpressibleFeature): void {
+  const reason = ctx.subject.inexpressible?.[feature];
+  if (reason !== undefined) {
+    test.test!.title += ` [skipped on this entry point: ${reason}]`;
     test.skip();
   }
 }

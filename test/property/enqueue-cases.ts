@@ -1,0 +1,192 @@
+/**
+ * Random enqueue scenarios for the property test: short sequences of enqueues (and cancels) of
+ * jobs drawn from small domains, so duplicates are frequent, mixed with inputs every backend must
+ * refuse (bad keys and periods, unknown fields, NaN/Infinity/2^53/lone surrogates/holes, long or
+ * NUL-containing identifiers, queue names with ':', deep nesting, `unique: null` …).
+ *
+ * Nothing here says which inputs are valid: the memory backend's answer is the oracle.
+ */
+import fc from 'fast-check';
+import type { JobInput } from '../../src/index.js';
+
+export type Command = { kind: 'enqueue'; job: JobInput } | { kind: 'cancel'; pick: number };
+
+function nested(depth: number): unknown {
+  let value: unknown = { leaf: 1 };
+  for (let i = 0; i < depth; i += 1) value = { n: value };
+  return value;
+}
+
+const HOLE = [, 1];
+const DEEP = nested(2_000);
+const NESTED_5 = nested(5);
+
+/** Values a field usually has (valid on every backend, as far as this file knows) … */
+const usual: Record<string, fc.Arbitrary<unknown>> = {
+  type: fc.constantFrom('email.send', 'email.send', 'sms.send', 'report.daily', 'caf\u00e9.run'),
+  queue: fc.constantFrom(undefined, undefined, undefined, 'default', 'a', 'b', 'caf\u00e9', 'cafe\u0301'),
+  id: fc.constantFrom(undefined, undefined, undefined, undefined, undefined, undefined, 'job-1', 'job-2'),
+  args: fc.constantFrom<unknown>(
+    { user_id: 1 },
+    { user_id: 1 },
+    { user_id: 1 },
+    { user_id: 2 },
+    { user_id: 1, template: 'x' },
+    [{ user_id: 1 }, 'pos'],
+    { user_id: 3, s: 'Jose\u0301' },
+    { user_id: 3, s: 'Jos\u00e9' },
+    { user_id: 1, nested: NESTED_5 },
+    {},
+    'text',
+  ),
+  meta: fc.constantFrom(undefined, { tenant_id: 'acme' }, { tenant_id: 'acme' }, { tenant_id: 'acme', trace: 't2' }, { tenant_id: 'globex' }),
+  scheduled_at: fc.constantFrom(undefined, undefined, undefined, undefined, '2099-01-01T00:00:00Z', '2000-01-01T00:00:00.000Z'),
+  max_attempts: fc.constantFrom(undefined, undefined, 1, 3),
+  priority: fc.constantFrom(undefined, undefined, 0, 5, -5),
+};
+
+/** … and values that stretch or break it (memory decides which are refused). */
+const unusual: Record<string, fc.Arbitrary<unknown>> = {
+  type: fc.constantFrom('', 'x'.repeat(130), 't\u0000nul', 42, 'y'.repeat(120)),
+  queue: fc.constantFrom('x:y', '', 'q'.repeat(130), 'q\u0000nul', 7),
+  id: fc.constantFrom('123', '0', 'a:b', 'a:b:c', '', 'i'.repeat(130), 'i\u0000nul', 99, '0:x'),
+  args: fc.constantFrom(
+    { user_id: Number.NaN },
+    { user_id: Number.POSITIVE_INFINITY },
+    { user_id: 2 ** 53 },
+    { s: '\uD800' },
+    { ['k\uDC00']: 1 },
+    HOLE,
+    { user_id: 1, at: undefined },
+    { big: 10n },
+    { at: new Date(0) },
+    { s: 'a\u0000b' },
+    DEEP,
+  ),
+  meta: fc.constantFrom({ tenant_id: 'a\u0000b' }, { ['k\u0000']: 1 }, { tenant_id: Number.NaN }, { tenant_id: '\uDBFF' }, { tenant_id: 2 ** 53 }, 'not-an-object', [1], null, { deep: DEEP }),
+  scheduled_at: fc.constantFrom('9999-12-31T23:59:59Z', '0001-01-01T00:00:00Z', '1969-07-20T20:17:00Z', 'tomorrow', new Date(Number.NaN), new Date(8.64e15), 1_700_000_000_000),
+  max_attempts: fc.constantFrom(0, 1.5, 40_000, Number.NaN, 2 ** 53, -1, '3'),
+  priority: fc.constantFrom(40_000, Number.NaN, 1.5, 2 ** 31, Number.POSITIVE_INFINITY, -40_000, '1'),
+};
+
+const usualPolicy = fc
+  .record(
+  {
+    keys: fc.subarray(['type', 'queue', 'args', 'meta']),
+    args_keys: fc.constantFrom(['user_id'], ['user_id'], null),
+    period: fc.constantFrom('P1D', 'PT24H', 'P1Y', 'P1M', 'PT1H30M0.5S'),
+    states: fc.constantFrom(
+      ['available', 'scheduled', 'pending', 'active', 'retryable'],
+      ['available', 'cancelled'],
+      ['available', 'scheduled', 'pending', 'active', 'retryable', 'completed', 'discarded', 'cancelled'],
+      ['scheduled'],
+    ),
+    on_conflict: fc.constantFrom('reject', 'ignore', 'replace', 'replace', 'replace_except_schedule'),
+  },
+  { requiredKeys: [] },
+  )
+  // meta_keys exactly when the keys include meta (§2.2 requires it then), so most policies pass.
+  // args_keys only with the args dimension.
+  .map((policy) => {
+    const { args_keys, ...rest } = policy;
+    const withArgs = policy.keys?.includes('args') && args_keys !== undefined ? { ...rest, args_keys } : rest;
+    return policy.keys?.includes('meta') ? { ...withArgs, meta_keys: ['tenant_id'] } : withArgs;
+  });
+const unusualPolicyField: fc.Arbitrary<[string, unknown]> = fc.oneof(
+  fc.tuple(fc.constant('keys'), fc.constantFrom<unknown>(['type', 'argz'], ['Args'], ['args', 'args'], 'type', [], [null])),
+  fc.tuple(fc.constant('args_keys'), fc.constantFrom<unknown>(['user_id', 'missing'], [], 'user_id', [1], ['\uD800'], Array.from({ length: 300 }, (_, i) => `k${i}`))),
+  fc.tuple(fc.constant('meta_keys'), fc.constantFrom<unknown>([], ['t\u0000'], 'tenant_id', ['missing'])),
+  fc.tuple(fc.constant('period'), fc.constantFrom<unknown>('P273789Y', 'PT8639999999999S', 9007199254740991, 3600, '1h', 'P', 'PT1.5H', -1, Number.NaN, null, 'P10000Y')),
+  fc.tuple(fc.constant('states'), fc.constantFrom<unknown>(['available', 'done'], [], ['available', 'available'], 'available')),
+  fc.tuple(fc.constant('on_conflict'), fc.constantFrom<unknown>('upsert', 5, null)),
+  fc.tuple(fc.constant('unique_for'), fc.constant<unknown>(60)),
+);
+usual.unique = fc.oneof({ weight: 1, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constant({}) }, { weight: 6, arbitrary: usualPolicy });
+unusual.unique = fc.oneof(
+  fc.constantFrom<unknown>(null, 'reject', 42, [], true),
+  fc.tuple(usualPolicy, unusualPolicyField).map(([policy, [field, value]]) => ({ ...policy, [field]: value })),
+);
+
+const FIELDS = Object.keys(usual);
+const corruption: fc.Arbitrary<[string, unknown]> = fc.oneof(...FIELDS.map((field) => fc.tuple(fc.constant(field), unusual[field]!)));
+
+/** A job with usual fields, about half the time with one or two fields replaced by unusual values. */
+const jobArb = fc
+  .tuple(
+    fc.record(usual),
+    fc.oneof(
+      { weight: 5, arbitrary: fc.constant([] as [string, unknown][]) },
+      { weight: 4, arbitrary: fc.array(corruption, { minLength: 1, maxLength: 1 }) },
+      { weight: 1, arbitrary: fc.array(corruption, { minLength: 2, maxLength: 2 }) },
+    ),
+  )
+  .map(([fields, changes]) => {
+    const all: Record<string, unknown> = { ...fields, ...Object.fromEntries(changes) };
+    const job: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(all)) if (value !== undefined) job[name] = value;
+    return job as unknown as JobInput;
+  });
+
+type Step = Command | { kind: 'again'; pick: number; on_conflict: string | null };
+
+/**
+ * 1–6 steps: a new job, the same job as an earlier step (possibly under another `on_conflict`),
+ * so duplicates are common, or a cancel of an earlier job.
+ */
+export const commandsArb: fc.Arbitrary<Command[]> = fc
+  .array(
+    fc.oneof(
+      { weight: 5, arbitrary: jobArb.map((job): Step => ({ kind: 'enqueue', job })) },
+      {
+        weight: 4,
+        arbitrary: fc
+          .tuple(fc.nat(7), fc.constantFrom(null, null, 'reject', 'ignore', 'replace', 'replace_except_schedule'))
+          .map(([pick, on_conflict]): Step => ({ kind: 'again', pick, on_conflict })),
+      },
+      { weight: 1, arbitrary: fc.nat(7).map((pick): Step => ({ kind: 'cancel', pick })) },
+    ),
+    { minLength: 1, maxLength: 6 },
+  )
+  .map((steps) => {
+    const commands: Command[] = [];
+    for (const step of steps) {
+      if (step.kind !== 'again') {
+        commands.push(step);
+        continue;
+      }
+      const earlier = commands.filter((c): c is Extract<Command, { kind: 'enqueue' }> => c.kind === 'enqueue');
+      if (earlier.length === 0) continue;
+      const { job } = earlier[step.pick % earlier.length]!;
+      const unique = job.unique;
+      const sameJob = step.on_conflict !== null && typeof unique === 'object' && unique !== null && !Array.isArray(unique) ? { ...job, unique: { ...unique, on_conflict: step.on_conflict } } : job;
+      commands.push({ kind: 'enqueue', job: sameJob });
+    }
+    return commands;
+  })
+  .filter((commands) => commands.length > 0);
+
+/**
+ * A copy of `job` whose non-empty string `type` and `id` carry `tag`, so that scenarios run one
+ * after another on a shared store never meet each other's jobs (the key always includes the type;
+ * ids are global). An all-digit id stays all-digit (the tag's digits go in front).
+ */
+export function tagged(job: JobInput, tag: number): JobInput {
+  const copy = { ...job } as Record<string, unknown>;
+  if (typeof copy.type === 'string' && copy.type !== '') copy.type = `r${tag}.${copy.type}`;
+  if (typeof copy.id === 'string' && copy.id !== '') copy.id = /^[0-9]+$/.test(copy.id) ? `${tag}${copy.id}` : `r${tag}.${copy.id}`;
+  return copy as unknown as JobInput;
+}
+
+/** A short description of a job for failure messages (no 2,000-level nesting, no 300 keys). */
+export function describeJob(job: JobInput): string {
+  return JSON.stringify(job, (key, value: unknown) => {
+    if (value === DEEP) return '<2000 levels>';
+    if (typeof value === 'bigint') return `${value}n`;
+    if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+    if (value === undefined && key !== '') return '<undefined>';
+    if (Array.isArray(value) && value.length > 20) return `<${value.length} items>`;
+    if (typeof value === 'string') return value.replace(/[\u0000\uD800-\uDFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).slice(0, 60);
+    if (value instanceof Date) return `Date(${value.getTime()})`;
+    return value;
+  });
+}
