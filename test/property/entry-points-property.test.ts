@@ -134,7 +134,7 @@ async function bullmqBackendTarget(scenarios: number): Promise<Target> {
     hostPlainAdds: false,
     backend,
     enqueue: (job) => () => backend.enqueue(job),
-    snapshot: () => redisSnapshot(backend.client, backend.prefix),
+    snapshot: () => redisSnapshot(backend.client as Redis, backend.prefix),
     close: (passed) => subject.close({ passed }),
   };
 }

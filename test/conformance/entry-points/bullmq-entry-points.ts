@@ -142,7 +142,7 @@ export class BullMQEntry {
 export async function createBullMQEntrySubject(entry: BullMQEntryPoint, options: { prefix: string }): Promise<ConformanceSubject & { through: BullMQEntry }> {
   const base = await createBullMQSubject({ prefix: options.prefix });
   const backend = base.backend as BullMQBackend;
-  const through = new BullMQEntry(entry, backend.client, backend.prefix, backend);
+  const through = new BullMQEntry(entry, backend.client as Redis, backend.prefix, backend);
   return {
     ...base,
     through,
