@@ -10,7 +10,7 @@
  * `delay` -> `scheduled_at`, `attempts` -> `max_attempts`.
  */
 import { Queue, type Job, type JobsOptions, type QueueListener } from 'bullmq';
-import { InvalidUniquePolicyError, isDuplicateJobError, type OjsUniqueError, type ValidationIssue } from '../../src/errors.js';
+import { InvalidUniquePolicyError, isDuplicateJobError, isInvalidUniquePolicyError, type OjsUniqueError, type ValidationIssue } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js';
 import { bullmqOptionIssues } from './bullmq-job-options.js';
@@ -223,7 +223,15 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
   issues.push(...bullmqOptionIssues(merged, data));
   if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
 
-  const prepared = prepareUnique({ type: name, queue: queue.name, args: data, meta: ojsMeta ?? {}, unique })!;
+  // The job id goes through the core's identifier rules too, so one logical job gets one answer on
+  // every entry point; the issue then names the option the caller set.
+  let prepared: PreparedUnique;
+  try {
+    prepared = prepareUnique({ type: name, queue: queue.name, id: merged.jobId, args: data, meta: ojsMeta === undefined ? {} : ojsMeta, unique })!;
+  } catch (error) {
+    if (!isInvalidUniquePolicyError(error)) throw error;
+    throw new InvalidUniquePolicyError(error.issues.map((issue) => (issue.path === 'id' ? { ...issue, path: 'opts.jobId' } : issue)));
+  }
   const retention = retentionIssues(prepared.policy, merged);
   if (retention.length > 0) throw new InvalidUniquePolicyError(retention);
   // An explicit keep option on the job, so a Worker's removeOnComplete/removeOnFail cannot apply.

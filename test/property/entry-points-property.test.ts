@@ -113,7 +113,9 @@ async function pgSnapshot(pool: pg.Pool, schemas: TestSchemas): Promise<Map<stri
     const from =
       schema === schemas.graphileSchema && name === '_private_jobs'
         ? `${table} j join ${gw}._private_tasks t on t.id = j.task_id where t.identifier <> '${HELPERS_DRIVER_TASK}'`
-        : table;
+        : schema === schemas.graphileSchema && name === '_private_tasks'
+          ? `${table} where identifier <> '${HELPERS_DRIVER_TASK}'`
+          : table;
     return `select '${schema}.${name}' as t, count(*)::text as n from ${from}`;
   });
   if (counts.length === 0) return new Map();
@@ -158,7 +160,10 @@ async function bullmqEntryTarget(entry: BullMQEntryPoint, scenarios: number): Pr
       }
       return async () => through.toResult(await through.add(args));
     },
-    snapshot: () => redisSnapshot(through.client, through.prefix),
+    snapshot: async () => {
+      await through.opened();
+      return redisSnapshot(through.client, through.prefix);
+    },
     close: (passed) => subject.close({ passed }),
   };
 }

@@ -19,6 +19,7 @@ import { withUniqueness, type BullMQBackend, type UniqueJob, type UniqueJobsOpti
 import { bullmqPriority, PRIORITY_BASE } from '../../../adapters/bullmq/bullmq-ojs-job-view.js';
 import { DEFAULT_QUEUE, scheduledAtMs, uuidv7, type EnqueueResult, type JobInput, type OjsJob } from '../../../src/index.js';
 import createBullMQSubject from '../../../examples/demo-backends/bullmq.js';
+import { PRIORITY_RANGE } from '../../../src/input-limits.js';
 import type { ConformanceSubject } from '../conformance-subject.js';
 
 export const BULLMQ_ENTRY_POINTS = ['withUniqueness.add', 'withUniqueness.addBulk'] as const;
@@ -42,7 +43,8 @@ export function bullmqAddArguments(input: JobInput): BullMQAddArguments | Inexpr
   const unique = Object.hasOwn(input, 'unique') ? input.unique : undefined;
   if (unique !== undefined) opts.unique = unique;
   if (input.meta !== undefined) {
-    if (unique === undefined) {
+    // `unique: null` is no policy (a plain add), like an absent one.
+    if (unique === undefined || unique === null) {
       if (Object.keys(input.meta).length > 0) return new Inexpressible('a plain BullMQ add has no meta (opts.ojsMeta needs opts.unique)');
     } else opts.ojsMeta = input.meta as Record<string, unknown>;
   }
@@ -50,6 +52,11 @@ export function bullmqAddArguments(input: JobInput): BullMQAddArguments | Inexpr
   if (input.max_attempts !== undefined) opts.attempts = input.max_attempts;
   if (input.priority !== undefined) {
     if (typeof input.priority !== 'number' || !Number.isSafeInteger(input.priority)) return new Inexpressible('priority is not an integer: BullMQ has no such priority to map it to');
+    // OJS priorities outside the portable range are refused by the core; a BullMQ priority is
+    // BullMQ's own scale, where the same number is a valid priority.
+    if (input.priority < PRIORITY_RANGE.min || input.priority > PRIORITY_RANGE.max) {
+      return new Inexpressible(`priority ${input.priority} is outside the portable OJS range; BullMQ's own scale has no such bound to compare`);
+    }
     // The backend's scale clamps at its base; a higher OJS priority has no BullMQ priority of its own.
     if (input.priority >= PRIORITY_BASE) return new Inexpressible(`priority ${input.priority} is beyond the BullMQ scale the backend maps OJS priorities to`);
     const priority = bullmqPriority(input.priority);
@@ -88,6 +95,14 @@ export class BullMQEntry {
       this.#wrapped.set(name, queue);
     }
     return queue;
+  }
+
+  /**
+   * Settles once every queue opened so far has written what BullMQ's Queue writes when it is
+   * constructed (its meta hash): those writes are the user's `new Queue`, not the add's.
+   */
+  async opened(): Promise<void> {
+    await Promise.all([...this.#wrapped.values()].map((queue) => (queue.unwrapped as unknown as { queueMetaInitialized?: Promise<void> }).queueMetaInitialized));
   }
 
   /** The raw add: what the entry point returned (the one job), or what it threw. */

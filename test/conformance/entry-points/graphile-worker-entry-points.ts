@@ -53,12 +53,14 @@ export function graphileAddArguments(input: JobInput): GraphileAddArguments | In
   const spec: UniqueTaskSpec = {};
   const unique = Object.hasOwn(input, 'unique') ? input.unique : undefined;
   if (unique !== undefined) spec.unique = unique as UniqueTaskSpec['unique'];
-  else {
+  // `unique: null` is no policy (a plain add), like an absent one.
+  const plain = unique === undefined || unique === null;
+  if (plain) {
     if (input.queue !== undefined && input.queue !== DEFAULT_QUEUE) return new Inexpressible("a plain Graphile add (no unique) has no OJS queue");
     if (input.meta !== undefined && Object.keys(input.meta).length > 0) return new Inexpressible('a plain Graphile add (no unique) has no OJS meta');
     if (input.id !== undefined) return new Inexpressible('a plain Graphile add (no unique) has no caller-chosen id');
   }
-  if (unique !== undefined) {
+  if (!plain) {
     if (input.queue !== undefined) spec.queue = input.queue;
     if (input.meta !== undefined) spec.meta = input.meta;
     if (input.id !== undefined) spec.id = input.id;
