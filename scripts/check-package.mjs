@@ -111,7 +111,7 @@ try {
 
   // are-the-types-wrong. Two rules are off on purpose: `require` resolves to the ESM build
   // (Node >= 20.19 loads it; attw predates require(esm)), and its CommonJS-flavoured .d.cts types
-  // let node16 CommonJS projects compile (docs/decisions.md, "One ESM build for import and require").
+  // let node16 CommonJS projects compile (docs/development.md, "The package").
   const attw = () =>
     runAsync(
       'attw',
