@@ -25,14 +25,9 @@ function check(name, ok, detail = '') {
   if (!ok) failures.push(`${name}${detail ? `: ${detail}` : ''}`);
 }
 
-function run(command, args, cwd, env = {}) {
+function run(command, args, cwd) {
   try {
-    return execFileSync(command, args, {
-      cwd,
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...env },
-    });
+    return execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (error) {
     const output = `${error.stdout ?? ''}${error.stderr ?? ''}`.trim();
     throw new Error(`${command} ${args.join(' ')} (in ${cwd}) failed:\n${output}`);
@@ -83,7 +78,8 @@ try {
   for (const required of ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json']) {
     check(`tarball has ${required}`, files.has(required));
   }
-  check('LICENSE is the Apache-2.0 text', readFileSync(join(repo, 'LICENSE'), 'utf8').includes('Apache License'));
+  const license = readFileSync(join(repo, 'LICENSE'), 'utf8');
+  check('LICENSE is the Apache-2.0 text', license.includes('Apache License') && license.includes('Version 2.0'));
   const targets = [pkg.main, pkg.types, ...Object.values(pkg.bin)];
   for (const entry of Object.values(pkg.exports)) {
     if (typeof entry === 'string') continue;
@@ -134,7 +130,8 @@ try {
   const hosts = ['bullmq', 'ioredis', 'graphile-worker', 'pg'];
   const dependencies = { 'ojs-unique': `file:${tarball}` };
   for (const name of [...hosts, '@types/node']) dependencies[name] = installedVersion(name);
-  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, dependencies }));
+  const manifest = { name: 'consumer', private: true, dependencies };
+  writeFileSync(join(consumer, 'package.json'), JSON.stringify(manifest));
   run(
     'npm',
     ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--no-package-lock'],
@@ -151,7 +148,9 @@ const first = await backend.enqueue(job);
 const again = await backend.enqueue(job);
 if (first.outcome !== 'created' || again.outcome !== 'deduplicated') throw new Error('root: wrong outcomes');
 if (typeof bullmq.withUniqueness !== 'function') throw new Error('ojs-unique/bullmq: no withUniqueness');
-if (typeof graphile.makeUniqueWorkerUtils !== 'function') throw new Error('ojs-unique/graphile-worker: no makeUniqueWorkerUtils');
+if (typeof graphile.makeUniqueWorkerUtils !== 'function') {
+  throw new Error('ojs-unique/graphile-worker: no makeUniqueWorkerUtils');
+}
 console.log('loaded');
 `;
   const projects = {
@@ -205,15 +204,15 @@ export const wrongGraphile: number = makeUniqueWorkerUtils;
       // skipLibCheck as nearly every project sets it; without it, tsc also checks the hosts' and
       // zod's own declarations under each mode, which is not this package's to answer for.
       const args = ['--noEmit', '--strict', '--skipLibCheck', '--module', module, '--moduleResolution', resolution];
-      tasks.push(() =>
-        runAsync(`${name}: tsc --module ${module} --moduleResolution ${resolution}`, process.execPath, [
-          tsc, ...args, '--target', 'es2022', '--types', 'node', 'check.ts',
-        ], dir),
-      );
+      args.push('--target', 'es2022', '--types', 'node', 'check.ts');
+      const title = `${name}: tsc --module ${module} --moduleResolution ${resolution}`;
+      tasks.push(() => runAsync(title, process.execPath, [tsc, ...args], dir));
     }
   }
   // The bin, as a user runs it from their project.
-  tasks.push(() => runAsync('npx ojs-unique key job.json', 'npx', ['--no', 'ojs-unique', 'key', 'job.json'], consumer, /^key:\s+[0-9a-f]{64}$/m));
+  const printsKey = /^key:\s+[0-9a-f]{64}$/m;
+  const bin = ['--no', 'ojs-unique', 'key', 'job.json'];
+  tasks.push(() => runAsync('npx ojs-unique key job.json', 'npx', bin, consumer, printsKey));
   await inPairs(tasks);
   timed('attw, programs, tsc, bin');
 
