@@ -1,0 +1,236 @@
+// Checks the package a user installs, not the source tree: packs the tarball (prepack builds it),
+// checks what it holds, runs are-the-types-wrong on it, installs it into throwaway ESM and
+// CommonJS projects beside the hosts' peer dependencies, runs a program in each that loads the
+// root and both adapter entry points, type-checks a file against the installed package under
+// each TypeScript module mode a consumer may use, and runs the installed `ojs-unique` bin.
+//
+// Usage: node scripts/check-package.mjs [--keep]   (--keep leaves the temp projects in place)
+// Needs no services. Peer versions are the ones installed here, so npm finds them in its cache.
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, normalize, posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
+const keep = process.argv.includes('--keep');
+const started = Date.now();
+const work = mkdtempSync(join(tmpdir(), 'ojs-unique-package-'));
+const failures = [];
+let checks = 0;
+
+function check(name, ok, detail = '') {
+  checks += 1;
+  if (!ok) failures.push(`${name}${detail ? `: ${detail}` : ''}`);
+}
+
+function run(command, args, cwd) {
+  try {
+    return execFileSync(command, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (error) {
+    const output = `${error.stdout ?? ''}${error.stderr ?? ''}`.trim();
+    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) failed:\n${output}`);
+  }
+}
+
+const execFileAsync = promisify(execFile);
+async function runAsync(name, command, args, cwd, expect) {
+  checks += 1;
+  try {
+    const { stdout } = await execFileAsync(command, args, { cwd, encoding: 'utf8' });
+    if (expect && !expect.test(stdout)) throw new Error(`unexpected output:\n${stdout}`);
+  } catch (error) {
+    const output = `${error.stdout ?? ''}${error.stderr ?? ''}`.trim();
+    failures.push(`${name}: ${error.message.split('\n')[0]}\n${output}`);
+  }
+}
+
+// Runs the thunks two at a time (the CI machine has two cores).
+async function inPairs(tasks) {
+  const queue = [...tasks];
+  const worker = async () => {
+    while (queue.length > 0) await queue.shift()();
+  };
+  await Promise.all([worker(), worker()]);
+}
+
+const timings = [];
+let lap = Date.now();
+function timed(step) {
+  const now = Date.now();
+  timings.push(`${step} ${((now - lap) / 1000).toFixed(1)}s`);
+  lap = now;
+}
+
+const installedVersion = (name) =>
+  JSON.parse(readFileSync(join(repo, 'node_modules', name, 'package.json'), 'utf8')).version;
+
+try {
+  // 1. Pack as `npm publish` would: the prepack script builds.
+  const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work], repo))[0];
+  const tarball = join(work, packed.filename);
+  timed('npm pack (prepack builds)');
+  const files = new Set(packed.files.map((f) => f.path));
+  const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'));
+
+  // 2. What the tarball holds.
+  for (const required of ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json']) {
+    check(`tarball has ${required}`, files.has(required));
+  }
+  const license = readFileSync(join(repo, 'LICENSE'), 'utf8');
+  check('LICENSE is the Apache-2.0 text', license.includes('Apache License') && license.includes('Version 2.0'));
+  const targets = [pkg.main, pkg.types, ...Object.values(pkg.bin)];
+  for (const entry of Object.values(pkg.exports)) {
+    if (typeof entry === 'string') continue;
+    for (const condition of Object.values(entry)) targets.push(condition.types, condition.default);
+  }
+  for (const versions of Object.values(pkg.typesVersions ?? {})) {
+    for (const paths of Object.values(versions)) targets.push(...paths);
+  }
+  for (const target of targets) {
+    if (target === './package.json') continue;
+    check(`tarball has ${target}`, files.has(posix.normalize(target)));
+  }
+  // Maps would point at sources the tarball does not ship: the build emits none.
+  const maps = [...files].filter((f) => f.endsWith('.map'));
+  check('tarball has no source maps', maps.length === 0, maps.slice(0, 3).join(', '));
+  // Every relative link in a shipped Markdown file reaches a shipped file.
+  for (const doc of [...files].filter((f) => f.endsWith('.md'))) {
+    const text = readFileSync(join(repo, doc), 'utf8');
+    for (const [, link] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z][a-z0-9+.-]*:/i.test(link) || link.startsWith('#')) continue;
+      const target = normalize(join(dirname(doc), link.split('#')[0]));
+      check(`${doc} links ${link}`, files.has(target), 'not in the tarball');
+    }
+  }
+
+  // are-the-types-wrong. Two rules are off on purpose: `require` resolves to the ESM build
+  // (Node >= 20.19 loads it; attw predates require(esm)), and its CommonJS-flavoured .d.cts types
+  // let node16 CommonJS projects compile (docs/development.md, "The package").
+  const attw = () =>
+    runAsync(
+      'attw',
+      process.execPath,
+      [
+        join(repo, 'node_modules/@arethetypeswrong/cli/dist/index.js'),
+        tarball,
+        '--format',
+        'ascii',
+        '--ignore-rules',
+        'cjs-resolves-to-esm',
+        'false-cjs',
+      ],
+      repo,
+    );
+
+  // 3. Throwaway consumer projects. One install at the top; esm/ and cjs/ below it resolve from it.
+  const consumer = join(work, 'consumer');
+  mkdirSync(consumer);
+  const hosts = ['bullmq', 'ioredis', 'graphile-worker', 'pg'];
+  const dependencies = { 'ojs-unique': `file:${tarball}` };
+  for (const name of [...hosts, '@types/node']) dependencies[name] = installedVersion(name);
+  const manifest = { name: 'consumer', private: true, dependencies };
+  writeFileSync(join(consumer, 'package.json'), JSON.stringify(manifest));
+  run(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--no-package-lock'],
+    consumer,
+  );
+  timed('npm install');
+
+  const job = { type: 'email.send', args: { user_id: 42 }, unique: { keys: ['type', 'args'], on_conflict: 'ignore' } };
+  writeFileSync(join(consumer, 'job.json'), JSON.stringify(job));
+  const program = (load) => `${load}
+const backend = root.createMemoryBackend();
+const job = ${JSON.stringify(job)};
+const first = await backend.enqueue(job);
+const again = await backend.enqueue(job);
+if (first.outcome !== 'created' || again.outcome !== 'deduplicated') throw new Error('root: wrong outcomes');
+if (typeof bullmq.withUniqueness !== 'function') throw new Error('ojs-unique/bullmq: no withUniqueness');
+if (typeof graphile.makeUniqueWorkerUtils !== 'function') {
+  throw new Error('ojs-unique/graphile-worker: no makeUniqueWorkerUtils');
+}
+console.log('loaded');
+`;
+  const projects = {
+    esm: {
+      type: 'module',
+      main: program(`import * as root from 'ojs-unique';
+import * as bullmq from 'ojs-unique/bullmq';
+import * as graphile from 'ojs-unique/graphile-worker';`),
+      modes: [
+        ['nodenext', 'nodenext'],
+        ['node16', 'node16'],
+        ['esnext', 'bundler'],
+      ],
+    },
+    cjs: {
+      type: 'commonjs',
+      main: `(async () => {
+${program(`const root = require('ojs-unique');
+const bullmq = require('ojs-unique/bullmq');
+const graphile = require('ojs-unique/graphile-worker');`)}
+})().catch((error) => { console.error(error); process.exitCode = 1; });`,
+      modes: [
+        ['nodenext', 'nodenext'],
+        ['node16', 'node16'],
+        ['commonjs', 'node10'],
+      ],
+    },
+  };
+  // A typed use of each entry point; the ts-expect-errors fail the compile if an import is `any`.
+  const typed = `import { createMemoryBackend, parseUniquePolicy, isDuplicateJobError } from 'ojs-unique';
+import { withUniqueness } from 'ojs-unique/bullmq';
+import { makeUniqueWorkerUtils } from 'ojs-unique/graphile-worker';
+const policy = parseUniquePolicy({ keys: ['type', 'args'], on_conflict: 'ignore' });
+const backend = createMemoryBackend();
+export const used = [policy.on_conflict, backend, isDuplicateJobError, withUniqueness, makeUniqueWorkerUtils];
+// @ts-expect-error a function is not a number
+export const wrongBullMQ: number = withUniqueness;
+// @ts-expect-error a function is not a number
+export const wrongGraphile: number = makeUniqueWorkerUtils;
+`;
+  const tsc = join(repo, 'node_modules/typescript/bin/tsc');
+  const tasks = [attw];
+  for (const [name, project] of Object.entries(projects)) {
+    const dir = join(consumer, name);
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: project.type }));
+    writeFileSync(join(dir, 'main.js'), project.main);
+    writeFileSync(join(dir, 'check.ts'), typed);
+    tasks.push(() => runAsync(`${name}: node main.js`, process.execPath, ['main.js'], dir, /loaded/));
+    for (const [module, resolution] of project.modes) {
+      // skipLibCheck as nearly every project sets it; without it, tsc also checks the hosts' and
+      // zod's own declarations under each mode, which is not this package's to answer for.
+      const args = ['--noEmit', '--strict', '--skipLibCheck', '--module', module, '--moduleResolution', resolution];
+      args.push('--target', 'es2022', '--types', 'node', 'check.ts');
+      const title = `${name}: tsc --module ${module} --moduleResolution ${resolution}`;
+      tasks.push(() => runAsync(title, process.execPath, [tsc, ...args], dir));
+    }
+  }
+  // The bin, as a user runs it from their project.
+  const printsKey = /^key:\s+[0-9a-f]{64}$/m;
+  const bin = ['--no', 'ojs-unique', 'key', 'job.json'];
+  tasks.push(() => runAsync('npx ojs-unique key job.json', 'npx', bin, consumer, printsKey));
+  await inPairs(tasks);
+  timed('attw, programs, tsc, bin');
+
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  console.log(
+    `check-package: ${packed.filename}, ${packed.entryCount} files, ${packed.size} bytes packed, ` +
+      `${packed.unpackedSize} unpacked; ${checks} checks in ${seconds}s (${timings.join(', ')})`,
+  );
+} catch (error) {
+  failures.push(error.message);
+}
+
+if (failures.length > 0) {
+  console.error(`check-package: ${failures.length} problem(s) (temp projects kept in ${work}):`);
+  for (const failure of failures) console.error(`- ${failure}`);
+  process.exitCode = 1;
+} else if (!keep) {
+  rmSync(work, { recursive: true, force: true });
+} else {
+  console.log(`check-package: temp projects kept in ${work}`);
+}
