@@ -29,6 +29,8 @@ export function bullmqOptionIssues(opts: JobsOptions, data: unknown, prefix = 'o
 
   if (jobId !== undefined) {
     if (typeof jobId !== 'string') issue('jobId', `must be a string (got ${typeof jobId})`);
+    // BullMQ reads '' as "no id" and gives a counter id: an empty OJS id is refused instead (§5.1).
+    else if (jobId === '') issue('jobId', 'must not be empty');
     else if (`${parseInt(jobId, 10)}` === jobId) issue('jobId', 'cannot be an integer string (BullMQ reserves those for its own ids)');
     else if (jobId.includes(':') && jobId.split(':').length !== 3) issue('jobId', 'cannot contain ":" (BullMQ)');
     else if (jobId === '0' || jobId.startsWith('0:')) issue('jobId', "cannot be '0' or start with '0:' (BullMQ)");

@@ -284,7 +284,10 @@ async function decideAndApply(
   }
   if ('inserted' in attempt) return { outcome: 'created', job: createdView(request, attempt.inserted) };
   const early = decide(settings, prepared, attempt);
-  if (early.action === 'ignore' || early.action === 'reject') return settle(early, attempt);
+  if (early.action === 'ignore' || early.action === 'reject') {
+    await refuseTakenId(client, settings, request, attempt);
+    return settle(early, attempt);
+  }
 
   // An insert beside other records, or a replace: write under the key's lock, held to commit,
   // deciding again on what the locked read shows.
@@ -323,6 +326,7 @@ async function decideAndApply(
       }));
       result = others.length > 0 ? { outcome: 'replaced', job, replaced: replaced!, also_replaced: others } : { outcome: 'replaced', job, replaced: replaced! };
     } else {
+      await refuseTakenId(client, settings, request, read);
       result = settle(decision, read);
     }
     if (ownTransaction) await commit(client, mode, settings, prepared.key, request.token, decision.action === 'insert' || decision.action === 'replace');
@@ -375,6 +379,22 @@ function decide(settings: EnqueueSettings, prepared: PreparedUnique, read: LockA
     candidates: read.candidates.map((candidate) => ({ ...candidate, seq: Number(candidate.job_id) })),
     canReplaceActive: settings.replaceActive,
   });
+}
+
+/**
+ * The id check comes first (§5.1, as on every backend): a caller-chosen id that already names a
+ * job is refused as bad input even when the policy would answer a duplicate, e.g. when that job is
+ * the duplicate. An insert or replace needs no check: its insert fails on the id (23505). Read
+ * after the decision, and only for a duplicate with a chosen id: ids are never freed (but by
+ * reclaim), so "not taken" now means not taken when the candidates were read.
+ */
+async function refuseTakenId(client: PgClientLike, settings: EnqueueSettings, request: PreparedGraphileEnqueue, read: LockAndRead): Promise<void> {
+  const id = request.job.id;
+  if (id === undefined) return;
+  const taken =
+    read.candidates.some((candidate) => candidate.id === id) ||
+    (await statement<{ taken: boolean }>(client, settings, 'id-taken', [id])).rows[0]!.taken;
+  if (taken) throw new InvalidUniquePolicyError([{ path: 'id', message: `a job with id ${id} already exists` }]);
 }
 
 /** The outcome of an `ignore` or `reject` decision, from the read it was made on. */

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { isDuplicateJobError } from '../../src/index.js';
+import { isDuplicateJobError, isInvalidUniquePolicyError } from '../../src/index.js';
 import { created, enqueue, rejection, stateOf, type SuiteContext } from './suite-context.js';
 
 const HOUR = 3_600_000;
@@ -34,6 +34,34 @@ export function conflictStrategies(ctx: SuiteContext): void {
       // Nothing new was inserted: a reject probe still finds the original as the only holder.
       const probe = await rejection(enqueue(ctx, { type: 'invoice.generate', args: { order_id: 'o1' }, unique: { ...unique, on_conflict: 'reject' } }));
       expect(probe.existingJobId).to.equal(first.id);
+    });
+
+    // The id check comes first: a caller-chosen id that already names a job is bad input whatever
+    // the policy would answer, even when that job is the very duplicate (so the add is not a
+    // duplicate outcome on one backend and invalid_request on another).
+    for (const [section, onConflict] of [['§5.1', 'reject'], ['§5.4', 'ignore']] as const) {
+      it(`${section} ${onConflict}: a caller-chosen id taken by the very job the add duplicates is invalid_request naming the id, nothing written`, async function () {
+        const unique = { keys: ['type', 'args'], on_conflict: onConflict };
+        const first = await created(ctx, { type: 'order.sync', id: 'order-7', args: { order_id: 7 }, unique });
+        await expectIdTaken(enqueue(ctx, { type: 'order.sync', id: 'order-7', args: { order_id: 7 }, unique }));
+        // Nothing was inserted: the original is still the key's only holder.
+        const probe = await rejection(enqueue(ctx, { type: 'order.sync', args: { order_id: 7 }, unique: { ...unique, on_conflict: 'reject' } }));
+        expect(probe.existingJobId).to.equal(first.id);
+      });
+
+      it(`${section} ${onConflict}: a caller-chosen id naming a cancelled duplicate the policy counts is invalid_request naming the id`, async function () {
+        const unique = { keys: ['type'], states: ['available', 'cancelled'], on_conflict: onConflict };
+        const first = await created(ctx, { type: 'order.cancelled', id: 'order-8', args: {}, unique });
+        expect((await ctx.subject.backend.cancel(first.id)).state).to.equal('cancelled');
+        await expectIdTaken(enqueue(ctx, { type: 'order.cancelled', id: 'order-8', args: {}, unique }));
+        expect(await stateOf(ctx, first.id)).to.equal('cancelled');
+      });
+    }
+
+    it('§5.1 reject: an empty caller-chosen id is invalid_request naming the id, not the duplicate of the key\'s job', async function () {
+      const unique = { keys: ['type'] };
+      await created(ctx, { type: 'order.empty-id', args: {}, unique });
+      await expectIdTaken(enqueue(ctx, { type: 'order.empty-id', id: '', args: {}, unique }));
     });
 
     it('§5.2 §14.6 replace: the original is cancelled and the new job is enqueued in its place', async function () {
@@ -126,4 +154,14 @@ export function conflictStrategies(ctx: SuiteContext): void {
       expect(result.job.state).to.equal('available');
     });
   });
+}
+
+/** The typed input error for a taken (or empty) id, naming it as the entry point calls it (`id`, BullMQ's `opts.jobId`; a batch prefixes the entry). */
+async function expectIdTaken(promise: Promise<unknown>): Promise<void> {
+  const error = await rejection(promise);
+  expect(isInvalidUniquePolicyError(error), String(error)).to.equal(true);
+  expect(error.code).to.equal('invalid_request');
+  const paths = (error.issues as { path: string }[]).map((issue) => issue.path);
+  expect(paths).to.have.length(1);
+  expect(paths[0]).to.match(/^(\[0\]\.)?(id|opts\.jobId)$/); // addBulk and addJobs say which entry
 }

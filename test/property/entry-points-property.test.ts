@@ -446,10 +446,6 @@ export const KNOWN_ON_MAIN: Known[] = [
     matches: on(GRAPHILE, /^memory invalid_request \[priority\] → created$/),
   },
   {
-    title: 'an add whose caller-chosen id is taken by the very job it duplicates: memory answers invalid_request [id]; BullMQ and Graphile answer the duplicate outcome',
-    matches: on(/./, /^memory invalid_request \[id\] → (duplicate|deduplicated)/),
-  },
-  {
     title: '§4.1 2,000 levels of nesting in args or meta: memory throws an untyped RangeError (stack overflow)',
     matches: on(/./, /^memory RangeError/),
   },
