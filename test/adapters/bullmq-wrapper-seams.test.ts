@@ -6,7 +6,7 @@
 import { Job, Queue } from 'bullmq';
 import { expect } from 'chai';
 import { withUniqueness, type UniqueQueue } from '../../adapters/bullmq/index.js';
-import { DuplicateJobError, InvalidUniquePolicyError } from '../../src/index.js';
+import { DuplicateJobError, InvalidUniquePolicyError, isInvalidUniquePolicyError } from '../../src/index.js';
 import { rejection } from '../conformance/suite-context.js';
 import { useRedisPrefix } from './bullmq-test-redis.js';
 
@@ -136,11 +136,22 @@ describe('bullmq adapter: withUniqueness seams', function () {
     expect(await ctx.redis.keys(`${ctx.prefix}:*`)).to.deep.equal([]);
   });
 
-  it('valid BullMQ options still pass: priority, delay, attempts, a three-part jobId', async function () {
+  it('valid BullMQ options still pass: priority, delay, attempts, a custom jobId', async function () {
     const queue = withUniqueness(ctx.queue('mail'));
-    const job = await queue.add('x', {}, { unique: {}, priority: 2 ** 21 - 1, delay: 60_000, attempts: 5, jobId: 'a:b:c' });
+    const job = await queue.add('x', {}, { unique: {}, priority: 2 ** 21 - 1, delay: 60_000, attempts: 5, jobId: 'order-17' });
     expect(job).to.be.instanceOf(Job);
-    expect(job.id).to.equal('a:b:c');
+    expect(job.id).to.equal('order-17');
     expect(await queue.getJobCounts('delayed')).to.deep.equal({ delayed: 1 });
+  });
+
+  it('§2.2 a unique add\'s jobId follows the OJS id rules: a three-part BullMQ id is refused, naming opts.jobId, nothing written', async function () {
+    const queue = withUniqueness(ctx.queue('mail'));
+    const error = await queue.add('x', {}, { unique: {}, jobId: 'a:b:c' }).then(
+      () => expect.fail('resolved'),
+      (failure: unknown) => failure,
+    );
+    expect(isInvalidUniquePolicyError(error)).to.equal(true);
+    expect((error as InvalidUniquePolicyError).issues.map((issue) => issue.path)).to.deep.equal(['opts.jobId']);
+    expect(await ctx.redis.keys(`${ctx.prefix}:mail:a:b:c*`)).to.deep.equal([]);
   });
 });
