@@ -22,6 +22,12 @@ export interface RedisTestContext {
   closeLater(closable: { close(): Promise<unknown> }): void;
 }
 
+/** The server's clock (Redis TIME) in milliseconds: tests compare server times with server times, never with the producer's clock. */
+export async function redisTimeMs(redis: Redis): Promise<number> {
+  const [seconds, micros] = await redis.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
 /** Deletes the keys matching `pattern`; on a Redis Cluster on every master, key by key (keys of several slots). */
 export async function deleteKeys(redis: Redis | Cluster, pattern: string): Promise<void> {
   const cluster = redis instanceof Cluster;
