@@ -739,7 +739,7 @@ describe('graphile-worker adapter', function () {
     });
 
     it('reads the ledger by index even on a brand-new install, so plans cached while the tables were empty do not scan them as they grow', async () => {
-      const { graphileSchema, uniqueSchema } = schemas.current();
+      const { graphileSchema, uniqueSchema } = await schemas.ownSchemas(); // a brand-new install, not the file's
       // One connection: the plans the first enqueues cache are the ones every later enqueue uses.
       const single = makePool(1);
       try {
