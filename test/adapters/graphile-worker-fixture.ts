@@ -122,57 +122,93 @@ async function migrate(schemas: TestSchemas): Promise<void> {
 }
 
 /**
+ * One file's shared pair of schemas, without mocha hooks (for a test subject factory): `next()`
+ * before each test (the rows reset, or a new migrated pair when there is none or the last one's
+ * structure changed), `done(failed)` after it (a failure keeps the pair for inspection), `close()`
+ * after the file.
+ */
+export class SharedSchemaPair {
+  #admin: pg.Pool | null = null;
+  #shared: TestSchemas | null = null;
+  #plan: ResetPlan | null = null;
+  #baseline: string | null = null;
+  #generation = 0;
+
+  constructor(readonly file: string) {}
+
+  get admin(): pg.Pool {
+    return (this.#admin ??= makePool(2));
+  }
+
+  /** The schemas the next test uses, their test-data rows deleted. */
+  async next(): Promise<TestSchemas> {
+    const admin = this.admin;
+    if (this.#shared && (this.#baseline === null || (await structureOf(admin, this.#plan!, this.#shared)) !== this.#baseline)) {
+      await dropSchemas(admin, this.#shared);
+      this.#shared = null;
+    }
+    if (this.#shared) {
+      await admin.query(this.#plan!.reset);
+      return this.#shared;
+    }
+    const shared = schemasFor(this.file, `shared ${this.#generation++}`);
+    await dropSchemas(admin, shared);
+    await migrate(shared);
+    this.#plan = await planFor(admin, shared);
+    this.#baseline = await structureOf(admin, this.#plan, shared);
+    return (this.#shared = shared);
+  }
+
+  /** After a test: a failed one's pair is kept (and never used again). */
+  done(failed: boolean): void {
+    if (!failed || !this.#shared) return;
+    keep(this.#shared);
+    this.#shared = null;
+  }
+
+  async close(): Promise<void> {
+    if (this.#shared) await dropSchemas(this.admin, this.#shared);
+    this.#shared = null;
+    await this.#admin?.end();
+    this.#admin = null;
+  }
+}
+
+function keep(schemas: TestSchemas): void {
+  console.error(`      kept schemas ${schemas.graphileSchema} and ${schemas.uniqueSchema} for inspection`);
+}
+
+/**
  * Registers the schema lifecycle on the current `describe` (one migrated pair per file, rows
  * reset between tests, see the file's comment). `current()` gives the running test's schemas;
  * `await ownSchemas()`, at the start of a test, gives it a pair of its own, not migrated,
  * dropped after it passes.
  */
 export function isolatePerTest(file: string): { current(): TestSchemas; admin(): pg.Pool; ownSchemas(): Promise<TestSchemas> } {
+  const pair = new SharedSchemaPair(file);
   let shared: TestSchemas | null = null;
-  let plan: ResetPlan | null = null;
-  let baseline: string | null = null;
-  let generation = 0;
   let own: TestSchemas | null = null;
   let running = false;
   let title = '';
-  let admin: pg.Pool | null = null;
-  const keep = (schemas: TestSchemas) => console.error(`      kept schemas ${schemas.graphileSchema} and ${schemas.uniqueSchema} for inspection`);
-  const newPair = async () => {
-    shared = schemasFor(file, `shared ${generation++}`);
-    await dropSchemas(admin!, shared);
-    await migrate(shared);
-    plan = await planFor(admin!, shared);
-    baseline = await structureOf(admin!, plan, shared);
-  };
   before(async function () {
     this.timeout(60_000);
-    admin = makePool(2);
-    await newPair();
+    shared = await pair.next();
   });
   after(async () => {
-    if (shared) await dropSchemas(admin!, shared);
-    await admin?.end();
+    await pair.close();
   });
   beforeEach(async function () {
     running = true;
     title = this.currentTest!.fullTitle();
     own = null;
-    if (shared && (baseline === null || (await structureOf(admin!, plan!, shared)) !== baseline)) {
-      await dropSchemas(admin!, shared);
-      shared = null;
-    }
-    if (!shared) await newPair();
-    else await admin!.query(plan!.reset);
+    shared = await pair.next();
   });
   afterEach(async function () {
     running = false;
     const failed = this.currentTest?.state === 'failed';
-    if (own && !failed) await dropSchemas(admin!, own);
+    if (own && !failed) await dropSchemas(pair.admin, own);
     else if (own) keep(own);
-    if (failed && shared) {
-      keep(shared);
-      shared = null;
-    }
+    pair.done(failed);
   });
   return {
     current: () => {
@@ -183,9 +219,9 @@ export function isolatePerTest(file: string): { current(): TestSchemas; admin():
     async ownSchemas() {
       if (!running) throw new Error('no test is running');
       own = schemasFor(file, title);
-      await dropSchemas(admin!, own);
+      await dropSchemas(pair.admin, own);
       return own;
     },
-    admin: () => admin!,
+    admin: () => pair.admin,
   };
 }
