@@ -3,7 +3,8 @@
  *
  *   npx tsx examples/bullmq/strategies.ts        # Redis from REDIS_URL (default redis://127.0.0.1:6379)
  *
- * Uses the key prefix `ojs-example:strategies` and deletes it at the end.
+ * Uses the key prefix `ojs-example:strategies` (`ojs-example:strategies:<OJS_EXAMPLE_SALT>` when that is set, as the
+ * tests do so that two runs on one Redis never share keys) and deletes it at the end.
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -11,7 +12,7 @@ import { createBullMQBackend, removeUniquenessIndex, withUniqueness } from '../.
 import { isDuplicateJobError } from '../../src/index.js';
 
 const connection = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
-const prefix = 'ojs-example:strategies';
+const prefix = ['ojs-example:strategies', process.env.OJS_EXAMPLE_SALT].filter(Boolean).join(':');
 
 // The queue your code already has. Nothing about it changes: plain adds stay plain adds.
 const emails = new Queue('emails', { connection, prefix });

@@ -4,7 +4,8 @@
  *
  *   npx tsx examples/bullmq/worker.ts            # Redis from REDIS_URL (default redis://127.0.0.1:6379)
  *
- * Uses the key prefix `ojs-example:worker` and deletes it at the end.
+ * Uses the key prefix `ojs-example:worker` (`ojs-example:worker:<OJS_EXAMPLE_SALT>` when that is set, as the
+ * tests do so that two runs on one Redis never share keys) and deletes it at the end.
  */
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -12,7 +13,7 @@ import { removeUniquenessIndex, withUniqueness } from '../../adapters/bullmq/ind
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const connection = new Redis(url, { maxRetriesPerRequest: null });
-const prefix = 'ojs-example:worker';
+const prefix = ['ojs-example:worker', process.env.OJS_EXAMPLE_SALT].filter(Boolean).join(':');
 const invoices = new Queue('invoices', { connection, prefix });
 const queue = withUniqueness(invoices);
 

@@ -218,7 +218,11 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
   };
 }
 
-/** The demo's subject: its own schemas, so it never touches the tests' or a real install's. */
+/**
+ * The demo's subject: its own schemas, so it never touches the tests' or a real install's
+ * (`OJS_EXAMPLE_SALT` appended when set, as the tests do, so two runs never share them).
+ */
 export default async function createSubject(): Promise<ConformanceSubject> {
-  return createGraphileWorkerSubject({ graphileSchema: 'ojs_demo_graphile_worker', uniqueSchema: 'ojs_demo_unique', fresh: true });
+  const salt = process.env.OJS_EXAMPLE_SALT ? `_${process.env.OJS_EXAMPLE_SALT}` : '';
+  return createGraphileWorkerSubject({ graphileSchema: `ojs_demo_graphile_worker${salt}`, uniqueSchema: `ojs_demo_unique${salt}`, fresh: true });
 }

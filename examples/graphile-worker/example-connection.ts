@@ -7,10 +7,21 @@ import { userInfo } from 'node:os';
 import pg from 'pg';
 import { withDefaultUser } from '../../adapters/graphile-worker/graphile-worker-pg.js';
 
-export const GRAPHILE_SCHEMA = 'ojs_example_graphile_worker';
-export const UNIQUE_SCHEMA = 'ojs_example_unique';
+/**
+ * `OJS_EXAMPLE_SALT` (letters, digits, `_`), when set, is appended to the schema names: the tests
+ * set it, so that two runs on one database never share schemas.
+ */
+function named(name: string): string {
+  const salt = process.env.OJS_EXAMPLE_SALT;
+  if (!salt) return name;
+  if (!/^\w+$/.test(salt)) throw new Error('OJS_EXAMPLE_SALT: letters, digits and "_" only');
+  return `${name}_${salt}`;
+}
+
+export const GRAPHILE_SCHEMA = named('ojs_example_graphile_worker');
+export const UNIQUE_SCHEMA = named('ojs_example_unique');
 /** The transactional example's business tables. */
-export const SHOP_SCHEMA = 'ojs_example_shop';
+export const SHOP_SCHEMA = named('ojs_example_shop');
 
 export function examplePool(): pg.Pool {
   const connectionString = withDefaultUser(process.env.DATABASE_URL ?? 'postgres://127.0.0.1:5432/test', () => userInfo().username);

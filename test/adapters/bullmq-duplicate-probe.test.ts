@@ -2,7 +2,8 @@
  * The duplicate probe (lua/unique-probe-3.lua, bullmq-probe-hints.ts): a `reject`/`ignore` add of
  * a fingerprint the queue saw holding a job is first sent as a small script that answers a
  * duplicate exactly as the full unique-add would, and writes nothing otherwise. Which scripts ran
- * is read off Redis' own MONITOR stream; the probe's answers are compared with the full add's on
+ * is read off the MONITOR stream of a redis-server the file starts itself (MONITOR is never sent to
+ * the shared Redis: it sees every client's commands); the probe's answers are compared with the full add's on
  * a second queue that never probes. Real Redis, a real Worker.
  */
 import { createHash } from 'node:crypto';
@@ -14,6 +15,7 @@ import { COMMANDS, composedScripts } from '../../adapters/bullmq/bullmq-script-s
 import { DuplicateJobError, InvalidUniquePolicyError } from '../../src/index.js';
 import { rejection } from '../conformance/suite-context.js';
 import { seededRandom } from '../seeded-random.js';
+import { startOwnRedis, type OwnRedis } from './bullmq-own-redis.js';
 import { useRedisPrefix, type RedisTestContext } from './bullmq-test-redis.js';
 
 const FILE = 'bullmq-duplicate-probe.test.ts';
@@ -85,7 +87,14 @@ async function dedupEvents(ctx: RedisTestContext, queue: Queue): Promise<Record<
 
 describe('bullmq adapter: the duplicate probe', function () {
   this.timeout(20_000);
-  const ctx = useRedisPrefix(FILE);
+  let server: OwnRedis | undefined;
+  before(async function () {
+    server = await startOwnRedis();
+  });
+  after(async function () {
+    await server?.stop();
+  });
+  const ctx = useRedisPrefix(FILE, () => server!.url);
 
   it('§5 reject: a repeated duplicate is answered by the probe alone, with the error and event the full add gives', async function () {
     const scripts = await watchScripts(ctx);

@@ -7,6 +7,7 @@ import { Command } from 'ioredis';
 import { encodeCommand, useFastEncoding } from '../../adapters/bullmq/bullmq-script-encoding.js';
 import { COMMANDS, composedScripts, ensureScripts, type ScriptClient } from '../../adapters/bullmq/bullmq-script-set.js';
 import { withUniqueness } from '../../adapters/bullmq/index.js';
+import { startOwnRedis, type OwnRedis } from './bullmq-own-redis.js';
 import { useRedisPrefix } from './bullmq-test-redis.js';
 
 const ioredisBytes = (name: string, args: unknown[]) => {
@@ -48,15 +49,27 @@ describe('bullmq adapter: script command encoding', function () {
       expect(new OjsCommand('evalsha', args as never).args).to.deep.equal(new Command('evalsha', args as never).args);
     }
   });
+});
+
+// SCRIPT FLUSH empties the script cache of the whole server: never sent to the shared Redis.
+describe('bullmq adapter: script command encoding, on a redis-server of the test\'s own', function () {
+  let server: OwnRedis | undefined;
+  before(async function () {
+    server = await startOwnRedis();
+  });
+  after(async function () {
+    await server?.stop();
+  });
+  const own = useRedisPrefix(import.meta.url, () => server!.url);
 
   it('loads the script with EVAL on a new connection, then EVALSHA, and recovers after SCRIPT FLUSH (NOSCRIPT)', async function () {
-    const client = ctx.connect();
-    const queue = withUniqueness(ctx.queue('mail', { connection: client }));
+    const client = own.connect();
+    const queue = withUniqueness(own.queue('mail', { connection: client }));
     const unique = { keys: ['type', 'args', 'queue'] };
     const first = await queue.add('welcome', { user: 1 }, { unique });
     expect(first.unique?.outcome).to.equal('created');
     expect((await queue.add('welcome', { user: 1 }, { unique: { ...unique, on_conflict: 'ignore' } })).unique?.outcome).to.equal('deduplicated');
-    await ctx.redis.script('FLUSH');
+    await own.redis.script('FLUSH');
     const after = await queue.add('welcome', { user: 2 }, { unique });
     expect(after.unique?.outcome).to.equal('created');
     expect((await queue.add('welcome', { user: 2 }, { unique: { ...unique, on_conflict: 'ignore' } })).unique?.outcome).to.equal('deduplicated');

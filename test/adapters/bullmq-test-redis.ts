@@ -22,6 +22,12 @@ export interface RedisTestContext {
   closeLater(closable: { close(): Promise<unknown> }): void;
 }
 
+/** The server's clock (Redis TIME) in milliseconds: tests compare server times with server times, never with the producer's clock. */
+export async function redisTimeMs(redis: Redis): Promise<number> {
+  const [seconds, micros] = await redis.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
 /** Deletes the keys matching `pattern`; on a Redis Cluster on every master, key by key (keys of several slots). */
 export async function deleteKeys(redis: Redis | Cluster, pattern: string): Promise<void> {
   const cluster = redis instanceof Cluster;
@@ -36,14 +42,19 @@ export async function deleteKeys(redis: Redis | Cluster, pattern: string): Promi
   }
 }
 
-export function useRedisPrefix(file: string): RedisTestContext {
+/**
+ * `url` (read when each test starts) points the context at another Redis, e.g. a redis-server the
+ * file started itself with `startOwnRedis` for a test that needs MONITOR or SCRIPT FLUSH, which
+ * are never sent to the shared Redis.
+ */
+export function useRedisPrefix(file: string, url: () => string = () => REDIS_URL): RedisTestContext {
   let redis: Redis | undefined;
   let prefix: string | undefined;
   const extra: Redis[] = [];
   const closables: { close(): Promise<unknown> }[] = [];
   beforeEach(async function () {
     prefix = `ojs-test:${RUN_SALT}:${createHash('sha1').update(`${file}\0${this.currentTest!.fullTitle()}`).digest('hex')}`;
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    redis = new Redis(url(), { maxRetriesPerRequest: null });
     await deleteKeys(redis, `${prefix}:*`);
   });
   afterEach(async function () {
@@ -60,7 +71,7 @@ export function useRedisPrefix(file: string): RedisTestContext {
       return prefix!;
     },
     connect() {
-      const client = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+      const client = new Redis(url(), { maxRetriesPerRequest: null });
       extra.push(client);
       return client;
     },

@@ -739,7 +739,7 @@ describe('graphile-worker adapter', function () {
     });
 
     it('reads the ledger by index even on a brand-new install, so plans cached while the tables were empty do not scan them as they grow', async () => {
-      const { graphileSchema, uniqueSchema } = schemas.current();
+      const { graphileSchema, uniqueSchema } = await schemas.ownSchemas(); // a brand-new install, not the file's
       // One connection: the plans the first enqueues cache are the ones every later enqueue uses.
       const single = makePool(1);
       try {
@@ -831,7 +831,12 @@ describe('graphile-worker adapter', function () {
       expect(error).to.include({ existingJobId: forever.n.id, existingJobState: 'completed' });
       expect((await s.backend.getJob(windowed.n.id))?.state).to.equal('completed');
       // Once the wide policy's period has run out from the record's created_at, nothing needs it.
-      const left = Date.parse(windowed.n.created_at) + 3_000 - Date.now();
+      // Counted on the database's clock (as reclaim counts it), never the producer's.
+      const { rows: remaining } = await pool.query<{ ms: number }>(
+        "select extract(epoch from ($1::timestamptz + interval '3 seconds' - clock_timestamp())) * 1000 as ms",
+        [windowed.n.created_at],
+      );
+      const left = Number(remaining[0]!.ms);
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, left) + 200));
       expect((await s.backend.reclaim({ grace: 'PT0S' })).reclaimed).to.equal(1);
       expect(await s.backend.getJob(windowed.n.id)).to.equal(null);

@@ -4,9 +4,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { expect } from 'chai';
+import { RUN_SALT } from '../run-salt.js';
+import { makePool } from './graphile-worker-fixture.js';
+
+/** Salted example schema names (examples/graphile-worker/example-connection.ts), so two runs never share them. */
+const env = { ...process.env, OJS_EXAMPLE_SALT: RUN_SALT };
 
 function runExample(name: string): string {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', `examples/graphile-worker/${name}.ts`], { encoding: 'utf8' });
+  const result = spawnSync(process.execPath, ['--import', 'tsx', `examples/graphile-worker/${name}.ts`], { encoding: 'utf8', env });
   expect(result.stderr, `${name} stderr`).to.equal('');
   expect(result.status, `${name} exit status`).to.equal(0);
   return result.stdout;
@@ -14,9 +19,23 @@ function runExample(name: string): string {
 
 describe('graphile-worker examples', function () {
   this.timeout(30_000);
+  let failed = false;
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failed = true;
+  });
+  // The examples keep their schemas for a look after a run; this run's salted ones go when all passed.
+  after(async function () {
+    if (failed) return;
+    const pool = makePool(1);
+    try {
+      for (const name of ['ojs_example_unique', 'ojs_example_graphile_worker', 'ojs_example_shop']) await pool.query(`drop schema if exists "${name}_${RUN_SALT}" cascade`);
+    } finally {
+      await pool.end();
+    }
+  });
 
   it('npm run demo -- --backend graphile-worker walks through every section with one live job per burst', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'examples/demo.ts', '--backend', 'graphile-worker'], { encoding: 'utf8' });
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'examples/demo.ts', '--backend', 'graphile-worker'], { encoding: 'utf8', env });
     expect(result.stderr).to.equal('');
     expect(result.status).to.equal(0);
     const out = result.stdout;

@@ -1,12 +1,13 @@
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { contains, startTcpProxy, type TcpProxy } from './tcp-proxy.js';
+import { RUN_SALT } from '../run-salt.js';
 
 const REDIS_URL = new URL(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
 
 describe('fault proxy (test infrastructure)', () => {
   let proxy: TcpProxy;
-  const key = `ojs-test:proxy:${process.pid}:${Date.now()}`;
+  const key = `ojs-test:${RUN_SALT}:proxy:${process.pid}:${Date.now()}`;
   beforeEach(async () => {
     proxy = await startTcpProxy({ host: REDIS_URL.hostname, port: Number(REDIS_URL.port || 6379) });
   });
