@@ -403,81 +403,6 @@ async function runScenario(target: Target, commands: Command[], tally: Tally): P
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Known divergences on main (issue 9), kept out of the per-target property so it stays a
-// regression net; each is its own test below, red until the fix for it is merged.
-
-interface Known {
-  title: string;
-  matches(divergence: Divergence): boolean;
-}
-
-const WRAPPER = /^withUniqueness\./;
-const GRAPHILE = /Graphile|^makeUniqueWorkerUtils|^addJobWithClient|^withUniqueHelpers/;
-const on = (target: RegExp, signature: RegExp, message: RegExp = /(?:)/) => (d: Divergence) =>
-  target.test(d.target) && signature.test(d.signature) && message.test(d.message);
-const any = (...tests: ((d: Divergence) => boolean)[]) => (d: Divergence) => tests.some((test) => test(d));
-
-export const KNOWN_ON_MAIN: Known[] = [
-  {
-    title: 'unique: null is "no policy" (decision 1): withUniqueness add/addBulk crash with an untyped BackendError',
-    matches: on(WRAPPER, /^memory created → BackendError/, /reading 'policy'/),
-  },
-  {
-    title: 'ojs-core §5.1 an integer-string id: memory accepts it; BullMQ and Graphile refuse it (BullMQ untyped through withUniqueness)',
-    matches: any(on(/./, /^memory created → invalid_request \[id\]$/), on(/./, /^memory created → BackendError/, /Custom Id cannot be integers/)),
-  },
-  {
-    title: '§12 identifiers over 128 characters, with U+0000, or a queue/id with ":": memory accepts; the hosts fail untyped (BackendError, plain Error)',
-    matches: any(
-      on(/./, /^memory (created|duplicate[^→]*) → (BackendError|Error)/, /22021|_private_tasks|Queue name cannot contain :|Custom Id cannot contain :/),
-    ),
-  },
-  {
-    title: '§4.1 U+0000 in args or meta strings: memory accepts; PostgreSQL jsonb cannot store it and Graphile fails with BackendError 22P05',
-    matches: on(GRAPHILE, /^memory created → BackendError/, /22P05/),
-  },
-  {
-    title: 'priority outside Graphile Worker\'s smallint (40000, 2^31): memory accepts; Graphile refuses it (invalid_request [priority])',
-    matches: on(GRAPHILE, /^memory created → invalid_request \[priority\]$/),
-  },
-  {
-    title: 'a spec.priority that is not an integer (NaN, 1.5, "1") on a Graphile entry point is not refused (memory: invalid_request [priority])',
-    matches: on(GRAPHILE, /^memory invalid_request \[priority\] → created$/),
-  },
-  {
-    title: '§4.1 2,000 levels of nesting in args or meta: memory throws an untyped RangeError (stack overflow)',
-    matches: on(/./, /^memory RangeError/),
-  },
-  {
-    title: '§5.2 replace with a duplicate already cancelled fails with BackendError (BullMQ "ERR no such key", Graphile "Invalid time value")',
-    matches: on(/./, /^memory replaced → BackendError/),
-  },
-  {
-    title: 'scheduled_at beyond what the hosts store (+275760-09-13): memory accepts; BullMQ and Graphile fail untyped',
-    matches: on(/./, /^memory created → (BackendError|RangeError)/, /time zone displacement|Invalid time value/),
-  },
-  {
-    title: '§4.1 withUniqueness does not validate data and opts.ojsMeta as JSON in full (NaN, 2^53, lone surrogates, holes, Date, BigInt, undefined)',
-    matches: on(WRAPPER, /^memory invalid_request \[(args|meta)[^→]*→ (created|BackendError)/),
-  },
-  {
-    title: 'withUniqueness does not check opts.attempts (OJS max_attempts: 0, 1.5, NaN, 2^53, "3")',
-    matches: on(WRAPPER, /^memory invalid_request \[max_attempts\] → /),
-  },
-  {
-    title: 'withUniqueness refuses a numeric opts.jobId with an untyped BackendError ("startsWith is not a function")',
-    matches: on(WRAPPER, /^memory invalid_request \[id\] → BackendError/),
-  },
-  {
-    title: 'withUniqueness writes (the queue registry) before refusing an invalid add',
-    matches: on(WRAPPER, /with writes$/),
-  },
-];
-
-
-const found = new Map<string, Divergence[]>();
-
 describe(`property: every backend and entry point answers as the memory backend does (fast-check, seed ${SEED})`, function () {
   this.timeout(120_000);
   const scenarios = fc.sample(commandsArb, { seed: SEED, numRuns: Math.max(...TARGETS.map((t) => t.scenarios)) });
@@ -503,34 +428,15 @@ describe(`property: every backend and entry point answers as the memory backend 
             `${tally.hostPlain} plain adds left to the host, ${[...tally.inexpressible.values()].reduce((a, b) => a + b, 0)} not expressible`,
         );
         for (const [reason, n] of tally.inexpressible) console.log(`        ${n} not expressible: ${reason}`);
-        const unknown: Divergence[] = [];
-        for (const divergence of divergences) {
-          const known = KNOWN_ON_MAIN.find((k) => k.matches(divergence));
-          if (known) found.set(known.title, [...(found.get(known.title) ?? []), divergence]);
-          else unknown.push(divergence);
-        }
         const bySignature = new Map<string, Divergence[]>();
-        for (const divergence of unknown) bySignature.set(divergence.signature, [...(bySignature.get(divergence.signature) ?? []), divergence]);
+        for (const divergence of divergences) bySignature.set(divergence.signature, [...(bySignature.get(divergence.signature) ?? []), divergence]);
         if (bySignature.size > 0) {
           const report = [...bySignature].map(([signature, list]) => `  ${list.length}× ${signature}\n      first: ${list[0]!.detail}`).join('\n');
-          throw new Error(`${target.name} diverged from memory (${unknown.length} scenarios):\n${report}`);
+          throw new Error(`${target.name} diverged from memory (${divergences.length} scenarios):\n${report}`);
         }
         passed = true;
       } finally {
         await target.close(passed);
-      }
-    });
-  }
-});
-
-describe('property: divergences from memory found on main (issue 9), red until their fixes merge (run with the property above)', function () {
-  for (const known of KNOWN_ON_MAIN) {
-    it(known.title, function () {
-      const seen = found.get(known.title) ?? [];
-      if (seen.length > 0) {
-        const targets = [...new Set(seen.map((d) => d.target))].join(', ');
-        const examples = seen.slice(0, 3).map((d) => `  ${d.target}: ${d.signature}\n      ${d.detail}`).join('\n');
-        throw new Error(`seen ${seen.length} times in the property run above (${targets}); the first ones:\n${examples}`);
       }
     });
   }
