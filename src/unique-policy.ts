@@ -34,7 +34,7 @@ export const DEFAULT_UNIQUE_STATES: readonly OjsJobState[] = ['available', 'acti
 
 /**
  * Named state sets for what other job systems let their users say (see docs/expressiveness.md).
- * Plain arrays: pass one as `states`.
+ * Readonly arrays: pass one as `states`.
  */
 export const UNIQUE_STATE_GROUPS = {
   /** OJS default (§6.1): every state a job can still run from. */
