@@ -39,7 +39,7 @@ const existingHash = ['name', 'job', 'data', '{"user_id":-1}', 'opts', '{"attemp
   'ojsKey', 'k', 'ojsPolicy', '{"keys":["type","args"]}', 'ojsMeta', '{}'];
 let id = 0;
 let fresh = 0;
-const unique = () => ({ keys: ['type', 'args'] });
+const unique = () => ({ keys: ['type', 'args'] }) as const;
 const PATHS: Record<string, { reply: () => unknown; add: (i: number) => Promise<unknown> }> = {
   plain: { reply: () => String(++id), add: (i) => queue.add('job', { user_id: i }) },
   dedup: { reply: () => String(++id), add: (i) => queue.add('job', { user_id: i }, { deduplication: { id: `d${i}` } }) },

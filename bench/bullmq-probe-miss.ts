@@ -21,7 +21,7 @@ const sides: Record<string, UniqueQueue> = {
   'probe on (miss, then the full add)': withUniqueness(new Queue('miss-on', { connection: redis, prefix })),
   'probe off (the full add)': withUniqueness(new Queue('miss-off', { connection: redis, prefix }), { duplicateProbe: false }),
 };
-const unique = { keys: ['type', 'queue'] };
+const unique = { keys: ['type', 'queue'] } as const;
 
 const medians = new Map<string, number[]>();
 for (let round = 0; round < ROUNDS + 1; round++) {

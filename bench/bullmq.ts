@@ -180,7 +180,7 @@ async function main(): Promise<void> {
     console.error(`filled: ${await raw.getWaitingCount()} waiting jobs`);
     for (let rep = 0; rep < REPS; rep++) {
       // Each rep checks a fresh fingerprint in the deep queue (the setup adds its one job).
-      const unique = { keys: ['type', 'args'] };
+      const unique = { keys: ['type', 'args'] } as const;
       const fresh = {
         name: reject.name,
         setup: (q: UniqueQueue) => q.add('job', { user_id: -1 - rep }, { unique }),

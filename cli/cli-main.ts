@@ -91,7 +91,8 @@ function asJob(document: unknown): JobInput | null {
   const { options, ...job } = document as JobInput & { options?: { unique?: unknown } };
   // `unique: null` is "no policy" (as at enqueue), not "look in options".
   const unique = Object.hasOwn(job, 'unique') ? job.unique : options?.unique;
-  return { ...job, args: Object.hasOwn(job, 'args') ? job.args : [], unique };
+  // Untrusted JSON: the policy is validated by prepareUnique like any other caller's.
+  return { ...job, args: Object.hasOwn(job, 'args') ? job.args : [], unique: unique as JobInput['unique'] };
 }
 
 function formatIssue(issue: ValidationIssue): string {

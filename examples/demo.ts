@@ -8,7 +8,7 @@
  * Every section enqueues through the same `UniqueJobsBackend` contract and prints what happened
  * to each job, so the three backends can be compared line by line.
  */
-import { canonicalPreimage, isDuplicateJobError, parseUniquePolicy, type EnqueueResult, type JobInput } from '../src/index.js';
+import { canonicalPreimage, isDuplicateJobError, parseUniquePolicy, type EnqueueResult, type JobInput, type UniquePolicyInput } from '../src/index.js';
 import type { ConformanceSubject } from '../test/conformance/conformance-subject.js';
 
 const BACKENDS = ['memory', 'bullmq', 'graphile-worker'] as const;
@@ -58,30 +58,30 @@ async function walkThrough(name: string, subject: ConformanceSubject): Promise<v
   const section = (title: string) => console.log(`\n${title}`);
 
   section('1. on_conflict: "reject" (§5.1), the default: the duplicate is refused with the existing id');
-  const reject = { keys: ['type', 'args'], on_conflict: 'reject' };
+  const reject = { keys: ['type', 'args'], on_conflict: 'reject' } satisfies UniquePolicyInput;
   await enqueue({ type: 'email.send', args: { user_id: 42 }, unique: reject });
   await enqueue({ type: 'email.send', args: { user_id: 42 }, unique: reject });
   await enqueue({ type: 'email.send', args: { user_id: 7 }, unique: reject });
 
   section('2. on_conflict: "ignore" (§5.4): the caller gets the existing job back, flagged deduplicated');
-  const ignore = { keys: ['type', 'args'], on_conflict: 'ignore' };
+  const ignore = { keys: ['type', 'args'], on_conflict: 'ignore' } satisfies UniquePolicyInput;
   await enqueue({ type: 'invoice.generate', args: { order_id: 'o-1' }, unique: ignore });
   await enqueue({ type: 'invoice.generate', args: { order_id: 'o-1' }, unique: ignore });
 
   section('3. on_conflict: "replace" (§5.2): the waiting job is cancelled, the new one takes its place');
-  const replace = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'replace' };
+  const replace = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'replace' } satisfies UniquePolicyInput;
   await enqueue({ type: 'resize.avatar', args: { user_id: 42, url: 'old.jpg' }, unique: replace });
   await enqueue({ type: 'resize.avatar', args: { user_id: 42, url: 'new.jpg' }, unique: replace });
 
   section('4. on_conflict: "replace_except_schedule" (§5.3): new args, original time');
-  const keep = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'replace_except_schedule' };
+  const keep = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'replace_except_schedule' } satisfies UniquePolicyInput;
   const at17 = new Date(Date.now() + 5 * 3_600_000);
   const first = await enqueue({ type: 'digest.send', args: { user_id: 42, items: [1] }, scheduled_at: at17, unique: keep });
   const second = await enqueue({ type: 'digest.send', args: { user_id: 42, items: [1, 2] }, scheduled_at: new Date(at17.getTime() + 3_600_000), unique: keep });
   console.log(`  scheduled_at kept: ${first?.job.scheduled_at} -> ${second?.job.scheduled_at}`);
 
   section('5. args_keys (§3.3): only the named args count; here is the pre-image that is hashed');
-  const byUser = { keys: ['type', 'args'], args_keys: ['user_id'] };
+  const byUser = { keys: ['type', 'args'], args_keys: ['user_id'] } satisfies UniquePolicyInput;
   const welcome = { type: 'email.welcome', args: { user_id: 42, template: 'welcome', locale: 'en-US' }, unique: byUser };
   console.log(`  pre-image: ${canonicalPreimage(welcome, parseUniquePolicy(byUser))}`);
   await enqueue(welcome);
@@ -89,7 +89,7 @@ async function walkThrough(name: string, subject: ConformanceSubject): Promise<v
 
   section('6. A period (§7): the window opens at the first job\'s created_at and then closes');
   const periodMs = subject.clock ? 3_600_000 : 2_000;
-  const windowed = { keys: ['type', 'args'], period: subject.clock ? 'PT1H' : 'PT2S' };
+  const windowed = { keys: ['type', 'args'], period: subject.clock ? 'PT1H' : 'PT2S' } satisfies UniquePolicyInput;
   await enqueue({ type: 'notification.push', args: { user_id: 42 }, unique: windowed });
   await enqueue({ type: 'notification.push', args: { user_id: 42 }, unique: windowed });
   console.log(`  … ${subject.clock ? 'the clock moves' : 'waiting'} ${periodMs / 1000} s …`);
@@ -98,12 +98,12 @@ async function walkThrough(name: string, subject: ConformanceSubject): Promise<v
 
   section('7. State filtering (§6): a completed job frees the key, unless "completed" is in states');
   // Jobs that a worker runs get a queue of their own, so the demo's worker takes exactly them.
-  const open = { keys: ['type', 'args'] };
+  const open = { keys: ['type', 'args'] } satisfies UniquePolicyInput;
   const report = await enqueue({ type: 'report.build', queue: 'reports', args: { id: 1 }, unique: open });
   await (await subject.start(report!.job.id)).complete();
   console.log(`  …${short(report!.job.id)} ran and completed`);
   await enqueue({ type: 'report.build', args: { id: 1 }, unique: open });
-  const sticky = { keys: ['type', 'args'], states: ['available', 'active', 'scheduled', 'retryable', 'pending', 'completed'] };
+  const sticky = { keys: ['type', 'args'], states: ['available', 'active', 'scheduled', 'retryable', 'pending', 'completed'] } satisfies UniquePolicyInput;
   const once = await enqueue({ type: 'email.receipt', queue: 'receipts', args: { order: 9 }, unique: sticky });
   await (await subject.start(once!.job.id)).complete();
   console.log(`  …${short(once!.job.id)} ran and completed`);
@@ -120,8 +120,8 @@ async function walkThrough(name: string, subject: ConformanceSubject): Promise<v
   await enqueue({ type: 'charge.card', args: { order: 5 }, unique: open });
 
   section('9. A burst (§8.1): 100 concurrent enqueues of one fingerprint');
-  for (const on_conflict of ['reject', 'ignore', 'replace']) {
-    const unique = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict };
+  for (const on_conflict of ['reject', 'ignore', 'replace'] as const) {
+    const unique = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict } satisfies UniquePolicyInput;
     const results = await Promise.allSettled(
       Array.from({ length: 100 }, (_, n) => backend.enqueue({ type: `sync.${on_conflict}`, args: { user_id: 1, n }, unique })),
     );

@@ -3,7 +3,7 @@
  * envelope view a backend hands back ({@link OjsJob}). Field names are the OJS wire names
  * (snake_case), so an `OjsJob` can be serialised straight into an OJS response body.
  */
-import type { UniquePolicy } from './unique-policy.js';
+import type { UniquePolicy, UniquePolicyInput } from './unique-policy.js';
 
 /** The eight OJS lifecycle states (ojs-core §6.1). */
 export const OJS_JOB_STATES = [
@@ -48,8 +48,11 @@ export interface JobInput {
   max_attempts?: number;
   /** OJS priority, higher runs first, -32767 to 32767. (Default: 0.) */
   priority?: number;
-  /** The uniqueness policy, validated at enqueue (spec §2.2). Absent or `null` means "not unique" (a plain job). */
-  unique?: unknown;
+  /**
+   * The uniqueness policy, validated at enqueue (spec §2.2) also for JavaScript callers. Absent or
+   * `null` means "not unique" (a plain job).
+   */
+  unique?: UniquePolicyInput | null;
 }
 
 /** The OJS envelope view of a job, as `getJob` and every `EnqueueResult` report it. */

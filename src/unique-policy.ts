@@ -34,7 +34,7 @@ export const DEFAULT_UNIQUE_STATES: readonly OjsJobState[] = ['available', 'acti
 
 /**
  * Named state sets for what other job systems let their users say (see docs/expressiveness.md).
- * Plain arrays: pass one as `states`.
+ * Readonly arrays: pass one as `states`.
  */
 export const UNIQUE_STATE_GROUPS = {
   /** OJS default (§6.1): every state a job can still run from. */
@@ -67,14 +67,24 @@ export interface UniquePolicy {
   on_conflict: ConflictStrategy;
 }
 
-/** What a caller may write: every field optional, as in the §13 schema. */
+/**
+ * What a caller may write: every field optional, as in the §13 schema. Arrays are `readonly` so
+ * that a policy written `{ … } as const` and `states: UNIQUE_STATE_GROUPS.all` fit; an unknown
+ * field or value fails to compile. JavaScript callers get the same checks at run time
+ * (`InvalidUniquePolicyError`).
+ */
 export interface UniquePolicyInput {
-  keys?: UniqueDimension[];
-  args_keys?: string[] | null;
-  meta_keys?: string[] | null;
-  /** ISO 8601 duration, or whole seconds (Appendix A.3 extension). */
+  /** Dimensions to hash; `type` is always hashed (§2.2). (Default: `["type"]`.) */
+  keys?: readonly UniqueDimension[];
+  /** Top-level `args` keys hashed when `keys` has `"args"`; `null` hashes all of `args`. (Default: `null`.) */
+  args_keys?: readonly string[] | null;
+  /** Top-level `meta` keys hashed when `keys` has `"meta"`; required then (§2.2). (Default: `null`.) */
+  meta_keys?: readonly string[] | null;
+  /** ISO 8601 duration, or whole seconds (Appendix A.3 extension); `null` means no expiry. (Default: `null`.) */
   period?: string | number | null;
-  states?: OjsJobState[];
+  /** States in which an existing job counts as a duplicate (§6), e.g. `UNIQUE_STATE_GROUPS.all`. (Default: {@link DEFAULT_UNIQUE_STATES}.) */
+  states?: readonly OjsJobState[];
+  /** What a duplicate does (§5). (Default: `"reject"`.) */
   on_conflict?: ConflictStrategy;
 }
 

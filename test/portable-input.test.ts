@@ -69,12 +69,12 @@ describe('portable input rules (prepareUnique)', function () {
   });
 
   it('§2.2 every problem of the job and of its policy is reported at once', function () {
-    const issues = issuesOf(() => prepareUnique({ type: '', args: { n: Number.NaN }, queue: 'a:b', id: '12', unique: { keys: ['argz'] } }));
+    const issues = issuesOf(() => prepareUnique({ type: '', args: { n: Number.NaN }, queue: 'a:b', id: '12', unique: { keys: ['argz'] } as never }));
     expect(issues.map((issue) => issue.path)).to.deep.equal(['type', 'queue', 'id', 'args.n', 'unique.keys[0]']);
   });
 
   it('§7 created_at + period is checked from the time the job is created (the optional now)', function () {
-    const job = { ...base, unique: { period: 'P8000Y' } };
+    const job = { ...base, unique: { period: 'P8000Y' } } as const;
     // The policy alone is valid: 8,000 years from 1970 end before year 10000.
     expect(parseUniquePolicy(job.unique).period).to.equal('P8000Y');
     expect(prepareUnique(job, { now: 0 })).to.have.property('key');
@@ -132,7 +132,7 @@ describe('portable input rules (prepareUnique)', function () {
     it('args_keys do not select from an inherited args[0]', function () {
       withPolluted(Array.prototype, 0, { id: 1 }, () => {
         const args = [, 'x']; // eslint-disable-line no-sparse-arrays
-        const unique = { keys: ['args'], args_keys: ['id'] };
+        const unique = { keys: ['args'], args_keys: ['id'] } as const;
         expect(issuesOf(() => prepareUnique({ type: 'a.b', args, unique }))[0]).to.deep.equal({ path: 'args[0]', message: 'array hole is not a JSON value' });
         expect(issuesOf(() => computeUniquenessKey({ type: 'a.b', args }, parseUniquePolicy(unique)))[0]!.path).to.equal('unique.args_keys');
       });

@@ -12,6 +12,7 @@
 import { Queue, type Job, type JobsOptions, type QueueListener } from 'bullmq';
 import { InvalidUniquePolicyError, isDuplicateJobError, isInvalidUniquePolicyError, type OjsUniqueError, type ValidationIssue } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
+import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js';
 import { bullmqOptionIssues } from './bullmq-job-options.js';
 import { keepOptionsFor, retentionIssues } from './bullmq-retention.js';
@@ -31,8 +32,8 @@ import {
 } from './bullmq-unique-add.js';
 
 export interface UniqueJobsOptions extends JobsOptions {
-  /** An OJS `UniquePolicy` (spec §2), validated at add. (Default: none: a plain BullMQ add.) */
-  unique?: unknown;
+  /** An OJS `UniquePolicy` (spec §2), validated at add. `null` is none. (Default: none: a plain BullMQ add.) */
+  unique?: UniquePolicyInput | null;
   /** OJS `meta` for the policy's `meta` dimension; stored beside the job, never in `data`. (Default: `{}`.) */
   ojsMeta?: Record<string, unknown>;
 }

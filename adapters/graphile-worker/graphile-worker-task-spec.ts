@@ -27,9 +27,9 @@ import { RUN_AT_RANGE, prepareGraphileEnqueue, type PreparedGraphileEnqueue } fr
 export interface UniqueTaskSpec extends TaskSpec {
   /**
    * The OJS uniqueness policy (spec §2), validated before anything is written. Cannot be
-   * combined with `jobKey` (see docs/graphile-worker.md, "unique and jobKey").
+   * combined with `jobKey` (see docs/graphile-worker.md, "unique and jobKey"). `null` is none.
    */
-  unique?: UniquePolicyInput;
+  unique?: UniquePolicyInput | null;
   /** OJS `queue`, for the `queue` uniqueness dimension. Not Graphile's `queueName`. (Default: `"default"`.) */
   queue?: string;
   /** OJS `meta`, for the `meta` dimension; stored in the ledger, not in the payload. (Default: `{}`.) */

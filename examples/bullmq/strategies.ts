@@ -9,7 +9,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createBullMQBackend, removeUniquenessIndex, withUniqueness } from '../../adapters/bullmq/index.js';
-import { isDuplicateJobError } from '../../src/index.js';
+import { isDuplicateJobError, type UniquePolicyInput } from '../../src/index.js';
 
 const connection = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
 const prefix = ['ojs-example:strategies', process.env.OJS_EXAMPLE_SALT].filter(Boolean).join(':');
@@ -24,7 +24,7 @@ const show = (label: string, job: { id?: string; unique?: { outcome: string; exi
   console.log(`${label.padEnd(44)} -> ${job.unique?.outcome ?? 'plain'} ${job.id}${job.unique?.replacedJobIds ? ` (cancelled ${job.unique.replacedJobIds.join(', ')})` : ''}`);
 
 // reject (the default): a duplicate throws DuplicateJobError naming the existing job.
-const welcome = { keys: ['type', 'args'], args_keys: ['user_id'] };
+const welcome = { keys: ['type', 'args'], args_keys: ['user_id'] } satisfies UniquePolicyInput;
 show('welcome user 42', await queue.add('email.welcome', { user_id: 42, locale: 'en' }, { unique: welcome }));
 try {
   await queue.add('email.welcome', { user_id: 42, locale: 'fr' }, { unique: welcome });
@@ -34,20 +34,20 @@ try {
 }
 
 // ignore: the existing job comes back, flagged, with its own data.
-const digest = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'ignore' };
+const digest = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'ignore' } satisfies UniquePolicyInput;
 show('digest user 7', await queue.add('email.digest', { user_id: 7, items: [1] }, { unique: digest }));
 const again = await queue.add('email.digest', { user_id: 7, items: [1, 2] }, { unique: digest });
 show('digest user 7 again', again);
 console.log(`${''.padEnd(44)}    the returned job is the existing one: data ${JSON.stringify(again.data)}`);
 
 // replace: the waiting job is cancelled (kept as an OJS "cancelled" record), the new one inserted.
-const avatar = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'replace' };
+const avatar = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'replace' } satisfies UniquePolicyInput;
 show('resize avatar (old.jpg)', await queue.add('avatar.resize', { user_id: 42, url: 'old.jpg' }, { unique: avatar }));
 const replaced = await queue.add('avatar.resize', { user_id: 42, url: 'new.jpg' }, { unique: avatar });
 show('resize avatar (new.jpg)', replaced);
 
 // replace_except_schedule: new data, the original run time.
-const reminder = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'replace_except_schedule' };
+const reminder = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'replace_except_schedule' } satisfies UniquePolicyInput;
 const first = await queue.add('email.reminder', { user_id: 42, text: 'v1' }, { delay: 60_000, unique: reminder });
 show('reminder in 60 s', first);
 const second = await queue.add('email.reminder', { user_id: 42, text: 'v2' }, { delay: 3_600_000, unique: reminder });
@@ -56,7 +56,7 @@ const due = async (id: string) => (await backend.getJob(id))?.scheduled_at;
 console.log(`${''.padEnd(44)}    scheduled_at ${await due(first.id!)} -> ${await due(second.id!)}`);
 
 // A period: at most one notification per user per hour, measured on Redis' clock.
-const hourly = { keys: ['type', 'args'], args_keys: ['user_id'], period: 'PT1H', on_conflict: 'ignore' };
+const hourly = { keys: ['type', 'args'], args_keys: ['user_id'], period: 'PT1H', on_conflict: 'ignore' } satisfies UniquePolicyInput;
 show('notify user 42', await queue.add('push.notify', { user_id: 42 }, { unique: hourly }));
 show('notify user 42 again within the hour', await queue.add('push.notify', { user_id: 42 }, { unique: hourly }));
 

@@ -10,6 +10,7 @@
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { removeUniquenessIndex, withUniqueness } from '../../adapters/bullmq/index.js';
+import type { UniquePolicyInput } from '../../src/index.js';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const connection = new Redis(url, { maxRetriesPerRequest: null });
@@ -46,7 +47,7 @@ const unique = {
   states: ['available', 'active', 'scheduled', 'retryable', 'pending', 'completed'],
   period: 'P1D',
   on_conflict: 'ignore',
-};
+} satisfies UniquePolicyInput;
 const job = await queue.add('invoice.generate', { order_id: 'o-1' }, { unique, removeOnComplete: { age: 86_400 } });
 console.log(`added ${job.id}: ${job.unique?.outcome}`);
 await processed;

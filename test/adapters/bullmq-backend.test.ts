@@ -105,7 +105,7 @@ describe('bullmq adapter: createBullMQBackend', function () {
   it('a cancelled archive expires by the job\'s own policy: kept for good when it checks cancelled without a period', async function () {
     const short = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix, cancelledRetentionMs: 200 });
     ctx.closeLater(short);
-    const blocking = { keys: ['type'], states: ['available', 'cancelled'] };
+    const blocking = { keys: ['type'], states: ['available', 'cancelled'] } as const;
     const { job } = await short.enqueue({ type: 'sync', args: {}, unique: blocking });
     await short.cancel(job.id);
     const archive = (id: string) => `${ctx.prefix}:default:ojs:cancelled:${id}`;

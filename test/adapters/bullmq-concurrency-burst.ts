@@ -4,6 +4,7 @@
  * reported so the test can check it against the single live job.
  */
 import type { UniqueQueue } from '../../adapters/bullmq/index.js';
+import type { ConflictStrategy } from '../../src/index.js';
 
 export interface BurstOutcome {
   outcome: 'created' | 'deduplicated' | 'replaced' | 'rejected' | 'error';
@@ -14,7 +15,7 @@ export interface BurstOutcome {
 }
 
 export async function burst(queues: UniqueQueue[], strategy: string, round: number, count: number): Promise<BurstOutcome[]> {
-  const unique = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: strategy };
+  const unique = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: strategy as ConflictStrategy } as const;
   const adds = Array.from({ length: count }, async (_, i): Promise<BurstOutcome> => {
     try {
       const job = await queues[i % queues.length]!.add(`race-${strategy}-${round}`, { user_id: round, n: i }, { unique });

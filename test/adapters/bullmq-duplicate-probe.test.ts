@@ -12,7 +12,7 @@ import type { Redis } from 'ioredis';
 import { expect } from 'chai';
 import { withUniqueness, type UniqueJob, type UniqueJobsOptions } from '../../adapters/bullmq/index.js';
 import { COMMANDS, composedScripts } from '../../adapters/bullmq/bullmq-script-set.js';
-import { DuplicateJobError, InvalidUniquePolicyError } from '../../src/index.js';
+import { DuplicateJobError, InvalidUniquePolicyError, type UniquePolicyInput } from '../../src/index.js';
 import { rejection } from '../conformance/suite-context.js';
 import { seededRandom } from '../seeded-random.js';
 import { startOwnRedis, type OwnRedis } from './bullmq-own-redis.js';
@@ -101,7 +101,7 @@ describe('bullmq adapter: the duplicate probe', function () {
     ctx.closeLater({ close: scripts.stop });
     const probing = withUniqueness(sideQueue(ctx, 'a'));
     const full = withUniqueness(sideQueue(ctx, 'b'), { duplicateProbe: false });
-    const unique = { keys: ['type', 'args'] };
+    const unique = { keys: ['type', 'args'] } as const;
     const errors: DuplicateJobError[] = [];
     for (const queue of [probing, full]) {
       const first = await queue.add('sync', { user: 1 }, { unique });
@@ -127,7 +127,7 @@ describe('bullmq adapter: the duplicate probe', function () {
     ctx.closeLater({ close: scripts.stop });
     const probing = withUniqueness(sideQueue(ctx, 'a'));
     const full = withUniqueness(sideQueue(ctx, 'b'), { duplicateProbe: false });
-    const unique = { keys: ['type'], on_conflict: 'ignore' };
+    const unique = { keys: ['type'], on_conflict: 'ignore' } as const;
     const answers: UniqueJob[] = [];
     for (const queue of [probing, full]) {
       await queue.add('digest', { v: 1 }, { unique, delay: 60_000 });
@@ -151,7 +151,7 @@ describe('bullmq adapter: the duplicate probe', function () {
     const scripts = await watchScripts(ctx);
     ctx.closeLater({ close: scripts.stop });
     const queue = withUniqueness(ctx.queue('a'));
-    const unique = { keys: ['type'] };
+    const unique = { keys: ['type'] } as const;
     await queue.add('sync', {}, { unique });
     await completeNext(ctx, queue.unwrapped);
     const second = await queue.add('sync', {}, { unique });
@@ -186,7 +186,7 @@ describe('bullmq adapter: the duplicate probe', function () {
 
   it('a caller jobId already in use is refused by the probe exactly as by the full add (InvalidUniquePolicyError on opts.jobId)', async function () {
     const queue = withUniqueness(ctx.queue('a'));
-    const unique = { keys: ['type'] };
+    const unique = { keys: ['type'] } as const;
     await queue.add('x', {}, { unique, jobId: 'mine' });
     const error = await rejection(queue.add('x', {}, { unique, jobId: 'mine' }));
     expect(error).to.be.instanceOf(InvalidUniquePolicyError);
@@ -195,7 +195,7 @@ describe('bullmq adapter: the duplicate probe', function () {
 
   it('BullMQ\'s option checks run before the probe: an invalid option is refused, not answered as a duplicate', async function () {
     const queue = withUniqueness(ctx.queue('a'));
-    const unique = { keys: ['type'] };
+    const unique = { keys: ['type'] } as const;
     await queue.add('x', {}, { unique });
     const error = await rejection(queue.add('x', {}, { unique, priority: 1.5 } as UniqueJobsOptions));
     expect(error).not.to.be.instanceOf(DuplicateJobError);
@@ -207,7 +207,7 @@ describe('bullmq adapter: the duplicate probe', function () {
     const random = seededRandom(20261123);
     const queues: Queue[] = [sideQueue(ctx, 'a'), sideQueue(ctx, 'b')];
     const wrapped = [withUniqueness(queues[0]!), withUniqueness(queues[1]!, { duplicateProbe: false })];
-    const policies = [
+    const policies: UniquePolicyInput[] = [
       { keys: ['type'] },
       { keys: ['type'], on_conflict: 'ignore' },
       { keys: ['type'], states: ['available', 'scheduled', 'active', 'retryable', 'pending', 'completed'] },

@@ -65,7 +65,7 @@ describe('bullmq adapter: script command encoding, on a redis-server of the test
   it('loads the script with EVAL on a new connection, then EVALSHA, and recovers after SCRIPT FLUSH (NOSCRIPT)', async function () {
     const client = own.connect();
     const queue = withUniqueness(own.queue('mail', { connection: client }));
-    const unique = { keys: ['type', 'args', 'queue'] };
+    const unique = { keys: ['type', 'args', 'queue'] } as const;
     const first = await queue.add('welcome', { user: 1 }, { unique });
     expect(first.unique?.outcome).to.equal('created');
     expect((await queue.add('welcome', { user: 1 }, { unique: { ...unique, on_conflict: 'ignore' } })).unique?.outcome).to.equal('deduplicated');

@@ -26,7 +26,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
   describe('outcomes on the returned job', function () {
     it('created, then ignore returns the EXISTING job (its id, name and data, not the new data) with its state', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
-      const unique = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'ignore' };
+      const unique = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'ignore' } as const;
       const first = await queue.add('welcome', { user_id: 42, template: 'a' }, { unique });
       expect(first.unique).to.include({ outcome: 'created' });
       expect(first.unique!.uniquenessKey).to.equal(
@@ -50,7 +50,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
 
     it('replace cancels the old job: gone from BullMQ lists and counts, readable as OJS cancelled with replaced_by', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
-      const unique = { on_conflict: 'replace' };
+      const unique = { on_conflict: 'replace' } as const;
       const old = await queue.add('digest', { v: 1 }, { unique, priority: 5 });
       const replacement = await queue.add('digest', { v: 2 }, { unique });
       expect(replacement.id).to.not.equal(old.id);
@@ -82,7 +82,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
 
     it('created_at is Redis TIME, not the producer clock: a skewed producer timestamp neither anchors nor widens the period', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
-      const unique = { period: 'PT1H', on_conflict: 'ignore' };
+      const unique = { period: 'PT1H', on_conflict: 'ignore' } as const;
       const before = await redisTimeMs(ctx.redis);
       const job = await queue.add('ping', {}, { unique, timestamp: 1_000 });
       expect(job.timestamp).to.be.within(before, await redisTimeMs(ctx.redis));
@@ -130,7 +130,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
 
     it('ojsMeta feeds the meta dimension and never touches data', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
-      const unique = { keys: ['type', 'meta'], meta_keys: ['tenant'], on_conflict: 'ignore' };
+      const unique = { keys: ['type', 'meta'], meta_keys: ['tenant'], on_conflict: 'ignore' } as const;
       const acme = await queue.add('warm', { r: 1 }, { unique, ojsMeta: { tenant: 'acme', trace: 'x' } });
       expect(acme.data).to.deep.equal({ r: 1 });
       expect((await queue.add('warm', { r: 2 }, { unique, ojsMeta: { tenant: 'acme', trace: 'y' } })).unique?.outcome).to.equal('deduplicated');
@@ -161,7 +161,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
 
     it('removeOnComplete that would delete a job a "completed" policy depends on is refused; a long enough age is accepted', async function () {
       const queue = withUniqueness(ctx.queue('mail', { defaultJobOptions: { removeOnComplete: true } }));
-      const states = ['available', 'active', 'completed'];
+      const states = ['available', 'active', 'completed'] as const;
       const refused = await rejection(queue.add('invoice', {}, { unique: { states, period: 'P1D' } }));
       expect(refused).to.be.instanceOf(InvalidUniquePolicyError);
       expect((refused as unknown as InvalidUniquePolicyError).issues[0]!.path).to.equal('opts.removeOnComplete');
@@ -178,8 +178,8 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
   describe('a Worker\'s removeOnComplete / removeOnFail', function () {
     it('cannot delete a job whose policy checks completed or discarded: the job stores its own keep option', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
-      const completed = { keys: ['type'], states: ['available', 'active', 'completed'] };
-      const discarded = { keys: ['type'], states: ['available', 'active', 'discarded'] };
+      const completed = { keys: ['type'], states: ['available', 'active', 'completed'] } as const;
+      const discarded = { keys: ['type'], states: ['available', 'active', 'discarded'] } as const;
       const done = await queue.add('welcome', { user: 1 }, { unique: completed });
       const failed = await queue.add('charge', { user: 1 }, { unique: discarded, attempts: 1 });
       const plain = await queue.add('welcome', { user: 2 }, { unique: { keys: ['type', 'args'] } });
@@ -237,7 +237,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
           { name: 'a', data: { n: 1 }, opts: { jobId: 'fresh' } },
           { name: 'b', data: { n: 2 }, opts: { unique: { keys: ['type'] }, jobId: 'fresh' } },
         ],
-      ]) {
+      ] satisfies Parameters<typeof queue.addBulk>[0][]) {
         const error = await rejection(queue.addBulk(batch));
         expect(error).to.be.instanceOf(InvalidUniquePolicyError);
         expect((error as unknown as InvalidUniquePolicyError).issues[0]!.path).to.equal('[1].opts.jobId');
@@ -281,7 +281,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       const error = await rejection(
         queue.addBulk([
           { name: 'a', data: {}, opts: { unique: {} } },
-          { name: 'b', data: {}, opts: { unique: { keys: ['argz'] } } },
+          { name: 'b', data: {}, opts: { unique: { keys: ['argz'] } as never } },
         ]),
       );
       expect(error).to.be.instanceOf(InvalidUniquePolicyError);
@@ -346,7 +346,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
 
     it('fingerprints of gone jobs are reclaimed lazily by the next new fingerprint, without scanning', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
-      const unique = { keys: ['type', 'queue'] };
+      const unique = { keys: ['type', 'queue'] } as const;
       const gone = await queue.add('old', {}, { unique });
       const setKey = `${ctx.prefix}:mail:ojs:fp:${gone.unique!.uniquenessKey}`;
       const registry = `${ctx.prefix}:mail:ojs:idx:fingerprints`;
@@ -380,7 +380,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
 
     it('an entry whose id now holds an unrelated job (removed, then reused by a plain add) no longer matches', async function () {
       const queue = withUniqueness(ctx.queue('reports'));
-      const unique = { keys: ['type', 'args'] };
+      const unique = { keys: ['type', 'args'] } as const;
       const first = await queue.add('build', { month: '2026-01' }, { unique, jobId: 'report-jan' });
       await first.remove();
       await queue.add('cleanup', { anything: true }, { jobId: 'report-jan' });
@@ -403,7 +403,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       await complete(narrow.id!);
       const setKey = `${ctx.prefix}:ojs:global:fp:${narrow.unique!.uniquenessKey}`;
       // The adding policy counts the completed job: it stays, and blocks.
-      const wide = { keys: ['type'], states: ['available', 'active', 'completed'] };
+      const wide = { keys: ['type'], states: ['available', 'active', 'completed'] } as const;
       expect(await rejection(queue.add('welcome', {}, { unique: wide }))).to.include({ existingJobId: narrow.id, existingJobState: 'completed' });
       expect(await ctx.redis.zcard(setKey)).to.equal(1);
       // Neither its own policy (default states) nor this one counts it: dropped (the bound).

@@ -70,7 +70,7 @@ describe('graphile-worker adapter', function () {
   describe('enqueue through makeUniqueWorkerUtils', () => {
     it('reports created, then deduplicated with the existing id, then replaced with the replaced id; reject throws DuplicateJobError', async () => {
       const u = await makeUtils();
-      const policy = { keys: ['type', 'args'] as ('type' | 'args')[] };
+      const policy = { keys: ['type', 'args'] as ('type' | 'args')[] } as const;
       const created = await u.addJob('send_email', { to: 'a@example.com' }, { unique: { ...policy, on_conflict: 'ignore' } });
       expect(created.outcome).to.equal('created');
       const again = await u.addJob('send_email', { to: 'a@example.com' }, { unique: { ...policy, on_conflict: 'ignore' } });
@@ -110,7 +110,7 @@ describe('graphile-worker adapter', function () {
 
     it('keeps the OJS queue in the ledger and never turns it into a Graphile queue_name', async () => {
       const u = await makeUtils();
-      const unique = { keys: ['type', 'queue'] as ('type' | 'queue')[] };
+      const unique = { keys: ['type', 'queue'] as ('type' | 'queue')[] } as const;
       const emails = await u.addJob('notify', {}, { queue: 'emails', unique });
       const sms = await u.addJob('notify', {}, { queue: 'sms', unique });
       expect([emails.outcome, sms.outcome]).to.deep.equal(['created', 'created']);
@@ -679,7 +679,7 @@ describe('graphile-worker adapter', function () {
       const preparedOn = async (u: UniqueWorkerUtils) =>
         u.withPgClient(async (client) => (await client.query<{ name: string }>("select name from pg_prepared_statements where name like 'ojsu:%' order by name")).rows.map((r) => r.name));
       const enqueueAll = async (u: UniqueWorkerUtils, tag: string) => {
-        const policy = { keys: ['type', 'args'] as ('type' | 'args')[] };
+        const policy = { keys: ['type', 'args'] as ('type' | 'args')[] } as const;
         await u.addJob('t', { tag }, { unique: { ...policy, on_conflict: 'ignore' } }); // try-enqueue inserts
         await u.addJob('t', { tag }, { unique: { ...policy, on_conflict: 'ignore' } }); // try-enqueue, duplicate
         await u.addJob('t', { tag }, { unique: { ...policy, on_conflict: 'replace' } }); // lock-and-read, replace-jobs
@@ -799,7 +799,7 @@ describe('graphile-worker adapter', function () {
     it('§6.3 after reclaim, a completed job stays visible to a wider policy after enqueues under narrower ones', async () => {
       // The conformance case, with a reclaim (no grace) before the last enqueue.
       const s = await makeSubject();
-      const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed' as const] };
+      const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed'] } as const;
       const first = (await s.backend.enqueue({ type: 'welcome.send', args: {}, unique: wide })).job;
       await (await s.start(first.id)).complete();
       const narrow = (await s.backend.enqueue({ type: 'welcome.send', args: {}, unique: { keys: ['type'] } })).job;
@@ -813,7 +813,7 @@ describe('graphile-worker adapter', function () {
     it('keeps a record its own policy does not need while a wider policy used on its key does, for that policy’s period', async () => {
       const s = await makeSubject();
       const scenario = async (type: string, period?: string) => {
-        const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed' as const], ...(period ? { period } : {}) };
+        const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed'], ...(period ? { period } : {}) } as const;
         // The wide policy's own job ends cancelled, a state it does not check: nothing keeps it.
         const w = (await s.backend.enqueue({ type, args: {}, unique: wide })).job;
         await s.backend.cancel(w.id);
@@ -848,7 +848,7 @@ describe('graphile-worker adapter', function () {
     it('migration 0003 backfills the retention of records written before it, and 0004 moves the recording into record_job', async () => {
       const s = await makeSubject();
       const { uniqueSchema } = s.backend.schemas;
-      const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed' as const] };
+      const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed'] } as const;
       const w = (await s.backend.enqueue({ type: 'legacy', args: {}, unique: wide })).job;
       // Back to a ledger before migration 3 (the head row forgets; the record keeps its policy).
       await pool.query(

@@ -46,7 +46,7 @@ describe('graphile-worker adapter: concurrency (§8.1)', function () {
   };
 
   const round = async (strategy: ConflictStrategy, n: number) => {
-    const job = { type: 'contended', args: { round: n, strategy }, unique: { keys: ['type', 'args'], on_conflict: strategy } };
+    const job = { type: 'contended', args: { round: n, strategy }, unique: { keys: ['type', 'args'], on_conflict: strategy } } as const;
     const settled = await Promise.allSettled(Array.from({ length: CALLS }, () => backend.enqueue(job)));
     const results = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     const errors = settled.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));

@@ -70,7 +70,7 @@ describe('memory backend: lifecycle and options beyond the conformance suite', f
 
   it('§5.2 with replaceActive the active job is cancelled and its worker\'s ack is refused', async function () {
     const { backend } = backendAt(undefined, { replaceActive: true });
-    const unique = { on_conflict: 'replace' };
+    const unique = { on_conflict: 'replace' } as const;
     const { job } = await backend.enqueue({ type: 'a.b', args: [1], unique });
     await backend.fetch();
     const result = await backend.enqueue({ type: 'a.b', args: [2], unique });
@@ -82,7 +82,7 @@ describe('memory backend: lifecycle and options beyond the conformance suite', f
   it('refuses invalid job fields with every path named, the policy ones too, and writes nothing', async function () {
     const { backend } = backendAt();
     const error = await backend
-      .enqueue({ type: '', args: [], queue: '', max_attempts: 0, priority: 1.5, scheduled_at: '2026-02-12 10:00', meta: [] as never, unique: { keys: ['argz'] } })
+      .enqueue({ type: '', args: [], queue: '', max_attempts: 0, priority: 1.5, scheduled_at: '2026-02-12 10:00', meta: [] as never, unique: { keys: ['argz'] } as never })
       .catch((e) => e);
     expect(isInvalidUniquePolicyError(error)).to.equal(true);
     expect(error.issues.map((i: { path: string }) => i.path)).to.deep.equal(['type', 'queue', 'meta', 'max_attempts', 'priority', 'scheduled_at', 'unique.keys[0]']);

@@ -34,7 +34,7 @@ describe('memory backend: the portable input rules (the reference answers)', fun
 
   it('§7 a long period is checked on the backend clock and never poisons its key', async function () {
     const backend = createMemoryBackend();
-    const job = { ...base, unique: { period: 'P7000Y', on_conflict: 'ignore' } };
+    const job = { ...base, unique: { period: 'P7000Y', on_conflict: 'ignore' } } as const;
     expect((await backend.enqueue(job)).outcome).to.equal('created');
     expect((await backend.enqueue(job)).outcome).to.equal('deduplicated');
     expect((await backend.enqueue({ ...job, unique: { period: 'PT1S', on_conflict: 'replace' } })).outcome).to.equal('replaced');

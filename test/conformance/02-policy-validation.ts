@@ -5,7 +5,8 @@ import { created, enqueue, rejection, type SuiteContext } from './suite-context.
 const job = { type: 'email.send', queue: 'default', args: { user_id: 42, template: 'welcome' } };
 
 async function invalid(ctx: SuiteContext, unique: unknown, args: unknown = job.args) {
-  const error = await rejection(enqueue(ctx, { ...job, args, unique }));
+  // Arbitrary values on purpose (what a JavaScript caller can pass): the run-time check answers.
+  const error = await rejection(enqueue(ctx, { ...job, args, unique: unique as never }));
   expect(isInvalidUniquePolicyError(error), String(error)).to.equal(true);
   expect(error.code).to.equal('invalid_request');
   return error as unknown as { message: string; issues: { path: string; message: string }[] };

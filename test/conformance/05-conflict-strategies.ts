@@ -7,7 +7,7 @@ const HOUR = 3_600_000;
 export function conflictStrategies(ctx: SuiteContext): void {
   describe('§5 conflict strategies', function () {
     it('§5.1 §14.1 reject: the duplicate is refused with code "duplicate", the existing id, state and key', async function () {
-      const unique = { keys: ['type', 'args'], on_conflict: 'reject' };
+      const unique = { keys: ['type', 'args'], on_conflict: 'reject' } as const;
       const first = await created(ctx, { type: 'email.send', args: { user_id: 42 }, unique });
       const error = await rejection(enqueue(ctx, { type: 'email.send', args: { user_id: 42 }, unique }));
       expect(isDuplicateJobError(error)).to.equal(true);
@@ -25,7 +25,7 @@ export function conflictStrategies(ctx: SuiteContext): void {
     });
 
     it('§5.4 §14.7 ignore: returns the original job, deduplicated, and inserts nothing', async function () {
-      const unique = { keys: ['type', 'args'], on_conflict: 'ignore' };
+      const unique = { keys: ['type', 'args'], on_conflict: 'ignore' } as const;
       const first = await created(ctx, { type: 'invoice.generate', args: { order_id: 'o1' }, unique });
       const second = await enqueue(ctx, { type: 'invoice.generate', args: { order_id: 'o1' }, unique });
       expect(second.outcome).to.equal('deduplicated');
@@ -41,7 +41,7 @@ export function conflictStrategies(ctx: SuiteContext): void {
     // duplicate outcome on one backend and invalid_request on another).
     for (const [section, onConflict] of [['§5.1', 'reject'], ['§5.4', 'ignore']] as const) {
       it(`${section} ${onConflict}: a caller-chosen id taken by the very job the add duplicates is invalid_request naming the id, nothing written`, async function () {
-        const unique = { keys: ['type', 'args'], on_conflict: onConflict };
+        const unique = { keys: ['type', 'args'], on_conflict: onConflict } as const;
         const first = await created(ctx, { type: 'order.sync', id: 'order-7', args: { order_id: 7 }, unique });
         await expectIdTaken(enqueue(ctx, { type: 'order.sync', id: 'order-7', args: { order_id: 7 }, unique }));
         // Nothing was inserted: the original is still the key's only holder.
@@ -50,7 +50,7 @@ export function conflictStrategies(ctx: SuiteContext): void {
       });
 
       it(`${section} ${onConflict}: a caller-chosen id naming a cancelled duplicate the policy counts is invalid_request naming the id`, async function () {
-        const unique = { keys: ['type'], states: ['available', 'cancelled'], on_conflict: onConflict };
+        const unique = { keys: ['type'], states: ['available', 'cancelled'], on_conflict: onConflict } as const;
         const first = await created(ctx, { type: 'order.cancelled', id: 'order-8', args: {}, unique });
         expect((await ctx.subject.backend.cancel(first.id)).state).to.equal('cancelled');
         await expectIdTaken(enqueue(ctx, { type: 'order.cancelled', id: 'order-8', args: {}, unique }));
@@ -59,13 +59,13 @@ export function conflictStrategies(ctx: SuiteContext): void {
     }
 
     it('§5.1 reject: an empty caller-chosen id is invalid_request naming the id, not the duplicate of the key\'s job', async function () {
-      const unique = { keys: ['type'] };
+      const unique = { keys: ['type'] } as const;
       await created(ctx, { type: 'order.empty-id', args: {}, unique });
       await expectIdTaken(enqueue(ctx, { type: 'order.empty-id', id: '', args: {}, unique }));
     });
 
     it('§5.2 §14.6 replace: the original is cancelled and the new job is enqueued in its place', async function () {
-      const unique = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'replace' };
+      const unique = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'replace' } as const;
       const first = await created(ctx, { type: 'resize.avatar', args: { user_id: 42, url: 'old.jpg' }, unique });
       const result = await enqueue(ctx, { type: 'resize.avatar', args: { user_id: 42, url: 'new.jpg' }, unique });
       expect(result.outcome).to.equal('replaced');
@@ -82,7 +82,7 @@ export function conflictStrategies(ctx: SuiteContext): void {
     });
 
     it('§5.2 replace meeting an active job: rejected with state "active" unless the backend replaces active jobs', async function () {
-      const unique = { keys: ['type'], on_conflict: 'replace' };
+      const unique = { keys: ['type'], on_conflict: 'replace' } as const;
       const first = await created(ctx, { type: 'report.daily', args: { v: 1 }, unique, max_attempts: 1 });
       const attempt = await ctx.subject.start(first.id);
       try {
@@ -101,7 +101,7 @@ export function conflictStrategies(ctx: SuiteContext): void {
     });
 
     it('§5.3 replace_except_schedule: a scheduled job is replaced with the new args and keeps its time', async function () {
-      const unique = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'replace_except_schedule' };
+      const unique = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'replace_except_schedule' } as const;
       const original = new Date(Date.now() + 2 * HOUR);
       const first = await created(ctx, { type: 'digest.send', args: { user_id: 42, items: [1] }, scheduled_at: original, unique });
       expect(first.state).to.equal('scheduled');
@@ -119,7 +119,7 @@ export function conflictStrategies(ctx: SuiteContext): void {
     });
 
     it('§5.3 replace_except_schedule on a job that is not scheduled behaves as replace', async function () {
-      const unique = { keys: ['type'], on_conflict: 'replace_except_schedule' };
+      const unique = { keys: ['type'], on_conflict: 'replace_except_schedule' } as const;
       const first = await created(ctx, { type: 'notification.send', args: { m: 'a' }, unique });
       const later = new Date(Date.now() + HOUR);
       const result = await enqueue(ctx, { type: 'notification.send', args: { m: 'b' }, scheduled_at: later, unique });
@@ -131,7 +131,7 @@ export function conflictStrategies(ctx: SuiteContext): void {
 
     it('§5 with several duplicates, the first inserted is "the existing job" and replace cancels them all', async function () {
       // Narrow policies let two jobs of one key coexist: one available, one scheduled.
-      const narrow = { keys: ['type'], states: ['scheduled'] };
+      const narrow = { keys: ['type'], states: ['scheduled'] } as const;
       const j1 = await created(ctx, { type: 'sync.run', args: { n: 1 }, unique: narrow });
       const j2 = await created(ctx, { type: 'sync.run', args: { n: 2 }, scheduled_at: new Date(Date.now() + HOUR), unique: narrow });
       const rejected = await rejection(enqueue(ctx, { type: 'sync.run', args: { n: 3 }, unique: { keys: ['type'] } }));
@@ -147,7 +147,7 @@ export function conflictStrategies(ctx: SuiteContext): void {
     });
 
     it('§5.2 replace of a scheduled job: the new job keeps its own schedule', async function () {
-      const unique = { keys: ['type'], on_conflict: 'replace' };
+      const unique = { keys: ['type'], on_conflict: 'replace' } as const;
       await created(ctx, { type: 'notification.send', args: {}, scheduled_at: new Date(Date.now() + 2 * HOUR), unique });
       const result = await enqueue(ctx, { type: 'notification.send', args: {}, unique });
       expect(result.outcome).to.equal('replaced');

@@ -1,12 +1,12 @@
 import { expect } from 'chai';
 import { created, enqueue, needsVirtualClock, rejection, run, stateOf, type SuiteContext } from './suite-context.js';
 
-const ALL_BUT_TERMINAL = ['available', 'active', 'scheduled', 'retryable', 'pending'];
+const ALL_BUT_TERMINAL = ['available', 'active', 'scheduled', 'retryable', 'pending'] as const;
 
 export function stateFiltering(ctx: SuiteContext): void {
   describe('§6 state filtering', function () {
     it('§6.1 an active job blocks under the default states', async function () {
-      const unique = { keys: ['type'] };
+      const unique = { keys: ['type'] } as const;
       const first = await created(ctx, { type: 'etl.run', args: {}, unique, max_attempts: 1 });
       const attempt = await ctx.subject.start(first.id);
       try {
@@ -18,7 +18,7 @@ export function stateFiltering(ctx: SuiteContext): void {
     });
 
     it('§6.1 §14.4 a completed job does not block under the default states', async function () {
-      const unique = { keys: ['type', 'args'] };
+      const unique = { keys: ['type', 'args'] } as const;
       const first = await created(ctx, { type: 'report.build', args: { id: 1 }, unique });
       expect((await run(ctx, first.id, 'complete')).state).to.equal('completed');
       const second = await created(ctx, { type: 'report.build', args: { id: 1 }, unique });
@@ -26,7 +26,7 @@ export function stateFiltering(ctx: SuiteContext): void {
     });
 
     it('§6.3 §14.5 with "completed" in states a completed job blocks', async function () {
-      const unique = { keys: ['type', 'args'], states: [...ALL_BUT_TERMINAL, 'completed'] };
+      const unique = { keys: ['type', 'args'], states: [...ALL_BUT_TERMINAL, 'completed'] } as const;
       const first = await created(ctx, { type: 'email.send_welcome', args: { user_id: 42 }, unique });
       await run(ctx, first.id, 'complete');
       const error = await rejection(enqueue(ctx, { type: 'email.send_welcome', args: { user_id: 42 }, unique }));
@@ -52,7 +52,7 @@ export function stateFiltering(ctx: SuiteContext): void {
     it('§6.3 a completed job stays visible to a wider policy after enqueues under narrower ones', async function () {
       // The key does not depend on states or period, so one enqueue's policy must not make a
       // backend forget a job that another policy of the same key still counts.
-      const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed'] };
+      const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed'] } as const;
       const first = await created(ctx, { type: 'welcome.send', args: {}, unique: wide });
       await run(ctx, first.id, 'complete');
       const narrow = await created(ctx, { type: 'welcome.send', args: {}, unique: { keys: ['type'] } });
@@ -64,7 +64,7 @@ export function stateFiltering(ctx: SuiteContext): void {
 
     it('§6.2 §7.1 with "cancelled" in states and no period a cancelled job blocks for good', async function () {
       needsVirtualClock(ctx, this, 'needs months to pass');
-      const unique = { keys: ['type'], states: ['cancelled'] };
+      const unique = { keys: ['type'], states: ['cancelled'] } as const;
       const first = await created(ctx, { type: 'account.close', args: {}, unique });
       await ctx.subject.backend.cancel(first.id);
       ctx.subject.clock!.advance(400 * 86_400_000);
@@ -73,7 +73,7 @@ export function stateFiltering(ctx: SuiteContext): void {
     });
 
     it('§6.4 narrow states ["scheduled"]: an available job does not block, a scheduled one does', async function () {
-      const unique = { keys: ['type'], states: ['scheduled'] };
+      const unique = { keys: ['type'], states: ['scheduled'] } as const;
       await created(ctx, { type: 'digest.send', args: {}, unique });
       const scheduled = await created(ctx, { type: 'digest.send', args: {}, scheduled_at: new Date(Date.now() + 3_600_000), unique });
       expect(scheduled.state).to.equal('scheduled');

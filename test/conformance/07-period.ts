@@ -5,7 +5,7 @@ export function period(ctx: SuiteContext): void {
   describe('§7 period', function () {
     it('§7.1 §14.3 after the period elapses the same job is accepted', async function () {
       const { iso, ms } = shortPeriod(ctx);
-      const unique = { keys: ['type', 'args'], period: iso };
+      const unique = { keys: ['type', 'args'], period: iso } as const;
       const first = await created(ctx, { type: 'notification.push', args: { user_id: 42 }, unique });
       const error = await rejection(enqueue(ctx, { type: 'notification.push', args: { user_id: 42 }, unique }));
       expect(error.existingJobId).to.equal(first.id);
@@ -16,7 +16,7 @@ export function period(ctx: SuiteContext): void {
 
     it('§7.2 the window is anchored at the existing job\'s created_at, not at rejected attempts', async function () {
       const { iso, ms } = shortPeriod(ctx);
-      const unique = { keys: ['type'], period: iso };
+      const unique = { keys: ['type'], period: iso } as const;
       await created(ctx, { type: 'notification.push', args: {}, unique });
       await elapse(ctx, ms * 0.6);
       expect((await rejection(enqueue(ctx, { type: 'notification.push', args: {}, unique }))).code).to.equal('duplicate');
@@ -29,7 +29,7 @@ export function period(ctx: SuiteContext): void {
       needsVirtualClock(ctx, this, 'needs an exact instant');
       const clock = ctx.subject.clock!;
       clock.set(Date.parse('2026-03-01T10:00:00.000Z'));
-      const unique = { keys: ['type'], period: 'PT1H30M0.5S' };
+      const unique = { keys: ['type'], period: 'PT1H30M0.5S' } as const;
       const first = await created(ctx, { type: 'report.hourly', args: {}, unique });
       clock.set(Date.parse(first.created_at) + 5_400_500 - 1);
       expect((await rejection(enqueue(ctx, { type: 'report.hourly', args: {}, unique }))).existingJobId).to.equal(first.id);
@@ -41,7 +41,7 @@ export function period(ctx: SuiteContext): void {
       needsVirtualClock(ctx, this, 'a calendar month cannot be waited out');
       const clock = ctx.subject.clock!;
       clock.set(Date.parse('2026-01-31T12:00:00.000Z'));
-      const unique = { keys: ['type'], period: 'P1M' };
+      const unique = { keys: ['type'], period: 'P1M' } as const;
       const first = await created(ctx, { type: 'billing.monthly', args: {}, unique });
       clock.set(Date.parse('2026-02-28T11:59:59.999Z'));
       expect((await rejection(enqueue(ctx, { type: 'billing.monthly', args: {}, unique }))).existingJobId).to.equal(first.id);
@@ -51,14 +51,14 @@ export function period(ctx: SuiteContext): void {
 
     it('§7.1 without a period the constraint lasts as long as the job is in a checked state', async function () {
       needsVirtualClock(ctx, this, 'needs years to pass');
-      const unique = { keys: ['type'] };
+      const unique = { keys: ['type'] } as const;
       const first = await created(ctx, { type: 'cleanup.run', args: {}, unique });
       ctx.subject.clock!.advance(10 * 365 * 86_400_000);
       expect((await rejection(enqueue(ctx, { type: 'cleanup.run', args: {}, unique }))).existingJobId).to.equal(first.id);
     });
 
     it('§7.4 AND semantics: a completed job inside the period is not a duplicate under the default states', async function () {
-      const unique = { keys: ['type'], period: 'P1D' };
+      const unique = { keys: ['type'], period: 'P1D' } as const;
       const first = await created(ctx, { type: 'invoice.generate', args: {}, unique });
       await run(ctx, first.id, 'complete');
       await created(ctx, { type: 'invoice.generate', args: {}, unique });
@@ -66,7 +66,7 @@ export function period(ctx: SuiteContext): void {
 
     it('§6.3 §7.1 with "completed" in states a completed job blocks only until its period ends', async function () {
       const { iso, ms } = shortPeriod(ctx);
-      const unique = { keys: ['type'], period: iso, states: ['available', 'active', 'completed'], on_conflict: 'ignore' };
+      const unique = { keys: ['type'], period: iso, states: ['available', 'active', 'completed'], on_conflict: 'ignore' } as const;
       const first = await created(ctx, { type: 'invoice.generate', args: {}, unique });
       await run(ctx, first.id, 'complete');
       const again = await enqueue(ctx, { type: 'invoice.generate', args: {}, unique });

@@ -1,11 +1,11 @@
 import { expect } from 'chai';
-import type { EnqueueResult } from '../../src/index.js';
+import type { ConflictStrategy, EnqueueResult } from '../../src/index.js';
 import { enqueue, stateOf, type SuiteContext } from './suite-context.js';
 
 const N = 200;
 
-async function burst(ctx: SuiteContext, on_conflict: string): Promise<PromiseSettledResult<EnqueueResult>[]> {
-  const unique = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict };
+async function burst(ctx: SuiteContext, on_conflict: ConflictStrategy): Promise<PromiseSettledResult<EnqueueResult>[]> {
+  const unique = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict } as const;
   return Promise.allSettled(
     Array.from({ length: N }, (_, i) => enqueue(ctx, { type: 'email.send', args: { user_id: 42, n: i }, unique })),
   );

@@ -7,7 +7,7 @@
  * Nothing here says which inputs are valid: the memory backend's answer is the oracle.
  */
 import fc from 'fast-check';
-import type { JobInput } from '../../src/index.js';
+import type { ConflictStrategy, JobInput } from '../../src/index.js';
 
 export type Command = { kind: 'enqueue'; job: JobInput } | { kind: 'cancel'; pick: number };
 
@@ -127,7 +127,7 @@ const jobArb = fc
     return job as unknown as JobInput;
   });
 
-type Step = Command | { kind: 'again'; pick: number; on_conflict: string | null };
+type Step = Command | { kind: 'again'; pick: number; on_conflict: ConflictStrategy | null };
 
 /**
  * 1–6 steps: a new job, the same job as an earlier step (possibly under another `on_conflict`),
