@@ -13,7 +13,7 @@
  */
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
-import { InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
+import { BackendError, InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
 import type { JobInput, OjsJob, OjsJobState } from '../../src/job.js';
 import { normalizeJson } from '../../src/json-normalize.js';
 import { prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
@@ -215,7 +215,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       if (!prepared && idClaimQueues === undefined) {
         const job = await queue.add(input.type, input.args, opts);
         await this.#register(queueName);
-        return { outcome: 'created', job: (await this.getJob(job.id!))! };
+        return { outcome: 'created', job: await this.#readBack(job.id!) };
       }
       const reply = await uniqueAdd({
         queue,
@@ -229,7 +229,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
         probe: this.#probe,
       });
       if (reply.outcome !== 'deduplicated') await this.#register(queueName);
-      if (!prepared) return { outcome: 'created', job: (await this.getJob(id))! };
+      if (!prepared) return { outcome: 'created', job: await this.#readBack(id) };
       switch (reply.outcome) {
         case 'created':
           return { outcome: 'created', job: this.#viewOfNew(queueName, reply.job.id!, input, reply.job.timestamp, prepared, opts) };
@@ -237,7 +237,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
           return { outcome: 'deduplicated', job: ojsJobView(reply.existing.queue, reply.existing.id, reply.existing.state, reply.existing.hash) };
         case 'replaced': {
           const [replaced, ...others] = reply.replaced.map((job) => ojsJobView(job.queue, job.id, 'cancelled', job.hash));
-          const job = (await this.getJob(reply.job.id!))!;
+          const job = await this.#readBack(reply.job.id!);
           return others.length > 0 ? { outcome: 'replaced', job, replaced: replaced!, also_replaced: others } : { outcome: 'replaced', job, replaced: replaced! };
         }
       }
@@ -298,6 +298,21 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     }
     const failed = closed.find((result) => result.status === 'rejected');
     if (failed) throw backendErrorFor(failed.reason, { written: false });
+  }
+
+  /**
+   * The job an add has just written, read back for its envelope. The add has succeeded by now, so
+   * a failure here says so (`written: true`): the caller must not retry the add.
+   */
+  async #readBack(id: string): Promise<OjsJob> {
+    let job: OjsJob | null;
+    try {
+      job = await this.getJob(id);
+    } catch (error) {
+      throw new BackendError('bullmq', `job ${id} was written, but reading it back failed`, { cause: error, written: true });
+    }
+    if (!job) throw new BackendError('bullmq', `job ${id} was written, but was removed before it could be read back`, { written: true });
+    return job;
   }
 
   #viewOfNew(queue: string, id: string, input: JobInput, createdAt: number, prepared: { policy: OjsJob['unique']; key: string }, opts: JobsOptions): OjsJob {

@@ -162,6 +162,20 @@ export async function enqueueOnClient(
 /** How long the lost-reply check waits for the lost session to end (or for the key's lock). */
 const RECOVERY_WAIT_MS = 5_000;
 
+/**
+ * Whether a client's `processID` is the pid of its server session, checked once per client. A
+ * pooler such as PgBouncer answers with ids of its own, and a check that waited for such an id
+ * to vanish from pg_stat_activity would conclude "ended" while the statement may still commit.
+ */
+const sessionPidChecked = new WeakMap<object, boolean>();
+
+async function noteSessionPid(client: PgClientLike): Promise<void> {
+  if (sessionPidChecked.has(client)) return;
+  const pid = (client as { processID?: unknown }).processID;
+  const own = typeof pid === 'number' && (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid === pid;
+  sessionPidChecked.set(client, own);
+}
+
 /** What was lost: the statement that may have committed, on which connection. */
 export interface LostWrite {
   /** The connection error. */
@@ -192,10 +206,16 @@ export async function recoverRequest(
 ): Promise<InsertedRow> {
   const what = `enqueue: the connection was lost after the write was sent (${messageOf(lost.error)})`;
   if (!reconnect) throw new BackendError('graphile-worker', `${what}; it may have committed`, { cause: lost.error, written: 'unknown' });
-  const pid = (lost.client as { processID?: unknown }).processID;
+  const pid = sessionPidChecked.get(lost.client) === true ? (lost.client as { processID?: unknown }).processID : undefined;
   let row: InsertedRow | null;
+  let timer: NodeJS.Timeout | undefined;
   try {
-    row = await reconnect(async (client) => {
+    // Bounded: the lost client is still held by the caller, so a pool with no other connection to
+    // give could otherwise keep this waiting for ever.
+    const gaveUp = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('no connection to check on came in time')), 2 * RECOVERY_WAIT_MS);
+    });
+    row = await Promise.race([gaveUp, reconnect(async (client) => {
       const find = async () => (await client.query<{ result: InsertedRow }>(settings.sql.text('find-request'), [key, token])).rows[0]?.result ?? null;
       const seen = await find();
       if (seen) return seen;
@@ -215,19 +235,21 @@ export async function recoverRequest(
       // the lost session's backend has exited, nothing of it can commit any more. A backend sees
       // its client's end when it next reads or writes, i.e. at the latest when the statement is
       // done.
-      if (typeof pid !== 'number') throw new Error('the lost session is unknown (no backend process id)');
+      if (typeof pid !== 'number') throw new Error('the lost session cannot be identified (no backend process id of its own, e.g. behind a pooler)');
       const deadline = Date.now() + RECOVERY_WAIT_MS;
       while ((await client.query(settings.sql.text('session-alive'), [pid])).rows.length > 0) {
         if (Date.now() > deadline) throw new Error(`the lost session (backend ${pid}) is still running`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       return await find();
-    });
+    })]);
   } catch (error) {
     throw new BackendError('graphile-worker', `${what}, and checking whether it committed failed (${messageOf(error)}); it may have committed`, {
       cause: lost.error,
       written: 'unknown',
     });
+  } finally {
+    clearTimeout(timer);
   }
   if (row) return row;
   throw new BackendError('graphile-worker', `${what}; it did not commit (checked by its request token)`, { cause: lost.error, written: false });
@@ -265,6 +287,9 @@ async function decideAndApply(
   // with no record at all is inserted under the key's lock; a duplicate under reject or ignore is
   // answered from a committed snapshot, read-only.
   let attempt: { inserted: InsertedRow } | LockAndRead;
+  // The lost-reply check below trusts the client's backend process id only once it is known to
+  // be the session's own (a pooler hands out ids of its own).
+  if (ownTransaction && mode.reconnect) await noteSessionPid(client);
   try {
     const first = await statement<{ result: { inserted: InsertedRow } | LockAndRead }>(client, settings, 'try-enqueue', [
       prepared.key,

@@ -136,6 +136,22 @@ describe('faults: a BullMQ unique add whose reply is lost runs twice and still a
     expect((await waitingIds(direct, prefix, 'q')).sort()).to.deep.equal(jobs.map((job) => job.id!).sort());
   });
 
+  it('§8.1 createBullMQBackend: a read-back lost after the add wrote says written: true, never false (the caller must not retry)', async function () {
+    // No retries on this client: the lost read-back fails instead of being re-sent.
+    const backend = createBullMQBackend({ connection: proxied({ maxRetriesPerRequest: 0 }), prefix });
+    closables.push(backend);
+    await backend.enqueue({ type: 'warm-up', args: {} });
+    const dropped = proxy.armDrop({ reply: contains('found') });
+    const error = await backend.enqueue({ type: 't', args: { marker: 'lost-read' } }).then(
+      () => expect.fail('resolved'),
+      (failure: unknown) => failure,
+    );
+    await dropped;
+    expect(error).to.be.instanceOf(BackendError);
+    expect((error as BackendError).written).to.equal(true);
+    expect(await waitingIds(direct, prefix, 'default')).to.have.length(2);
+  });
+
   it('§8.1 createBullMQBackend with a generated id: the re-sent enqueue returns created, not "id already exists"', async function () {
     const backend = createBullMQBackend({ connection: proxied(), prefix });
     closables.push(backend);
