@@ -15,7 +15,6 @@ import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import { BackendError, InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
 import type { JobInput, OjsJob, OjsJobState } from '../../src/job.js';
-import { normalizeJson } from '../../src/json-normalize.js';
 import { prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
@@ -185,7 +184,6 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
   async #enqueue(input: JobInput): Promise<EnqueueResult> {
     const prepared = prepareUnique(input);
     const issues: ValidationIssue[] = [];
-    for (const check of [normalizeJson(input.args, 'args'), normalizeJson(input.meta ?? {}, 'meta')]) if (!check.ok) issues.push(check.issue);
     if (input.id !== undefined) issues.push(...bullmqIdIssues(input.id));
     if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
 

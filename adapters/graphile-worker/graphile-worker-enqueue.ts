@@ -16,9 +16,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { decideConflict, type ConflictDecision } from '../../src/conflict-decision.js';
-import { BackendError, InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
+import { BackendError, InvalidUniquePolicyError } from '../../src/errors.js';
 import { TERMINAL_STATES, type JobInput, type JsonValue, type OjsJob, type OjsJobState } from '../../src/job.js';
-import { normalizeJson } from '../../src/json-normalize.js';
 import { prepareUnique, scheduledAtMs, type PreparedUnique } from '../../src/unique-enqueue.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import type { UniquePolicy } from '../../src/unique-policy.js';
@@ -63,44 +62,13 @@ export interface PreparedGraphileEnqueue {
   token: string;
 }
 
-const SMALLINT = { min: -32768, max: 32767 };
-/** The run_at range the adapter can send: four-digit years (PostgreSQL does not parse toISOString's ±YYYYYY). */
-export const RUN_AT_RANGE = { min: Date.parse('0001-01-01T00:00:00.000Z'), max: Date.parse('9999-12-31T23:59:59.999Z') } as const;
 
-/**
- * Validates everything before any I/O (policy, key, JSON-ness of args and meta, Graphile's
- * smallint columns), so a bad job is refused with nothing written.
- */
+/** Validates everything before any I/O, so a bad job is refused with nothing written. */
 export function prepareGraphileEnqueue(job: JobInput, placement: GraphilePlacement): PreparedGraphileEnqueue {
+  // Every rule a job must meet is the core's (portable input rules: JSON-ness of args and meta,
+  // the id, smallint ranges, four-digit years for run_at); the job keeps args and meta exactly as
+  // given (a task must receive what was enqueued), the NFC copies exist only for the key.
   const prepared = prepareUnique(job);
-  const issues: ValidationIssue[] = [];
-  // Validation only. The NFC-normalised copies (§4.2) exist for the key, which prepareUnique
-  // hashed; the job itself keeps args and meta exactly as given (a task must receive what was
-  // enqueued, as on every other backend). normalizeJson refuses whatever JSON.stringify would
-  // coerce, so serialising the caller's own values below is faithful.
-  const args = normalizeJson(job.args, 'args');
-  const meta = normalizeJson(job.meta ?? {}, 'meta');
-  for (const check of [args, meta]) if (!check.ok) issues.push(check.issue);
-  for (const [path, value] of [
-    ['max_attempts', job.max_attempts],
-    ['priority', placement.priority],
-  ] as const) {
-    if (value !== undefined && value !== null && !(Number.isInteger(value) && value >= SMALLINT.min && value <= SMALLINT.max)) {
-      issues.push({ path, message: `must fit Graphile Worker's smallint column (${SMALLINT.min}..${SMALLINT.max})` });
-    }
-  }
-  // The core accepts any valid time; the adapter sends run_at as toISOString() text, which
-  // PostgreSQL parses for four-digit years only.
-  const runAt = job.scheduled_at === undefined ? null : scheduledAtMs(job.scheduled_at);
-  if (runAt !== null && !(runAt >= RUN_AT_RANGE.min && runAt <= RUN_AT_RANGE.max)) {
-    issues.push({ path: 'scheduled_at', message: 'must be between years 1 and 9999 (what PostgreSQL accepts from the adapter)' });
-  }
-  if (typeof job.id === 'string' && /^[0-9]+$/.test(job.id)) {
-    // A job without a chosen id takes Graphile's job id as its OJS id; a chosen all-digit id
-    // could later collide with one of those and make an unrelated enqueue fail.
-    issues.push({ path: 'id', message: "all-digit ids are reserved for Graphile Worker's own job ids; choose an id with a non-digit" });
-  }
-  if (issues.length > 0 || !args.ok || !meta.ok) throw new InvalidUniquePolicyError(issues);
   const payload = JSON.stringify(job.args);
   return {
     job,

@@ -21,7 +21,11 @@ import type { TaskSpec } from 'graphile-worker';
 import { InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
 import type { JobInput } from '../../src/job.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
-import { RUN_AT_RANGE, prepareGraphileEnqueue, type PreparedGraphileEnqueue } from './graphile-worker-enqueue.js';
+import { TIME_RANGE_MS } from '../../src/input-limits.js';
+import { prepareGraphileEnqueue, type PreparedGraphileEnqueue } from './graphile-worker-enqueue.js';
+
+/** Graphile Worker stores priority and max_attempts as smallint. */
+const SMALLINT = { min: -32768, max: 32767 } as const;
 
 /** Graphile's `TaskSpec` plus the OJS fields. */
 export interface UniqueTaskSpec extends TaskSpec {
@@ -58,9 +62,6 @@ export function payloadArgs(payload: unknown): unknown {
   return payload === undefined ? {} : payload;
 }
 
-/** Graphile's smallint columns (priority, attempts, max_attempts). */
-const SMALLINT = { min: -32768, max: 32767 };
-
 /**
  * Problems with the Graphile-specific options of a unique spec (the OJS fields are the core's),
  * each naming the option under `prefix` (`spec.flags`, `[2].runAt`). Checked before any I/O.
@@ -83,7 +84,7 @@ export function taskSpecIssues(spec: unknown, prefix: string): ValidationIssue[]
   const runAt = own('runAt');
   if (runAt !== undefined && runAt !== null) {
     const ms = runAt instanceof Date ? runAt.getTime() : Number.NaN;
-    if (!(ms >= RUN_AT_RANGE.min && ms <= RUN_AT_RANGE.max)) {
+    if (!(ms >= TIME_RANGE_MS.min && ms <= TIME_RANGE_MS.max)) {
       issues.push({ path: at('runAt'), message: 'must be a valid Date between years 1 and 9999 (what PostgreSQL accepts from the adapter)' });
     }
   }
