@@ -2,7 +2,7 @@
  * The adapter's Lua scripts, composed with the installed BullMQ's own add scripts and registered
  * on a Redis client.
  *
- * BullMQ's add scripts are reused, not copied (bullmq-internals §5a): `unique-add` splices
+ * BullMQ's add scripts are reused, not copied: `unique-add` splices
  * addStandardJob, addDelayedJob and addPrioritizedJob from `bullmq/dist/cjs/scripts` into itself
  * at start-up. That is a dependency on BullMQ internals, so it is checked here, once, before any
  * script runs: the major version, the three scripts with their key counts, the argument layout

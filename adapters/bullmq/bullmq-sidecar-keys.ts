@@ -5,7 +5,7 @@
  *
  * Every sidecar key has at least two segments after the queue's base (`ojs:fp:<key>`,
  * `ojs:cancelled:<id>`): BullMQ's `removeOrphanedJobs` treats a one-segment key under the base
- * as a job id and would delete it (bullmq-internals §5a, exp 06).
+ * as a job id and would delete it.
  *
  * A policy without the `queue` dimension is unique across queues (§3.2), so its fingerprint set
  * cannot belong to one queue: it lives under the root prefix (`<prefix>:ojs:global:…`). On Redis

@@ -4,7 +4,7 @@
  * Shared by `withUniqueness` and `createBullMQBackend`.
  *
  * Encoding goes through BullMQ's own `addJobToTransaction` with a client that records the
- * command instead of sending it (bullmq-internals §5a): the msgpacked arguments, the short-key
+ * command instead of sending it: the msgpacked arguments, the short-key
  * option encoding and the data string are then byte-for-byte what a plain `queue.add` would
  * send, and stay so when BullMQ changes them.
  */

@@ -3,7 +3,7 @@
  * also accept an OJS `unique` policy, so a task can enqueue unique follow-up jobs.
  *
  * A task-list wrapper rather than a plugin hook: graphile-config has no hook around task
- * execution or `helpers` (research §4), and `loadTaskFromFiles` only sees file-loaded tasks.
+ * execution or `helpers`, and `loadTaskFromFiles` only sees file-loaded tasks.
  * For file-loaded tasks, wrap inside the file: `export default withUniqueHelpers({ t: task }).t`.
  */
 import type { JobHelpers, TaskList } from 'graphile-worker';

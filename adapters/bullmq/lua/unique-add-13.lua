@@ -1,5 +1,5 @@
 --[[
-  unique-add: the OJS unique-jobs check and BullMQ's own add, in one script (bullmq-internals §5a).
+  unique-add: the OJS unique-jobs check and BullMQ's own add, in one script.
 
   BullMQ's add scripts (addStandardJob-9, addDelayedJob-6, addPrioritizedJob-9) are NOT copied:
   the adapter takes them from the installed bullmq at start-up and splices each in where a

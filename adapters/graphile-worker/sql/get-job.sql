@@ -2,7 +2,7 @@
 --
 -- $1 text   OJS id
 -- Steps: read the ledger row, join Graphile's row when it still exists, derive the OJS state on
---        the database clock (derived_state, research §3).
+--        the database clock (derived_state).
 -- Returns: zero or one row: job_id (text), id, type, queue, args (payload, null once Graphile
 --          deleted the row), meta, policy, fingerprint, state, attempt, max_attempts, priority,
 --          created_at, scheduled_at, completed_at, replaced_by.

@@ -131,7 +131,7 @@ create or replace function :OJS_UNIQUE_SCHEMA.lock_key(p_fingerprint text)
 returns void language plpgsql volatile set plan_cache_mode = force_generic_plan as $$
 begin
   -- The per-key lock: every enqueue of this key upserts the same row, so the second waits here
-  -- until the first commits or rolls back (research §6 B, measured strong in 50/50 rounds).
+  -- until the first commits or rolls back.
   -- pg_advisory_xact_lock was rejected: under REPEATABLE READ a caller's snapshot predates the
   -- lock and would miss the winner's job, whereas this upsert then fails with 40001.
   insert into :OJS_UNIQUE_SCHEMA.heads as h (fingerprint) values (p_fingerprint)
@@ -363,7 +363,7 @@ create or replace function :OJS_UNIQUE_SCHEMA.job_deleted() returns trigger
 language plpgsql security definer set search_path = pg_catalog as $$
 begin
   -- Must never raise: an error here aborts the worker's completion DELETE, which nothing awaits,
-  -- so Node dies of an unhandled rejection and the job re-runs 4 hours later (research §4).
+  -- so Node dies of an unhandled rejection and the job re-runs 4 hours later.
   -- Losing one label is the lesser harm: a vanished row without a label reads as completed.
   begin
     update :OJS_UNIQUE_SCHEMA.jobs set

@@ -1,7 +1,7 @@
 --[[
   ojsArchiveJob(base, jobId, location, prevState, replacedBy, reason, nowMs, retentionMs, eventsKey, maxEvents)
 
-  Moves a job to OJS `cancelled` (bullmq-internals §6): takes it off BullMQ's list or set for
+  Moves a job to OJS `cancelled`: takes it off BullMQ's list or set for
   `location` (as returned by ojsJobState), RENAMEs its hash to `<base>ojs:cancelled:<id>` with
   the OJS fields added, deletes its other keys, and XADDs `removed` with the reason.
   The archive is invisible to BullMQ's getters, counts and dashboards (they only read BullMQ's

@@ -2,7 +2,7 @@
   ojsJobState(base, jobId, nowMs) -> ojsState, location, dueMs
 
   The OJS state of a BullMQ job, derived from BullMQ's own keys in O(1) (plus O(active) in one
-  rare case), never scanning `wait` (bullmq-internals §2):
+  rare case), never scanning `wait`:
     job hash missing, archive present  -> cancelled   (location "archive")
     job hash missing, no archive       -> nil         (location "gone": removed, e.g. by removeOnComplete)
     in completed                       -> completed
