@@ -10,6 +10,7 @@ export type ReplyProblem =
   | { code: 'id_exists'; jobId: string; path: string }
   | { code: 'refused_option'; path: string }
   | { code: 'bullmq_error'; bullmqCode: number }
+  | { code: 'counter_id_taken'; jobId: string }
   | { code: 'not_found'; jobId: string }
   | { code: 'terminal'; jobId: string; state: OjsJobState }
   | { code: 'unknown'; reply: unknown };
@@ -33,6 +34,11 @@ export function errorForReply(problem: ReplyProblem): Error {
       // before its first write, so one here means a broken queue, never a duplicate. Nothing was
       // inserted; whether the script wrote anything else first is not known here.
       return new BackendError('bullmq', `BullMQ's add script returned error code ${problem.bullmqCode}`, { written: 'unknown' });
+    case 'counter_id_taken':
+      // The queue's id counter points at a job that already exists (a caller chose that id as a
+      // custom one): BullMQ's add would return that job instead of inserting. Refused before any
+      // write, so retrying is safe once the counter has moved on.
+      return new BackendError('bullmq', `the queue's next job id ${problem.jobId} is already taken by another job`, { written: false });
     case 'not_found':
       return new JobNotFoundError(problem.jobId);
     case 'terminal':

@@ -276,6 +276,8 @@ function decodeNoInsertReply(request: UniqueAddRequest, reply: unknown): UniqueA
       throw errorForReply({ code: 'refused_option', path: String(reply[1]) });
     case 'bullmq_error':
       throw errorForReply({ code: 'bullmq_error', bullmqCode: Number(reply[1]) });
+    case 'counter_id_taken':
+      throw errorForReply({ code: 'counter_id_taken', jobId: String(reply[1]) });
     default:
       throw errorForReply({ code: 'unknown', reply });
   }

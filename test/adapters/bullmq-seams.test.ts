@@ -88,7 +88,10 @@ describe('bullmq adapter: seams, compared with memory', function () {
     expect(await rejection(uniqueAdd(request))).to.have.property('name', 'InvalidUniquePolicyError');
     // A counter id already taken (the counter set back): BullMQ would return that job, not insert.
     await ctx.redis.set(`${ctx.prefix}:q:id`, String(Number(other.id) - 1));
-    expect(await rejection(queue.add('a', {}, { unique }))).to.have.property('name', 'BackendError');
+    const taken = await rejection(queue.add('a', {}, { unique }));
+    expect(taken).to.have.property('name', 'BackendError');
+    // Refused before any write: the caller may retry.
+    expect(taken).to.have.property('written', false);
     expect((await ctx.redis.lrange(`${ctx.prefix}:q:wait`, 0, -1)).sort()).to.deep.equal([first.id, other.id].sort());
     expect(await ctx.redis.exists(`${ctx.prefix}:q:ojs:cancelled:${first.id}`)).to.equal(0);
   });

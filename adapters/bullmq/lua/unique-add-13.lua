@@ -92,7 +92,7 @@
     { "replaced", jobId, nowMs, { { id, queue, prevState, archiveHash }, … } }
     { "id_exists", jobId }
     { "refused_option", path }  an option BullMQ's add would not insert with, nothing written
-    { "bullmq_error", -1 }      a replace's counter id is already in use (step 4), nothing written
+    { "counter_id_taken", id }  a replace's counter id already names a job (step 4), nothing written
     { "bullmq_error", code }    BullMQ's add returned a negative code (its causes are checked in
                                 step 4, so never expected; a replace has archived by then)
 ]]
@@ -178,7 +178,7 @@ if action == "replace" then
     -- The add script below takes its id from INCR on KEYS[4]; nothing can run in between. A key
     -- already under that id would make BullMQ return that job instead of inserting.
     newId = tostring((tonumber(rcall("GET", KEYS[4])) or 0) + 1)
-    if rcall("EXISTS", queueBase .. newId) == 1 then return { "bullmq_error", -1 } end
+    if rcall("EXISTS", queueBase .. newId) == 1 then return { "counter_id_taken", newId } end
   end
   -- Read only by the paths that XADD an event of their own (replace here, duplicates in
   -- ojsAnswerDuplicate): an insert's events are BullMQ's add script's, which reads it itself.
