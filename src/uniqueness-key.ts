@@ -34,8 +34,8 @@ export const DEFAULT_QUEUE = 'default';
  */
 export function computeUniquenessKey(job: JobInput, policy: UniquePolicy): UniquenessKey {
   const canonical = canonicalPreimage(job, policy);
-  // crypto.hash (Node >= 20.12): the one-shot form skips the Hash object createHash() builds,
-  // about 1 µs of the ~2.2 µs a key costs; both encode the string as UTF-8.
+  // crypto.hash (Node >= 20.12): the one-shot form skips the Hash object createHash() builds, a
+  // large share of a key's cost; both encode the string as UTF-8.
   return { key: hash('sha256', canonical, 'hex'), canonical };
 }
 

@@ -253,10 +253,9 @@ if queueSet ~= "" then rcall("SADD", queueSet, queueName) end
 -- registered fingerprints (SRANDMEMBER, O(1)), drops their gone jobs, and unregisters a set once
 -- it is empty. Two samples per registration keep dead fingerprints at most about as many as live
 -- ones (one sample would let them grow without bound, only more slowly). A registry sorted by
--- age (ZSET, oldest first) was measured at about +11 µs of Redis time on every insert.
--- SRANDMEMBER costs ~2.6 µs on a 5,000-member registry (Redis' fair random pick samples a
--- bucket run); a negative count (draws with replacement) measured the same, so the distinct
--- draw stays. A set is unregistered when every member ZRANGE returned was removed (it is then
+-- age (ZSET, oldest first) was rejected: it costs Redis time on every insert. A negative
+-- SRANDMEMBER count (draws with replacement) is no cheaper, so the distinct draw stays. A set
+-- is unregistered when every member ZRANGE returned was removed (it is then
 -- gone): that spares an EXISTS per sample (two redis.call per new fingerprint).
 if uniquenessKey ~= "" and rcall("SADD", registryKey, fingerprintKey) == 1 then
   for _, sampled in ipairs(rcall("SRANDMEMBER", registryKey, 2)) do

@@ -33,15 +33,13 @@
 -- Plans: every function that runs the adapter's own statements on the enqueue path carries
 -- `set plan_cache_mode = force_generic_plan`. Under the default (`auto`) plpgsql re-plans a
 -- statement on every call while its custom plan looks cheaper, which it always does once the
--- policy's `states` are known: candidates' read (one index branch per state) measured 139-159 us
--- a call that way against 28-31 us with its generic plan (3,000 calls in a loop). For the older
--- one-branch read the clause measured neutral end to end (593 vs 607 us backend CPU per unique
--- insert); it is kept for the read it makes affordable. Every predicate here is an equality on a
+-- policy's `states` are known: candidates' read (one index branch per state) costs several times
+-- its generic plan that way. Every predicate here is an equality on a
 -- key (fingerprint, terminal state, job id), whose generic plan is the index scan whatever the
 -- value. Graphile's add_job is deliberately NOT called under that setting: a SET clause applies
 -- to everything the function calls, and add_jobs joins `unnest(specs)` against `_private_jobs`,
--- whose generic plan (no array length known) we do not own and have not proved safe (forced, it
--- measured 217 -> 47 us a call: Graphile re-plans it every time); so add_job is only ever called
+-- whose generic plan (no array length known) we do not own and have not proved safe, although
+-- Graphile re-plans it on every call; so add_job is only ever called
 -- from functions without the clause (insert_job, replace_jobs, try_enqueue), under the session's
 -- own setting, exactly as plain addJob runs it.
 --
@@ -49,11 +47,10 @@
 -- `set enable_seqscan = off`. A generic plan is made once per connection, from the statistics of
 -- that moment; on a young install (autovacuum analyzes a table once it has 50 rows) they say
 -- "tiny", the plan is a sequential scan, and it stays cached while the table grows, until the
--- next ANALYZE: measured, a duplicate check went from 0.9 to 2.1 ms over 1,200 calls on a fresh
--- schema, and a test counts the scans (pg_stat_user_tables.seq_scan). Every lookup here has its
+-- next ANALYZE, and a duplicate check slows down as the ledger grows; a test counts the scans
+-- (pg_stat_user_tables.seq_scan). Every lookup here has its
 -- index, so the setting only removes the plan that can go bad; it changes nothing on a table
--- the planner already reads by index (the second SET costs 0.7 us a call: 20,000 calls in a DO
--- block, 5.4 against 4.7 us a function call). Not set on
+-- the planner already reads by index, and the second SET clause costs next to nothing. Not set on
 -- insert_job/try_enqueue/replace_jobs, which call Graphile's add_job (see above).
 create or replace function :OJS_UNIQUE_SCHEMA.derived_state(
   terminal_state text, present boolean, locked_at timestamptz, attempts int, max_attempts int,
@@ -79,7 +76,7 @@ create or replace function :OJS_UNIQUE_SCHEMA.candidates(p_fingerprint text, p_s
 returns json language plpgsql stable set plan_cache_mode = force_generic_plan set enable_seqscan = off as $$
 begin
   -- A key with no record at all (every unique insert of a new key asks twice): one index probe
-  -- answers, instead of the four-branch read below (measured 29 us a call against about 5).
+  -- answers, instead of the four-branch read below (several times dearer).
   if not exists (select 1 from :OJS_UNIQUE_SCHEMA.jobs l where l.fingerprint = p_fingerprint) then
     return '[]'::json;
   end if;
@@ -118,11 +115,10 @@ begin
         where l.fingerprint = p_fingerprint and l.terminal_state = 'discarded' and 'discarded' = any(p_states)) l
   -- Each record's Graphile row by primary key, one probe per record, whatever the statistics.
   -- A plain LEFT JOIN leaves the generic plan free to pick a merge join that walks
-  -- _private_jobs' primary key from its start (a review reported 88 ms a call that way with
-  -- 10,000 records a key among 400,000 jobs; not reproduced here, where building 10,000 records'
-  -- JSON dominated at ~270 ms either way). LIMIT 1, a no-op on a primary key, keeps the planner
-  -- from flattening the subquery back into such a join. Measured neutral on a key with one
-  -- record (5,000 calls: 195-204 us a call either way).
+  -- _private_jobs' primary key from its start, which on a key with many records in a large jobs
+  -- table costs far more than the probes. LIMIT 1, a no-op on a primary key, keeps the planner
+  -- from flattening the subquery back into such a join. On a key with one record it costs the
+  -- same as the join.
   left join lateral (select * from :GRAPHILE_WORKER_SCHEMA._private_jobs j where j.id = l.job_id limit 1) j on true);
 end
 $$;
@@ -168,7 +164,7 @@ create or replace function :OJS_UNIQUE_SCHEMA.record_job(
   p_request_token uuid
 ) returns json
 -- plpgsql, not sql: a SQL-language function that cannot be inlined is planned again on every
--- call, which measured 0.65 ms against 0.23 ms (2,000 calls in one DO block). Generic plan: see
+-- call, which costs more than the insert itself. Generic plan: see
 -- the header (a separate function from insert_job so that add_job stays outside the clause).
 language plpgsql volatile set plan_cache_mode = force_generic_plan as $$
 declare
