@@ -10,7 +10,7 @@
  * `key` needs `--policy`. Jobs are checked by `prepareUnique`, the same rules as an enqueue.
  * Exit codes: 0 ok, 1 invalid input, 2 usage or unreadable file.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { isInvalidUniquePolicyError, parseUniquePolicy, prepareUnique, type JobInput, type ValidationIssue } from '../src/index.js';
 
 const USAGE = `usage:
@@ -23,18 +23,17 @@ interface Output {
 }
 
 export function main(argv: string[], io: Output = { out: console.log, err: console.error }): number {
-  const [command, file, ...rest] = argv;
-  const json = rest.includes('--json');
-  const policyFlag = rest.indexOf('--policy');
-  if ((command !== 'key' && command !== 'validate') || !file || (policyFlag >= 0 && !rest[policyFlag + 1])) {
-    io.err(USAGE);
+  const args = parseArgs(argv);
+  if ('error' in args) {
+    io.err(`ojs-unique: ${args.error}\n${USAGE}`);
     return 2;
   }
+  const { command, file, json, policyFile } = args;
   let document: unknown;
   let policyDocument: unknown;
   try {
     document = readJson(file);
-    if (policyFlag >= 0) policyDocument = readJson(rest[policyFlag + 1]!);
+    if (policyFile !== undefined) policyDocument = readJson(policyFile);
   } catch (error) {
     io.err(`ojs-unique: ${(error as Error).message}`);
     return 2;
@@ -77,8 +76,43 @@ export function main(argv: string[], io: Output = { out: console.log, err: conso
   }
 }
 
+type Args = { command: 'key' | 'validate'; file: string; json: boolean; policyFile?: string } | { error: string };
+
+/** Flags may stand anywhere after the command; exactly one file (or `-`) is required. */
+function parseArgs(argv: string[]): Args {
+  const [command, ...rest] = argv;
+  if (command !== 'key' && command !== 'validate') return { error: command === undefined ? 'no command' : `unknown command ${JSON.stringify(command)}` };
+  const files: string[] = [];
+  let json = false;
+  let policyFile: string | undefined;
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    if (arg === '--json') json = true;
+    else if (arg === '--policy') {
+      const value = rest[++i];
+      if (value === undefined || (value.startsWith('--') && value !== '-')) return { error: '--policy needs a file' };
+      if (command !== 'key') return { error: '--policy is only for key' };
+      policyFile = value;
+    } else if (arg.startsWith('--')) return { error: `unknown option ${arg}` };
+    else files.push(arg);
+  }
+  if (files.length !== 1) return { error: files.length === 0 ? 'no file given' : `one file at a time (got ${files.length})` };
+  return { command, file: files[0]!, json, policyFile };
+}
+
 function readJson(file: string): unknown {
-  const text = file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8');
+  const name = file === '-' ? 'standard input' : file;
+  let text: string;
+  try {
+    if (file !== '-' && statSync(file).isDirectory()) throw new Error(`${file} is a directory, not a JSON file`);
+    text = readFileSync(file === '-' ? 0 : file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new Error(`${name}: no such file`);
+    if (code === 'EACCES' || code === 'EPERM') throw new Error(`${name}: permission denied`);
+    if (code === undefined) throw error;
+    throw new Error(`${name} cannot be read (${code})`);
+  }
   try {
     return JSON.parse(text);
   } catch (error) {

@@ -91,4 +91,26 @@ describe('the ojs-unique command', function () {
     expect(cli(['frobnicate']).status).to.equal(2);
     expect(cli(['key', file('policy.json', { keys: ['type'] })]).stderr).to.contain('not a job');
   });
+  it('flags are flags: --json before the file, an unknown option or two files is a usage error (exit 2)', function () {
+    const path = file('job.json', { type: 'a.b', args: { id: 1 }, unique: { keys: ['args'] } });
+    const flagFirst = cli(['key', '--json', path]);
+    expect(flagFirst.status).to.equal(0);
+    expect(JSON.parse(flagFirst.stdout)).to.have.property('canonical', '{"args":{"id":1},"type":"a.b"}');
+    const unknown = cli(['key', path, '--jsn']);
+    expect(unknown.status).to.equal(2);
+    expect(unknown.stderr).to.contain('unknown option --jsn');
+    const two = cli(['validate', path, path]);
+    expect(two.status).to.equal(2);
+    expect(two.stderr).to.contain('one file at a time');
+  });
+
+  it('a directory or a missing file is a clear error (exit 2), not a stack trace', function () {
+    const dir = mkdtempSync(join(tmpdir(), 'ojs-unique-cli-dir-'));
+    const isDir = cli(['validate', dir]);
+    expect(isDir.status).to.equal(2);
+    expect(isDir.stderr).to.contain(`${dir} is a directory, not a JSON file`);
+    const missing = cli(['key', join(dir, 'nope.json')]);
+    expect(missing.status).to.equal(2);
+    expect(missing.stderr).to.contain('nope.json: no such file');
+  });
 });
