@@ -11,18 +11,10 @@ import type pg from 'pg';
 import { BackendError, InvalidUniquePolicyError, UNIQUE_STATE_GROUPS, createMemoryBackend, type EnqueueResult, type JobInput, type UniqueJobsBackend } from '../../src/index.js';
 import { addJobWithClient, createGraphileWorkerBackend, makeUniqueWorkerUtils, type UniqueWorkerUtils } from '../../adapters/graphile-worker/index.js';
 import { quietLogger } from '../../examples/demo-backends/graphile-worker.js';
+import { rejection as rejectionOf } from '../conformance/suite-context.js';
 import { isolatePerTest, makePool } from './graphile-worker-fixture.js';
 
 const FILE = fileURLToPath(import.meta.url);
-
-async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  expect.fail('expected a rejection');
-}
 
 /** An outcome with ids replaced by the order in which the run first saw them, to compare backends. */
 function shape(result: EnqueueResult, ids: Map<string, number>): unknown {
