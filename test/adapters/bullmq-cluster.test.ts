@@ -17,14 +17,13 @@ import { BackendError, DuplicateJobError, isBackendError } from '../../src/index
 import { describeConformance } from '../conformance/describe-conformance.js';
 import { rejection } from '../conformance/suite-context.js';
 import { RUN_SALT } from '../run-salt.js';
-import { burst, type BurstOutcome } from './bullmq-concurrency-burst.js';
+import { raceRound } from './bullmq-concurrency-burst.js';
 import { deleteKeys } from './bullmq-test-redis.js';
 
 const FILE = 'bullmq-cluster.test.ts';
 export const CLUSTER_NODES = (process.env.REDIS_CLUSTER_NODES ?? '127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103').split(',').filter(Boolean);
 const ADDS = 500;
 const ROUNDS = 10;
-const LIVE = ['wait', 'prioritized', 'delayed', 'active', 'waiting-children'] as const;
 
 /** `ojs-test:<salt>:<sha1(file + title)>`, hash-tagged or not. */
 function prefixFor(title: string, tagged = true): string {
@@ -188,13 +187,7 @@ describeCluster('bullmq adapter on a 3-master Redis Cluster', function () {
       await Promise.all(connections.map((connection) => connection.quit()));
     });
 
-    async function round(strategy: string, n: number): Promise<{ outcomes: BurstOutcome[]; live: string[] }> {
-      const half = ADDS / 2;
-      child.stdin.write(`${strategy} ${n} ${half}\n`);
-      const [mine, theirs] = await Promise.all([burst(local, strategy, n, half), lines.next().then((line) => JSON.parse(line.value as string) as BurstOutcome[])]);
-      const live = (await observer.getJobs([...LIVE])).filter((job) => job.name === `race-${strategy}-${n}`).map((job) => job.id!);
-      return { outcomes: [...mine, ...theirs], live };
-    }
+    const round = (strategy: string, n: number) => raceRound({ stdin: child.stdin, lines }, local, observer, strategy, n, ADDS);
 
     for (const strategy of ['reject', 'ignore', 'replace']) {
       it(`${strategy}: ${ROUNDS} rounds of ${ADDS} adds from two processes, exactly one live job per round, every outcome agrees with it`, async function () {

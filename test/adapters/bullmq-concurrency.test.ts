@@ -9,12 +9,11 @@ import { createInterface } from 'node:readline';
 import { Queue } from 'bullmq';
 import { expect } from 'chai';
 import { withUniqueness, type UniqueQueue } from '../../adapters/bullmq/index.js';
-import { burst, type BurstOutcome } from './bullmq-concurrency-burst.js';
+import { raceRound } from './bullmq-concurrency-burst.js';
 import { useRedisPrefix } from './bullmq-test-redis.js';
 
 const ADDS = 500;
 const ROUNDS = 10;
-const LIVE = ['wait', 'prioritized', 'delayed', 'active', 'waiting-children'] as const;
 
 describe('bullmq adapter: §8.1 strong uniqueness across processes and connections', function () {
   this.timeout(120_000);
@@ -42,13 +41,7 @@ describe('bullmq adapter: §8.1 strong uniqueness across processes and connectio
     await new Promise((resolve) => child.once('exit', resolve));
   });
 
-  async function round(strategy: string, n: number): Promise<{ outcomes: BurstOutcome[]; live: string[] }> {
-    const half = ADDS / 2;
-    child.stdin.write(`${strategy} ${n} ${half}\n`);
-    const [mine, theirs] = await Promise.all([burst(local, strategy, n, half), lines.next().then((line) => JSON.parse(line.value as string) as BurstOutcome[])]);
-    const live = (await observer.getJobs([...LIVE])).filter((job) => job.name === `race-${strategy}-${n}`).map((job) => job.id!);
-    return { outcomes: [...mine, ...theirs], live };
-  }
+  const round = (strategy: string, n: number) => raceRound({ stdin: child.stdin, lines }, local, observer, strategy, n, ADDS);
 
   it(`reject: ${ROUNDS} rounds of ${ADDS} adds, exactly one created per round, every other caller rejected naming it`, async function () {
     for (let n = 0; n < ROUNDS; n++) {
