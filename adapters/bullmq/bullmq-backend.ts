@@ -13,7 +13,7 @@
  */
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
-import { BackendError, InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
+import { BackendError } from '../../src/errors.js';
 import type { JobInput, OjsJob, OjsJobState } from '../../src/job.js';
 import { prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
@@ -182,10 +182,8 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
   }
 
   async #enqueue(input: JobInput): Promise<EnqueueResult> {
+    // The core's rules cover BullMQ's own for ids (no integer string, no ':').
     const prepared = prepareUnique(input);
-    const issues: ValidationIssue[] = [];
-    if (input.id !== undefined) issues.push(...bullmqIdIssues(input.id));
-    if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
 
     const queueName = input.queue ?? DEFAULT_QUEUE;
     const queue = this.queue(queueName);
@@ -363,14 +361,3 @@ function callerTimeout(client: Redis | Cluster): number | undefined {
   return typeof options?.commandTimeout === 'number' ? options.commandTimeout : undefined;
 }
 
-/**
- * BullMQ's custom-id rules (classes/job.js `validateOptions`, classes/queue.js `addJob`), checked
- * before anything is sent so that a bad OJS `id` is an `invalid_request` naming the field.
- */
-function bullmqIdIssues(id: string): ValidationIssue[] {
-  const problems: string[] = [];
-  if (`${parseInt(id, 10)}` === id) problems.push('cannot be an integer (BullMQ reserves those for its own ids)');
-  if (id.includes(':') && id.split(':').length !== 3) problems.push('cannot contain ":" (BullMQ)');
-  if (id === '0' || id.startsWith('0:')) problems.push("cannot be '0' or start with '0:' (BullMQ)");
-  return problems.map((message) => ({ path: 'id', message }));
-}
