@@ -5,7 +5,8 @@
  *
  *   npm run bench:key
  */
-import { canonicalPreimage, computeUniquenessKey, parseUniquePolicy, type JobInput } from '../src/index.js';
+import { computeUniquenessKey, parseUniquePolicy, type JobInput } from '../src/index.js';
+import { canonicalPreimage } from '../src/internal.js';
 
 const small: JobInput = { type: 'email.send', queue: 'notifications', args: { user_id: 42, template: 'welcome', locale: 'en-US' } };
 const large: JobInput = {

@@ -11,7 +11,8 @@
  * Exit codes: 0 ok, 1 invalid input, 2 usage or unreadable file.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { isInvalidUniquePolicyError, parseUniquePolicy, prepareUnique, type JobInput, type ValidationIssue } from '../src/index.js';
+import { isInvalidJobInputError, parseUniquePolicy, type JobInput, type ValidationIssue } from '../src/index.js';
+import { prepareUnique } from '../src/internal.js';
 
 const USAGE = `usage:
   ojs-unique key <job.json|-> [--policy <policy.json>] [--json]
@@ -69,7 +70,7 @@ export function main(argv: string[], io: Output = { out: console.log, err: conso
     io.out(json ? JSON.stringify({ key, canonical, policy }) : `key:       ${key}\npre-image: ${canonical}`);
     return 0;
   } catch (error) {
-    if (!isInvalidUniquePolicyError(error)) throw error;
+    if (!isInvalidJobInputError(error)) throw error;
     if (json) io.out(JSON.stringify({ valid: false, issues: error.issues }));
     else for (const issue of error.issues) io.err(formatIssue(issue));
     return 1;

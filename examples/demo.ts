@@ -8,7 +8,8 @@
  * Every section enqueues through the same `UniqueJobsBackend` contract and prints what happened
  * to each job, so the three backends can be compared line by line.
  */
-import { canonicalPreimage, isDuplicateJobError, parseUniquePolicy, type EnqueueResult, type JobInput, type UniquePolicyInput } from '../src/index.js';
+import { isDuplicateJobError, parseUniquePolicy, type EnqueueResult, type JobInput, type UniquePolicyInput } from '../src/index.js';
+import { canonicalPreimage } from '../src/internal.js';
 import type { ConformanceSubject } from '../test/conformance/conformance-subject.js';
 
 const BACKENDS = ['memory', 'bullmq', 'graphile-worker'] as const;

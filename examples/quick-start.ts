@@ -1,5 +1,6 @@
-// The README's quick start, verbatim but for the import path (test/readme.test.ts keeps them equal).
-import { createMemoryBackend, isDuplicateJobError } from '../src/index.js';
+// The README's quick start, verbatim (test/readme.test.ts keeps them equal).
+import { isDuplicateJobError } from 'ojs-unique';
+import { createMemoryBackend } from 'ojs-unique/memory';
 
 const backend = createMemoryBackend(); // or the BullMQ / Graphile Worker backends
 

@@ -142,11 +142,13 @@ try {
   const job = { type: 'email.send', args: { user_id: 42 }, unique: { keys: ['type', 'args'], on_conflict: 'ignore' } };
   writeFileSync(join(consumer, 'job.json'), JSON.stringify(job));
   const program = (load) => `${load}
-const backend = root.createMemoryBackend();
+const backend = memory.createMemoryBackend();
 const job = ${JSON.stringify(job)};
 const first = await backend.enqueue(job);
 const again = await backend.enqueue(job);
-if (first.outcome !== 'created' || again.outcome !== 'deduplicated') throw new Error('root: wrong outcomes');
+if (first.outcome !== 'created' || again.outcome !== 'deduplicated') throw new Error('ojs-unique/memory: wrong outcomes');
+if (typeof root.parseUniquePolicy !== 'function') throw new Error('ojs-unique: no parseUniquePolicy');
+if (typeof internal.prepareUnique !== 'function') throw new Error('ojs-unique/internal: no prepareUnique');
 if (typeof bullmq.withUniqueness !== 'function') throw new Error('ojs-unique/bullmq: no withUniqueness');
 if (typeof graphile.makeUniqueWorkerUtils !== 'function') {
   throw new Error('ojs-unique/graphile-worker: no makeUniqueWorkerUtils');
@@ -157,6 +159,8 @@ console.log('loaded');
     esm: {
       type: 'module',
       main: program(`import * as root from 'ojs-unique';
+import * as memory from 'ojs-unique/memory';
+import * as internal from 'ojs-unique/internal';
 import * as bullmq from 'ojs-unique/bullmq';
 import * as graphile from 'ojs-unique/graphile-worker';`),
       modes: [
@@ -169,6 +173,8 @@ import * as graphile from 'ojs-unique/graphile-worker';`),
       type: 'commonjs',
       main: `(async () => {
 ${program(`const root = require('ojs-unique');
+const memory = require('ojs-unique/memory');
+const internal = require('ojs-unique/internal');
 const bullmq = require('ojs-unique/bullmq');
 const graphile = require('ojs-unique/graphile-worker');`)}
 })().catch((error) => { console.error(error); process.exitCode = 1; });`,
@@ -180,7 +186,8 @@ const graphile = require('ojs-unique/graphile-worker');`)}
     },
   };
   // A typed use of each entry point; the ts-expect-errors fail the compile if an import is `any`.
-  const typed = `import { createMemoryBackend, parseUniquePolicy, isDuplicateJobError } from 'ojs-unique';
+  const typed = `import { parseUniquePolicy, isDuplicateJobError } from 'ojs-unique';
+import { createMemoryBackend } from 'ojs-unique/memory';
 import { withUniqueness } from 'ojs-unique/bullmq';
 import { makeUniqueWorkerUtils } from 'ojs-unique/graphile-worker';
 const policy = parseUniquePolicy({ keys: ['type', 'args'], on_conflict: 'ignore' });

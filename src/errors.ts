@@ -39,15 +39,16 @@ export interface ValidationIssue {
 }
 
 /**
- * A `UniquePolicy` (or the job it is attached to) is invalid (spec §2.2, §6.2). The job was not
- * enqueued and nothing was written.
+ * The caller's input is invalid: the `UniquePolicy` (spec §2.2, §6.2), the job it is attached to
+ * (queue, id, args, times, priority …) or a host option passed with it. `issues` name each field.
+ * The job was not enqueued and nothing was written.
  */
-export class InvalidUniquePolicyError extends OjsUniqueError {
+export class InvalidJobInputError extends OjsUniqueError {
   readonly issues: readonly ValidationIssue[];
 
   constructor(issues: readonly ValidationIssue[], options?: { cause?: unknown }) {
     super('invalid_request', formatIssues(issues), options);
-    this.name = 'InvalidUniquePolicyError';
+    this.name = 'InvalidJobInputError';
     this.issues = issues;
   }
 
@@ -58,7 +59,7 @@ export class InvalidUniquePolicyError extends OjsUniqueError {
 }
 
 function formatIssues(issues: readonly ValidationIssue[]): string {
-  if (issues.length === 0) return 'invalid unique policy';
+  if (issues.length === 0) return 'invalid job input';
   return issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
 }
 
@@ -178,8 +179,8 @@ export function isDuplicateJobError(value: unknown): value is DuplicateJobError 
   return value instanceof DuplicateJobError || brandOf(value) === 'duplicate';
 }
 
-export function isInvalidUniquePolicyError(value: unknown): value is InvalidUniquePolicyError {
-  return value instanceof InvalidUniquePolicyError || brandOf(value) === 'invalid_request';
+export function isInvalidJobInputError(value: unknown): value is InvalidJobInputError {
+  return value instanceof InvalidJobInputError || brandOf(value) === 'invalid_request';
 }
 
 export function isBackendError(value: unknown): value is BackendError {

@@ -7,7 +7,7 @@
  * Only the job's own properties are read (`ownJobInput`): a property inherited from a polluted
  * `Object.prototype` is not a field of the job.
  */
-import { InvalidUniquePolicyError, type ValidationIssue } from './errors.js';
+import { InvalidJobInputError, type ValidationIssue } from './errors.js';
 import { MAX_ATTEMPTS_RANGE, MAX_IDENTIFIER_LENGTH, PRIORITY_RANGE, TIME_RANGE_MS } from './input-limits.js';
 import type { JobInput } from './job.js';
 import { validateJson } from './json-normalize.js';
@@ -36,10 +36,10 @@ export interface PrepareUniqueOptions {
  * Returns null for a job whose `unique` is absent, `undefined` or `null`: it is enqueued as a
  * plain job.
  *
- * @throws InvalidUniquePolicyError (`invalid_request`) naming every bad field.
+ * @throws InvalidJobInputError (`invalid_request`) naming every bad field.
  */
 export function prepareUnique(job: JobInput, options: PrepareUniqueOptions = {}): PreparedUnique | null {
-  if (!isPlainObject(job)) throw new InvalidUniquePolicyError([{ path: 'job', message: 'must be a plain object' }]);
+  if (!isPlainObject(job)) throw new InvalidJobInputError([{ path: 'job', message: 'must be a plain object' }]);
   const own = ownJobInput(job);
   let policy: UniquePolicy | null = null;
   let policyIssues: readonly ValidationIssue[] = [];
@@ -47,7 +47,7 @@ export function prepareUnique(job: JobInput, options: PrepareUniqueOptions = {})
     try {
       policy = parseUniquePolicy(own.unique);
     } catch (error) {
-      if (!(error instanceof InvalidUniquePolicyError)) throw error;
+      if (!(error instanceof InvalidJobInputError)) throw error;
       policyIssues = error.issues;
     }
   }
@@ -60,7 +60,7 @@ export function prepareUnique(job: JobInput, options: PrepareUniqueOptions = {})
     const problem = periodEndProblem(options.now ?? Date.now(), parsePeriod(policy.period));
     if (problem) issues.push({ path: 'unique.period', message: problem });
   }
-  if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
+  if (issues.length > 0) throw new InvalidJobInputError(issues);
   if (policy === null) return null;
   const { key, canonical } = computeUniquenessKey(own, policy);
   return { policy, key, canonical };

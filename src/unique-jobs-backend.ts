@@ -37,7 +37,7 @@ export interface UniqueJobsBackend {
   /**
    * OJS PUSH with the unique-jobs check. A duplicate is a returned outcome; only
    * `on_conflict: "reject"` rejects, with `DuplicateJobError`. An invalid policy rejects with
-   * `InvalidUniquePolicyError` and writes nothing.
+   * `InvalidJobInputError` and writes nothing.
    */
   enqueue(job: JobInput): Promise<EnqueueResult>;
   /** OJS INFO: the job's envelope with its current OJS state, or null if unknown. */

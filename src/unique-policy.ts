@@ -16,7 +16,7 @@
  * run when `parseUniquePolicy` is given the job.
  */
 import { z } from 'zod';
-import { InvalidUniquePolicyError, type ValidationIssue } from './errors.js';
+import { InvalidJobInputError, type ValidationIssue } from './errors.js';
 import { OJS_JOB_STATES, type JobInput, type OjsJobState } from './job.js';
 import { periodProblem } from './period.js';
 import { selectableArgs } from './selectable-args.js';
@@ -71,7 +71,7 @@ export interface UniquePolicy {
  * What a caller may write: every field optional, as in the §13 schema. Arrays are `readonly` so
  * that a policy written `{ … } as const` and `states: UNIQUE_STATE_GROUPS.all` fit; an unknown
  * field or value fails to compile. JavaScript callers get the same checks at run time
- * (`InvalidUniquePolicyError`).
+ * (`InvalidJobInputError`).
  */
 export interface UniquePolicyInput {
   /** Dimensions to hash; `type` is always hashed (§2.2). (Default: `["type"]`.) */
@@ -188,13 +188,13 @@ export const uniquePolicySchema = z
  * Validates a policy (§2.2) and fills in the defaults of §2.1. Given the job, also checks the
  * job-dependent rules: `args_keys` must exist in the job's args (§2.2) and `meta_keys` in its meta.
  *
- * @throws InvalidUniquePolicyError (`code: "invalid_request"`), listing every problem with its
+ * @throws InvalidJobInputError (`code: "invalid_request"`), listing every problem with its
  *   field path (`unique.keys[1]: "argz" is not one of type, queue, args, meta`).
  */
 export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 'meta'>): UniquePolicy {
   const result = uniquePolicySchema.safeParse(ownPolicy(input));
   if (!result.success) {
-    throw new InvalidUniquePolicyError(result.error.issues.flatMap(toIssues));
+    throw new InvalidJobInputError(result.error.issues.flatMap(toIssues));
   }
   const raw = result.data;
   const policy: UniquePolicy = {
@@ -207,7 +207,7 @@ export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 
   };
   if (job) {
     const issues = jobIssues(policy, job);
-    if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
+    if (issues.length > 0) throw new InvalidJobInputError(issues);
   }
   return policy;
 }

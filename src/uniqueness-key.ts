@@ -8,7 +8,7 @@
  */
 import { hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { InvalidUniquePolicyError, type ValidationIssue } from './errors.js';
+import { InvalidJobInputError, type ValidationIssue } from './errors.js';
 import type { JobInput, JsonValue } from './job.js';
 import { normalizeJson } from './json-normalize.js';
 import { jobIssues, type UniquePolicy } from './unique-policy.js';
@@ -28,7 +28,7 @@ export const DEFAULT_QUEUE = 'default';
  * Computes the uniqueness key of `job` under `policy` (spec §4.1). `type` is always included
  * (§2.2); `queue` defaults to `"default"`.
  *
- * @throws InvalidUniquePolicyError when the job cannot be hashed: a missing or empty `type`,
+ * @throws InvalidJobInputError when the job cannot be hashed: a missing or empty `type`,
  *   `args_keys` naming keys `args` does not have, `meta_keys` naming keys `meta` does not have,
  *   or a value JSON cannot carry (each issue names the field).
  */
@@ -86,7 +86,7 @@ export function canonicalPreimage(job: JobInput, policy: UniquePolicy): string {
     take(dimensions, 'meta', selected, 'meta', issues);
   }
   issues.push(...jobIssues(policy, { args, meta }));
-  if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
+  if (issues.length > 0) throw new InvalidJobInputError(issues);
 
   const canonical = canonicalize(dimensions);
   if (canonical === undefined) throw new Error('canonicalize returned undefined for a normalised JSON object');

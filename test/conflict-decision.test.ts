@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { decideConflict, isDuplicate, parseUniquePolicy, type ConflictCandidate, type OjsJobState } from '../src/index.js';
+import { parseUniquePolicy, type OjsJobState } from '../src/index.js';
+import { decideConflict, isDuplicate, type ConflictCandidate } from '../src/internal.js';
 
 const NOW = Date.parse('2026-02-12T12:00:00.000Z');
 const HOUR = 3_600_000;

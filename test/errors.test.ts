@@ -18,8 +18,8 @@ describe('typed errors', function () {
     expect(foreign instanceof errors.DuplicateJobError).to.equal(false);
     expect(errors.isDuplicateJobError(foreign)).to.equal(true);
     expect(errors.isOjsUniqueError(foreign)).to.equal(true);
-    expect(errors.isInvalidUniquePolicyError(foreign)).to.equal(false);
-    expect(errors.isInvalidUniquePolicyError(new copy.InvalidUniquePolicyError([{ path: 'unique', message: 'x' }]))).to.equal(true);
+    expect(errors.isInvalidJobInputError(foreign)).to.equal(false);
+    expect(errors.isInvalidJobInputError(new copy.InvalidJobInputError([{ path: 'unique', message: 'x' }]))).to.equal(true);
     expect(errors.isBackendError(new copy.BackendError('x', 'y'))).to.equal(true);
   });
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { addPeriod, parsePeriod } from '../src/index.js';
+import { addPeriod, parsePeriod } from '../src/internal.js';
 
 const at = (iso: string) => Date.parse(iso);
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -3,7 +3,8 @@
  * rules of docs/decisions.md), and jobs at the limits that every entry point must accept. Shared
  * so that each backend's tests can walk the same table.
  */
-import { MAX_ATTEMPTS_RANGE, MAX_IDENTIFIER_LENGTH, MAX_JSON_DEPTH, PRIORITY_RANGE, TIME_RANGE_MS, type JobInput } from '../src/index.js';
+import { type JobInput } from '../src/index.js';
+import { MAX_ATTEMPTS_RANGE, MAX_IDENTIFIER_LENGTH, MAX_JSON_DEPTH, PRIORITY_RANGE, TIME_RANGE_MS } from '../src/internal.js';
 
 export const base = { type: 'email.send', queue: 'mail', args: { user_id: 42 }, unique: {} } satisfies JobInput;
 

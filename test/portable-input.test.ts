@@ -1,15 +1,6 @@
 import { expect } from 'chai';
-import {
-  computeUniquenessKey,
-  decideConflict,
-  isInvalidUniquePolicyError,
-  jobInputIssues,
-  parseUniquePolicy,
-  prepareUnique,
-  TIME_RANGE_MS,
-  type JobInput,
-  type ValidationIssue,
-} from '../src/index.js';
+import { computeUniquenessKey, isInvalidJobInputError, parseUniquePolicy, type JobInput, type ValidationIssue } from '../src/index.js';
+import { decideConflict, jobInputIssues, prepareUnique, TIME_RANGE_MS } from '../src/internal.js';
 import { base, invalidJobs, nestedArray, pathMatches, validJobs } from './portable-input-cases.js';
 
 function issuesOf(run: () => unknown): ValidationIssue[] {
@@ -19,7 +10,7 @@ function issuesOf(run: () => unknown): ValidationIssue[] {
   } catch (error) {
     thrown = error;
   }
-  expect(isInvalidUniquePolicyError(thrown), `expected an invalid_request, got ${String(thrown)}`).to.equal(true);
+  expect(isInvalidJobInputError(thrown), `expected an invalid_request, got ${String(thrown)}`).to.equal(true);
   return [...(thrown as { issues: ValidationIssue[] }).issues];
 }
 

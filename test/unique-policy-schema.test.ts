@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { createRequire } from 'node:module';
-import { uniquePolicyJsonSchema, uniquePolicySchema } from '../src/index.js';
+import { uniquePolicyJsonSchema } from '../src/index.js';
+import { uniquePolicySchema } from '../src/internal.js';
 
 // ajv ships CommonJS; its 2020-12 build is the one the §13 schema declares.
 const Ajv2020 = createRequire(import.meta.url)('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js').default;

@@ -1,16 +1,17 @@
 import { expect } from 'chai';
 import { seededRandom } from './seeded-random.js';
-import { DEFAULT_UNIQUE_STATES, InvalidUniquePolicyError, UNIQUE_STATE_GROUPS, compactUniquePolicy, isInvalidUniquePolicyError, parseUniquePolicy } from '../src/index.js';
+import { DEFAULT_UNIQUE_STATES, InvalidJobInputError, UNIQUE_STATE_GROUPS, isInvalidJobInputError, parseUniquePolicy } from '../src/index.js';
+import { compactUniquePolicy } from '../src/internal.js';
 
 function issues(input: unknown, job?: { args: unknown; meta?: Record<string, unknown> }): string[] {
   try {
     parseUniquePolicy(input, job);
   } catch (error) {
-    expect(isInvalidUniquePolicyError(error)).to.equal(true);
-    expect((error as InvalidUniquePolicyError).code).to.equal('invalid_request');
-    return (error as InvalidUniquePolicyError).issues.map((i) => `${i.path}: ${i.message}`);
+    expect(isInvalidJobInputError(error)).to.equal(true);
+    expect((error as InvalidJobInputError).code).to.equal('invalid_request');
+    return (error as InvalidJobInputError).issues.map((i) => `${i.path}: ${i.message}`);
   }
-  throw new Error('expected InvalidUniquePolicyError');
+  throw new Error('expected InvalidJobInputError');
 }
 
 describe('§2 UniquePolicy parsing', function () {

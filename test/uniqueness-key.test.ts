@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { canonicalPreimage, computeUniquenessKey, isInvalidUniquePolicyError, parseUniquePolicy, type JobInput } from '../src/index.js';
+import { computeUniquenessKey, isInvalidJobInputError, parseUniquePolicy, type JobInput } from '../src/index.js';
+import { canonicalPreimage } from '../src/internal.js';
 
 const example: JobInput = {
   type: 'email.send',
@@ -16,7 +17,7 @@ function invalidPath(job: JobInput, policy: unknown): string[] {
   try {
     preimage(job, policy);
   } catch (error) {
-    expect(isInvalidUniquePolicyError(error), String(error)).to.equal(true);
+    expect(isInvalidJobInputError(error), String(error)).to.equal(true);
     return (error as { issues: { path: string }[] }).issues.map((i) => i.path);
   }
   throw new Error('expected an invalid_request');

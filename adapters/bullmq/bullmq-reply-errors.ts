@@ -2,7 +2,7 @@
  * The one place where the scripts' reply codes become the core's typed errors. Each code is a
  * string in the first slot of the reply (see the contract comment of each .lua file).
  */
-import { BackendError, DuplicateJobError, InvalidTransitionError, InvalidUniquePolicyError, isOjsUniqueError, JobNotFoundError, type OjsUniqueError } from '../../src/errors.js';
+import { BackendError, DuplicateJobError, InvalidTransitionError, InvalidJobInputError, isOjsUniqueError, JobNotFoundError, type OjsUniqueError } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 
 export type ReplyProblem =
@@ -26,9 +26,9 @@ export function errorForReply(problem: ReplyProblem): Error {
         reason: problem.code === 'active' ? 'active_not_replaceable' : 'duplicate',
       });
     case 'id_exists':
-      return new InvalidUniquePolicyError([{ path: problem.path, message: `a job with id ${problem.jobId} already exists` }]);
+      return new InvalidJobInputError([{ path: problem.path, message: `a job with id ${problem.jobId} already exists` }]);
     case 'refused_option':
-      return new InvalidUniquePolicyError([{ path: problem.path, message: 'cannot be combined with unique (see docs/bullmq.md, "Combining with BullMQ options")' }]);
+      return new InvalidJobInputError([{ path: problem.path, message: 'cannot be combined with unique (see docs/bullmq.md, "Combining with BullMQ options")' }]);
     case 'bullmq_error':
       // Negative codes are BullMQ's own (src/enums/error-code.ts); unique-add checks their causes
       // before its first write, so one here means a broken queue, never a duplicate. Nothing was

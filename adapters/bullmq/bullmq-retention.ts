@@ -6,7 +6,7 @@
  * matching once the job is gone. Rejected alternatives: a tombstone written on the `completed`
  * event (best effort: the events stream is trimmed and a listener can lag or be down), and
  * wrapping BullMQ's finishing script (a fork of its most intricate script). Chosen: such an add
- * is refused at enqueue with `InvalidUniquePolicyError` unless the job's own keep option keeps
+ * is refused at enqueue with `InvalidJobInputError` unless the job's own keep option keeps
  * it at least for the policy's period (`removeOnComplete: { age: <seconds ≥ period> }` without
  * `count`, `false`, or unset).
  *

@@ -10,7 +10,7 @@
  * `delay` -> `scheduled_at`, `attempts` -> `max_attempts`.
  */
 import { Queue, type Job, type JobsOptions, type QueueListener } from 'bullmq';
-import { InvalidUniquePolicyError, isDuplicateJobError, isInvalidUniquePolicyError, type OjsUniqueError, type ValidationIssue } from '../../src/errors.js';
+import { InvalidJobInputError, isDuplicateJobError, isInvalidJobInputError, type OjsUniqueError, type ValidationIssue } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js';
@@ -53,7 +53,7 @@ export interface UniqueOutcome {
   replacedJobIds?: string[];
   /**
    * For `rejected` in `addBulk`: the error a single `add` would have thrown: `DuplicateJobError`
-   * (then also `existingJobId`/`existingJobState`), `InvalidUniquePolicyError` for a `jobId` taken
+   * (then also `existingJobId`/`existingJobState`), `InvalidJobInputError` for a `jobId` taken
    * by a concurrent add, or `BackendError`. `uniquenessKey` is `''` for a job without a policy.
    */
   error?: OjsUniqueError;
@@ -207,7 +207,7 @@ function ignoreError(): void {}
  *  - `parent`: flow children; their parent's dependency bookkeeping is BullMQ's flow scripts'.
  *  - `repeat`: scheduler-made jobs are created by BullMQ's scheduler, not by this add.
  * `jobId` is allowed: the new job gets it; if a job with that id exists (any state), the add is
- * refused with `InvalidUniquePolicyError` (BullMQ itself would silently return the old job).
+ * refused with `InvalidJobInputError` (BullMQ itself would silently return the old job).
  */
 function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJobsOptions, retentionMs: number) {
   const { unique, ojsMeta, ...bullmqOpts } = opts;
@@ -222,7 +222,7 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
   }
   if (unique === undefined || unique === null) issues.push({ path: 'opts.unique', message: 'ojsMeta is only used by a unique policy; give one' });
   issues.push(...bullmqOptionIssues(merged, data));
-  if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
+  if (issues.length > 0) throw new InvalidJobInputError(issues);
 
   // The job id goes through the core's identifier rules too, so one logical job gets one answer on
   // every entry point; the issue then names the option the caller set.
@@ -230,11 +230,11 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
   try {
     prepared = prepareUnique({ type: name, queue: queue.name, id: merged.jobId, args: data, meta: ojsMeta === undefined ? {} : ojsMeta, unique })!;
   } catch (error) {
-    if (!isInvalidUniquePolicyError(error)) throw error;
-    throw new InvalidUniquePolicyError(error.issues.map((issue) => (issue.path === 'id' ? { ...issue, path: 'opts.jobId' } : issue)));
+    if (!isInvalidJobInputError(error)) throw error;
+    throw new InvalidJobInputError(error.issues.map((issue) => (issue.path === 'id' ? { ...issue, path: 'opts.jobId' } : issue)));
   }
   const retention = retentionIssues(prepared.policy, merged);
-  if (retention.length > 0) throw new InvalidUniquePolicyError(retention);
+  if (retention.length > 0) throw new InvalidJobInputError(retention);
   // An explicit keep option on the job, so a Worker's removeOnComplete/removeOnFail cannot apply.
   Object.assign(merged, keepOptionsFor(prepared.policy, merged));
   return {
@@ -348,7 +348,7 @@ function jobForReply(siblings: Siblings, reply: UniqueAddReply, prepared: Prepar
  * the policy and options, and a unique job's `jobId` (taken by an earlier job of the batch, or by
  * a job or cancelled archive already in the queue). Once the pipeline has run, an entry that
  * was not added comes back with `unique.outcome: 'rejected'` and the typed error a single `add`
- * would have thrown (`DuplicateJobError`; `InvalidUniquePolicyError` for a `jobId` taken
+ * would have thrown (`DuplicateJobError`; `InvalidJobInputError` for a `jobId` taken
  * meanwhile by a concurrent add; `BackendError`), because other entries may have been written.
  * Only when no entry was written is an error other than a duplicate thrown (e.g. `BackendError`
  * on a lost connection), as a single add would throw it.
@@ -366,7 +366,7 @@ async function uniqueAddBulk(siblings: Siblings, jobs: { name: string; data: unk
         (job as unknown as { validateOptions(data: unknown): void }).validateOptions(job.asJSON());
       } catch (error) {
         // BullMQ's own check of a plain entry, refused before anything of the batch is sent.
-        throw new InvalidUniquePolicyError([{ path: `[${index}].opts`, message: error instanceof Error ? error.message : String(error) }], { cause: error });
+        throw new InvalidJobInputError([{ path: `[${index}].opts`, message: error instanceof Error ? error.message : String(error) }], { cause: error });
       }
       entries.push({ kind: 'plain', job });
     } else {
@@ -450,5 +450,5 @@ async function refuseTakenIds(client: IdLookupClient, base: string, ids: { uniqu
       if (Number(count) > 0) issues.push({ path: `[${index}].opts.jobId`, message: `a job with id ${id} already exists` });
     });
   }
-  if (issues.length > 0) throw new InvalidUniquePolicyError(issues.sort((a, b) => a.path.localeCompare(b.path)));
+  if (issues.length > 0) throw new InvalidJobInputError(issues.sort((a, b) => a.path.localeCompare(b.path)));
 }

@@ -6,7 +6,7 @@
  * A job without `unique` goes to Graphile exactly as its own addJob sends it.
  */
 import type { Job } from 'graphile-worker';
-import { InvalidUniquePolicyError } from '../../src/errors.js';
+import { InvalidJobInputError } from '../../src/errors.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import { enqueueOnClient, recoverRequest, type EnqueueSettings, type PreparedGraphileEnqueue, type Reconnect } from './graphile-worker-enqueue.js';
 import { isConnectionLoss, translatePgError } from './graphile-worker-errors.js';
@@ -82,7 +82,7 @@ export async function addJobWithClient(
   if (isPool(client)) {
     // Each statement of a pool may run on another connection, in autocommit: the key's lock
     // would be released between the read and the insert, and strength silently lost.
-    throw new InvalidUniquePolicyError([
+    throw new InvalidJobInputError([
       { path: 'client', message: 'is a pool: check a client out (pool.connect()), BEGIN, call addJobWithClient, then COMMIT and release it' },
     ]);
   }
@@ -172,7 +172,7 @@ export async function addJobsOnClient(
   // Graphile jobKey in the same batch would be silently dropped: refused instead.
   const keyed = specs.findIndex((spec) => spec.jobKey !== undefined && spec.jobKey !== null);
   if (keyed >= 0) {
-    throw new InvalidUniquePolicyError([
+    throw new InvalidJobInputError([
       { path: `[${keyed}].jobKey`, message: 'a batch with unique jobs cannot also carry Graphile job keys: add keyed jobs in a separate addJobs call' },
     ]);
   }

@@ -16,7 +16,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { decideConflict, type ConflictDecision } from '../../src/conflict-decision.js';
-import { BackendError, InvalidUniquePolicyError } from '../../src/errors.js';
+import { BackendError, InvalidJobInputError } from '../../src/errors.js';
 import { TERMINAL_STATES, type JobInput, type JsonValue, type OjsJob, type OjsJobState } from '../../src/job.js';
 import { prepareUnique, scheduledAtMs, type PreparedUnique } from '../../src/unique-enqueue.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
@@ -387,7 +387,7 @@ async function refuseTakenId(client: PgClientLike, settings: EnqueueSettings, re
   const taken =
     read.candidates.some((candidate) => candidate.id === id) ||
     (await statement<{ taken: boolean }>(client, settings, 'id-taken', [id])).rows[0]!.taken;
-  if (taken) throw new InvalidUniquePolicyError([{ path: 'id', message: `a job with id ${id} already exists` }]);
+  if (taken) throw new InvalidJobInputError([{ path: 'id', message: `a job with id ${id} already exists` }]);
 }
 
 /** The outcome of an `ignore` or `reject` decision, from the read it was made on. */

@@ -2,7 +2,7 @@
  * The one place where PostgreSQL errors become this library's typed errors. Everything the
  * adapter sends to the database goes through {@link translatePgError} on failure.
  */
-import { BackendError, InvalidUniquePolicyError, isOjsUniqueError } from '../../src/errors.js';
+import { BackendError, InvalidJobInputError, isOjsUniqueError } from '../../src/errors.js';
 
 const BACKEND = 'graphile-worker';
 
@@ -27,16 +27,16 @@ export function translatePgError(error: unknown, context: PgErrorContext): Error
   switch (pg.code) {
     case '23505':
       if (pg.constraint === 'jobs_ojs_id_key' && context.requestedId !== undefined) {
-        return new InvalidUniquePolicyError([{ path: 'id', message: `a job with id ${context.requestedId} already exists` }], { cause: error });
+        return new InvalidJobInputError([{ path: 'id', message: `a job with id ${context.requestedId} already exists` }], { cause: error });
       }
       break;
     case '22003':
       // Graphile stores priority and max_attempts as smallint.
-      return new InvalidUniquePolicyError([{ path: 'priority', message: 'priority and max_attempts must fit a PostgreSQL smallint (-32768..32767)' }], { cause: error });
+      return new InvalidJobInputError([{ path: 'priority', message: 'priority and max_attempts must fit a PostgreSQL smallint (-32768..32767)' }], { cause: error });
     case '25P01':
       // Only the savepoint addJobWithClient opens raises it: the client is in autocommit, where
       // the key's lock would end with each statement.
-      return new InvalidUniquePolicyError(
+      return new InvalidJobInputError(
         [{ path: 'client', message: 'is not inside a transaction: call addJobWithClient between BEGIN and COMMIT on the same client' }],
         { cause: error },
       );

@@ -13,7 +13,7 @@
  */
 import type {} from 'graphile-worker'; // the GraphileConfig.* global types
 import { installUniqueJobsSchema } from './graphile-worker-schema.js';
-import { InvalidUniquePolicyError } from '../../src/errors.js';
+import { InvalidJobInputError } from '../../src/errors.js';
 import { DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, schemaNameIssues } from './graphile-worker-sql.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 
@@ -28,7 +28,7 @@ const PLUGIN_VERSION = '0.1.0';
 export function makeUniqueJobsPreset(options: UniqueJobsPresetOptions = {}): GraphileConfig.Preset {
   const uniqueSchema = options.schema ?? DEFAULT_UNIQUE_SCHEMA;
   const issues = schemaNameIssues(uniqueSchema, 'schema');
-  if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
+  if (issues.length > 0) throw new InvalidJobInputError(issues);
   const plugin: GraphileConfig.Plugin = {
     name: `OjsUniqueJobsPlugin(${uniqueSchema})`,
     version: PLUGIN_VERSION,

@@ -4,7 +4,7 @@
  * escaped here, once, and job data only ever reaches SQL as `$n` parameters.
  */
 import { hash } from 'node:crypto';
-import { InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
+import { InvalidJobInputError, type ValidationIssue } from '../../src/errors.js';
 import type { PgQueryConfigLike } from './graphile-worker-pg.js';
 import { sqlFiles, type SqlFileName } from './generated/sql.js';
 
@@ -38,7 +38,7 @@ const MAX_IDENTIFIER_BYTES = 63;
  */
 export function checkSchemaNames(names: SchemaNames, options: SchemaOptionNames = BACKEND_OPTION_NAMES): void {
   const issues = (['graphileSchema', 'uniqueSchema'] as const).flatMap((which) => schemaNameIssues(names[which], options[which]));
-  if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
+  if (issues.length > 0) throw new InvalidJobInputError(issues);
 }
 
 /** The problems with one schema name given as option `path` (see {@link checkSchemaNames}). */
@@ -67,7 +67,7 @@ export class GraphileWorkerSql {
   readonly #rendered = new Map<SqlFileName, string>();
   readonly #statementNames = new Map<SqlFileName, string>();
 
-  /** @throws InvalidUniquePolicyError naming the option (from `options`) of a name it refuses. */
+  /** @throws InvalidJobInputError naming the option (from `options`) of a name it refuses. */
   constructor(names: SchemaNames, options?: SchemaOptionNames) {
     checkSchemaNames(names, options);
     this.names = Object.freeze({ ...names });

@@ -18,7 +18,7 @@
  * surprise. A user who wants both sets both.
  */
 import type { TaskSpec } from 'graphile-worker';
-import { InvalidUniquePolicyError, type ValidationIssue } from '../../src/errors.js';
+import { InvalidJobInputError, type ValidationIssue } from '../../src/errors.js';
 import type { JobInput } from '../../src/job.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { TIME_RANGE_MS } from '../../src/input-limits.js';
@@ -115,7 +115,7 @@ export function taskSpecIssues(spec: unknown, prefix: string): ValidationIssue[]
  */
 export function taskSpecToEnqueue(identifier: string, payload: unknown, spec: UniqueTaskSpec, prefix = 'spec'): PreparedGraphileEnqueue {
   const issues = taskSpecIssues(spec, prefix);
-  if (issues.length > 0) throw new InvalidUniquePolicyError(issues);
+  if (issues.length > 0) throw new InvalidJobInputError(issues);
   // Own properties only, as the core reads a job and a policy: an inherited field is not input.
   const own = <K extends keyof UniqueTaskSpec>(name: K): UniqueTaskSpec[K] | undefined =>
     Object.prototype.hasOwnProperty.call(spec, name) ? spec[name] : undefined;

@@ -18,7 +18,7 @@
 import { BackendError, InvalidTransitionError, JobNotFoundError } from '../../src/errors.js';
 import { decideConflict, type ConflictCandidate } from '../../src/conflict-decision.js';
 import type { JobInput, JsonValue, OjsJob, OjsJobState } from '../../src/job.js';
-import { InvalidUniquePolicyError } from '../../src/errors.js';
+import { InvalidJobInputError } from '../../src/errors.js';
 import { ownJobInput, prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
 import type { UniquePolicy } from '../../src/unique-policy.js';
@@ -118,7 +118,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     // two concurrent enqueues with one id cannot both pass, and a replace never cancels anything
     // for an id that turns out to be taken.
     if (job.id !== undefined && (this.#jobs.has(job.id) || this.#claimedIds.has(job.id))) {
-      throw new InvalidUniquePolicyError([{ path: 'id', message: 'a job with this id already exists' }]);
+      throw new InvalidJobInputError([{ path: 'id', message: 'a job with this id already exists' }]);
     }
     if (job.id === undefined) return this.#enqueueChecked(job, prepared);
     this.#claimedIds.add(job.id);

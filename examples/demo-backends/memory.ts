@@ -2,7 +2,8 @@
  * The memory backend as a conformance/demo subject: a virtual clock, and a "worker" that is the
  * backend's own fetch/ack/nack.
  */
-import { createMemoryBackend, type OjsJob } from '../../src/index.js';
+import { type OjsJob } from '../../src/index.js';
+import { createMemoryBackend } from '../../adapters/memory/index.js';
 import type { ConformanceSubject, VirtualClock } from '../../test/conformance/conformance-subject.js';
 
 export default async function createSubject(): Promise<ConformanceSubject> {

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Worker } from 'bullmq';
 import { expect } from 'chai';
 import { createBullMQBackend, type BullMQBackend } from '../../adapters/bullmq/index.js';
-import { InvalidTransitionError, InvalidUniquePolicyError, JobNotFoundError } from '../../src/index.js';
+import { InvalidTransitionError, InvalidJobInputError, JobNotFoundError } from '../../src/index.js';
 import { rejection } from '../conformance/suite-context.js';
 import { redisTimeMs, useRedisPrefix } from './bullmq-test-redis.js';
 
@@ -77,13 +77,13 @@ describe('bullmq adapter: createBullMQBackend', function () {
   it('refuses ids BullMQ cannot take, and an id that exists, as invalid_request on id', async function () {
     for (const id of ['123', 'a:b', '0']) {
       const error = await rejection(backend.enqueue({ type: 'a', args: {}, id, unique: {} }));
-      expect(error, id).to.be.instanceOf(InvalidUniquePolicyError);
-      expect((error as unknown as InvalidUniquePolicyError).issues[0]!.path).to.equal('id');
+      expect(error, id).to.be.instanceOf(InvalidJobInputError);
+      expect((error as unknown as InvalidJobInputError).issues[0]!.path).to.equal('id');
     }
     await backend.enqueue({ type: 'a', args: {}, id: 'order-1' });
-    expect(await rejection(backend.enqueue({ type: 'b', args: {}, id: 'order-1' }))).to.be.instanceOf(InvalidUniquePolicyError);
-    expect(await rejection(backend.enqueue({ type: 'b', args: {}, id: 'order-1', unique: {} }))).to.be.instanceOf(InvalidUniquePolicyError);
-    expect(await rejection(backend.enqueue({ type: 'b', queue: 'other', args: {}, id: 'order-1', unique: {} }))).to.be.instanceOf(InvalidUniquePolicyError);
+    expect(await rejection(backend.enqueue({ type: 'b', args: {}, id: 'order-1' }))).to.be.instanceOf(InvalidJobInputError);
+    expect(await rejection(backend.enqueue({ type: 'b', args: {}, id: 'order-1', unique: {} }))).to.be.instanceOf(InvalidJobInputError);
+    expect(await rejection(backend.enqueue({ type: 'b', queue: 'other', args: {}, id: 'order-1', unique: {} }))).to.be.instanceOf(InvalidJobInputError);
   });
 
   it('concurrent enqueues of one caller-chosen id in different queues, with or without a policy: one job gets it', async function () {
@@ -95,7 +95,7 @@ describe('bullmq adapter: createBullMQBackend', function () {
     ]);
     const created = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.job] : []));
     expect(created).to.have.length(1);
-    for (const r of results) if (r.status === 'rejected') expect((r.reason as InvalidUniquePolicyError).issues[0]).to.include({ path: 'id' });
+    for (const r of results) if (r.status === 'rejected') expect((r.reason as InvalidJobInputError).issues[0]).to.include({ path: 'id' });
     expect(await backend.getJob('job-x')).to.include({ type: created[0]!.type, queue: created[0]!.queue });
     let total = 0;
     for (const name of ['default', 'q1', 'q2']) total += Object.values(await backend.queue(name).getJobCounts()).reduce((x, y) => x + y, 0);

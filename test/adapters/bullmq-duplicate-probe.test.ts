@@ -12,7 +12,7 @@ import type { Redis } from 'ioredis';
 import { expect } from 'chai';
 import { withUniqueness, type UniqueJob, type UniqueJobsOptions } from '../../adapters/bullmq/index.js';
 import { COMMANDS, composedScripts } from '../../adapters/bullmq/bullmq-script-set.js';
-import { DuplicateJobError, InvalidUniquePolicyError, type UniquePolicyInput } from '../../src/index.js';
+import { DuplicateJobError, InvalidJobInputError, type UniquePolicyInput } from '../../src/index.js';
 import { rejection } from '../conformance/suite-context.js';
 import { seededRandom } from '../seeded-random.js';
 import { startOwnRedis, type OwnRedis } from './bullmq-own-redis.js';
@@ -184,13 +184,13 @@ describe('bullmq adapter: the duplicate probe', function () {
     expect(after).to.deep.equal([`a:${again.id}`]);
   });
 
-  it('a caller jobId already in use is refused by the probe exactly as by the full add (InvalidUniquePolicyError on opts.jobId)', async function () {
+  it('a caller jobId already in use is refused by the probe exactly as by the full add (InvalidJobInputError on opts.jobId)', async function () {
     const queue = withUniqueness(ctx.queue('a'));
     const unique = { keys: ['type'] } as const;
     await queue.add('x', {}, { unique, jobId: 'mine' });
     const error = await rejection(queue.add('x', {}, { unique, jobId: 'mine' }));
-    expect(error).to.be.instanceOf(InvalidUniquePolicyError);
-    expect((error as unknown as InvalidUniquePolicyError).issues).to.deep.equal([{ path: 'opts.jobId', message: 'a job with id mine already exists' }]);
+    expect(error).to.be.instanceOf(InvalidJobInputError);
+    expect((error as unknown as InvalidJobInputError).issues).to.deep.equal([{ path: 'opts.jobId', message: 'a job with id mine already exists' }]);
   });
 
   it('BullMQ\'s option checks run before the probe: an invalid option is refused, not answered as a duplicate', async function () {

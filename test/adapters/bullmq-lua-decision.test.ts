@@ -9,7 +9,8 @@ import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { luaIncludes } from '../../adapters/bullmq/generated/lua.js';
 import { periodArgs } from '../../adapters/bullmq/bullmq-period-args.js';
-import { addPeriod, decideConflict, OJS_JOB_STATES, parseUniquePolicy, type ConflictCandidate, type OjsJobState } from '../../src/index.js';
+import { OJS_JOB_STATES, parseUniquePolicy, type OjsJobState } from '../../src/index.js';
+import { addPeriod, decideConflict, type ConflictCandidate } from '../../src/internal.js';
 
 const PROBE = `
 local rcall = redis.call

@@ -85,7 +85,7 @@ describe('bullmq adapter: seams, compared with memory', function () {
     const other = await queue.add('b', {}, { unique });
     // BullMQ's own deduplication could hand back another job instead of inserting: refused.
     const request = { queue: raw, name: 'a', data: {}, opts: { deduplication: { id: 'x' } }, prepared: prepareUnique({ type: 'a', queue: 'q', args: {}, unique })!, meta: {}, cancelledRetentionMs: 0 };
-    expect(await rejection(uniqueAdd(request))).to.have.property('name', 'InvalidUniquePolicyError');
+    expect(await rejection(uniqueAdd(request))).to.have.property('name', 'InvalidJobInputError');
     // A counter id already taken (the counter set back): BullMQ would return that job, not insert.
     await ctx.redis.set(`${ctx.prefix}:q:id`, String(Number(other.id) - 1));
     const taken = await rejection(queue.add('a', {}, { unique }));
@@ -130,8 +130,8 @@ describe('bullmq adapter: seams, compared with memory', function () {
     await bull.enqueue({ type: 's', queue: 'first', args: {}, unique: {} });
     // A duplicate (the default policy spans queues), an id taken in another queue, a bad policy.
     expect(await rejection(bull.enqueue({ type: 's', queue: 'second', args: {}, unique: {} }))).to.have.property('name', 'DuplicateJobError');
-    expect(await rejection(bull.enqueue({ type: 'u', queue: 'third', id: 'job-1', args: {} }))).to.have.property('name', 'InvalidUniquePolicyError');
-    expect(await rejection(bull.enqueue({ type: 'u', queue: 'fourth', args: {}, unique: { on_conflict: 'nope' } as never }))).to.have.property('name', 'InvalidUniquePolicyError');
+    expect(await rejection(bull.enqueue({ type: 'u', queue: 'third', id: 'job-1', args: {} }))).to.have.property('name', 'InvalidJobInputError');
+    expect(await rejection(bull.enqueue({ type: 'u', queue: 'fourth', args: {}, unique: { on_conflict: 'nope' } as never }))).to.have.property('name', 'InvalidJobInputError');
     expect(await ctx.redis.smembers(registry)).to.have.members(['first']);
     expect(await ctx.redis.exists(`${ctx.prefix}:second:meta`, `${ctx.prefix}:third:meta`, `${ctx.prefix}:fourth:meta`)).to.equal(0);
     expect((await ctx.redis.hgetall(`${ctx.prefix}:first:meta`)).version).to.match(/^bullmq:/);

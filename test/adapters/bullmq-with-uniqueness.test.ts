@@ -8,7 +8,7 @@ import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { expect } from 'chai';
 import { createBullMQBackend, removeUniquenessIndex, withUniqueness, type UniqueJob } from '../../adapters/bullmq/index.js';
-import { BackendError, DuplicateJobError, InvalidUniquePolicyError, computeUniquenessKey, parseUniquePolicy } from '../../src/index.js';
+import { BackendError, DuplicateJobError, InvalidJobInputError, computeUniquenessKey, parseUniquePolicy } from '../../src/index.js';
 import { rejection } from '../conformance/suite-context.js';
 import { REDIS_URL, redisTimeMs, useRedisPrefix } from './bullmq-test-redis.js';
 
@@ -143,8 +143,8 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       const queue = withUniqueness(ctx.queue('mail'));
       for (const opts of [{ deduplication: { id: 'd' } }, { parent: { id: 'p', queue: `${ctx.prefix}:mail` } }, { repeat: { every: 1000 } }]) {
         const error = await rejection(queue.add('x', {}, { ...opts, unique: {} }));
-        expect(error).to.be.instanceOf(InvalidUniquePolicyError);
-        expect((error as unknown as InvalidUniquePolicyError).issues[0]!.path).to.equal(`opts.${Object.keys(opts)[0]}`);
+        expect(error).to.be.instanceOf(InvalidJobInputError);
+        expect((error as unknown as InvalidJobInputError).issues[0]!.path).to.equal(`opts.${Object.keys(opts)[0]}`);
       }
       expect(await ctx.redis.keys(`${ctx.prefix}:*`)).to.deep.equal([]);
     });
@@ -154,8 +154,8 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       const job = await queue.add('a', {}, { jobId: 'order-1', unique: {} });
       expect(job.id).to.equal('order-1');
       const error = await rejection(queue.add('b', {}, { jobId: 'order-1', unique: {} }));
-      expect(error).to.be.instanceOf(InvalidUniquePolicyError);
-      expect((error as unknown as InvalidUniquePolicyError).issues[0]).to.include({ path: 'opts.jobId' });
+      expect(error).to.be.instanceOf(InvalidJobInputError);
+      expect((error as unknown as InvalidJobInputError).issues[0]).to.include({ path: 'opts.jobId' });
       expect(error.message).to.contain('order-1');
     });
 
@@ -163,10 +163,10 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       const queue = withUniqueness(ctx.queue('mail', { defaultJobOptions: { removeOnComplete: true } }));
       const states = ['available', 'active', 'completed'] as const;
       const refused = await rejection(queue.add('invoice', {}, { unique: { states, period: 'P1D' } }));
-      expect(refused).to.be.instanceOf(InvalidUniquePolicyError);
-      expect((refused as unknown as InvalidUniquePolicyError).issues[0]!.path).to.equal('opts.removeOnComplete');
+      expect(refused).to.be.instanceOf(InvalidJobInputError);
+      expect((refused as unknown as InvalidJobInputError).issues[0]!.path).to.equal('opts.removeOnComplete');
       expect(await rejection(queue.add('invoice', {}, { unique: { states, period: 'P1D' }, removeOnComplete: { age: 3600 } }))).to.be.instanceOf(
-        InvalidUniquePolicyError,
+        InvalidJobInputError,
       );
       const kept = await queue.add('invoice', {}, { unique: { states, period: 'P1D' }, removeOnComplete: { age: 86_400 } });
       expect(kept.unique?.outcome).to.equal('created');
@@ -239,8 +239,8 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
         ],
       ] satisfies Parameters<typeof queue.addBulk>[0][]) {
         const error = await rejection(queue.addBulk(batch));
-        expect(error).to.be.instanceOf(InvalidUniquePolicyError);
-        expect((error as unknown as InvalidUniquePolicyError).issues[0]!.path).to.equal('[1].opts.jobId');
+        expect(error).to.be.instanceOf(InvalidJobInputError);
+        expect((error as unknown as InvalidJobInputError).issues[0]!.path).to.equal('[1].opts.jobId');
       }
       expect((await ctx.redis.keys(`${ctx.prefix}:*`)).sort()).to.deep.equal(before);
     });
@@ -269,7 +269,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
           { name: 'c', data: { n: 3 }, opts: { unique: { keys: ['type'] } } },
         ]);
         expect(jobs.map((job) => job.unique?.outcome)).to.deep.equal(['created', 'rejected', 'created']);
-        expect(jobs[1]!.unique!.error).to.be.instanceOf(InvalidUniquePolicyError);
+        expect(jobs[1]!.unique!.error).to.be.instanceOf(InvalidJobInputError);
       } finally {
         client.pipeline = pipelineOf;
       }
@@ -284,7 +284,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
           { name: 'b', data: {}, opts: { unique: { keys: ['argz'] } as never } },
         ]),
       );
-      expect(error).to.be.instanceOf(InvalidUniquePolicyError);
+      expect(error).to.be.instanceOf(InvalidJobInputError);
       expect(await ctx.redis.keys(`${ctx.prefix}:*`)).to.deep.equal([]);
     });
   });

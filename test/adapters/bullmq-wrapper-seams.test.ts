@@ -6,7 +6,7 @@
 import { Job, Queue } from 'bullmq';
 import { expect } from 'chai';
 import { withUniqueness, type UniqueQueue } from '../../adapters/bullmq/index.js';
-import { DuplicateJobError, InvalidUniquePolicyError, isInvalidUniquePolicyError } from '../../src/index.js';
+import { DuplicateJobError, InvalidJobInputError, isInvalidJobInputError } from '../../src/index.js';
 import { rejection } from '../conformance/suite-context.js';
 import { useRedisPrefix } from './bullmq-test-redis.js';
 
@@ -95,7 +95,7 @@ describe('bullmq adapter: withUniqueness seams', function () {
     expect(JSON.parse((await ctx.redis.hget(`${ctx.prefix}:mail:${first.id}`, 'opts'))!)).to.not.have.property('unique');
     // With ojsMeta it asks for a policy and there is none: refused.
     const error = await rejection(queue.add('x', {}, { unique: null, ojsMeta: { a: 1 } }));
-    expect(error).to.be.instanceOf(InvalidUniquePolicyError);
+    expect(error).to.be.instanceOf(InvalidJobInputError);
   });
 
   it('§2.2 BullMQ options it would refuse or mis-store are typed errors naming the option, before any I/O', async function () {
@@ -125,14 +125,14 @@ describe('bullmq adapter: withUniqueness seams', function () {
         queue.addBulk([{ name: 'x', data: { payload: 'more than four bytes' }, opts: { ...opts, unique: {} } }]),
       ]) {
         const error = await rejection(attempt);
-        expect(error, JSON.stringify(opts)).to.be.instanceOf(InvalidUniquePolicyError);
-        expect((error as unknown as InvalidUniquePolicyError).issues.map((issue) => issue.path), JSON.stringify(opts)).to.include(path);
+        expect(error, JSON.stringify(opts)).to.be.instanceOf(InvalidJobInputError);
+        expect((error as unknown as InvalidJobInputError).issues.map((issue) => issue.path), JSON.stringify(opts)).to.include(path);
       }
     }
     // A plain entry of a mixed batch that BullMQ's own check refuses: typed too, the batch not sent.
     const error = await rejection(queue.addBulk([{ name: 'x', data: {}, opts: { unique: {} } }, { name: 'y', data: {}, opts: { jobId: '7' } }]));
-    expect(error).to.be.instanceOf(InvalidUniquePolicyError);
-    expect((error as unknown as InvalidUniquePolicyError).issues[0]!.path).to.equal('[1].opts');
+    expect(error).to.be.instanceOf(InvalidJobInputError);
+    expect((error as unknown as InvalidJobInputError).issues[0]!.path).to.equal('[1].opts');
     expect(await ctx.redis.keys(`${ctx.prefix}:*`)).to.deep.equal([]);
   });
 
@@ -150,8 +150,8 @@ describe('bullmq adapter: withUniqueness seams', function () {
       () => expect.fail('resolved'),
       (failure: unknown) => failure,
     );
-    expect(isInvalidUniquePolicyError(error)).to.equal(true);
-    expect((error as InvalidUniquePolicyError).issues.map((issue) => issue.path)).to.deep.equal(['opts.jobId']);
+    expect(isInvalidJobInputError(error)).to.equal(true);
+    expect((error as InvalidJobInputError).issues.map((issue) => issue.path)).to.deep.equal(['opts.jobId']);
     expect(await ctx.redis.keys(`${ctx.prefix}:mail:a:b:c*`)).to.deep.equal([]);
   });
 });

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { run, makeWorkerUtils } from 'graphile-worker';
 import type pg from 'pg';
-import { BackendError, DuplicateJobError, InvalidTransitionError, InvalidUniquePolicyError, JobNotFoundError, type EnqueueResult } from '../../src/index.js';
+import { BackendError, DuplicateJobError, InvalidTransitionError, InvalidJobInputError, JobNotFoundError, type EnqueueResult } from '../../src/index.js';
 import {
   addJobWithClient,
   GraphileWorkerSql,
@@ -103,8 +103,8 @@ describe('graphile-worker adapter', function () {
     it('refuses unique together with jobKey before anything is written', async () => {
       const u = await makeUtils();
       const error = await rejectionOf(u.addJob('sync', { n: 1 }, { jobKey: 'k', unique: {} }));
-      expect(error).to.be.instanceOf(InvalidUniquePolicyError);
-      expect((error as InvalidUniquePolicyError).issues[0]!.path).to.equal('spec.jobKey');
+      expect(error).to.be.instanceOf(InvalidJobInputError);
+      expect((error as InvalidJobInputError).issues[0]!.path).to.equal('spec.jobKey');
       expect(await count(':gw._private_jobs')).to.equal(0);
     });
 
@@ -335,10 +335,10 @@ describe('graphile-worker adapter', function () {
       expect(chosen.job.id).to.equal('order-7-invoice');
       expect((await u.getUniqueJob('order-7-invoice'))?.args).to.deep.equal({ n: 2 });
       const taken = await rejectionOf(u.addJob('t', { n: 3 }, { id: 'order-7-invoice', unique: { keys: ['type', 'args'] } }));
-      expect(taken).to.be.instanceOf(InvalidUniquePolicyError);
-      expect((taken as InvalidUniquePolicyError).issues[0]).to.deep.include({ path: 'id' });
+      expect(taken).to.be.instanceOf(InvalidJobInputError);
+      expect((taken as InvalidJobInputError).issues[0]).to.deep.include({ path: 'id' });
       const digits = await rejectionOf(u.addJob('t', { n: 4 }, { id: '12345', unique: {} }));
-      expect((digits as InvalidUniquePolicyError).issues[0]).to.deep.include({ path: 'id' });
+      expect((digits as InvalidJobInputError).issues[0]).to.deep.include({ path: 'id' });
       expect(await count(':gw._private_jobs')).to.equal(2);
     });
   });
@@ -626,12 +626,12 @@ describe('graphile-worker adapter', function () {
     });
 
     it('refuses a schema name with "$" (or empty, or over 63 bytes) with an invalid_request naming the option', async () => {
-      const issuesOf = (error: unknown) => (error as InvalidUniquePolicyError).issues.map((issue) => issue.path);
+      const issuesOf = (error: unknown) => (error as InvalidJobInputError).issues.map((issue) => issue.path);
       const refused = (body: () => unknown) => {
         try {
           body();
         } catch (error) {
-          expect(error).to.be.instanceOf(InvalidUniquePolicyError);
+          expect(error).to.be.instanceOf(InvalidJobInputError);
           return issuesOf(error);
         }
         return expect.fail('expected a refusal');

@@ -8,7 +8,8 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import type pg from 'pg';
-import { BackendError, InvalidUniquePolicyError, UNIQUE_STATE_GROUPS, createMemoryBackend, type EnqueueResult, type JobInput, type UniqueJobsBackend } from '../../src/index.js';
+import { BackendError, InvalidJobInputError, UNIQUE_STATE_GROUPS, type EnqueueResult, type JobInput, type UniqueJobsBackend } from '../../src/index.js';
+import { createMemoryBackend } from '../../adapters/memory/index.js';
 import { addJobWithClient, createGraphileWorkerBackend, makeUniqueWorkerUtils, type UniqueWorkerUtils } from '../../adapters/graphile-worker/index.js';
 import { quietLogger } from '../../examples/demo-backends/graphile-worker.js';
 import { rejection as rejectionOf } from '../conformance/suite-context.js';
@@ -115,7 +116,7 @@ describe('graphile-worker: issue 9 seams', function () {
 
   describe('§8.1 addJobWithClient needs a transaction of its own client', () => {
     const replace = { keys: ['type'] as 'type'[], on_conflict: 'replace' as const };
-    const issuePaths = (error: Error) => (error instanceof InvalidUniquePolicyError ? error.issues.map((issue) => issue.path) : [error.message]);
+    const issuePaths = (error: Error) => (error instanceof InvalidJobInputError ? error.issues.map((issue) => issue.path) : [error.message]);
 
     it('§8.1 refuses a pg.Pool and a client outside BEGIN … COMMIT (nothing written); 40 concurrent replaces in transactions leave one live job', async () => {
       await makeUtils();
@@ -134,7 +135,7 @@ describe('graphile-worker: issue 9 seams', function () {
       const loose = await pool.connect();
       try {
         const error = await rejectionOf(addJobWithClient(loose, 'sync', { n: 0 }, { unique: replace }, options));
-        expect(error).to.be.instanceOf(InvalidUniquePolicyError);
+        expect(error).to.be.instanceOf(InvalidJobInputError);
         expect(issuePaths(error)).to.deep.equal(['client']);
         expect(error.message).to.match(/BEGIN and COMMIT/);
       } finally {
@@ -175,7 +176,7 @@ describe('graphile-worker: issue 9 seams', function () {
         await addJobWithClient(client, 'mail', { n: 1 }, { id: 'taken', unique: {} }, options);
         // The id is taken: the ledger insert fails after Graphile's add_job wrote its row.
         const error = await rejectionOf(addJobWithClient(client, 'other', { n: 2 }, { id: 'taken', unique: {} }, options));
-        expect(error).to.be.instanceOf(InvalidUniquePolicyError);
+        expect(error).to.be.instanceOf(InvalidJobInputError);
         await client.query('commit');
       } finally {
         client.release();
@@ -203,7 +204,7 @@ describe('graphile-worker: issue 9 seams', function () {
       ['jobKeyMode with unique', { jobKeyMode: 'replace' }, 'spec.jobKeyMode'],
       ['queueName not a string', { queueName: 5 }, 'spec.queueName'],
     ];
-    it('§2.2 utils.addJob and addJobWithClient: InvalidUniquePolicyError naming spec.<option>, nothing written; addJobs names the entry', async () => {
+    it('§2.2 utils.addJob and addJobWithClient: InvalidJobInputError naming spec.<option>, nothing written; addJobs names the entry', async () => {
       const u = await makeUtils();
       const { graphileSchema, uniqueSchema } = schemas.current();
       const client = await pool.connect();
@@ -217,7 +218,7 @@ describe('graphile-worker: issue 9 seams', function () {
             ['addJobs', () => u.addJobs([{ identifier: 't', unique: {} }, { identifier: 't', ...(spec as object) }])],
           ] as const) {
             const error = await rejectionOf(call());
-            expect(error, `${label} via ${via}`).to.be.instanceOf(InvalidUniquePolicyError);
+            expect(error, `${label} via ${via}`).to.be.instanceOf(InvalidJobInputError);
             const expected = via === 'addJobs' ? path.replace('spec', '[1]') : path;
             expect(issuePathsOf(error), `${label} via ${via}`).to.include(expected);
           }
@@ -315,5 +316,5 @@ describe('graphile-worker: issue 9 seams', function () {
 });
 
 function issuePathsOf(error: Error): string[] {
-  return error instanceof InvalidUniquePolicyError ? error.issues.map((issue) => issue.path) : [];
+  return error instanceof InvalidJobInputError ? error.issues.map((issue) => issue.path) : [];
 }

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { createMemoryBackend, isInvalidUniquePolicyError, type MemoryBackendOptions } from '../../src/index.js';
+import { isInvalidJobInputError } from '../../src/index.js';
+import { createMemoryBackend, type MemoryBackendOptions } from '../../adapters/memory/index.js';
 
 function backendAt(start = Date.parse('2026-02-12T10:00:00.000Z'), options: MemoryBackendOptions = {}) {
   let now = start;
@@ -84,7 +85,7 @@ describe('memory backend: lifecycle and options beyond the conformance suite', f
     const error = await backend
       .enqueue({ type: '', args: [], queue: '', max_attempts: 0, priority: 1.5, scheduled_at: '2026-02-12 10:00', meta: [] as never, unique: { keys: ['argz'] } as never })
       .catch((e) => e);
-    expect(isInvalidUniquePolicyError(error)).to.equal(true);
+    expect(isInvalidJobInputError(error)).to.equal(true);
     expect(error.issues.map((i: { path: string }) => i.path)).to.deep.equal(['type', 'queue', 'meta', 'max_attempts', 'priority', 'scheduled_at', 'unique.keys[0]']);
     expect(backend.jobs()).to.deep.equal([]);
   });

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
-import { createMemoryBackend, isInvalidUniquePolicyError, TIME_RANGE_MS, type ValidationIssue } from '../../src/index.js';
+import { isInvalidJobInputError, type ValidationIssue } from '../../src/index.js';
+import { TIME_RANGE_MS } from '../../src/internal.js';
+import { createMemoryBackend } from '../../adapters/memory/index.js';
 import { base, invalidJobs, pathMatches, validJobs } from '../portable-input-cases.js';
 
 describe('memory backend: the portable input rules (the reference answers)', function () {
@@ -11,7 +13,7 @@ describe('memory backend: the portable input rules (the reference answers)', fun
           () => null,
           (e: unknown) => e,
         );
-        expect(isInvalidUniquePolicyError(error), String(error)).to.equal(true);
+        expect(isInvalidJobInputError(error), String(error)).to.equal(true);
         const issues = (error as { issues: ValidationIssue[] }).issues;
         expect(issues).to.have.length(1);
         expect(pathMatches(issues[0]!.path, path), `${issues[0]!.path}: ${issues[0]!.message}`).to.equal(true);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { DEFAULT_UNIQUE_STATES, isInvalidUniquePolicyError } from '../../src/index.js';
+import { DEFAULT_UNIQUE_STATES, isInvalidJobInputError } from '../../src/index.js';
 import { created, enqueue, rejection, type SuiteContext } from './suite-context.js';
 
 const job = { type: 'email.send', queue: 'default', args: { user_id: 42, template: 'welcome' } };
@@ -7,7 +7,7 @@ const job = { type: 'email.send', queue: 'default', args: { user_id: 42, templat
 async function invalid(ctx: SuiteContext, unique: unknown, args: unknown = job.args) {
   // Arbitrary values on purpose (what a JavaScript caller can pass): the run-time check answers.
   const error = await rejection(enqueue(ctx, { ...job, args, unique: unique as never }));
-  expect(isInvalidUniquePolicyError(error), String(error)).to.equal(true);
+  expect(isInvalidJobInputError(error), String(error)).to.equal(true);
   expect(error.code).to.equal('invalid_request');
   return error as unknown as { message: string; issues: { path: string; message: string }[] };
 }

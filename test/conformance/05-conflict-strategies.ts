@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { isDuplicateJobError, isInvalidUniquePolicyError } from '../../src/index.js';
+import { isDuplicateJobError, isInvalidJobInputError } from '../../src/index.js';
 import { created, enqueue, rejection, stateOf, type SuiteContext } from './suite-context.js';
 
 const HOUR = 3_600_000;
@@ -159,7 +159,7 @@ export function conflictStrategies(ctx: SuiteContext): void {
 /** The typed input error for a taken (or empty) id, naming it as the entry point calls it (`id`, BullMQ's `opts.jobId`; a batch prefixes the entry). */
 async function expectIdTaken(promise: Promise<unknown>): Promise<void> {
   const error = await rejection(promise);
-  expect(isInvalidUniquePolicyError(error), String(error)).to.equal(true);
+  expect(isInvalidJobInputError(error), String(error)).to.equal(true);
   expect(error.code).to.equal('invalid_request');
   const paths = (error.issues as { path: string }[]).map((issue) => issue.path);
   expect(paths).to.have.length(1);

@@ -2,7 +2,7 @@
  * Property (fast-check, seeded, a fixed number of scenarios): on every backend and entry point,
  * each enqueue either gives the memory backend's outcome (created / deduplicated / replaced /
  * duplicate error naming the same existing job) or throws the typed input error
- * (`InvalidUniquePolicyError`, `invalid_request`) naming the same fields as memory, and an error
+ * (`InvalidJobInputError`, `invalid_request`) naming the same fields as memory, and an error
  * writes nothing (keys under the target's prefix, rows in its schemas, before and after).
  *
  * The oracle is whatever memory answers, so the test holds whichever inputs the core refuses.
@@ -21,16 +21,9 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
-import {
-  createMemoryBackend,
-  isDuplicateJobError,
-  isInvalidUniquePolicyError,
-  scheduledAtMs,
-  type EnqueueResult,
-  type JobInput,
-  type OjsJob,
-  type UniqueJobsBackend,
-} from '../../src/index.js';
+import { isDuplicateJobError, isInvalidJobInputError, type EnqueueResult, type JobInput, type OjsJob, type UniqueJobsBackend } from '../../src/index.js';
+import { scheduledAtMs } from '../../src/internal.js';
+import { createMemoryBackend } from '../../adapters/memory/index.js';
 import type { BullMQBackend } from '../../adapters/bullmq/index.js';
 import createBullMQSubject from '../../examples/demo-backends/bullmq.js';
 import { createGraphileWorkerSubject } from '../../examples/demo-backends/graphile-worker.js';
@@ -250,7 +243,7 @@ function answerOf(settled: { ok: true; value: EnqueueResult } | { ok: false; err
   }
   const { error } = settled;
   if (isDuplicateJobError(error)) return { kind: 'duplicate', existingJobId: error.existingJobId, existingJobState: error.existingJobState };
-  if (isInvalidUniquePolicyError(error) && error.code === 'invalid_request') {
+  if (isInvalidJobInputError(error) && error.code === 'invalid_request') {
     return { kind: 'invalid', paths: [...new Set(error.issues.map((issue) => mapPath(issue.path)))].sort() };
   }
   const e = error as { name?: string; code?: string; message?: string };

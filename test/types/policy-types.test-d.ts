@@ -8,7 +8,8 @@
 import type { Queue } from 'bullmq';
 import { withUniqueness } from '../../adapters/bullmq/index.js';
 import { addJobWithClient, type TransactionClientLike, type UniqueWorkerUtils, type UniqueJobHelpers } from '../../adapters/graphile-worker/index.js';
-import { UNIQUE_STATE_GROUPS, createMemoryBackend, type JobInput, type UniquePolicyInput } from '../../src/index.js';
+import { UNIQUE_STATE_GROUPS, type JobInput, type UniquePolicyInput } from '../../src/index.js';
+import { createMemoryBackend } from '../../adapters/memory/index.js';
 
 /** The README's policy, written `as const`: readonly arrays and literal types. */
 const readmePolicy = { keys: ['type', 'args'], args_keys: ['user_id'], period: 'PT1H', on_conflict: 'ignore' } as const;

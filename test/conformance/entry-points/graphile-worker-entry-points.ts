@@ -26,7 +26,8 @@ import {
   type UniqueTaskSpec,
   type UniqueWorkerUtils,
 } from '../../../adapters/graphile-worker/index.js';
-import { DEFAULT_QUEUE, type EnqueueResult, type JobInput, type OjsJob } from '../../../src/index.js';
+import { type EnqueueResult, type JobInput, type OjsJob } from '../../../src/index.js';
+import { DEFAULT_QUEUE } from '../../../src/internal.js';
 import { createGraphileWorkerSubject, databaseUrl, makeSubjectPool, quietLogger, type GraphileWorkerSubject } from '../../../examples/demo-backends/graphile-worker.js';
 import type { TestSchemas } from '../../adapters/graphile-worker-fixture.js';
 import { Inexpressible } from './bullmq-entry-points.js';
