@@ -3,7 +3,7 @@
  * command (`toWritable`, as for the socket) and answers it with a canned reply. What remains is
  * the JavaScript an add costs (validation, key, BullMQ's job encoding, ioredis' command, decoding
  * the reply, the error of a reject), free of socket system time and of Redis competing for the
- * CPU, which make the Node figures of bench/bullmq-profile.ts vary by ±30% on a shared machine.
+ * CPU, which make the Node figures of bench/bullmq-profile.ts vary widely on a shared machine.
  *
  *   npx tsx bench/bullmq-node-cost.ts
  *

@@ -1,6 +1,6 @@
 /**
  * BullMQ adapter benchmark: unique adds against plain `queue.add`, measured in the same run.
- * Not a test: it prints a table (recorded in docs/bullmq.md) and checks the issue's targets.
+ * Not a test: it prints a table (summarised in docs/benchmarks.md) and the targets it checks.
  *
  *   npm run bench:bullmq
  *   BENCH_N=5000 BENCH_REPS=3 BENCH_DEPTH=1000000 REDIS_URL=redis://127.0.0.1:6379 npm run bench:bullmq
@@ -89,7 +89,7 @@ async function withQueue<T>(body: (queue: UniqueQueue, raw: Queue) => Promise<T>
 /**
  * Waits until Redis has freed what UNLINK handed to its background thread and finished growing
  * its key table: on a small machine both compete with the next measurement for CPU, which would
- * be charged to whichever method runs next (measured: up to 2× on the sequential latency).
+ * be charged to whichever method runs next.
  */
 async function settle(): Promise<void> {
   for (let i = 0; i < 600; i++) {

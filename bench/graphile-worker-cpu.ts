@@ -3,8 +3,7 @@
  * same run: the PostgreSQL backend's user+system time (read from /proc/<pid>/stat, so PostgreSQL
  * must run on this host) and the Node process's, plus wall time. On a shared machine CPU time is
  * disturbed far less than wall time by load elsewhere, which is why this exists beside
- * `bench/graphile-worker.ts` (whose ratios swung from 0.44 to 1.73 × for one variant under another
- * engineer's benchmarks). Not a test.
+ * `bench/graphile-worker.ts`, whose wall-clock ratios swing with load elsewhere. Not a test.
  *
  *   npx tsx bench/graphile-worker-cpu.ts                         # this checkout
  *   BENCH_COMPARE=/path/to/other/checkout npx tsx bench/graphile-worker-cpu.ts

@@ -31,8 +31,8 @@ const LANES = 20;
 /**
  * Jobs already in the tables when each variant starts. Not zero: right after a TRUNCATE the
  * planner sees near-empty tables and caches sequential-scan plans in the adapter's plpgsql
- * functions, which then grow slower with every insert of the run until autovacuum's next ANALYZE
- * (measured: 0.67 × plain addJob that way, against 0.9–1.0 × on a table of a running install).
+ * functions, which then grow slower with every insert of the run until autovacuum's next ANALYZE:
+ * a running install's tables are never empty.
  */
 const BASELINE = Number(process.env.BENCH_BASELINE ?? 10_000);
 /** Whole passes over every variant; the table reports each variant's median pass. */
@@ -130,8 +130,8 @@ interface AbRow {
  * The insert target alone, measured so that the machine's drift cancels: plain addJob and the
  * unique insert alternate in batches of AB_BATCH calls (under a second each, order flipped every
  * round) on the same schemas, instead of one 3,000-call pass per variant with a table refill in
- * between. The variant table's ratio moved by ±0.07 between runs of the same code; this one
- * reports every round's ratio and their median.
+ * between, whose ratio drifts between runs of the same code; this one reports every round's
+ * ratio and their median.
  */
 async function insertAB(utils: UniqueWorkerUtils): Promise<AbRow[]> {
   await emptyTables();
@@ -195,8 +195,8 @@ interface DepthRow {
  * The same calls against a table of DEPTH jobs (the bench's own schemas) and an empty one (a
  * second schema pair), interleaved batch by batch with the order flipped every round, so load
  * elsewhere on the machine and WAL/checkpoint activity land on both sides alike. Three calls:
- * the duplicate check alone (`ignore` on an existing key: the read the issue's "check cost"
- * means), the unique insert (check + lock + insert), and Graphile's plain addJob (what the host
+ * the duplicate check alone (`ignore` on an existing key: the read that must not grow with
+ * depth), the unique insert (check + lock + insert), and Graphile's plain addJob (what the host
  * itself pays for the deeper table: its indexes grow too).
  */
 async function depthComparison(deepUtils: UniqueWorkerUtils): Promise<DepthRow[]> {

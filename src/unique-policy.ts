@@ -236,9 +236,9 @@ function ownPolicy(input: unknown): unknown {
 /**
  * The policy without its defaults: only the fields whose value differs from §2.1's default, in
  * the policy's field order, so that `parseUniquePolicy(compactUniquePolicy(p))` is `p` again.
- * For storing a policy beside every job: the full form of the default policy is 161 bytes of JSON,
- * the compact one `{}` — on BullMQ that decides whether a job hash stays in Redis' compact
- * listpack encoding (values up to 64 bytes), about a third of the memory of a hashtable.
+ * For storing a policy beside every job: the default policy's compact form is `{}`, and on
+ * BullMQ a short value keeps the job hash in Redis' compact listpack encoding (values up to
+ * `hash-max-listpack-value` bytes) instead of a hashtable.
  */
 export function compactUniquePolicy(policy: UniquePolicy): UniquePolicyInput {
   const compact: UniquePolicyInput = {};

@@ -4,7 +4,7 @@
  * with exactly one live job for the key, and the outcomes must account for every call.
  *
  * The control: with the head-row lock removed from lock_and_read, the reject rounds admit
- * several jobs (checked by hand while writing this; see docs/graphile-worker.md).
+ * several jobs (checked by hand while writing this; see docs/design/graphile-worker.md).
  */
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';

@@ -1,6 +1,6 @@
 /**
  * The Graphile Worker examples run as documented (`npx tsx examples/graphile-worker/<name>.ts`)
- * and print what docs/graphile-worker.md says they print.
+ * and print what their opening comments say they do.
  */
 import { spawnSync } from 'node:child_process';
 import { expect } from 'chai';

@@ -1,5 +1,5 @@
 /**
- * Faults on Graphile Worker (issue 9): unique adds through `createGraphileWorkerBackend` and
+ * Faults on Graphile Worker: unique adds through `createGraphileWorkerBackend` and
  * `makeUniqueWorkerUtils().addJob` while the connection is cut right after PostgreSQL replied
  * to a COMMIT or to the one-statement insert (the reply is lost, the write is not), and while
  * an admin connection runs `pg_terminate_backend` on the pool's connections.
