@@ -9,7 +9,7 @@
  * `opts.ojsMeta` -> `meta` (BullMQ jobs have none; kept apart so `data` is never altered),
  * `delay` -> `scheduled_at`, `attempts` -> `max_attempts`.
  */
-import { Queue, type Job, type JobsOptions, type QueueListener } from 'bullmq';
+import { Queue, type Job, type JobsOptions } from 'bullmq';
 import { InvalidJobInputError, isDuplicateJobError, isInvalidJobInputError, type OjsUniqueError, type ValidationIssue } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
@@ -38,28 +38,55 @@ export interface UniqueJobsOptions extends JobsOptions {
   ojsMeta?: Record<string, unknown>;
 }
 
-/** What a unique add did, on the returned job, without another round trip. */
-export interface UniqueOutcome {
-  /**
-   * `created`: inserted. `deduplicated`: `ignore` met a duplicate; the returned job IS the existing
-   * job (its own id, name and data). `replaced`: inserted after cancelling `replacedJobIds`.
-   * `rejected`: only in `addBulk` results, for an entry that was not added (a single `add` throws
-   * instead; see `error`).
-   */
-  outcome: 'created' | 'deduplicated' | 'replaced' | 'rejected';
-  uniquenessKey: string;
-  existingJobId?: string;
-  existingJobState?: OjsJobState;
-  replacedJobIds?: string[];
-  /**
-   * For `rejected` in `addBulk`: the error a single `add` would have thrown: `DuplicateJobError`
-   * (then also `existingJobId`/`existingJobState`), `InvalidJobInputError` for a `jobId` taken
-   * by a concurrent add, or `BackendError`. `uniquenessKey` is `''` for a job without a policy.
-   */
-  error?: OjsUniqueError;
-}
+/**
+ * What a unique add did, on the returned job, without another round trip. `UniqueOutcome<'replaced'>`
+ * is one kind; the default is any of them.
+ *  - `created`: inserted.
+ *  - `deduplicated`: `ignore` met a duplicate; the returned job IS the existing job (its own id,
+ *    name and data).
+ *  - `replaced`: inserted after cancelling `replacedJobIds`.
+ *  - `rejected`: only in `addBulk` results, for an entry that was not added (a single `add`
+ *    throws instead). `error` is what that `add` would have thrown: `DuplicateJobError` (then also
+ *    `existingJobId`/`existingJobState`), `InvalidJobInputError` for a `jobId` taken by a
+ *    concurrent add, or `BackendError`. `uniquenessKey` is `''` for an entry without a policy.
+ */
+export type UniqueOutcome<Kind extends OutcomeKind = OutcomeKind> = Extract<Outcomes, { outcome: Kind }>;
 
-export type UniqueJob = Job & { unique?: UniqueOutcome };
+type OutcomeKind = Outcomes['outcome'];
+/** Fields an outcome never has are `?: undefined`, so any field can be read before narrowing. */
+type Outcomes =
+  | { outcome: 'created'; uniquenessKey: string; existingJobId?: undefined; existingJobState?: undefined; replacedJobIds?: undefined; error?: undefined }
+  | { outcome: 'deduplicated'; uniquenessKey: string; existingJobId: string; existingJobState: OjsJobState; replacedJobIds?: undefined; error?: undefined }
+  | { outcome: 'replaced'; uniquenessKey: string; replacedJobIds: string[]; existingJobId?: undefined; existingJobState?: undefined; error?: undefined }
+  | { outcome: 'rejected'; uniquenessKey: string; error: OjsUniqueError; existingJobId?: string; existingJobState?: OjsJobState; replacedJobIds?: undefined };
+
+/** What a single `add` with a policy can answer (a refusal throws). */
+type AddOutcomeKind = Exclude<OutcomeKind, 'rejected'>;
+
+/**
+ * A job returned for a unique add: the queue's `Job`, with what the add did. A `deduplicated` job
+ * found in another queue (a policy without the `queue` dimension) has the same name (`type` is
+ * always hashed) and is typed with this queue's data and result types: one job name, one payload.
+ */
+export type UniqueJob<DataType = any, ResultType = any, NameType extends string = string, Kind extends OutcomeKind = OutcomeKind> = Job<DataType, ResultType, NameType> & {
+  unique: UniqueOutcome<Kind>;
+};
+
+/**
+ * A job returned for an add without a policy: BullMQ's own, untouched (no `unique` is attached, so
+ * a plain add stays exactly BullMQ's). `unique?: undefined` says so and lets `job.unique` be read
+ * on a mix of both.
+ */
+type PlainJob<DataType, ResultType, NameType extends string> = Job<DataType, ResultType, NameType> & { unique?: undefined };
+
+/** What the untyped implementations below return, whatever the queue's types. */
+type AddedJob = PlainJob<any, any, string> | UniqueJob<any, any, string, AddOutcomeKind>;
+type BulkAddedJob = PlainJob<any, any, string> | UniqueJob;
+
+/** Options of an add with a policy. */
+type WithPolicy = UniqueJobsOptions & { unique: UniquePolicyInput };
+/** Options of an add without one: BullMQ's own (`unique: null` is none). */
+type WithoutPolicy = JobsOptions & { unique?: null; ojsMeta?: undefined };
 
 export interface WithUniquenessOptions {
   /** How long the archive of a job cancelled by `replace` stays readable, in ms. (Default: 7 days.) */
@@ -73,28 +100,50 @@ export interface WithUniquenessOptions {
   duplicateProbe?: boolean;
 }
 
-/** The listener map of a BullMQ queue's own events (`error`, `waiting`, `cleaned` …). */
-type QueueListeners = QueueListener<Job>;
+type DataOf<Q> = Q extends Queue<any, any, any, infer DataType, any, any> ? DataType : never;
+type ResultOf<Q> = Q extends Queue<any, any, any, any, infer ResultType, any> ? ResultType : never;
+type NameOf<Q> = Q extends Queue<any, any, any, any, any, infer NameType> ? NameType : never;
 
 /**
- * The wrapped queue. Methods that return the queue itself (`on`, `once`, `off` …) return the
- * wrapper, so a chained `.add(…, { unique })` keeps its policy.
+ * `add`/`addBulk` of the wrapper, typed like BullMQ's own (the queue's data, result and name
+ * types) and answering per call what the runtime returns: a `UniqueJob` when every add has a
+ * policy, a plain `Job` when none has, either otherwise (options held in a `UniqueJobsOptions`).
  */
-export type UniqueQueue<Q extends Queue = Queue> = Omit<Q, 'add' | 'addBulk' | 'on' | 'once' | 'off' | 'addListener' | 'removeListener' | 'prependListener' | 'prependOnceListener' | 'removeAllListeners' | 'setMaxListeners'> & {
-  add(name: string, data: unknown, opts?: UniqueJobsOptions): Promise<UniqueJob>;
-  addBulk(jobs: { name: string; data: unknown; opts?: UniqueJobsOptions }[]): Promise<UniqueJob[]>;
-  on<U extends keyof QueueListeners>(event: U, listener: QueueListeners[U]): UniqueQueue<Q>;
-  once<U extends keyof QueueListeners>(event: U, listener: QueueListeners[U]): UniqueQueue<Q>;
-  off<U extends keyof QueueListeners>(event: U, listener: QueueListeners[U]): UniqueQueue<Q>;
-  addListener(event: string | symbol, listener: (...args: any[]) => void): UniqueQueue<Q>;
-  removeListener(event: string | symbol, listener: (...args: any[]) => void): UniqueQueue<Q>;
-  prependListener(event: string | symbol, listener: (...args: any[]) => void): UniqueQueue<Q>;
-  prependOnceListener(event: string | symbol, listener: (...args: any[]) => void): UniqueQueue<Q>;
-  removeAllListeners(event?: string | symbol): UniqueQueue<Q>;
-  setMaxListeners(n: number): UniqueQueue<Q>;
+interface UniqueAdds<DataType, ResultType, NameType extends string, Q> {
+  add(name: NameType, data: DataType, opts: WithPolicy): Promise<UniqueJob<DataType, ResultType, NameType, AddOutcomeKind>>;
+  add(name: NameType, data: DataType, opts?: WithoutPolicy): Promise<PlainJob<DataType, ResultType, NameType>>;
+  add(name: NameType, data: DataType, opts: UniqueJobsOptions | undefined): Promise<AddResult<DataType, ResultType, NameType>>;
+  addBulk(jobs: readonly { name: NameType; data: DataType; opts: WithPolicy }[]): Promise<UniqueJob<DataType, ResultType, NameType>[]>;
+  addBulk(jobs: readonly { name: NameType; data: DataType; opts?: WithoutPolicy }[]): Promise<PlainJob<DataType, ResultType, NameType>[]>;
+  addBulk(jobs: { name: NameType; data: DataType; opts?: UniqueJobsOptions }[]): Promise<BulkResult<DataType, ResultType, NameType>>;
   /** The queue that was wrapped. */
   readonly unwrapped: Q;
-};
+}
+
+/**
+ * The catch-all overloads again, after the queue's own in {@link UniqueQueue}: TypeScript reports
+ * the last overload's error when none matches (so a misspelt policy is reported against the
+ * policy, not as "'unique' does not exist in type 'JobsOptions'"), and `Parameters`/`ReturnType`
+ * read the last overload. Each differs from its twin in `UniqueAdds` (an optional `opts`, a
+ * readonly array): an intersection keeps only the first of two identical signatures.
+ */
+interface CatchAllAdds<DataType, ResultType, NameType extends string> {
+  add(name: NameType, data: DataType, opts?: UniqueJobsOptions): Promise<AddResult<DataType, ResultType, NameType>>;
+  /** In a mixed batch, a plain entry that was not added is `rejected`, with `uniquenessKey: ''`. */
+  addBulk(jobs: readonly { name: NameType; data: DataType; opts?: UniqueJobsOptions }[]): Promise<BulkResult<DataType, ResultType, NameType>>;
+}
+
+type AddResult<DataType, ResultType, NameType extends string> = PlainJob<DataType, ResultType, NameType> | UniqueJob<DataType, ResultType, NameType, AddOutcomeKind>;
+type BulkResult<DataType, ResultType, NameType extends string> = (PlainJob<DataType, ResultType, NameType> | UniqueJob<DataType, ResultType, NameType>)[];
+
+/**
+ * The wrapped queue: the queue's own type, so it goes wherever a `Queue` does and the methods that
+ * return the queue (`on`, `once` …) return the wrapper, with `add`/`addBulk` that accept `unique`.
+ * Ours come first, so they are the overloads a call picks. The queue's own `add`/`addBulk` stay in
+ * the list (leaving them out of `Q` would also drop its private members, and with them
+ * assignability to `Queue`) but are never picked: ours accept all of their arguments.
+ */
+export type UniqueQueue<Q extends Queue = Queue> = UniqueAdds<DataOf<Q>, ResultOf<Q>, NameOf<Q>, Q> & Q & CatchAllAdds<DataOf<Q>, ResultOf<Q>, NameOf<Q>>;
 
 export const DEFAULT_CANCELLED_RETENTION_MS = 7 * 86_400_000;
 
@@ -132,8 +181,8 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
     return value;
   };
 
-  const add = async (name: string, data: unknown, opts?: UniqueJobsOptions): Promise<UniqueJob> => {
-    if (!hasPolicy(opts)) return relink((await queue.add(name, data as never, plainOpts(opts) as never)) as UniqueJob);
+  const add = async (name: string, data: unknown, opts?: UniqueJobsOptions): Promise<AddedJob> => {
+    if (!hasPolicy(opts)) return relink((await queue.add(name, data as never, plainOpts(opts) as never)) as PlainJob<any, any, string>);
     // A unique add throws only the core's typed errors (a plain add above stays BullMQ's own).
     try {
       const request = { ...buildRequest(queue, name, data, opts ?? {}, retentionMs), probe };
@@ -147,10 +196,10 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
     }
   };
 
-  const addBulk = async (jobs: { name: string; data: unknown; opts?: UniqueJobsOptions }[]): Promise<UniqueJob[]> => {
+  const addBulk = async (jobs: readonly { name: string; data: unknown; opts?: UniqueJobsOptions }[]): Promise<BulkAddedJob[]> => {
     if (!jobs.some((job) => hasPolicy(job.opts))) {
       const plain = jobs.some((job) => job.opts != null && 'unique' in job.opts) ? jobs.map((job) => ({ ...job, opts: plainOpts(job.opts) })) : jobs;
-      return relink((await queue.addBulk(plain as never)) as UniqueJob[]);
+      return relink((await queue.addBulk(plain as never)) as PlainJob<any, any, string>[]);
     }
     try {
       return relink(await uniqueAddBulk(siblings, jobs, retentionMs));
@@ -320,19 +369,19 @@ class Siblings {
   }
 }
 
-function jobForReply(siblings: Siblings, reply: UniqueAddReply, prepared: PreparedUnique): UniqueJob {
+function jobForReply(siblings: Siblings, reply: UniqueAddReply, prepared: PreparedUnique): UniqueJob<any, any, string, AddOutcomeKind> {
   const uniquenessKey = prepared.key;
   switch (reply.outcome) {
     case 'created':
-      return Object.assign(reply.job, { unique: { outcome: 'created', uniquenessKey } as UniqueOutcome });
+      return Object.assign(reply.job, { unique: { outcome: 'created', uniquenessKey } satisfies UniqueOutcome<'created'> });
     case 'replaced':
       return Object.assign(reply.job, {
-        unique: { outcome: 'replaced', uniquenessKey, replacedJobIds: reply.replaced.map((job) => job.id) } as UniqueOutcome,
+        unique: { outcome: 'replaced', uniquenessKey, replacedJobIds: reply.replaced.map((job) => job.id) } satisfies UniqueOutcome<'replaced'>,
       });
     case 'deduplicated': {
       const existing = jobFromHash(siblings.of(reply.existing.queue), reply.existing.id, reply.existing.hash);
       return Object.assign(existing, {
-        unique: { outcome: 'deduplicated', uniquenessKey, existingJobId: reply.existing.id, existingJobState: reply.existing.state } as UniqueOutcome,
+        unique: { outcome: 'deduplicated', uniquenessKey, existingJobId: reply.existing.id, existingJobState: reply.existing.state } satisfies UniqueOutcome<'deduplicated'>,
       });
     }
   }
@@ -353,7 +402,7 @@ function jobForReply(siblings: Siblings, reply: UniqueAddReply, prepared: Prepar
  * Only when no entry was written is an error other than a duplicate thrown (e.g. `BackendError`
  * on a lost connection), as a single add would throw it.
  */
-async function uniqueAddBulk(siblings: Siblings, jobs: { name: string; data: unknown; opts?: UniqueJobsOptions }[], retentionMs: number): Promise<UniqueJob[]> {
+async function uniqueAddBulk(siblings: Siblings, jobs: readonly { name: string; data: unknown; opts?: UniqueJobsOptions }[], retentionMs: number): Promise<BulkAddedJob[]> {
   const queue = siblings.queue;
   const internals = internalsOf(queue);
   type Entry = { kind: 'unique'; prepared: PreparedUniqueAdd } | { kind: 'plain'; job: Job };
@@ -387,12 +436,12 @@ async function uniqueAddBulk(siblings: Siblings, jobs: { name: string; data: unk
   // Each command's own promise settles with its reply or error; the replies are read from exec's.
   await Promise.allSettled(plainIds);
 
-  const outcomes = entries.map((entry, index) => {
+  const outcomes = entries.map((entry, index): BulkAddedJob => {
     const [error, reply] = results[index] ?? [new Error('missing pipeline reply'), null];
     if (entry.kind === 'plain') {
       if (error) return notAdded(entry.job, '', backendErrorFor(error));
       entry.job.id = String(reply);
-      return entry.job as UniqueJob;
+      return entry.job;
     }
     try {
       if (error) throw error;
@@ -411,8 +460,8 @@ async function uniqueAddBulk(siblings: Siblings, jobs: { name: string; data: unk
 }
 
 /** An entry of a batch that was not added: its Job (never stored), with the error a single add would have thrown. */
-function notAdded(job: Job, uniquenessKey: string, error: OjsUniqueError): UniqueJob {
-  const rejected = job as UniqueJob;
+function notAdded(job: Job, uniquenessKey: string, error: OjsUniqueError): UniqueJob<any, any, string, 'rejected'> {
+  const rejected = job as UniqueJob<any, any, string, 'rejected'>;
   rejected.unique = isDuplicateJobError(error)
     ? { outcome: 'rejected', uniquenessKey, existingJobId: error.existingJobId, existingJobState: error.existingJobState, error }
     : { outcome: 'rejected', uniquenessKey, error };

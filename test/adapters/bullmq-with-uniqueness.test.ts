@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { expect } from 'chai';
-import { createBullMQBackend, removeUniquenessIndex, withUniqueness, type UniqueJob } from '../../adapters/bullmq/index.js';
+import { createBullMQBackend, removeUniquenessIndex, withUniqueness, type UniqueJobsOptions } from '../../adapters/bullmq/index.js';
 import { BackendError, DuplicateJobError, InvalidJobInputError, computeUniquenessKey, parseUniquePolicy } from '../../src/index.js';
 import { rejection } from '../conformance/suite-context.js';
 import { REDIS_URL, redisTimeMs, useRedisPrefix } from './bullmq-test-redis.js';
@@ -214,7 +214,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
         { name: 'a', data: { n: 3 }, opts: { unique: { on_conflict: 'reject' } } },
         { name: 'a', data: { n: 4 }, opts: { unique: { on_conflict: 'replace' } } },
       ]);
-      const outcomes = jobs.map((job: UniqueJob) => job.unique?.outcome ?? 'plain');
+      const outcomes = jobs.map((job) => job.unique?.outcome ?? 'plain');
       expect(outcomes).to.deep.equal(['created', 'deduplicated', 'plain', 'rejected', 'replaced']);
       expect(jobs[1]!.id).to.equal(jobs[0]!.id);
       expect(jobs[3]!.unique!.error).to.be.instanceOf(DuplicateJobError);
@@ -237,7 +237,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
           { name: 'a', data: { n: 1 }, opts: { jobId: 'fresh' } },
           { name: 'b', data: { n: 2 }, opts: { unique: { keys: ['type'] }, jobId: 'fresh' } },
         ],
-      ] satisfies Parameters<typeof queue.addBulk>[0][]) {
+      ] satisfies { name: string; data: unknown; opts?: UniqueJobsOptions }[][]) {
         const error = await rejection(queue.addBulk(batch));
         expect(error).to.be.instanceOf(InvalidJobInputError);
         expect((error as unknown as InvalidJobInputError).issues[0]!.path).to.equal('[1].opts.jobId');

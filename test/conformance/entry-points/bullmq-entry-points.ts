@@ -13,9 +13,9 @@
  *   max_attempts → opts.attempts (default 3 and exponential 1 s backoff, as createBullMQBackend);
  *   priority → opts.priority (BullMQ's scale, as createBullMQBackend maps it); unique → opts.unique.
  */
-import { Queue } from 'bullmq';
+import { Queue, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { withUniqueness, type BullMQBackend, type UniqueJob, type UniqueJobsOptions, type UniqueQueue } from '../../../adapters/bullmq/index.js';
+import { withUniqueness, type BullMQBackend, type UniqueJobsOptions, type UniqueOutcome, type UniqueQueue } from '../../../adapters/bullmq/index.js';
 import { bullmqPriority, PRIORITY_BASE } from '../../../adapters/bullmq/bullmq-ojs-job-view.js';
 import { type EnqueueResult, type JobInput, type OjsJob } from '../../../src/index.js';
 import { DEFAULT_QUEUE, scheduledAtMs, uuidv7 } from '../../../src/internal.js';
@@ -25,6 +25,9 @@ import type { ConformanceSubject } from '../conformance-subject.js';
 
 export const BULLMQ_ENTRY_POINTS = ['withUniqueness.add', 'withUniqueness.addBulk'] as const;
 export type BullMQEntryPoint = (typeof BULLMQ_ENTRY_POINTS)[number];
+
+/** What an add through the wrapper returns: a unique add's job has `unique`, a plain add's has not. */
+type AddedJob = Job & { unique?: UniqueOutcome };
 
 export interface BullMQAddArguments {
   queue: string;
@@ -107,7 +110,7 @@ export class BullMQEntry {
   }
 
   /** The raw add: what the entry point returned (the one job), or what it threw. */
-  async add(args: BullMQAddArguments): Promise<UniqueJob> {
+  async add(args: BullMQAddArguments): Promise<AddedJob> {
     const queue = this.queue(args.queue);
     if (this.entry === 'withUniqueness.add') return queue.add(args.name, args.data, args.opts);
     const [job] = await queue.addBulk([{ name: args.name, data: args.data, opts: args.opts }]);
@@ -122,7 +125,7 @@ export class BullMQEntry {
   }
 
   /** The entry point's answer as an EnqueueResult, the jobs read back through the OJS backend. */
-  async toResult(job: UniqueJob): Promise<EnqueueResult> {
+  async toResult(job: AddedJob): Promise<EnqueueResult> {
     const read = async (id: string): Promise<OjsJob> => {
       const found = await this.backend.getJob(id);
       if (!found) throw new Error(`${this.entry}: job ${id} was returned but cannot be found`);

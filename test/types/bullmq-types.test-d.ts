@@ -1,0 +1,179 @@
+/**
+ * Type tests of `withUniqueness(queue)`: the queue's generics flow through `add`/`addBulk`, the
+ * wrapper goes wherever a `Queue` does, and each method's return type says what the runtime
+ * returns (`unique` present exactly when the add had a policy; the outcomes that method can give).
+ * Compiled by `npm run typecheck`, never run.
+ *
+ * Each `@ts-expect-error` is a test: it fails compilation if the line below it compiles. `exact`
+ * fails compilation unless its two types are the same (not merely assignable).
+ */
+import { Queue, type Job } from 'bullmq';
+import { removeUniquenessIndex, withUniqueness, type UniqueJob, type UniqueJobsOptions, type UniqueOutcome, type UniqueQueue } from '../../adapters/bullmq/index.js';
+import type { OjsJobState, OjsUniqueError, UniquePolicyInput } from '../../src/index.js';
+
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+function exact<A, B>(proof: Equal<A, B>): void {
+  void proof;
+}
+
+interface Payload {
+  userId: number;
+}
+interface Receipt {
+  sent: boolean;
+}
+type Names = 'email.send' | 'email.digest';
+type MailQueue = Queue<Payload, Receipt, Names>;
+
+const policy = { keys: ['type', 'args'], on_conflict: 'ignore' } as const satisfies UniquePolicyInput;
+
+// Not called: these functions only have to compile.
+export async function dataResultAndNameFlow(queue: MailQueue): Promise<void> {
+  const q = withUniqueness(queue);
+  const job = await q.add('email.send', { userId: 1 }, { unique: policy });
+  exact<typeof job.data, Payload>(true);
+  exact<typeof job.returnvalue, Receipt>(true);
+  exact<typeof job.name, Names>(true);
+  exact<typeof job, UniqueJob<Payload, Receipt, Names, 'created' | 'deduplicated' | 'replaced'>>(true);
+  const [bulk] = await q.addBulk([{ name: 'email.digest', data: { userId: 2 }, opts: { unique: policy } }]);
+  exact<NonNullable<typeof bulk>['data'], Payload>(true);
+  exact<typeof q.unwrapped, MailQueue>(true);
+
+  // @ts-expect-error misspelt job name
+  await q.add('email.sned', { userId: 1 }, { unique: policy });
+  // @ts-expect-error misspelt job name, plain add
+  await q.add('email.sned', { userId: 1 });
+  // @ts-expect-error misspelt job name in a batch
+  await q.addBulk([{ name: 'email.sned', data: { userId: 1 }, opts: { unique: policy } }]);
+  // @ts-expect-error data of the wrong type
+  await q.add('email.send', { userId: '1' }, { unique: policy });
+}
+
+/** A queue typed by its Job, BullMQ's other way of writing the generics. */
+export async function queueTypedByJob(queue: Queue<Job<Payload, Receipt, Names>>): Promise<void> {
+  const job = await withUniqueness(queue).add('email.digest', { userId: 1 }, { unique: policy });
+  exact<typeof job.data, Payload>(true);
+  exact<typeof job.name, Names>(true);
+}
+
+/** A subclass keeps its own members and its generics. */
+declare class MailQueueWithExtras extends Queue<Payload, Receipt, Names> {
+  drainSoon(): Promise<void>;
+}
+export async function subclassedQueue(queue: MailQueueWithExtras): Promise<void> {
+  const q = withUniqueness(queue);
+  await q.drainSoon();
+  const job = await q.add('email.send', { userId: 1 }, { unique: policy });
+  exact<typeof job.data, Payload>(true);
+  exact<typeof q.unwrapped, MailQueueWithExtras>(true);
+  const asBase: Queue<Payload, Receipt, Names> = q;
+  void asBase;
+}
+
+export async function usableAsAQueue(queue: MailQueue, untyped: Queue): Promise<void> {
+  const q = withUniqueness(queue);
+  const typed: MailQueue = q;
+  const plain: Queue = q;
+  const takesQueue = (given: Queue): string => given.name;
+  takesQueue(q);
+  takesQueue(withUniqueness(untyped));
+  await removeUniquenessIndex(q);
+  await removeUniquenessIndex(withUniqueness(untyped), { global: true });
+  const wrapped: UniqueQueue = withUniqueness(untyped);
+  const wrappedTyped: UniqueQueue<MailQueue> = q;
+  // Methods that return the queue return the wrapper, whose add still takes a policy.
+  const chained = q.on('error', () => {}).once('waiting', () => {});
+  exact<typeof chained, UniqueQueue<MailQueue>>(true);
+  exact<(typeof chained)['unwrapped'], MailQueue>(true);
+  await chained.add('email.send', { userId: 1 }, { unique: policy });
+  void [typed, plain, wrapped, wrappedTyped];
+}
+
+export async function outcomesPerMethod(queue: MailQueue, opts: UniqueJobsOptions): Promise<void> {
+  const q = withUniqueness(queue);
+
+  // add with a policy: `unique` always there; a refusal throws, so never 'rejected'.
+  const unique = await q.add('email.send', { userId: 1 }, { unique: {} });
+  exact<typeof unique.unique, UniqueOutcome<'created' | 'deduplicated' | 'replaced'>>(true);
+  exact<typeof unique.unique.outcome, 'created' | 'deduplicated' | 'replaced'>(true);
+  // @ts-expect-error a single add never answers 'rejected'
+  if (unique.unique.outcome === 'rejected') return;
+
+  // add without one (none, `unique: null`): BullMQ's own job, no `unique`.
+  for (const plain of [await q.add('email.send', { userId: 1 }), await q.add('email.send', { userId: 1 }, { unique: null, attempts: 2 })]) {
+    exact<typeof plain, Job<Payload, Receipt, Names> & { unique?: undefined }>(true);
+    const job: Job<Payload, Receipt, Names> = plain;
+    void job;
+  }
+
+  // Options held in a UniqueJobsOptions: either, told apart by `unique`.
+  const either = await q.add('email.send', { userId: 1 }, opts);
+  exact<typeof either.unique, UniqueOutcome<'created' | 'deduplicated' | 'replaced'> | undefined>(true);
+  exact<Parameters<typeof q.add>[2], UniqueJobsOptions | undefined>(true);
+  exact<Awaited<ReturnType<typeof q.add>>, typeof either>(true);
+
+  // addBulk of unique entries: each has `unique`, and may be 'rejected' (reported, not thrown).
+  const bulk = await q.addBulk([
+    { name: 'email.send', data: { userId: 1 }, opts: { unique: {} } },
+    { name: 'email.send', data: { userId: 1 }, opts: { unique: policy, attempts: 3 } },
+  ]);
+  exact<typeof bulk, UniqueJob<Payload, Receipt, Names>[]>(true);
+  exact<NonNullable<(typeof bulk)[number]>['unique']['outcome'], 'created' | 'deduplicated' | 'replaced' | 'rejected'>(true);
+
+  // addBulk without policies: BullMQ's own addBulk.
+  const plainBulk = await q.addBulk([{ name: 'email.send', data: { userId: 1 } }, { name: 'email.digest', data: { userId: 2 }, opts: { unique: null } }]);
+  exact<typeof plainBulk, (Job<Payload, Receipt, Names> & { unique?: undefined })[]>(true);
+
+  // A mixed batch: a plain entry has no `unique`, or is 'rejected' if it was not added.
+  const mixed = await q.addBulk([
+    { name: 'email.send', data: { userId: 1 }, opts: { unique: {} } },
+    { name: 'email.send', data: { userId: 1 } },
+  ]);
+  exact<NonNullable<(typeof mixed)[number]['unique']>['outcome'], 'created' | 'deduplicated' | 'replaced' | 'rejected'>(true);
+  exact<Extract<(typeof mixed)[number]['unique'], undefined>, undefined>(true);
+  exact<Awaited<ReturnType<typeof q.addBulk>>, typeof mixed>(true);
+  // Read-only batches are accepted too, and answer the same.
+  const frozen = [{ name: 'email.send', data: { userId: 1 }, opts: { unique: policy } }] as const;
+  const frozenJobs = await q.addBulk(frozen);
+  exact<typeof frozenJobs, typeof bulk>(true);
+}
+
+export function outcomesNarrow(outcome: UniqueOutcome): void {
+  // Any field reads before narrowing; narrowing gives each outcome its own fields.
+  exact<typeof outcome.replacedJobIds, string[] | undefined>(true);
+  switch (outcome.outcome) {
+    case 'created':
+      exact<typeof outcome.existingJobId, undefined>(true);
+      break;
+    case 'deduplicated':
+      exact<typeof outcome.existingJobId, string>(true);
+      exact<typeof outcome.existingJobState, OjsJobState>(true);
+      break;
+    case 'replaced':
+      exact<typeof outcome.replacedJobIds, string[]>(true);
+      break;
+    case 'rejected':
+      exact<typeof outcome.error, OjsUniqueError>(true);
+      exact<typeof outcome.existingJobId, string | undefined>(true);
+      break;
+  }
+}
+
+export async function policyTyposFail(queue: MailQueue): Promise<void> {
+  const q = withUniqueness(queue);
+  // @ts-expect-error misspelt strategy
+  await q.add('email.send', { userId: 1 }, { unique: { on_conflict: 'ignroe' } });
+  // @ts-expect-error misspelt field
+  await q.add('email.send', { userId: 1 }, { unique: { periood: 5 } });
+  // @ts-expect-error not a policy
+  await q.add('email.send', { userId: 1 }, { unique: true });
+  // @ts-expect-error unknown dimension
+  await q.add('email.send', { userId: 1 }, { unique: { keys: ['argz'] } });
+  // @ts-expect-error misspelt field in a batch
+  await q.addBulk([{ name: 'email.send', data: { userId: 1 }, opts: { unique: { periood: 5 } } }]);
+  // @ts-expect-error misspelt field in a mixed batch
+  await q.addBulk([{ name: 'email.send', data: { userId: 1 } }, { name: 'email.send', data: { userId: 1 }, opts: { unique: { periood: 5 } } }]);
+  // @ts-expect-error misspelt field, options held in a variable
+  const held: UniqueJobsOptions = { unique: { periood: 5 } };
+  void held;
+}
