@@ -16,9 +16,9 @@ import { hasUniquePolicy, taskSpecToEnqueue, type UniqueTaskSpec } from './graph
 
 export interface UniqueEnqueueOptions {
   /** The adapter's own schema. (Default: `ojs_unique`.) */
-  schema?: string;
-  /** Graphile Worker's schema. (Default: `graphile_worker`.) */
-  graphileSchema?: string;
+  uniqueSchema?: string;
+  /** Graphile Worker's schema: the one the worker runs with. (Default: `graphile_worker`.) */
+  workerSchema?: string;
   /** §5.2: let `replace` fence a running job instead of rejecting with state `active`. (Default: false.) */
   replaceActive?: boolean;
   /**
@@ -35,8 +35,8 @@ export function enqueueSettings(options: UniqueEnqueueOptions, optionNames?: Sch
   return {
     sql: GraphileWorkerSql.for(
       {
-        graphileSchema: options.graphileSchema ?? DEFAULT_GRAPHILE_SCHEMA,
-        uniqueSchema: options.schema ?? DEFAULT_UNIQUE_SCHEMA,
+        workerSchema: options.workerSchema ?? DEFAULT_GRAPHILE_SCHEMA,
+        uniqueSchema: options.uniqueSchema ?? DEFAULT_UNIQUE_SCHEMA,
       },
       optionNames,
     ),

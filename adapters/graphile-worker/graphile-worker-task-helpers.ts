@@ -19,7 +19,7 @@ export interface UniqueJobHelpers extends Omit<JobHelpers, 'addJob' | 'addJobs'>
 
 export type UniqueTask<P = unknown> = (payload: P, helpers: UniqueJobHelpers) => void | Promise<void | unknown[]>;
 
-/** Pass the same `graphileSchema` the worker runs with. */
+/** Pass the same `workerSchema` (and `uniqueSchema`) the worker runs with. */
 export function withUniqueHelpers(taskList: Record<string, UniqueTask>, options: UniqueEnqueueOptions = {}): TaskList {
   const settings = enqueueSettings(options);
   const wrapped: TaskList = {};

@@ -15,7 +15,7 @@ export type { UniqueJobsPresetOptions } from './graphile-worker-preset.js';
 export { createGraphileWorkerBackend } from './graphile-worker-backend.js';
 export type { GraphileWorkerBackend, GraphileWorkerBackendOptions } from './graphile-worker-backend.js';
 export { RECLAIM_TASK_IDENTIFIER, makeReclaimTask, reclaimUniqueJobs } from './graphile-worker-reclaim.js';
-export type { ReclaimOptions, ReclaimResult } from './graphile-worker-reclaim.js';
+export type { ReclaimOptions, ReclaimResult, ReclaimTaskOptions } from './graphile-worker-reclaim.js';
 export { SUPPORTED_GRAPHILE_MIGRATIONS, installUniqueJobsSchema } from './graphile-worker-schema.js';
 export { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql } from './graphile-worker-sql.js';
 export type { SchemaNames } from './graphile-worker-sql.js';
