@@ -5,20 +5,29 @@
  *  - `addJobsOnClient`: a batch in one transaction (all or nothing, like Graphile's addJobs).
  * A job without `unique` goes to Graphile exactly as its own addJob sends it.
  */
-import type { Job } from 'graphile-worker';
+import type { AddJobsJobSpec, Job } from 'graphile-worker';
 import { InvalidJobInputError } from '../../src/errors.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
+import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { enqueueOnClient, recoverRequest, type EnqueueSettings, type PreparedGraphileEnqueue, type Reconnect } from './graphile-worker-enqueue.js';
 import { isConnectionLoss, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, type SchemaOptionNames } from './graphile-worker-sql.js';
-import { hasUniquePolicy, taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
+import {
+  hasUniquePolicy,
+  taskSpecToEnqueue,
+  type PlainTaskSpec,
+  type TaskIdentifier,
+  type TaskPayload,
+  type UniqueTaskSpec,
+  type UniqueTaskSpecWithPolicy,
+} from './graphile-worker-task-spec.js';
 
 export interface UniqueEnqueueOptions {
   /** The adapter's own schema. (Default: `ojs_unique`.) */
-  schema?: string;
-  /** Graphile Worker's schema. (Default: `graphile_worker`.) */
-  graphileSchema?: string;
+  uniqueSchema?: string;
+  /** Graphile Worker's schema: the one the worker runs with. (Default: `graphile_worker`.) */
+  workerSchema?: string;
   /** §5.2: let `replace` fence a running job instead of rejecting with state `active`. (Default: false.) */
   replaceActive?: boolean;
   /**
@@ -35,8 +44,8 @@ export function enqueueSettings(options: UniqueEnqueueOptions, optionNames?: Sch
   return {
     sql: GraphileWorkerSql.for(
       {
-        graphileSchema: options.graphileSchema ?? DEFAULT_GRAPHILE_SCHEMA,
-        uniqueSchema: options.schema ?? DEFAULT_UNIQUE_SCHEMA,
+        workerSchema: options.workerSchema ?? DEFAULT_GRAPHILE_SCHEMA,
+        uniqueSchema: options.uniqueSchema ?? DEFAULT_UNIQUE_SCHEMA,
       },
       optionNames,
     ),
@@ -44,9 +53,6 @@ export function enqueueSettings(options: UniqueEnqueueOptions, optionNames?: Sch
     preparedStatements: options.preparedStatements ?? true,
   };
 }
-
-/** A spec with an OJS policy; its `addJob` resolves to an {@link EnqueueResult}. */
-export type UniqueTaskSpecWithPolicy = UniqueTaskSpec & { unique: NonNullable<UniqueTaskSpec['unique']> };
 
 /**
  * Adds a job on `client`, which the caller has put inside BEGIN … COMMIT. Nothing is committed
@@ -56,20 +62,29 @@ export type UniqueTaskSpecWithPolicy = UniqueTaskSpec & { unique: NonNullable<Un
  * Under REPEATABLE READ or SERIALIZABLE a concurrent enqueue of the same key that committed first
  * surfaces as a `BackendError` (SQLSTATE 40001): retry the transaction, as for any such conflict.
  */
-export function addJobWithClient(
+export function addJobWithClient<TIdentifier extends TaskIdentifier = string>(
   client: TransactionClientLike,
-  identifier: string,
-  payload: unknown,
+  identifier: TIdentifier,
+  payload: TaskPayload<TIdentifier>,
   spec: UniqueTaskSpecWithPolicy,
   options?: UniqueEnqueueOptions,
 ): Promise<EnqueueResult>;
-export function addJobWithClient(
+/** Without a policy (no spec, no `unique`, or `unique: null`): a plain Graphile job on `client`. */
+export function addJobWithClient<TIdentifier extends TaskIdentifier = string>(
   client: TransactionClientLike,
-  identifier: string,
-  payload?: unknown,
-  spec?: UniqueTaskSpec,
+  identifier: TIdentifier,
+  payload: TaskPayload<TIdentifier>,
+  spec?: PlainTaskSpec,
   options?: UniqueEnqueueOptions,
 ): Promise<Job>;
+/** A spec whose type may or may not carry a policy: the result is whichever the value asks for. */
+export function addJobWithClient<TIdentifier extends TaskIdentifier = string>(
+  client: TransactionClientLike,
+  identifier: TIdentifier,
+  payload: TaskPayload<TIdentifier>,
+  spec?: UniqueTaskSpec,
+  options?: UniqueEnqueueOptions,
+): Promise<EnqueueResult | Job>;
 export async function addJobWithClient(
   client: TransactionClientLike,
   identifier: string,
@@ -149,11 +164,17 @@ async function addPlainJob(client: PgClientLike, settings: EnqueueSettings, iden
   }
 }
 
-/** The shape of one `addJobs` entry, with the OJS fields. */
-export interface UniqueAddJobsSpec extends UniqueTaskSpec {
-  identifier: string;
-  payload?: unknown;
+/** One `addJobs` entry: Graphile's (its payload typed by `GraphileWorker.Tasks`) with the OJS fields. */
+export interface UniqueAddJobsSpec<TIdentifier extends TaskIdentifier = string> extends UniqueTaskSpec {
+  identifier: TIdentifier;
+  payload: TaskPayload<TIdentifier>;
 }
+
+/** An `addJobs` entry with an OJS policy. */
+export type UniqueAddJobsSpecWithPolicy<TIdentifier extends TaskIdentifier = string> = UniqueAddJobsSpec<TIdentifier> & { unique: UniquePolicyInput };
+
+/** An `addJobs` entry without a policy: Graphile's own `AddJobsJobSpec` (`unique` absent or null). */
+export type PlainAddJobsSpec<TIdentifier extends TaskIdentifier = string> = AddJobsJobSpec<TIdentifier> & { unique?: null };
 
 /**
  * Adds a batch in one transaction on `client` (not already in one): all or nothing, like

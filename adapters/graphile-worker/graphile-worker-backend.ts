@@ -21,7 +21,7 @@ import { backendClosedError, translatePgError } from './graphile-worker-errors.j
 import { DEFAULT_CONNECTION_TIMEOUT_MS, makeOwnPool, withDefaultUser, type PgClientLike, type PgPoolClientLike, type PgPoolLike } from './graphile-worker-pg.js';
 import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './graphile-worker-reclaim.js';
 import { installUniqueJobsSchema } from './graphile-worker-schema.js';
-import type { GraphileWorkerSql } from './graphile-worker-sql.js';
+import type { GraphileWorkerSql, SchemaNames } from './graphile-worker-sql.js';
 
 export interface GraphileWorkerBackendOptions {
   /** A `pg.Pool` you own (not ended by `close()`). Give this or `connectionString`. */
@@ -38,9 +38,9 @@ export interface GraphileWorkerBackendOptions {
    */
   connectionTimeoutMillis?: number;
   /** The adapter's own schema (ledger, functions, migrations). (Default: `ojs_unique`.) */
-  schema?: string;
+  uniqueSchema?: string;
   /** Graphile Worker's schema. (Default: `graphile_worker`.) */
-  graphileSchema?: string;
+  workerSchema?: string;
   /**
    * Run Graphile Worker's own migrations (with the adapter's preset) before the first operation,
    * as `makeWorkerUtils` does. With false the Graphile schema must already be migrated; the
@@ -65,7 +65,7 @@ export interface GraphileWorkerBackendOptions {
 
 export interface GraphileWorkerBackend extends UniqueJobsBackend {
   /** The schema names in use. */
-  readonly schemas: { graphileSchema: string; uniqueSchema: string };
+  readonly schemas: SchemaNames;
   /** Reclaims ledger records no policy can still need (retention); see docs/graphile-worker.md. */
   reclaim(options?: ReclaimOptions): Promise<ReclaimResult>;
   /** Graphile Worker's job id of OJS job `id` (for Graphile's own APIs), or null if unknown. */
@@ -80,7 +80,7 @@ export function createGraphileWorkerBackend(options: GraphileWorkerBackendOption
 
 class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
   readonly capabilities: UniqueJobsCapabilities;
-  readonly schemas: { graphileSchema: string; uniqueSchema: string };
+  readonly schemas: SchemaNames;
   readonly #sql: GraphileWorkerSql;
   readonly #pool: Promise<PgPoolLike>;
   readonly #ownsPool: boolean;
@@ -94,8 +94,8 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
   constructor(options: GraphileWorkerBackendOptions) {
     if (!options.pgPool === !options.connectionString) throw new TypeError('createGraphileWorkerBackend: give exactly one of pgPool or connectionString');
     this.#settings = enqueueSettings({
-      schema: options.schema,
-      graphileSchema: options.graphileSchema,
+      uniqueSchema: options.uniqueSchema,
+      workerSchema: options.workerSchema,
       replaceActive: options.replaceActive,
       preparedStatements: options.preparedStatements,
     });
@@ -142,8 +142,8 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
       // The preset's postmigrate hook installs the adapter's schema in the same pass.
       await runMigrations({
         pgPool: pool as never,
-        schema: this.schemas.graphileSchema,
-        preset: { extends: [makeUniqueJobsPreset({ schema: this.schemas.uniqueSchema })] },
+        schema: this.schemas.workerSchema,
+        preset: { extends: [makeUniqueJobsPreset({ uniqueSchema: this.schemas.uniqueSchema })] },
       } as never);
       return;
     }

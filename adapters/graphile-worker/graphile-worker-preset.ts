@@ -18,16 +18,16 @@ import { DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, schemaNameIssues } from './gr
 import type { PgClientLike } from './graphile-worker-pg.js';
 
 export interface UniqueJobsPresetOptions {
-  /** The adapter's own schema. (Default: `ojs_unique`.) */
-  schema?: string;
+  /** The adapter's own schema. (Default: `ojs_unique`.) Graphile's is the preset's `worker.schema`. */
+  uniqueSchema?: string;
 }
 
 /** The package version the plugin reports to graphile-config. */
 const PLUGIN_VERSION = '0.1.0';
 
 export function makeUniqueJobsPreset(options: UniqueJobsPresetOptions = {}): GraphileConfig.Preset {
-  const uniqueSchema = options.schema ?? DEFAULT_UNIQUE_SCHEMA;
-  const issues = schemaNameIssues(uniqueSchema, 'schema');
+  const uniqueSchema = options.uniqueSchema ?? DEFAULT_UNIQUE_SCHEMA;
+  const issues = schemaNameIssues(uniqueSchema, 'uniqueSchema');
   if (issues.length > 0) throw new InvalidJobInputError(issues);
   const plugin: GraphileConfig.Plugin = {
     name: `OjsUniqueJobsPlugin(${uniqueSchema})`,
@@ -36,7 +36,7 @@ export function makeUniqueJobsPreset(options: UniqueJobsPresetOptions = {}): Gra
     worker: {
       hooks: {
         async postmigrate(ctx, event) {
-          const sql = new GraphileWorkerSql({ graphileSchema: ctx.workerSchema, uniqueSchema }, { graphileSchema: 'worker.schema', uniqueSchema: 'schema' });
+          const sql = new GraphileWorkerSql({ workerSchema: ctx.workerSchema, uniqueSchema }, { workerSchema: 'worker.schema', uniqueSchema: 'uniqueSchema' });
           await installUniqueJobsSchema(event.client as unknown as PgClientLike, sql);
         },
       },

@@ -46,6 +46,14 @@ export async function reclaimUniqueJobs(client: PgClientLike, sql: GraphileWorke
   }
 }
 
+/** {@link makeReclaimTask}'s options: the retention settings and the schemas the worker uses. */
+export interface ReclaimTaskOptions extends ReclaimOptions {
+  /** The adapter's own schema. (Default: `ojs_unique`.) */
+  uniqueSchema?: string;
+  /** Graphile Worker's schema: the one the worker runs with. (Default: `graphile_worker`.) */
+  workerSchema?: string;
+}
+
 /** Identifier under which to register {@link makeReclaimTask} in your task list and crontab. */
 export const RECLAIM_TASK_IDENTIFIER = 'ojs_unique_reclaim';
 
@@ -53,11 +61,11 @@ export const RECLAIM_TASK_IDENTIFIER = 'ojs_unique_reclaim';
  * A Graphile Worker task that reclaims the ledger. Add it to your task list under
  * {@link RECLAIM_TASK_IDENTIFIER} and to your crontab, e.g. `0 * * * * ojs_unique_reclaim`.
  */
-export function makeReclaimTask(options: ReclaimOptions & { schema?: string; graphileSchema?: string } = {}): Task {
+export function makeReclaimTask(options: ReclaimTaskOptions = {}): Task {
   // Task helpers do not say which schema the worker runs in, so it is an option here.
   const sql = new GraphileWorkerSql({
-    graphileSchema: options.graphileSchema ?? DEFAULT_GRAPHILE_SCHEMA,
-    uniqueSchema: options.schema ?? DEFAULT_UNIQUE_SCHEMA,
+    workerSchema: options.workerSchema ?? DEFAULT_GRAPHILE_SCHEMA,
+    uniqueSchema: options.uniqueSchema ?? DEFAULT_UNIQUE_SCHEMA,
   });
   return async (_payload, helpers) => {
     const result = await helpers.withPgClient((client) => reclaimUniqueJobs(client as unknown as PgClientLike, sql, options));

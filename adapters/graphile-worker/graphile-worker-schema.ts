@@ -37,12 +37,12 @@ export async function checkGraphileMigration(client: PgClientLike, sql: Graphile
     level = rows[0]?.id ?? null;
   } catch (error) {
     // 42P01 here: Graphile Worker was never migrated in that schema ("not installed").
-    throw translatePgError(error, { operation: `checking Graphile Worker's schema "${sql.names.graphileSchema}"`, rolledBack: true });
+    throw translatePgError(error, { operation: `checking Graphile Worker's schema "${sql.names.workerSchema}"`, rolledBack: true });
   }
   if (level === null || !SUPPORTED_GRAPHILE_MIGRATIONS.includes(level)) {
     throw new BackendError(
       'graphile-worker',
-      `Graphile Worker schema "${sql.names.graphileSchema}" is at migration ${level ?? 'none'}, which ojs-unique/graphile-worker was not tested against ` +
+      `Graphile Worker schema "${sql.names.workerSchema}" is at migration ${level ?? 'none'}, which ojs-unique/graphile-worker was not tested against ` +
         `(supported: ${SUPPORTED_GRAPHILE_MIGRATIONS.join(', ')}, i.e. graphile-worker 0.18.x). Refusing to touch its private tables; ` +
         'use a supported graphile-worker version or upgrade ojs-unique.',
       { written: false },
@@ -57,7 +57,7 @@ export async function checkGraphileMigration(client: PgClientLike, sql: Graphile
  */
 export async function installUniqueJobsSchema(client: PgClientLike, sql: GraphileWorkerSql): Promise<void> {
   await checkGraphileMigration(client, sql);
-  const { graphileSchema, uniqueSchema } = sql.names;
+  const { workerSchema: graphileSchema, uniqueSchema } = sql.names;
   await client.query('begin');
   try {
     await client.query(sql.text('install-lock'));

@@ -10,7 +10,7 @@ import { sqlFiles, type SqlFileName } from './generated/sql.js';
 
 export interface SchemaNames {
   /** Graphile Worker's schema. (Default: `graphile_worker`, as in Graphile Worker.) */
-  graphileSchema: string;
+  workerSchema: string;
   /** The adapter's own schema: its ledger, functions and migrations. (Default: `ojs_unique`.) */
   uniqueSchema: string;
 }
@@ -18,11 +18,14 @@ export interface SchemaNames {
 export const DEFAULT_GRAPHILE_SCHEMA = 'graphile_worker';
 export const DEFAULT_UNIQUE_SCHEMA = 'ojs_unique';
 
-/** The option each name came from, for the error that refuses it (entry points name them differently). */
+/**
+ * The option each name came from, for the error that refuses it: `makeUniqueWorkerUtils` takes
+ * Graphile's schema as Graphile's own `schema`, a preset as `worker.schema`.
+ */
 export type SchemaOptionNames = { [K in keyof SchemaNames]: string };
 
-/** The names of `createGraphileWorkerBackend`'s options. */
-const BACKEND_OPTION_NAMES: SchemaOptionNames = { graphileSchema: 'graphileSchema', uniqueSchema: 'schema' };
+/** The adapter's own option names (`addJobWithClient`, `withUniqueHelpers`, the backend, reclaim). */
+const OWN_OPTION_NAMES: SchemaOptionNames = { workerSchema: 'workerSchema', uniqueSchema: 'uniqueSchema' };
 
 /** PostgreSQL's identifier limit (NAMEDATALEN - 1): a longer name is silently truncated. */
 const MAX_IDENTIFIER_BYTES = 63;
@@ -36,8 +39,8 @@ const MAX_IDENTIFIER_BYTES = 63;
  *  - an empty name, or one over 63 bytes, which PostgreSQL would truncate, so two long names
  *    could silently share one schema.
  */
-export function checkSchemaNames(names: SchemaNames, options: SchemaOptionNames = BACKEND_OPTION_NAMES): void {
-  const issues = (['graphileSchema', 'uniqueSchema'] as const).flatMap((which) => schemaNameIssues(names[which], options[which]));
+export function checkSchemaNames(names: SchemaNames, options: SchemaOptionNames = OWN_OPTION_NAMES): void {
+  const issues = (['workerSchema', 'uniqueSchema'] as const).flatMap((which) => schemaNameIssues(names[which], options[which]));
   if (issues.length > 0) throw new InvalidJobInputError(issues);
 }
 
@@ -57,7 +60,7 @@ export class GraphileWorkerSql {
 
   /** One renderer per pair of schema names, shared, so each text is rendered once per process. */
   static for(names: SchemaNames, options?: SchemaOptionNames): GraphileWorkerSql {
-    const id = JSON.stringify([names.graphileSchema, names.uniqueSchema]);
+    const id = JSON.stringify([names.workerSchema, names.uniqueSchema]);
     let sql = GraphileWorkerSql.#byNames.get(id);
     if (!sql) GraphileWorkerSql.#byNames.set(id, (sql = new GraphileWorkerSql(names, options)));
     return sql;
@@ -94,10 +97,10 @@ export class GraphileWorkerSql {
   text(name: SqlFileName): string {
     let text = this.#rendered.get(name);
     if (text === undefined) {
-      const { graphileSchema, uniqueSchema } = this.names;
+      const { workerSchema, uniqueSchema } = this.names;
       const values: Record<string, string> = {
-        GRAPHILE_WORKER_SCHEMA_NAME: escapeLiteral(graphileSchema),
-        GRAPHILE_WORKER_SCHEMA: escapeIdentifier(graphileSchema),
+        GRAPHILE_WORKER_SCHEMA_NAME: escapeLiteral(workerSchema),
+        GRAPHILE_WORKER_SCHEMA: escapeIdentifier(workerSchema),
         OJS_UNIQUE_SCHEMA_NAME: escapeLiteral(uniqueSchema),
         OJS_UNIQUE_SCHEMA: escapeIdentifier(uniqueSchema),
       };

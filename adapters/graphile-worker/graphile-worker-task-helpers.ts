@@ -6,27 +6,47 @@
  * execution or `helpers`, and `loadTaskFromFiles` only sees file-loaded tasks.
  * For file-loaded tasks, wrap inside the file: `export default withUniqueHelpers({ t: task }).t`.
  */
-import type { JobHelpers, TaskList } from 'graphile-worker';
+import type { JobHelpers, PromiseOrDirect, Task } from 'graphile-worker';
 import { enqueueSettings, type UniqueEnqueueOptions } from './graphile-worker-add-job.js';
 import type { EnqueueSettings } from './graphile-worker-enqueue.js';
+import type { TaskIdentifier, TaskPayload } from './graphile-worker-task-spec.js';
 import { uniqueAddFunctions, type UniqueAddJob, type UniqueAddJobs } from './graphile-worker-unique-add.js';
 
-/** Task helpers whose `addJob`/`addJobs` accept `unique` (see {@link withUniqueHelpers}). */
-export interface UniqueJobHelpers extends Omit<JobHelpers, 'addJob' | 'addJobs'> {
+/**
+ * Task helpers whose `addJob`/`addJobs` accept `unique` (see {@link withUniqueHelpers}). Still
+ * Graphile's `JobHelpers`: a task written for those runs unchanged.
+ */
+export interface UniqueJobHelpers extends JobHelpers {
   addJob: UniqueAddJob;
   addJobs: UniqueAddJobs;
 }
 
-export type UniqueTask<P = unknown> = (payload: P, helpers: UniqueJobHelpers) => void | Promise<void | unknown[]>;
+/** Graphile's `Task<TName>` whose helpers are {@link UniqueJobHelpers}. Any Graphile `Task` is one. */
+export type UniqueTask<TName extends TaskIdentifier = string & {}> = (
+  payload: TaskPayload<TName>,
+  helpers: UniqueJobHelpers,
+) => PromiseOrDirect<void | PromiseOrDirect<unknown>[]>;
 
-/** Pass the same `graphileSchema` the worker runs with. */
-export function withUniqueHelpers(taskList: Record<string, UniqueTask>, options: UniqueEnqueueOptions = {}): TaskList {
+/** Graphile's `TaskList` of {@link UniqueTask}s: a name from `GraphileWorker.Tasks` gets its payload type. */
+export type UniqueTaskList = {
+  [Name in TaskIdentifier]?: Name extends keyof GraphileWorker.Tasks ? UniqueTask<Name> : UniqueTask<any>;
+};
+
+/** The tasks {@link withUniqueHelpers} returns: Graphile `Task`s, under the same names. */
+export type WithUniqueHelpers<T extends UniqueTaskList> = {
+  [Name in keyof T]: Name extends keyof GraphileWorker.Tasks ? Task<Name> : Task;
+};
+
+/** Pass the same `workerSchema` (and `uniqueSchema`) the worker runs with. */
+export function withUniqueHelpers<T extends UniqueTaskList>(taskList: T, options: UniqueEnqueueOptions = {}): WithUniqueHelpers<T> {
   const settings = enqueueSettings(options);
-  const wrapped: TaskList = {};
+  const wrapped: Record<string, unknown> = {};
   for (const [identifier, task] of Object.entries(taskList)) {
-    wrapped[identifier] = (payload, helpers) => task(payload, uniqueHelpers(helpers, settings));
+    // A list entry that is not a function (an optional task left undefined) stays as it was, so
+    // Graphile treats it as it would have.
+    wrapped[identifier] = typeof task === 'function' ? (payload: unknown, helpers: JobHelpers) => task(payload, uniqueHelpers(helpers, settings)) : task;
   }
-  return wrapped;
+  return wrapped as WithUniqueHelpers<T>;
 }
 
 function uniqueHelpers(helpers: JobHelpers, settings: EnqueueSettings): UniqueJobHelpers {

@@ -27,6 +27,12 @@ import { prepareGraphileEnqueue, type PreparedGraphileEnqueue } from './graphile
 /** Graphile Worker stores priority and max_attempts as smallint. */
 const SMALLINT = { min: -32768, max: 32767 } as const;
 
+/** A task identifier: a name declared in `GraphileWorker.Tasks`, or any other string (as in Graphile). */
+export type TaskIdentifier = keyof GraphileWorker.Tasks | (string & {});
+
+/** The payload of `TIdentifier`: its `GraphileWorker.Tasks` entry, else `unknown` (as in Graphile). */
+export type TaskPayload<TIdentifier extends TaskIdentifier> = TIdentifier extends keyof GraphileWorker.Tasks ? GraphileWorker.Tasks[TIdentifier] : unknown;
+
 /** Graphile's `TaskSpec` plus the OJS fields. */
 export interface UniqueTaskSpec extends TaskSpec {
   /**
@@ -41,6 +47,12 @@ export interface UniqueTaskSpec extends TaskSpec {
   /** A caller-chosen OJS job id. (Default: Graphile's job id, as a string.) */
   id?: string;
 }
+
+/** A spec with an OJS policy: its add resolves to an `EnqueueResult`. */
+export type UniqueTaskSpecWithPolicy = UniqueTaskSpec & { unique: UniquePolicyInput };
+
+/** A spec without a policy (`unique` absent or null): its add is Graphile's own and resolves to a `Job`. */
+export type PlainTaskSpec = TaskSpec & { unique?: null };
 
 /**
  * Whether a spec asks for uniqueness: an own `unique` that is neither undefined nor null

@@ -3,29 +3,57 @@
  * `unique`: an entry with a policy goes through the adapter's transaction, anything else to
  * Graphile's own function unchanged. Shared by `makeUniqueWorkerUtils` and `withUniqueHelpers`.
  */
-import type { AddJobFunction, AddJobsFunction, AddJobsJobSpec, Job, TaskSpec, WithPgClient } from 'graphile-worker';
+import type { AddJobFunction, AddJobsFunction, AddJobsJobSpec, Job, WithPgClient } from 'graphile-worker';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
-import { addJobsOnClient, type UniqueAddJobsSpec, type UniqueTaskSpecWithPolicy } from './graphile-worker-add-job.js';
+import { addJobsOnClient, type PlainAddJobsSpec, type UniqueAddJobsSpec, type UniqueAddJobsSpecWithPolicy } from './graphile-worker-add-job.js';
 import { enqueueOnClient, type EnqueueSettings, type Reconnect } from './graphile-worker-enqueue.js';
 import { translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
-import { hasUniquePolicy, taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
+import {
+  hasUniquePolicy,
+  taskSpecToEnqueue,
+  type PlainTaskSpec,
+  type TaskIdentifier,
+  type TaskPayload,
+  type UniqueTaskSpec,
+  type UniqueTaskSpecWithPolicy,
+} from './graphile-worker-task-spec.js';
 
+/**
+ * Graphile's `addJob` that also takes `unique`. The payload is typed by `GraphileWorker.Tasks`, as
+ * in Graphile; the result by the spec's type, as the value will be.
+ */
 export interface UniqueAddJob {
   /** With `unique`: resolves to the outcome; `reject` throws `DuplicateJobError`. */
-  (identifier: string, payload: unknown, spec: UniqueTaskSpecWithPolicy): Promise<EnqueueResult>;
+  <TIdentifier extends TaskIdentifier = string>(identifier: TIdentifier, payload: TaskPayload<TIdentifier>, spec: UniqueTaskSpecWithPolicy): Promise<EnqueueResult>;
   /** Without `unique` (or `unique: null`): Graphile's own `addJob`, unchanged (your `jobKey` works as before). */
-  (identifier: string, payload?: unknown, spec?: TaskSpec & { unique?: null }): Promise<Job>;
+  <TIdentifier extends TaskIdentifier = string>(identifier: TIdentifier, payload: TaskPayload<TIdentifier>, spec?: PlainTaskSpec): Promise<Job>;
+  /** A spec whose type may or may not carry a policy (a `UniqueTaskSpec` variable): either result. */
+  <TIdentifier extends TaskIdentifier = string>(identifier: TIdentifier, payload: TaskPayload<TIdentifier>, spec?: UniqueTaskSpec): Promise<EnqueueResult | Job>;
 }
 
+/**
+ * Graphile's `addJobs` that also takes `unique`. A batch with a policy anywhere resolves to one
+ * outcome per entry, in input order (entries without `unique` are recorded in the ledger as plain
+ * jobs); a batch without one is Graphile's own `addJobs`. The result type says which when the
+ * types can tell: no entry with a policy, or the first, the last or every entry with one.
+ */
 export interface UniqueAddJobs {
   /** No `unique` anywhere: Graphile's own `addJobs`, unchanged. */
-  (specs: AddJobsJobSpec[], jobKeyPreserveRunAt?: boolean): Promise<readonly Job[]>;
-  /**
-   * A batch with at least one `unique` entry: one transaction, an outcome per entry, in input
-   * order (entries without `unique` are recorded in the ledger as plain jobs).
-   */
-  (specs: readonly UniqueAddJobsSpec[]): Promise<EnqueueResult[]>;
+  <TIdentifier extends TaskIdentifier = string>(specs: readonly PlainAddJobsSpec<TIdentifier>[], jobKeyPreserveRunAt?: boolean): Promise<readonly Job[]>;
+  /** One transaction, an outcome per entry; a `reject` duplicate rolls the whole batch back and throws. */
+  <TIdentifier extends TaskIdentifier = string>(
+    specs: readonly [UniqueAddJobsSpecWithPolicy<TIdentifier>, ...UniqueAddJobsSpec<TIdentifier>[]],
+  ): Promise<EnqueueResult[]>;
+  <TIdentifier extends TaskIdentifier = string>(
+    specs: readonly [...UniqueAddJobsSpec<TIdentifier>[], UniqueAddJobsSpecWithPolicy<TIdentifier>],
+  ): Promise<EnqueueResult[]>;
+  <TIdentifier extends TaskIdentifier = string>(specs: readonly UniqueAddJobsSpecWithPolicy<TIdentifier>[]): Promise<EnqueueResult[]>;
+  /** Entries whose types may or may not carry a policy: either result (`jobKeyPreserveRunAt` applies to Graphile's). */
+  <TIdentifier extends TaskIdentifier = string>(
+    specs: readonly UniqueAddJobsSpec<TIdentifier>[],
+    jobKeyPreserveRunAt?: boolean,
+  ): Promise<readonly Job[] | EnqueueResult[]>;
 }
 
 export interface GraphileAddFunctions {
@@ -44,7 +72,7 @@ export function uniqueAddFunctions(graphile: GraphileAddFunctions, settings: Enq
   // A fresh connection for the lost-reply check (request tokens): Graphile's own client source.
   const reconnect: Reconnect = (body) => graphile.withPgClient((client) => body(client as unknown as PgClientLike));
   // async: a refused spec rejects the returned promise rather than throwing synchronously.
-  const addJob = (async (identifier: string, payload?: unknown, spec?: UniqueTaskSpec) => {
+  const addJob = (async (identifier: string, payload: unknown, spec?: UniqueTaskSpec) => {
     // `unique: null` is no policy (a plain job), on every entry point.
     if (!hasUniquePolicy(spec)) return graphile.addJob(identifier, payload, withoutUnique(spec));
     const request = taskSpecToEnqueue(identifier, payload, spec!);

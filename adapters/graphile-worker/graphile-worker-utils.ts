@@ -48,16 +48,16 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
   // own names, with nothing done.
   const settings = enqueueSettings(
     {
-      schema: uniqueSchema,
+      uniqueSchema,
       replaceActive,
       // Off when Graphile is told not to use them (`noPreparedStatements`, or the preset's
       // `worker.preparedStatements`, in an `extends` preset too): whatever made the user turn
       // them off for Graphile applies to the adapter's statements as well.
       preparedStatements:
         preparedStatements ?? (workerOptions.noPreparedStatements === true ? false : presetWorkerSetting(workerOptions.preset, 'preparedStatements')),
-      graphileSchema: workerOptions.schema ?? presetWorkerSetting(workerOptions.preset, 'schema'),
+      workerSchema: workerOptions.schema ?? presetWorkerSetting(workerOptions.preset, 'schema'),
     },
-    { uniqueSchema: 'uniqueSchema', graphileSchema: 'schema' },
+    { uniqueSchema: 'uniqueSchema', workerSchema: workerOptions.schema !== undefined ? 'schema' : 'preset.worker.schema' },
   );
   // The pool Graphile would create from a connection string, made here with a connect timeout,
   // so that a call during an outage settles (see connectionTimeoutMillis).
@@ -73,7 +73,7 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
     utils = await makeWorkerUtils({
       ...workerOptions,
       ...(ownPool ? { pgPool: ownPool as never, connectionString: undefined } : {}),
-      preset: { extends: [...(workerOptions.preset ? [workerOptions.preset] : []), makeUniqueJobsPreset({ schema: uniqueSchema })] },
+      preset: { extends: [...(workerOptions.preset ? [workerOptions.preset] : []), makeUniqueJobsPreset({ uniqueSchema })] },
     });
   } catch (error) {
     await ownPool?.end().catch(() => undefined);

@@ -72,8 +72,8 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
   const logger = options.logger ?? quietLogger;
   const backend = createGraphileWorkerBackend({
     pgPool: pool,
-    schema: options.uniqueSchema,
-    graphileSchema: options.graphileSchema,
+    uniqueSchema: options.uniqueSchema,
+    workerSchema: options.graphileSchema,
     replaceActive: options.replaceActive ?? false,
   });
   let utils: WorkerUtils | null = null;
@@ -156,7 +156,7 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
         noHandleSignals: true,
         pollInterval: 100,
         logger,
-        preset: { extends: [makeUniqueJobsPreset({ schema: options.uniqueSchema })] },
+        preset: { extends: [makeUniqueJobsPreset({ uniqueSchema: options.uniqueSchema })] },
       });
     } catch (error) {
       await releaseFence();

@@ -34,14 +34,14 @@ try {
         console.log(`order ${order}: digest ${digest.outcome} (job ${digest.job.id})`);
       },
     },
-    { schema: UNIQUE_SCHEMA, graphileSchema: GRAPHILE_SCHEMA },
+    { uniqueSchema: UNIQUE_SCHEMA, workerSchema: GRAPHILE_SCHEMA },
   );
   await runOnce({
     pgPool: pool,
     logger: quietLogger,
     schema: GRAPHILE_SCHEMA,
     taskList,
-    preset: { extends: [makeUniqueJobsPreset({ schema: UNIQUE_SCHEMA })] },
+    preset: { extends: [makeUniqueJobsPreset({ uniqueSchema: UNIQUE_SCHEMA })] },
   });
 } finally {
   await utils.release();

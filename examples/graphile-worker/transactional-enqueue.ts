@@ -11,7 +11,7 @@ await resetExampleSchemas(pool);
 // Creating the utils migrates Graphile Worker and installs the adapter's schema once.
 const utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: GRAPHILE_SCHEMA, uniqueSchema: UNIQUE_SCHEMA });
 await pool.query(`create schema ${SHOP_SCHEMA}; create table ${SHOP_SCHEMA}.orders (id int primary key, total int not null)`);
-const options = { schema: UNIQUE_SCHEMA, graphileSchema: GRAPHILE_SCHEMA };
+const options = { uniqueSchema: UNIQUE_SCHEMA, workerSchema: GRAPHILE_SCHEMA };
 
 async function placeOrder(id: number, fail: boolean): Promise<void> {
   const client = await pool.connect();

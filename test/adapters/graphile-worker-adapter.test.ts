@@ -168,7 +168,7 @@ describe('graphile-worker adapter', function () {
       const client = await pool.connect();
       try {
         await client.query('begin');
-        await addJobWithClient(client, 'index-tx', payload, { unique }, { schema: uniqueSchema, graphileSchema });
+        await addJobWithClient(client, 'index-tx', payload, { unique }, { uniqueSchema, workerSchema: graphileSchema });
         await client.query('commit');
       } finally {
         client.release();
@@ -190,10 +190,10 @@ describe('graphile-worker adapter', function () {
             received.push(childPayload);
           },
         },
-        { schema: uniqueSchema, graphileSchema },
+        { uniqueSchema, workerSchema: graphileSchema },
       );
       const { runOnce } = await import('graphile-worker');
-      const preset = { extends: [makeUniqueJobsPreset({ schema: uniqueSchema })] };
+      const preset = { extends: [makeUniqueJobsPreset({ uniqueSchema })] };
       await runOnce({ pgPool: pool, schema: graphileSchema, taskList, logger: quietLogger, preset });
       await runOnce({ pgPool: pool, schema: graphileSchema, taskList, logger: quietLogger, preset });
       expect(received).to.deep.equal([payload]);
@@ -212,8 +212,8 @@ describe('graphile-worker adapter', function () {
       const client = await pool.connect();
       try {
         await client.query('begin');
-        await addJobWithClient(client, 'sync', { n: 1 }, { id: 'z-first', unique: narrow }, { schema: uniqueSchema, graphileSchema });
-        await addJobWithClient(client, 'sync', { n: 2 }, { id: 'a-second', runAt: new Date(Date.now() + 3_600_000), unique: narrow }, { schema: uniqueSchema, graphileSchema });
+        await addJobWithClient(client, 'sync', { n: 1 }, { id: 'z-first', unique: narrow }, { uniqueSchema, workerSchema: graphileSchema });
+        await addJobWithClient(client, 'sync', { n: 2 }, { id: 'a-second', runAt: new Date(Date.now() + 3_600_000), unique: narrow }, { uniqueSchema, workerSchema: graphileSchema });
         // created_at is the database clock in µs, compared in ms: two inserts of one key in the
         // same millisecond are routine under load. Made certain here rather than hoped for.
         await client.query(`update "${uniqueSchema}".jobs set created_at = (select min(created_at) from "${uniqueSchema}".jobs)`);
@@ -255,7 +255,7 @@ describe('graphile-worker adapter', function () {
           utils = null;
         }
         let down = true;
-        const backend = createGraphileWorkerBackend({ pgPool: flakyPool(() => down), schema: uniqueSchema, graphileSchema, migrate });
+        const backend = createGraphileWorkerBackend({ pgPool: flakyPool(() => down), uniqueSchema, workerSchema: graphileSchema, migrate });
         try {
           const failed = await rejectionOf(backend.enqueue({ type: 't', args: {} }));
           expect(failed).to.be.instanceOf(BackendError);
@@ -280,7 +280,7 @@ describe('graphile-worker adapter', function () {
       // Installed, then its pool goes away: pool.connect() and pool.query() fail.
       const { graphileSchema, uniqueSchema } = schemas.current();
       const own = makePool(2);
-      const backend = createGraphileWorkerBackend({ pgPool: own, schema: uniqueSchema, graphileSchema });
+      const backend = createGraphileWorkerBackend({ pgPool: own, uniqueSchema, workerSchema: graphileSchema });
       try {
         const { job } = await backend.enqueue({ type: 't', args: {}, unique: {} });
         await own.end();
@@ -304,7 +304,7 @@ describe('graphile-worker adapter', function () {
       const u = await makeUniqueWorkerUtils({ pgPool: own, schema: graphileSchema, uniqueSchema, logger: quietLogger });
       try {
         await own.end();
-        for (const operation of [() => u.addJob('t', {}, { unique: {} }), () => u.addJobs([{ identifier: 't', unique: {} }]), () => u.getUniqueJob('1'), () => u.reclaim()]) {
+        for (const operation of [() => u.addJob('t', {}, { unique: {} }), () => u.addJobs([{ identifier: 't', payload: {}, unique: {} }]), () => u.getUniqueJob('1'), () => u.reclaim()]) {
           expect(await rejectionOf(operation())).to.be.instanceOf(BackendError);
         }
       } finally {
@@ -314,7 +314,7 @@ describe('graphile-worker adapter', function () {
 
     it('throws BackendError (written: false) from every method once closed', async () => {
       const { graphileSchema, uniqueSchema } = schemas.current();
-      const backend = createGraphileWorkerBackend({ pgPool: pool, schema: uniqueSchema, graphileSchema });
+      const backend = createGraphileWorkerBackend({ pgPool: pool, uniqueSchema, workerSchema: graphileSchema });
       await backend.ready();
       await backend.close();
       for (const operation of [() => backend.enqueue({ type: 't', args: {} }), () => backend.getJob('1'), () => backend.cancel('1'), () => backend.reclaim()]) {
@@ -382,7 +382,7 @@ describe('graphile-worker adapter', function () {
       let result: EnqueueResult;
       try {
         await client.query('begin');
-        result = await addJobWithClient(client, 'invoice', { order: 7 }, { unique: {} }, { schema: uniqueSchema, graphileSchema });
+        result = await addJobWithClient(client, 'invoice', { order: 7 }, { unique: {} }, { uniqueSchema, workerSchema: graphileSchema });
         // Not visible outside the transaction yet.
         expect(await count(':ou.jobs')).to.equal(0);
         await client.query('commit');
@@ -400,7 +400,7 @@ describe('graphile-worker adapter', function () {
       const client = await pool.connect();
       try {
         await client.query('begin');
-        const result = await addJobWithClient(client, 'invoice', { order: 7 }, { unique: {} }, { schema: uniqueSchema, graphileSchema });
+        const result = await addJobWithClient(client, 'invoice', { order: 7 }, { unique: {} }, { uniqueSchema, workerSchema: graphileSchema });
         expect(result.outcome).to.equal('created');
         await client.query('rollback');
       } finally {
@@ -416,7 +416,7 @@ describe('graphile-worker adapter', function () {
     it('fails with a retryable BackendError (40001), never a second job, when a concurrent enqueue of the key committed after the snapshot', async () => {
       await makeUtils();
       const { graphileSchema, uniqueSchema } = schemas.current();
-      const options = { schema: uniqueSchema, graphileSchema };
+      const options = { uniqueSchema, workerSchema: graphileSchema };
       const late = await pool.connect();
       const early = await pool.connect();
       try {
@@ -519,10 +519,10 @@ describe('graphile-worker adapter', function () {
             outcomes.push(result.outcome);
           },
         },
-        { schema: uniqueSchema, graphileSchema },
+        { uniqueSchema, workerSchema: graphileSchema },
       );
       const { runOnce } = await import('graphile-worker');
-      await runOnce({ pgPool: pool, schema: graphileSchema, taskList, logger: quietLogger, preset: { extends: [makeUniqueJobsPreset({ schema: uniqueSchema })] } });
+      await runOnce({ pgPool: pool, schema: graphileSchema, taskList, logger: quietLogger, preset: { extends: [makeUniqueJobsPreset({ uniqueSchema })] } });
       expect(outcomes.sort()).to.deep.equal(['created', 'deduplicated']);
       expect(await count(':gw.jobs where task_identifier = $1', ['child'])).to.equal(1);
     });
@@ -537,7 +537,7 @@ describe('graphile-worker adapter', function () {
       expect(await triggers()).to.equal(1);
       await pool.query(`drop trigger "${trigger}" on "${graphileSchema}"._private_jobs`);
       expect(await triggers()).to.equal(0);
-      const again = await makeWorkerUtils({ pgPool: pool, schema: graphileSchema, logger: quietLogger, preset: { extends: [makeUniqueJobsPreset({ schema: uniqueSchema })] } });
+      const again = await makeWorkerUtils({ pgPool: pool, schema: graphileSchema, logger: quietLogger, preset: { extends: [makeUniqueJobsPreset({ uniqueSchema })] } });
       await again.release();
       expect(await triggers()).to.equal(1);
     });
@@ -593,7 +593,7 @@ describe('graphile-worker adapter', function () {
       await makeUtils();
       const { graphileSchema, uniqueSchema } = schemas.current();
       await pool.query(`insert into "${graphileSchema}".migrations (id, breaking) values (21, false)`);
-      const backend = createGraphileWorkerBackend({ pgPool: pool, schema: `${uniqueSchema}_2`, graphileSchema, migrate: false });
+      const backend = createGraphileWorkerBackend({ pgPool: pool, uniqueSchema: `${uniqueSchema}_2`, workerSchema: graphileSchema, migrate: false });
       try {
         const error = await rejectionOf(backend.ready());
         expect(error).to.be.instanceOf(BackendError);
@@ -610,7 +610,7 @@ describe('graphile-worker adapter', function () {
       await pool.query(`insert into "${uniqueSchema}".migrations (id) values (99)`);
       // A marker in a function install-functions would replace: it must survive the refusal.
       await pool.query(`comment on function "${uniqueSchema}".record_job(bigint, text, text, text, text, jsonb, jsonb, interval, timestamptz, int, int, uuid) is 'newer'`);
-      const backend = createGraphileWorkerBackend({ pgPool: pool, schema: uniqueSchema, graphileSchema, migrate: false });
+      const backend = createGraphileWorkerBackend({ pgPool: pool, uniqueSchema, workerSchema: graphileSchema, migrate: false });
       try {
         const error = await rejectionOf(backend.ready());
         expect(error).to.be.instanceOf(BackendError);
@@ -637,15 +637,19 @@ describe('graphile-worker adapter', function () {
         return expect.fail('expected a refusal');
       };
       // The reviewer's name: `$$` would end the $$-quoted function bodies and run the rest as SQL.
-      expect(refused(() => new GraphileWorkerSql({ graphileSchema: 'graphile_worker', uniqueSchema: 'x$$; drop table y; --' }))).to.deep.equal(['schema']);
-      expect(refused(() => createGraphileWorkerBackend({ pgPool: pool, schema: 'ok', graphileSchema: 'g$&' }))).to.deep.equal(['graphileSchema']);
-      expect(refused(() => createGraphileWorkerBackend({ pgPool: pool, schema: '', graphileSchema: 'x'.repeat(64) }))).to.deep.equal(['graphileSchema', 'schema']);
-      expect(refused(() => makeUniqueJobsPreset({ schema: 'a$`b' }))).to.deep.equal(['schema']);
-      expect(refused(() => withUniqueHelpers({}, { schema: "a$'b" }))).to.deep.equal(['schema']);
+      expect(refused(() => new GraphileWorkerSql({ workerSchema: 'graphile_worker', uniqueSchema: 'x$$; drop table y; --' }))).to.deep.equal(['uniqueSchema']);
+      expect(refused(() => createGraphileWorkerBackend({ pgPool: pool, uniqueSchema: 'ok', workerSchema: 'g$&' }))).to.deep.equal(['workerSchema']);
+      expect(refused(() => createGraphileWorkerBackend({ pgPool: pool, uniqueSchema: '', workerSchema: 'x'.repeat(64) }))).to.deep.equal(['workerSchema', 'uniqueSchema']);
+      expect(refused(() => makeUniqueJobsPreset({ uniqueSchema: 'a$`b' }))).to.deep.equal(['uniqueSchema']);
+      expect(refused(() => withUniqueHelpers({}, { uniqueSchema: "a$'b" }))).to.deep.equal(['uniqueSchema']);
       expect(issuesOf(await rejectionOf(makeUniqueWorkerUtils({ pgPool: pool, uniqueSchema: 'u$1', logger: quietLogger })))).to.deep.equal(['uniqueSchema']);
+      // Graphile's own options name Graphile's schema: the error says which one was given.
+      expect(issuesOf(await rejectionOf(makeUniqueWorkerUtils({ pgPool: pool, schema: 'g$1', logger: quietLogger })))).to.deep.equal(['schema']);
+      const preset = { worker: { schema: 'g$1' } };
+      expect(issuesOf(await rejectionOf(makeUniqueWorkerUtils({ pgPool: pool, preset, logger: quietLogger })))).to.deep.equal(['preset.worker.schema']);
       const client = await pool.connect();
       try {
-        expect(issuesOf(await rejectionOf(addJobWithClient(client, 't', {}, { unique: {} }, { schema: '$$' })))).to.deep.equal(['schema']);
+        expect(issuesOf(await rejectionOf(addJobWithClient(client, 't', {}, { unique: {} }, { uniqueSchema: '$$' })))).to.deep.equal(['uniqueSchema']);
       } finally {
         client.release();
       }
@@ -655,12 +659,12 @@ describe('graphile-worker adapter', function () {
       const { graphileSchema, uniqueSchema } = schemas.current();
       // A Graphile schema whose name contains the adapter's own placeholder: a second replace pass
       // would have substituted inside it.
-      const names = { graphileSchema: `${graphileSchema}'":OJS_UNIQUE_SCHEMA`, uniqueSchema: `${uniqueSchema}'\\"` };
+      const names = { workerSchema: `${graphileSchema}'":OJS_UNIQUE_SCHEMA`, uniqueSchema: `${uniqueSchema}'\\"` };
       const rendered = new GraphileWorkerSql(names).text('read-graphile-migration');
       expect(rendered).to.include(`"${graphileSchema}'"":OJS_UNIQUE_SCHEMA"`);
-      const drop = () => pool.query(`drop schema if exists "${names.uniqueSchema.replaceAll('"', '""')}" cascade; drop schema if exists "${names.graphileSchema.replaceAll('"', '""')}" cascade`);
+      const drop = () => pool.query(`drop schema if exists "${names.uniqueSchema.replaceAll('"', '""')}" cascade; drop schema if exists "${names.workerSchema.replaceAll('"', '""')}" cascade`);
       await drop();
-      const backend = createGraphileWorkerBackend({ pgPool: pool, schema: names.uniqueSchema, graphileSchema: names.graphileSchema });
+      const backend = createGraphileWorkerBackend({ pgPool: pool, uniqueSchema: names.uniqueSchema, workerSchema: names.workerSchema });
       try {
         const { job } = await backend.enqueue({ type: 't', args: { n: 1 }, unique: {} });
         expect(await rejectionOf(backend.enqueue({ type: 't', args: { n: 2 }, unique: {} }))).to.be.instanceOf(DuplicateJobError);
@@ -713,7 +717,7 @@ describe('graphile-worker adapter', function () {
         try {
           const textOnly = { query: (text: string, values?: unknown[]) => (typeof text === 'string' ? held.query(text, values) : Promise.reject(new Error('object form'))) };
           await held.query('begin');
-          const viaClient = await addJobWithClient(textOnly, 't', { tag: 'text-only' }, { unique: {} }, { schema: uniqueSchema, graphileSchema, preparedStatements: false });
+          const viaClient = await addJobWithClient(textOnly, 't', { tag: 'text-only' }, { unique: {} }, { uniqueSchema, workerSchema: graphileSchema, preparedStatements: false });
           await held.query('commit');
           expect(viaClient.outcome).to.equal('created');
         } finally {
@@ -731,8 +735,8 @@ describe('graphile-worker adapter', function () {
       }
       // The name is per rendered text: another schema pair on the same pool gets its own names,
       // and every file's name fits PostgreSQL's 63 bytes (a longer one would be truncated).
-      const a = new GraphileWorkerSql({ graphileSchema, uniqueSchema });
-      const b = new GraphileWorkerSql({ graphileSchema, uniqueSchema: `${uniqueSchema}_other` });
+      const a = new GraphileWorkerSql({ workerSchema: graphileSchema, uniqueSchema });
+      const b = new GraphileWorkerSql({ workerSchema: graphileSchema, uniqueSchema: `${uniqueSchema}_other` });
       expect(a.query('try-enqueue', [], true).name).to.not.equal(b.query('try-enqueue', [], true).name);
       expect(a.query('try-enqueue', [], false).name).to.equal(undefined);
       for (const file of Object.keys(sqlFiles) as SqlFileName[]) expect(Buffer.byteLength(a.query(file, [], true).name!)).to.be.at.most(63);
@@ -882,7 +886,7 @@ describe('graphile-worker adapter', function () {
   });
 });
 
-function schemasOf(s: GraphileWorkerSubject): { schema: string; graphileSchema: string } {
+function schemasOf(s: GraphileWorkerSubject): { uniqueSchema: string; workerSchema: string } {
   const names = s.backend.schemas;
-  return { schema: names.uniqueSchema, graphileSchema: names.graphileSchema };
+  return { uniqueSchema: names.uniqueSchema, workerSchema: names.workerSchema };
 }

@@ -27,7 +27,7 @@ describe('graphile-worker adapter: concurrency (§8.1)', function () {
   beforeEach(async () => {
     pool = makePool(POOL_SIZE);
     const { graphileSchema, uniqueSchema } = schemas.current();
-    backend = createGraphileWorkerBackend({ pgPool: pool, schema: uniqueSchema, graphileSchema });
+    backend = createGraphileWorkerBackend({ pgPool: pool, uniqueSchema, workerSchema: graphileSchema });
     await backend.ready();
   });
   afterEach(async () => {

@@ -53,7 +53,7 @@ describe('graphile-worker: issue 9 seams', function () {
 
   const makeBackend = () => {
     const { graphileSchema, uniqueSchema } = schemas.current();
-    const backend = createGraphileWorkerBackend({ pgPool: pool, schema: uniqueSchema, graphileSchema });
+    const backend = createGraphileWorkerBackend({ pgPool: pool, uniqueSchema, workerSchema: graphileSchema });
     backends.push(backend);
     return backend;
   };
@@ -121,7 +121,7 @@ describe('graphile-worker: issue 9 seams', function () {
     it('§8.1 refuses a pg.Pool and a client outside BEGIN … COMMIT (nothing written); 40 concurrent replaces in transactions leave one live job', async () => {
       await makeUtils();
       const { graphileSchema, uniqueSchema } = schemas.current();
-      const options = { schema: uniqueSchema, graphileSchema };
+      const options = { uniqueSchema, workerSchema: graphileSchema };
       // The reproduction: 40 concurrent replaces of one key through a pool.
       const viaPool = await Promise.allSettled(
         // @ts-expect-error a pg.Pool is not a client that can hold a transaction
@@ -169,7 +169,7 @@ describe('graphile-worker: issue 9 seams', function () {
     it('§8.1 a failed enqueue inside the caller’s transaction is undone, and the caller can still commit its own rows', async () => {
       await makeUtils();
       const { graphileSchema, uniqueSchema } = schemas.current();
-      const options = { schema: uniqueSchema, graphileSchema };
+      const options = { uniqueSchema, workerSchema: graphileSchema };
       const client = await pool.connect();
       try {
         await client.query('begin');
@@ -214,8 +214,8 @@ describe('graphile-worker: issue 9 seams', function () {
           const spec = { ...options, unique: {} } as never;
           for (const [via, call] of [
             ['addJob', () => u.addJob('t', {}, spec)],
-            ['addJobWithClient', () => addJobWithClient(client, 't', {}, spec, { schema: uniqueSchema, graphileSchema })],
-            ['addJobs', () => u.addJobs([{ identifier: 't', unique: {} }, { identifier: 't', ...(spec as object) }])],
+            ['addJobWithClient', () => addJobWithClient(client, 't', {}, spec, { uniqueSchema, workerSchema: graphileSchema })],
+            ['addJobs', () => u.addJobs([{ identifier: 't', payload: {}, unique: {} }, { identifier: 't', payload: {}, ...(spec as object) }])],
           ] as const) {
             const error = await rejectionOf(call());
             expect(error, `${label} via ${via}`).to.be.instanceOf(InvalidJobInputError);
@@ -242,7 +242,7 @@ describe('graphile-worker: issue 9 seams', function () {
       const client = await pool.connect();
       try {
         await client.query('begin');
-        const viaClient = await addJobWithClient(client, 'plain', { n: 3 }, { unique: null } as never, { schema: uniqueSchema, graphileSchema });
+        const viaClient = await addJobWithClient(client, 'plain', { n: 3 }, { unique: null } as never, { uniqueSchema, workerSchema: graphileSchema });
         expect(viaClient).to.have.property('task_identifier', 'plain');
         await client.query('commit');
       } finally {

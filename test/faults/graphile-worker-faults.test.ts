@@ -60,7 +60,7 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
     pool.on('connect', (client) => client.on('error', () => undefined));
     const { graphileSchema, uniqueSchema } = schemas;
     utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: graphileSchema, uniqueSchema, logger: quietLogger });
-    backend = createGraphileWorkerBackend({ pgPool: pool, schema: uniqueSchema, graphileSchema });
+    backend = createGraphileWorkerBackend({ pgPool: pool, uniqueSchema, workerSchema: graphileSchema });
     await backend.ready();
   });
 
@@ -240,7 +240,7 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
     const lonely = new pg.Pool({ connectionString: url.href, max: 1, connectionTimeoutMillis: 2_000 });
     lonely.on('error', () => undefined);
     lonely.on('connect', (client) => client.on('error', () => undefined));
-    const isolated = createGraphileWorkerBackend({ pgPool: lonely, schema: schemas.uniqueSchema, graphileSchema: schemas.graphileSchema, migrate: false });
+    const isolated = createGraphileWorkerBackend({ pgPool: lonely, uniqueSchema: schemas.uniqueSchema, workerSchema: schemas.graphileSchema, migrate: false });
     try {
       const unique = { keys: ['type', 'args'] as ('type' | 'args')[], on_conflict: 'replace' as const };
       await isolated.enqueue({ type: 'unreachable', args: {}, unique });

@@ -142,7 +142,7 @@ export class GraphileEntry {
             }
           },
         },
-        { schema: uniqueSchema, graphileSchema },
+        { uniqueSchema, workerSchema: graphileSchema },
       );
       this.#runner = await run({
         pgPool: this.#driverPool,
@@ -155,7 +155,7 @@ export class GraphileEntry {
         logger: new Logger(() => (level, message) => {
           if (level === 'error' || level === 'warning') this.#runnerError = new Error(message);
         }),
-        preset: { extends: [makeUniqueJobsPreset({ schema: uniqueSchema })] },
+        preset: { extends: [makeUniqueJobsPreset({ uniqueSchema })] },
       });
       const runner = this.#runner;
       runner.events.on('worker:getJob:error', ({ error }) => void (this.#runnerError = error));
@@ -191,7 +191,7 @@ export class GraphileEntry {
         const client = await this.pool.connect();
         try {
           await client.query('begin');
-          const result = await addJobWithClient(client, identifier, payload, spec as never, { schema: this.schemas.uniqueSchema, graphileSchema: this.schemas.graphileSchema });
+          const result = await addJobWithClient(client, identifier, payload, spec as never, { uniqueSchema: this.schemas.uniqueSchema, workerSchema: this.schemas.graphileSchema });
           await client.query('commit');
           return result;
         } catch (error) {
