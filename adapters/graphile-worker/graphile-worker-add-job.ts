@@ -12,7 +12,7 @@ import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { enqueueOnClient, recoverRequest, type EnqueueSettings, type PreparedGraphileEnqueue, type Reconnect } from './graphile-worker-enqueue.js';
 import { isConnectionLoss, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
-import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, type SchemaOptionNames } from './graphile-worker-sql.js';
+import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, refuseRenamedSchemaOptions, type SchemaOptionNames } from './graphile-worker-sql.js';
 import {
   hasUniquePolicy,
   taskSpecToEnqueue,
@@ -92,6 +92,7 @@ export async function addJobWithClient(
   spec: UniqueTaskSpec = {},
   options: UniqueEnqueueOptions = {},
 ): Promise<EnqueueResult | Job> {
+  refuseRenamedSchemaOptions(options);
   const settings = enqueueSettings(options);
   if (!hasUniquePolicy(spec)) return addPlainJob(client, settings, identifier, payload, spec);
   if (isPool(client)) {

@@ -21,7 +21,7 @@ import { backendClosedError, translatePgError } from './graphile-worker-errors.j
 import { DEFAULT_CONNECTION_TIMEOUT_MS, makeOwnPool, withDefaultUser, type PgClientLike, type PgPoolClientLike, type PgPoolLike } from './graphile-worker-pg.js';
 import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './graphile-worker-reclaim.js';
 import { installUniqueJobsSchema } from './graphile-worker-schema.js';
-import type { GraphileWorkerSql, SchemaNames } from './graphile-worker-sql.js';
+import { refuseRenamedSchemaOptions, type GraphileWorkerSql, type SchemaNames } from './graphile-worker-sql.js';
 
 export interface GraphileWorkerBackendOptions {
   /** A `pg.Pool` you own (not ended by `close()`). Give this or `connectionString`. */
@@ -93,6 +93,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
 
   constructor(options: GraphileWorkerBackendOptions) {
     if (!options.pgPool === !options.connectionString) throw new TypeError('createGraphileWorkerBackend: give exactly one of pgPool or connectionString');
+    refuseRenamedSchemaOptions(options);
     this.#settings = enqueueSettings({
       uniqueSchema: options.uniqueSchema,
       workerSchema: options.workerSchema,

@@ -655,6 +655,32 @@ describe('graphile-worker adapter', function () {
       }
     });
 
+    it('refuses the schema options under their old names (`schema`, `graphileSchema`) instead of falling back to the defaults', async () => {
+      const pathsOf = (body: () => unknown) => {
+        try {
+          body();
+        } catch (error) {
+          expect(error).to.be.instanceOf(InvalidJobInputError);
+          return (error as InvalidJobInputError).issues.map((issue) => issue.path);
+        }
+        return expect.fail('expected a refusal');
+      };
+      // What a JavaScript caller of an older release would still pass: nothing is checked by types.
+      const old = { schema: 'mine', graphileSchema: 'theirs' } as never;
+      expect(pathsOf(() => createGraphileWorkerBackend({ pgPool: pool, ...(old as object) }))).to.deep.equal(['schema', 'graphileSchema']);
+      expect(pathsOf(() => withUniqueHelpers({}, old))).to.deep.equal(['schema', 'graphileSchema']);
+      expect(pathsOf(() => makeUniqueJobsPreset({ schema: 'mine' } as never))).to.deep.equal(['schema']);
+      const client = await pool.connect();
+      try {
+        expect(((await rejectionOf(addJobWithClient(client, 't', {}, { unique: {} }, old))) as InvalidJobInputError).issues.map((issue) => issue.path)).to.deep.equal([
+          'schema',
+          'graphileSchema',
+        ]);
+      } finally {
+        client.release();
+      }
+    });
+
     it('substitutes schema names in one pass: quotes, backslashes and placeholder text in a name are kept verbatim', async () => {
       const { graphileSchema, uniqueSchema } = schemas.current();
       // A Graphile schema whose name contains the adapter's own placeholder: a second replace pass
