@@ -23,6 +23,7 @@ import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import type { UniquePolicy } from '../../src/unique-policy.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { isConnectionLoss, translatePgError } from './graphile-worker-errors.js';
+import { assertGraphileReliances, recheckReliancesAfter } from './graphile-worker-host.js';
 import type { SqlFileName } from './generated/sql.js';
 import { runQuery, type PgClientLike, type PgQueryResultLike } from './graphile-worker-pg.js';
 import type { GraphileWorkerSql } from './graphile-worker-sql.js';
@@ -108,12 +109,14 @@ export async function enqueueOnClient(
 ): Promise<EnqueueResult> {
   const { prepared } = request;
   const undone = mode.undoneOnError ?? mode.ownTransaction;
+  await assertGraphileReliances(client, settings.sql);
   if (!prepared) {
     // A job without a policy is one statement; no transaction of our own is needed. In
     // autocommit its ledger row has no key to look its token up by, so a lost reply is 'unknown'.
     try {
       return { outcome: 'created', job: await insertJob(client, settings, request, null) };
     } catch (error) {
+      recheckReliancesAfter(error, client, settings.sql);
       const mayHaveCommitted = mode.ownTransaction && isConnectionLoss(error);
       throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: undone && !mayHaveCommitted });
     }
@@ -121,6 +124,7 @@ export async function enqueueOnClient(
   try {
     return await decideAndApply(client, settings, request, prepared, mode);
   } catch (error) {
+    recheckReliancesAfter(error, client, settings.sql);
     // On the adapter's own path every write happens in one statement or one transaction that
     // was rolled back (or whose commit was checked), so a failure wrote nothing.
     throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: undone });

@@ -3,8 +3,9 @@
  * Graphile `migrate()` (each `run()`, `runOnce()`, `makeWorkerUtils()` start) also installs or
  * upgrades the adapter's schema and re-checks its AFTER DELETE trigger, after Graphile's own
  * migrations. A Graphile migration that recreated `_private_jobs` therefore cannot leave the
- * ledger without its trigger, and an untested Graphile schema level stops the start-up with a
- * clear message instead of corrupting state.
+ * ledger without its trigger. When Graphile's schema lacks something the adapter relies on
+ * (graphile-worker-host.ts), the hook logs a warning and leaves the adapter's schema alone: the
+ * worker still starts and plain adds work; unique adds fail with a `BackendError` naming it.
  *
  * ```ts
  * const preset = { extends: [WorkerPreset, makeUniqueJobsPreset()] };
@@ -12,6 +13,7 @@
  * ```
  */
 import type {} from 'graphile-worker'; // the GraphileConfig.* global types
+import { describeUnmet } from './graphile-worker-host.js';
 import { installUniqueJobsSchema } from './graphile-worker-schema.js';
 import { InvalidJobInputError } from '../../src/errors.js';
 import { DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, refuseRenamedSchemaOptions, schemaNameIssues } from './graphile-worker-sql.js';
@@ -38,7 +40,13 @@ export function makeUniqueJobsPreset(options: UniqueJobsPresetOptions = {}): Gra
       hooks: {
         async postmigrate(ctx, event) {
           const sql = new GraphileWorkerSql({ workerSchema: ctx.workerSchema, uniqueSchema }, { workerSchema: 'worker.schema', uniqueSchema: 'uniqueSchema' });
-          await installUniqueJobsSchema(event.client as unknown as PgClientLike, sql);
+          const result = await installUniqueJobsSchema(event.client as unknown as PgClientLike, sql);
+          if (!result.installed) {
+            ctx.logger.warn(
+              `ojs-unique: Graphile Worker's schema "${ctx.workerSchema}" lacks what ojs-unique relies on (${result.unmet.map(describeUnmet).join('; ')}); ` +
+                `schema "${uniqueSchema}" was left as it is. Unique adds will fail until then; this worker and plain adds are unaffected.`,
+            );
+          }
         },
       },
     },

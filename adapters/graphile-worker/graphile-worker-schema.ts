@@ -1,87 +1,94 @@
 /**
- * Installs and checks the adapter's schema. Idempotent and safe to run from several processes
+ * Installs and upgrades the adapter's schema. Idempotent and safe to run from several processes
  * at once: everything happens in one transaction under a transaction-scoped advisory lock.
  *
  * Called from the preset's `postmigrate` hook (every Graphile `migrate()`: each `run()` and
- * `makeWorkerUtils()` start) and by the adapter's own entry points, so the AFTER DELETE trigger
+ * `makeWorkerUtils()` start) and by `createGraphileWorkerBackend`, so the AFTER DELETE trigger
  * is back in place even after a Graphile migration recreated `_private_jobs`.
+ *
+ * Versions: the functions of one package are schema version {@link SCHEMA_VERSION}, recorded in
+ * the schema when installed. They are installed only over an older version (or right after a
+ * migration), and a schema holding a newer version is refused: an older process that restarts
+ * must not put its older bodies back over a newer package's.
  */
 import { BackendError } from '../../src/errors.js';
 import type { SqlFileName } from './generated/sql.js';
 import { translatePgError } from './graphile-worker-errors.js';
+import { noteReliancesMet, unmetGraphileReliances, type UnmetReliance } from './graphile-worker-host.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import type { GraphileWorkerSql } from './graphile-worker-sql.js';
 
 /**
- * Graphile Worker schema levels this adapter was tested against. The adapter reads and writes
- * `_private_jobs` (by primary key only), which Graphile documents as private and free to change
- * in a minor version, so an unknown level is refused rather than guessed at.
- * 20 is graphile-worker 0.18.0's latest migration (sql/000020.sql).
+ * The version of the adapter's schema this package installs. Bump it with every change to
+ * install-functions.sql (other than a comment line) and with every new migration; the schema
+ * version test pins a digest of those files per version.
  */
-export const SUPPORTED_GRAPHILE_MIGRATIONS: readonly number[] = [20];
+export const SCHEMA_VERSION = 1;
 
 /** The adapter's own migrations, in order. Append only; never edit a shipped one. */
-const MIGRATIONS: readonly { id: number; file: SqlFileName }[] = [
+export const MIGRATIONS: readonly { id: number; file: SqlFileName }[] = [
   { id: 1, file: 'migration-0001-ledger' },
   { id: 2, file: 'migration-0002-fingerprint-state-index' },
   { id: 3, file: 'migration-0003-retention' },
   { id: 4, file: 'migration-0004-retention-in-record-job' },
   { id: 5, file: 'migration-0005-request-token' },
+  { id: 6, file: 'migration-0006-schema-version' },
 ];
 
-/** Refuses a Graphile Worker schema the adapter was not tested against, with a message saying what to do. */
-export async function checkGraphileMigration(client: PgClientLike, sql: GraphileWorkerSql): Promise<number> {
-  let level: number | null;
-  try {
-    const { rows } = await client.query<{ id: number | null }>(sql.text('read-graphile-migration'));
-    level = rows[0]?.id ?? null;
-  } catch (error) {
-    // 42P01 here: Graphile Worker was never migrated in that schema ("not installed").
-    throw translatePgError(error, { operation: `checking Graphile Worker's schema "${sql.names.workerSchema}"`, rolledBack: true });
-  }
-  if (level === null || !SUPPORTED_GRAPHILE_MIGRATIONS.includes(level)) {
-    throw new BackendError(
-      'graphile-worker',
-      `Graphile Worker schema "${sql.names.workerSchema}" is at migration ${level ?? 'none'}, which ojs-unique/graphile-worker was not tested against ` +
-        `(supported: ${SUPPORTED_GRAPHILE_MIGRATIONS.join(', ')}, i.e. graphile-worker 0.18.x). Refusing to touch its private tables; ` +
-        'use a supported graphile-worker version or upgrade ojs-unique.',
-      { written: false },
-    );
-  }
-  return level;
+export type InstallResult =
+  /** Installed or already current; `functions` says whether this call (re)installed them. */
+  | { installed: true; version: number; functions: boolean }
+  /** Graphile Worker's schema lacks something the adapter relies on: nothing was touched. */
+  | { installed: false; unmet: UnmetReliance[] };
+
+/** For tests: install as a package of another schema version would. */
+export interface InstallInternals {
+  schemaVersion?: number;
 }
 
 /**
- * Creates or upgrades the adapter's schema and (re)installs its functions and trigger.
+ * Creates or upgrades the adapter's schema, (re)installs its functions when the stored version is
+ * older, and re-creates the trigger if it is missing. When Graphile Worker's schema lacks a
+ * reliance (graphile-worker-host.ts) it does nothing and says so in the result, without throwing:
+ * a worker must start whatever the adapter thinks of its schema.
  * `client` must not be inside a transaction: this opens and commits its own.
+ *
+ * @throws BackendError when the schema holds a newer schema version (or migration) than this
+ *   package's, or serves another Graphile Worker schema; nothing is changed then.
  */
-export async function installUniqueJobsSchema(client: PgClientLike, sql: GraphileWorkerSql): Promise<void> {
-  await checkGraphileMigration(client, sql);
+export async function installUniqueJobsSchema(client: PgClientLike, sql: GraphileWorkerSql, internals: InstallInternals = {}): Promise<InstallResult> {
+  const version = internals.schemaVersion ?? SCHEMA_VERSION;
   const { workerSchema: graphileSchema, uniqueSchema } = sql.names;
+  let unmet: UnmetReliance[];
+  try {
+    unmet = await unmetGraphileReliances(client, sql);
+  } catch (error) {
+    throw translatePgError(error, { operation: `checking Graphile Worker's schema "${graphileSchema}"`, rolledBack: true });
+  }
+  if (unmet.length > 0) return { installed: false, unmet };
   await client.query('begin');
   try {
     await client.query(sql.text('install-lock'));
     await client.query(sql.text('install-bootstrap'));
-    const { rows } = await client.query<{ id: number }>(sql.text('read-migrations'));
-    const applied = new Set(rows.map((row) => row.id));
-    // A ledger migrated by a newer ojs-unique: reinstalling this version's functions over it would
-    // put back code its migrations replaced (after 0004, an older record_job would stop recording
-    // retention, with no error anywhere). Refuse, as Graphile refuses an unknown schema level.
-    // Versions before this check cannot refuse: docs/graphile-worker.md, "Upgrading".
+    const applied = new Set((await client.query<{ id: number }>(sql.text('read-migrations'))).rows.map((row) => row.id));
+    const stored = (await client.query<{ version: number }>(sql.text('read-schema-version'))).rows[0]?.version ?? 0;
     const newest = Math.max(0, ...applied);
     const known = MIGRATIONS[MIGRATIONS.length - 1]!.id;
-    if (newest > known) {
+    if (stored > version || newest > known) {
+      const [theirs, ours] = stored > version ? [`schema version ${stored}`, `schema version ${version}`] : [`migration ${newest}`, `migration ${known}`];
       throw new BackendError(
         'graphile-worker',
-        `schema "${uniqueSchema}" is at ojs-unique migration ${newest}, newer than this ojs-unique knows (${known}): a newer version installed it. ` +
-          'Refusing to reinstall older functions over it; upgrade ojs-unique in this process.',
+        `the database holds a newer ojs-unique ${theirs} (schema "${uniqueSchema}") than this package's ${ours}: upgrade the ojs-unique package. ` +
+          'Nothing was installed: its older functions stay off the newer ones.',
         { written: false },
       );
     }
+    let migrated = false;
     for (const migration of MIGRATIONS) {
       if (applied.has(migration.id)) continue;
       await client.query(sql.text(migration.file));
       await client.query(sql.text('record-migration'), [migration.id]);
+      migrated = true;
     }
     const bound = await client.query<{ value: string }>(sql.text('bind-graphile-schema'), [graphileSchema]);
     const boundTo = bound.rows[0]?.value;
@@ -92,8 +99,17 @@ export async function installUniqueJobsSchema(client: PgClientLike, sql: Graphil
         { written: false },
       );
     }
-    await client.query(sql.text('install-functions'));
+    // A migration may drop or alter what a body uses (0004 dropped a trigger function), so the
+    // bodies are installed again after one even at the same version.
+    const functions = stored < version || migrated;
+    if (functions) {
+      await client.query(sql.text('install-functions'));
+      await client.query(sql.text('record-schema-version'), [version]);
+    }
+    await client.query(sql.text('install-trigger'));
     await client.query('commit');
+    noteReliancesMet(client, sql);
+    return { installed: true, version, functions };
   } catch (error) {
     await client.query('rollback').catch(() => undefined);
     throw translatePgError(error, { operation: 'installing the ojs-unique schema', rolledBack: true });

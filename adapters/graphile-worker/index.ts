@@ -16,7 +16,6 @@ export { createGraphileWorkerBackend } from './graphile-worker-backend.js';
 export type { GraphileWorkerBackend, GraphileWorkerBackendOptions } from './graphile-worker-backend.js';
 export { RECLAIM_TASK_IDENTIFIER, makeReclaimTask, reclaimUniqueJobs } from './graphile-worker-reclaim.js';
 export type { ReclaimOptions, ReclaimResult, ReclaimTaskOptions } from './graphile-worker-reclaim.js';
-export { SUPPORTED_GRAPHILE_MIGRATIONS, installUniqueJobsSchema } from './graphile-worker-schema.js';
 export { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql } from './graphile-worker-sql.js';
 export type { SchemaNames } from './graphile-worker-sql.js';
 export type { PgClientLike, PgPoolLike } from './graphile-worker-pg.js';

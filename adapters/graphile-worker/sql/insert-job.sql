@@ -18,7 +18,7 @@
 -- $15 uuid        the enqueue's request token (migration 0005; find-request), or null
 -- Steps: calls :OJS_UNIQUE_SCHEMA.insert_job (install-functions.sql):
 --        1. add_job with job_key => null: the adapter never takes a job key, so Graphile's
---           key-replace path, and its race that drops the job (#580), are never entered.
+--           key-replace path, and its race between two adds of one key, are never entered.
 --        2. record_job: insert the ledger row, created_at = clock_timestamp() (database clock), expires_at =
 --           created_at + period (used by reclaim only; the duplicate decision is the core's).
 -- Returns: one row, `result` json: {job_id (text), id, created_at, scheduled_at (ISO text),

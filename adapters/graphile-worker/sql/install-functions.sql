@@ -1,13 +1,13 @@
--- install-functions: (re)creates the adapter's functions and the AFTER DELETE trigger on
--- Graphile Worker's jobs table. Run on every install (every `migrate()` through the preset's
--- postmigrate hook, and by the adapter's own start-up), so a Graphile migration that recreates
--- _private_jobs cannot leave the ledger blind.
+-- install-functions: (re)creates the adapter's functions, the bodies of one schema version
+-- (SCHEMA_VERSION in graphile-worker-schema.ts). The installer runs it only when the stored
+-- version is older than the package's, or a migration just ran, so an older process that
+-- restarts never puts its bodies back over a newer version's. Any change to this file (other
+-- than a comment line) is a new schema version.
 --
 -- Params: none. Placeholders (escaped before substitution):
 --   :GRAPHILE_WORKER_SCHEMA        Graphile Worker's schema (identifier)
 --   :OJS_UNIQUE_SCHEMA             the adapter's schema (identifier)
---   :GRAPHILE_WORKER_SCHEMA_NAME   the same, as a string literal (for the trigger's DDL)
---   :OJS_UNIQUE_SCHEMA_NAME        the adapter's schema (string literal), for the trigger name
+--   :OJS_UNIQUE_SCHEMA_NAME        the adapter's schema (string literal)
 -- Steps: 1. derived_state(): OJS state of a job from its ledger row and Graphile row.
 --        2. candidates(): every job recorded under a key, with state and envelope.
 --        3. lock_key(fingerprint): upserts the key's head row (the per-key lock).
@@ -20,10 +20,11 @@
 --        8. cancel_jobs(): labels jobs cancelled and deletes or fences Graphile's rows.
 --        9. replace_jobs(): insert_job plus cancel_jobs naming the new job, one round trip.
 --       10. lock_job(): locks one job for OJS CANCEL, Graphile's row before the ledger's.
---       11. job_deleted(): trigger function recording completed/discarded/cancelled.
---       12. the trigger, created only when missing (creating it takes a table lock that would
---           stall running workers for a moment on every start).
--- Idempotent. Raises: 42P01 when Graphile Worker's schema is not migrated.
+--       11. job_deleted(): trigger function recording completed/discarded/cancelled (the trigger
+--           itself: install-trigger.sql).
+-- What these bodies use of Graphile Worker's schema (_private_jobs and its columns, add_job, the
+-- stale-lock threshold) is listed, checked and tested in graphile-worker-host.ts.
+-- Idempotent. Raises: nothing of its own (plpgsql bodies resolve Graphile's objects when called).
 --
 -- Request tokens (migration 0005): record_job, insert_job, try_enqueue and replace_jobs take the
 -- enqueue's token as their last parameter and store it on the ledger row. Adding it created new
@@ -33,8 +34,8 @@
 -- Plans: every function that runs the adapter's own statements on the enqueue path carries
 -- `set plan_cache_mode = force_generic_plan`. Under the default (`auto`) plpgsql re-plans a
 -- statement on every call while its custom plan looks cheaper, which it always does once the
--- policy's `states` are known: candidates' read (one index branch per state) costs several times
--- its generic plan that way. Every predicate here is an equality on a
+-- policy's `states` are known, and candidates' read (one index branch per state) costs more
+-- planned that way than its generic plan. Every predicate here is an equality on a
 -- key (fingerprint, terminal state, job id), whose generic plan is the index scan whatever the
 -- value. Graphile's add_job is deliberately NOT called under that setting: a SET clause applies
 -- to everything the function calls, and add_jobs joins `unnest(specs)` against `_private_jobs`,
@@ -56,9 +57,9 @@ create or replace function :OJS_UNIQUE_SCHEMA.derived_state(
   terminal_state text, present boolean, locked_at timestamptz, attempts int, max_attempts int,
   run_at timestamptz, at timestamptz
 ) returns text language sql immutable as $$
-  -- Research §3. The ledger's label wins (it is written by whoever ended the job); a row that
-  -- vanished without a label can only have been completed while the trigger was missing.
-  -- 4 hours is Graphile Worker's own stale-lock threshold (resetLockedAt).
+  -- The ledger's label wins (it is written by whoever ended the job); a row that vanished
+  -- without a label can only have been completed while the trigger was missing.
+  -- 4 hours is Graphile Worker's own stale-lock threshold (graphile-worker-host.ts).
   select case
     when terminal_state is not null then terminal_state
     when not present then 'completed'
@@ -76,7 +77,7 @@ create or replace function :OJS_UNIQUE_SCHEMA.candidates(p_fingerprint text, p_s
 returns json language plpgsql stable set plan_cache_mode = force_generic_plan set enable_seqscan = off as $$
 begin
   -- A key with no record at all (every unique insert of a new key asks twice): one index probe
-  -- answers, instead of the four-branch read below (several times dearer).
+  -- answers, instead of the four-branch read below.
   if not exists (select 1 from :OJS_UNIQUE_SCHEMA.jobs l where l.fingerprint = p_fingerprint) then
     return '[]'::json;
   end if;
@@ -225,7 +226,7 @@ declare
   v_job :GRAPHILE_WORKER_SCHEMA._private_jobs;
 begin
   -- job_key => null: the adapter never takes a job key, so Graphile's key-replace path, and its
-  -- race that drops the job (#580), are never entered.
+  -- race between two adds of one key that can drop the job, are never entered.
   v_job := :GRAPHILE_WORKER_SCHEMA.add_job(
     identifier => p_identifier, payload => p_payload, queue_name => p_queue_name, run_at => p_run_at,
     max_attempts => p_max_attempts, job_key => null, priority => p_priority, flags => p_flags);
@@ -375,17 +376,5 @@ begin
     raise warning 'ojs-unique: could not record the end of job % (%: %)', old.id, sqlstate, sqlerrm;
   end;
   return null;
-end
-$$;
-
-do $$
-declare
-  v_trigger text := left('ojs_unique_job_deleted_' || :OJS_UNIQUE_SCHEMA_NAME, 63);
-  v_table regclass := format('%I._private_jobs', :GRAPHILE_WORKER_SCHEMA_NAME)::regclass;
-begin
-  if not exists (select 1 from pg_catalog.pg_trigger where tgrelid = v_table and tgname = v_trigger) then
-    execute format('create trigger %I after delete on %s for each row execute function %I.job_deleted()',
-      v_trigger, v_table, :OJS_UNIQUE_SCHEMA_NAME);
-  end if;
 end
 $$;

@@ -13,11 +13,11 @@
 --           the statistics said there were few (as right after an ANALYZE of a live ledger).
 -- Why: with (fingerprint) alone, the live read (lock_and_read's FOR UPDATE) and the candidate
 -- read visited every record ever kept under the key and filtered out the terminal ones after
--- fetching them. A key replaced 3,000 times in a benchmark run kept 3,000 cancelled records until
--- reclaim, and each replace read them all: its cost grew linearly with the key's history. Now
+-- fetching them. A key replaced n times kept n cancelled records until reclaim, and each replace
+-- read them all: its cost grew linearly with the key's history. Now
 -- `terminal_state is null` and `terminal_state = any(states)` are index conditions.
 -- Cost on upgrade: builds the index inside the installer's transaction (not CONCURRENTLY, which
--- cannot run in one), so enqueues wait for the build: seconds per million ledger rows.
+-- cannot run in one), so enqueues wait for the build, which grows with the ledger.
 -- Runs once, recorded in :OJS_UNIQUE_SCHEMA.migrations. Raises: nothing of its own.
 create index jobs_fingerprint_state_idx on :OJS_UNIQUE_SCHEMA.jobs (fingerprint, terminal_state)
   where fingerprint is not null;

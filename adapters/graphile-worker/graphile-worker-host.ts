@@ -1,0 +1,161 @@
+/**
+ * Everything the adapter relies on in Graphile Worker beyond its public API, in one place.
+ *
+ * The adapter's SQL (install-functions.sql, get-job.sql, add-plain-job.sql, install-trigger.sql)
+ * reads `_private_jobs`, which Graphile documents as private and free to change in a minor
+ * version, and calls `add_job` by argument name. Rather than trusting a Graphile migration number,
+ * the adapter checks these objects themselves ({@link GRAPHILE_RELIANCES}, one catalog query):
+ *  - at install (the preset's postmigrate hook, `createGraphileWorkerBackend`): when one is
+ *    missing the adapter's schema is left as it is and a warning logged; the worker starts and
+ *    plain adds work, since they only use Graphile's own functions;
+ *  - before the first ledger operation on each connection (every unique add): a missing one
+ *    fails the add with a `BackendError` naming it, before anything is written.
+ * What a catalog cannot show (how Graphile's worker uses the rows) is {@link GRAPHILE_BEHAVIOURS}.
+ * test/adapters/graphile-worker-host-contract.test.ts pins each item against the graphile-worker
+ * the tests run, one test each, titled by the item.
+ */
+import { BackendError } from '../../src/errors.js';
+import { translatePgError } from './graphile-worker-errors.js';
+import type { PgClientLike } from './graphile-worker-pg.js';
+import type { GraphileWorkerSql } from './graphile-worker-sql.js';
+
+/** One object of Graphile Worker's schema the adapter's SQL uses. */
+export type GraphileReliance =
+  | { kind: 'table'; id: string; relation: string; usedFor: string }
+  | { kind: 'column'; id: string; relation: string; column: string; types: readonly string[]; usedFor: string }
+  | { kind: 'function'; id: string; function: string; args: readonly string[]; returns: string; usedFor: string };
+
+const TIMESTAMPTZ = 'timestamp with time zone';
+
+function column(name: string, types: readonly string[], usedFor: string): GraphileReliance {
+  return { kind: 'column', id: `_private_jobs.${name}`, relation: '_private_jobs', column: name, types, usedFor };
+}
+
+/** Graphile Worker's objects the adapter's SQL names, with the column types it can work with (as `format_type` spells them). */
+export const GRAPHILE_RELIANCES: readonly GraphileReliance[] = [
+  {
+    kind: 'table',
+    id: '_private_jobs',
+    relation: '_private_jobs',
+    usedFor: 'the jobs table: the ledger joins it by id, and its AFTER DELETE trigger records how each job ended',
+  },
+  column('id', ['bigint'], "the ledger's job_id, and the key of every join and lock on Graphile's row"),
+  column('payload', ['json', 'jsonb'], "a job's OJS args while Graphile holds its row"),
+  column('run_at', [TIMESTAMPTZ], 'scheduled_at, and the scheduled, retryable and available states'),
+  column('attempts', ['smallint', 'integer'], 'the attempt count, the retryable and discarded states, and fencing a running job'),
+  column('max_attempts', ['smallint', 'integer'], 'the discarded state, and fencing a running job (attempts = max_attempts)'),
+  column('locked_at', [TIMESTAMPTZ], 'the active state, and telling completed from cancelled when a row is deleted'),
+  column('key', ['text'], 'cleared when a running job is fenced, so a later add with its job key makes a new job'),
+  column('updated_at', [TIMESTAMPTZ], 'bumped when a running job is fenced'),
+  {
+    kind: 'function',
+    id: 'add_job',
+    function: 'add_job',
+    args: ['identifier', 'payload', 'queue_name', 'run_at', 'max_attempts', 'job_key', 'priority', 'flags', 'job_key_mode'],
+    returns: '_private_jobs',
+    usedFor: 'every job the adapter adds, called with named arguments, returning the new row of _private_jobs',
+  },
+];
+
+/** Graphile Worker's stale-lock threshold, written as this interval in install-functions.sql. */
+export const GRAPHILE_STALE_LOCK_INTERVAL = '4 hours';
+
+/**
+ * How Graphile Worker's worker uses `_private_jobs`, as the adapter's SQL assumes it (no catalog
+ * shows these; each has a contract test that runs a real worker).
+ */
+export const GRAPHILE_BEHAVIOURS = {
+  completionDeletesLockedRow: "a worker deletes a job's row when the job succeeds, while the row is still locked (locked_at set): job_deleted() labels such a row completed",
+  lastFailureKeepsRow: 'a job that fails its last attempt keeps its row, unlocked, with attempts = max_attempts: derived_state() reads it as discarded',
+  exhaustedRowIsNeverFetched: 'a row with attempts = max_attempts is never fetched again: how cancel_jobs() fences a running job',
+  fetchSkipsLockedRows: "workers fetch with FOR UPDATE SKIP LOCKED: lock_and_read() locks the live candidates' rows so no worker starts one before a replace cancels it",
+  staleLockAfterFourHours: `a lock older than ${GRAPHILE_STALE_LOCK_INTERVAL} is stale and the job is fetched again: derived_state() and cancel_jobs() count a job as active only within it`,
+  addJobFillsDefaults: "add_job without a job key inserts one row and returns it with Graphile's defaults applied (run_at, max_attempts)",
+} as const;
+
+/** A reliance the schema does not meet, and what it holds instead (null: nothing of that name). */
+export interface UnmetReliance {
+  reliance: GraphileReliance;
+  found: string | null;
+}
+
+/**
+ * The reliances Graphile Worker's schema (of `sql`) does not meet, in one catalog query.
+ * `reliances` is for tests. Errors are the driver's (callers translate them).
+ */
+export async function unmetGraphileReliances(
+  client: PgClientLike,
+  sql: GraphileWorkerSql,
+  reliances: readonly GraphileReliance[] = GRAPHILE_RELIANCES,
+): Promise<UnmetReliance[]> {
+  const { rows } = await client.query<{ id: string; ok: boolean; found: string | null }>(sql.text('read-graphile-reliances'), [JSON.stringify(reliances)]);
+  return rows.flatMap((row, index) => (row.ok ? [] : [{ reliance: reliances[index]!, found: row.found }]));
+}
+
+/** One unmet reliance, as the error and the warning say it. */
+export function describeUnmet({ reliance, found }: UnmetReliance): string {
+  switch (reliance.kind) {
+    case 'table':
+      return `${reliance.id} ${found === null ? 'is missing' : `is not an ordinary table (relkind ${found})`}`;
+    case 'column':
+      return `${reliance.id} ${found === null ? 'is missing' : `is ${found}, not ${reliance.types.join(' or ')}`}`;
+    case 'function':
+      return (
+        `${reliance.function}(${reliance.args.join(', ')}) returning ${reliance.returns} ` +
+        (found === null ? 'is missing' : `is not there (found: ${found})`)
+      );
+  }
+}
+
+/** What a unique add throws when Graphile's schema lacks a reliance: nothing was written. */
+export function unmetReliancesError(sql: GraphileWorkerSql, unmet: readonly UnmetReliance[]): BackendError {
+  const schema = `Graphile Worker's schema "${sql.names.workerSchema}"`;
+  // Nothing at all: Graphile Worker was never migrated there (or the name is wrong).
+  const nothing = unmet.length === GRAPHILE_RELIANCES.length && unmet.every(({ found }) => found === null);
+  return new BackendError(
+    'graphile-worker',
+    (nothing
+      ? `${schema} has no _private_jobs table and no add_job function: is Graphile Worker migrated there? ` +
+        'makeUniqueWorkerUtils, a worker with makeUniqueJobsPreset and createGraphileWorkerBackend migrate it. '
+      : `${schema} lacks what ojs-unique relies on: ${unmet.map(describeUnmet).join('; ')}. ` +
+        'This graphile-worker version changed them: use an ojs-unique version that supports it. ') +
+      "Unique adds are refused until then; Graphile's own adds and workers are unaffected.",
+    { written: false },
+  );
+}
+
+/** The clients (connections) on which each Graphile Worker schema's reliances were found met. */
+const met = new WeakMap<object, Set<string>>();
+
+/** Remembers that `client`'s database meets `sql`'s reliances (the installer just checked). */
+export function noteReliancesMet(client: PgClientLike, sql: GraphileWorkerSql): void {
+  let checked = met.get(client);
+  if (!checked) met.set(client, (checked = new Set()));
+  checked.add(sql.names.workerSchema);
+}
+
+/**
+ * Refuses a ledger operation when Graphile's schema lacks a reliance, with a `BackendError`
+ * naming each one. Checked once per connection and Graphile Worker schema: one catalog query, then nothing.
+ */
+export async function assertGraphileReliances(client: PgClientLike, sql: GraphileWorkerSql): Promise<void> {
+  if (met.get(client)?.has(sql.names.workerSchema)) return;
+  let unmet: UnmetReliance[];
+  try {
+    unmet = await unmetGraphileReliances(client, sql);
+  } catch (error) {
+    throw translatePgError(error, { operation: "checking Graphile Worker's schema", rolledBack: true });
+  }
+  if (unmet.length > 0) throw unmetReliancesError(sql, unmet);
+  noteReliancesMet(client, sql);
+}
+
+/**
+ * After a failed statement: an error saying an object is missing or changed (SQLSTATE class 42,
+ * or 3F000) makes the next operation on `client` check the reliances again, so that a Graphile
+ * migration run while this process was up is reported by name rather than as a bare SQL error.
+ */
+export function recheckReliancesAfter(error: unknown, client: PgClientLike, sql: GraphileWorkerSql): void {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && (code.startsWith('42') || code === '3F000')) met.get(client)?.delete(sql.names.workerSchema);
+}
