@@ -11,7 +11,6 @@ import type pg from 'pg';
 import { BackendError, DuplicateJobError, InvalidTransitionError, InvalidJobInputError, JobNotFoundError, type EnqueueResult } from '../../src/index.js';
 import {
   addJobWithClient,
-  GraphileWorkerSql,
   createGraphileWorkerBackend,
   makeUniqueJobsPreset,
   makeUniqueWorkerUtils,
@@ -20,6 +19,7 @@ import {
 } from '../../adapters/graphile-worker/index.js';
 import { createGraphileWorkerSubject, quietLogger, type GraphileWorkerSubject } from '../../examples/demo-backends/graphile-worker.js';
 import { sqlFiles, type SqlFileName } from '../../adapters/graphile-worker/generated/sql.js';
+import { GraphileWorkerSql } from '../../adapters/graphile-worker/graphile-worker-sql.js';
 import { isolatePerTest, makePool } from './graphile-worker-fixture.js';
 
 const FILE = fileURLToPath(import.meta.url);
