@@ -1,12 +1,21 @@
 /**
- * Keys per second for a small and a ~10 KB args object (not a test: machines are shared and
- * noisy, so read the figures as relative). Also prints the cost of the canonicalisation step
- * alone against a plain JSON.stringify of the same object, measured in the same run.
+ * Key computation against the cost of serialising and hashing the same args (not a test:
+ * machines are shared and noisy, so read the figures as ratios within one run).
+ *
+ * Method: for a small args object (~50 B of JSON) and a ~10 KB one (records with non-ASCII
+ * text), `computeUniquenessKey` (policy keys type+queue+args, args hashed whole) is timed against
+ * the baseline `crypto.hash('sha256', JSON.stringify(args), 'hex')`, the cheapest way to hash the
+ * same args without canonical form or validation. After a warm-up, rounds alternate the key and
+ * its baseline, each round timing one batch of each; the ratio of a round is keys/s ÷ baseline/s
+ * in that round, and the figures printed are the medians over the rounds. A ratio of 1 would mean
+ * a key costs no more than JSON.stringify plus SHA-256.
  *
  *   npm run bench:key
  */
+import { hash } from 'node:crypto';
 import { computeUniquenessKey, parseUniquePolicy, type JobInput } from '../src/index.js';
-import { canonicalPreimage } from '../src/internal.js';
+
+const ROUNDS = 15;
 
 const small: JobInput = { type: 'email.send', queue: 'notifications', args: { user_id: 42, template: 'welcome', locale: 'en-US' } };
 const large: JobInput = {
@@ -20,25 +29,65 @@ const large: JobInput = {
 const policy = parseUniquePolicy({ keys: ['type', 'queue', 'args'] });
 const selective = parseUniquePolicy({ keys: ['type', 'args'], args_keys: ['tenant'] });
 
-function measure(label: string, fn: () => unknown, iterations: number): number {
-  for (let i = 0; i < Math.min(2000, iterations); i++) fn(); // warm-up
-  const runs: number[] = [];
-  for (let r = 0; r < 5; r++) {
-    const start = process.hrtime.bigint();
-    for (let i = 0; i < iterations; i++) fn();
-    runs.push(iterations / (Number(process.hrtime.bigint() - start) / 1e9));
-  }
-  runs.sort((a, b) => a - b);
-  const median = runs[2]!;
-  console.log(`${label.padEnd(52)} ${Math.round(median).toLocaleString('en-US').padStart(10)} /s  (runs ${Math.round(runs[0]!).toLocaleString('en-US')}–${Math.round(runs[4]!).toLocaleString('en-US')})`);
-  return median;
+/** Operations per second of one timed batch. */
+function rate(fn: () => unknown, iterations: number): number {
+  const start = process.hrtime.bigint();
+  for (let i = 0; i < iterations; i++) fn();
+  return iterations / (Number(process.hrtime.bigint() - start) / 1e9);
 }
 
-console.log(`args sizes: small ${JSON.stringify(small.args).length} B, large ${JSON.stringify(large.args).length} B; median of 5 runs\n`);
-const smallKeys = measure('computeUniquenessKey, small args', () => computeUniquenessKey(small, policy), 50_000);
-const smallJson = measure('  baseline: JSON.stringify, small args', () => JSON.stringify(small), 50_000);
-const largeKeys = measure('computeUniquenessKey, ~10 KB args', () => computeUniquenessKey(large, policy), 2_000);
-const largeJson = measure('  baseline: JSON.stringify, ~10 KB args', () => JSON.stringify(large), 2_000);
-measure('canonicalPreimage only, ~10 KB args', () => canonicalPreimage(large, policy), 2_000);
-measure('computeUniquenessKey, ~10 KB args, args_keys: [tenant]', () => computeUniquenessKey(large, selective), 50_000);
-console.log(`\nratio to JSON.stringify: small ${(smallJson / smallKeys).toFixed(1)}x slower, large ${(largeJson / largeKeys).toFixed(1)}x slower`);
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+interface Case {
+  label: string;
+  key: () => unknown;
+  baseline: () => unknown;
+  iterations: number;
+}
+
+const cases: Case[] = [
+  {
+    label: `small args (${JSON.stringify(small.args).length} B)`,
+    key: () => computeUniquenessKey(small, policy),
+    baseline: () => hash('sha256', JSON.stringify(small.args), 'hex'),
+    iterations: 50_000,
+  },
+  {
+    label: `~10 KB args (${JSON.stringify(large.args).length} B)`,
+    key: () => computeUniquenessKey(large, policy),
+    baseline: () => hash('sha256', JSON.stringify(large.args), 'hex'),
+    iterations: 1_000,
+  },
+];
+
+for (const c of cases) {
+  rate(c.key, c.iterations);
+  rate(c.baseline, c.iterations);
+}
+const results = cases.map(() => ({ keys: [] as number[], baseline: [] as number[], ratio: [] as number[] }));
+for (let round = 0; round < ROUNDS; round++) {
+  cases.forEach((c, i) => {
+    const keys = rate(c.key, c.iterations);
+    const baseline = rate(c.baseline, c.iterations);
+    results[i]!.keys.push(keys);
+    results[i]!.baseline.push(baseline);
+    results[i]!.ratio.push(keys / baseline);
+  });
+}
+
+const format = (n: number) => Math.round(n).toLocaleString('en-US');
+console.log(`Node ${process.version}, median of ${ROUNDS} interleaved rounds; ratio = keys/s ÷ (JSON.stringify + SHA-256 of the same args)/s\n`);
+console.log(`${'case'.padEnd(26)} ${'keys/s'.padStart(11)} ${'baseline/s'.padStart(11)} ${'ratio'.padStart(6)}  (ratio range)`);
+cases.forEach((c, i) => {
+  const r = results[i]!;
+  const ratios = [...r.ratio].sort((a, b) => a - b);
+  console.log(
+    `${c.label.padEnd(26)} ${format(median(r.keys)).padStart(11)} ${format(median(r.baseline)).padStart(11)} ${median(r.ratio).toFixed(2).padStart(6)}  (${ratios[0]!.toFixed(2)}–${ratios.at(-1)!.toFixed(2)})`,
+  );
+});
+const selectiveRate = median(Array.from({ length: 5 }, () => rate(() => computeUniquenessKey(large, selective), 50_000)));
+console.log(`\n~10 KB args, args_keys: ["tenant"] (only the selected key is walked): ${format(selectiveRate)} keys/s`);

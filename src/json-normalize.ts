@@ -1,8 +1,8 @@
 /**
- * Turns a caller's value into the JSON value that is hashed (spec §4.1 steps 1–2): every string,
- * object key and value alike, at every depth, in Unicode NFC (§4.2), and anything JSON cannot
- * carry refused with the path to it. `validateJson` applies the same rules without copying, to
- * the parts of a job that are stored but not hashed.
+ * The rules a value must follow to be hashed (spec §4.1 steps 1–2) or stored as `args`/`meta`:
+ * anything JSON cannot carry is refused with the path to it. src/canonical-json.ts applies the
+ * same rules while writing a key's pre-image, and asks `validateJson` for the issue when it
+ * refuses a value.
  *
  * Refused rather than coerced, because each silent coercion JSON.stringify would do makes two
  * different jobs share a key (or one job get two): `undefined` properties and functions vanish,
@@ -13,12 +13,12 @@
  * The walk is a loop over an explicit stack, never a recursion, and stops at
  * {@link MAX_JSON_DEPTH} levels: a deeply nested value is a typed error naming its path, not a
  * stack overflow. Only own properties are read (an array hole is refused, not looked up on the
- * prototype).
+ * prototype). Containers are walked in their own key order, so the first problem reported is the
+ * first in the caller's value.
  *
  * Messages name the path (which may include key names of args) but never a value: error messages
  * end up in error-level logs, and spec §12 keeps job data out of those.
  */
-import type { JsonValue } from './job.js';
 import type { ValidationIssue } from './errors.js';
 import { isPlainObject } from './selectable-args.js';
 
@@ -29,30 +29,24 @@ import { isPlainObject } from './selectable-args.js';
  */
 export const MAX_JSON_DEPTH = 64;
 
-export type NormalizeResult = { ok: true; value: JsonValue } | { ok: false; issue: ValidationIssue };
-
 export interface ValidateJsonOptions {
   /** Refuse U+0000 in strings and keys (PostgreSQL's jsonb cannot store it). (Default: false.) */
   noNul?: boolean;
-}
-
-/** @param path the dotted path of `value` in the job, used in the issue (e.g. `args`). */
-export function normalizeJson(value: unknown, path: string): NormalizeResult {
-  try {
-    return { ok: true, value: walk(value, path, true, false) as JsonValue };
-  } catch (error) {
-    if (error instanceof NotJson) return { ok: false, issue: error.issue };
-    throw error;
-  }
+  /**
+   * Refuse two keys of one object that are the same string after Unicode NFC, which a hashed
+   * value cannot have (its keys are normalised). (Default: false.)
+   */
+  distinctNfcKeys?: boolean;
 }
 
 /**
- * The rules of {@link normalizeJson} without the copy (and without its check that two keys are
- * not equal after NFC, which only matters to a hashed copy): the first problem, or null.
+ * The first problem with `value`, or null.
+ *
+ * @param path the dotted path of `value` in the job, used in the issue (e.g. `args`).
  */
 export function validateJson(value: unknown, path: string, options: ValidateJsonOptions = {}): ValidationIssue | null {
   try {
-    walk(value, path, false, options.noNul === true);
+    walk(value, path, options.noNul === true, options.distinctNfcKeys === true);
     return null;
   } catch (error) {
     if (error instanceof NotJson) return error.issue;
@@ -66,8 +60,8 @@ interface Frame {
   /** Own enumerable keys of an object; null for an array. */
   keys: string[] | null;
   index: number;
-  /** The copy being filled (copy mode only). */
-  out: JsonValue[] | { [key: string]: JsonValue } | null;
+  /** The NFC forms of the keys walked so far (distinctNfcKeys only). */
+  nfcKeys: Set<string> | null;
 }
 
 class NotJson extends Error {
@@ -96,20 +90,15 @@ function render(root: string, stack: readonly Frame[], length: number): string {
   return out;
 }
 
-/**
- * Checks a scalar (returns its JSON value, normalised in copy mode) or returns `CONTAINER` for an
- * object or array, which the caller walks.
- */
-const CONTAINER = Symbol('container');
-
-function scalar(value: unknown, copy: boolean, noNul: boolean, root: string, stack: Frame[], length: number): JsonValue | typeof CONTAINER {
+/** Checks a scalar, or returns true for an object or array, which the caller walks. */
+function isContainer(value: unknown, noNul: boolean, root: string, stack: Frame[], length: number): boolean {
   switch (typeof value) {
     case 'string':
       if (!value.isWellFormed()) fail(root, stack, length, 'string contains a lone UTF-16 surrogate, which is not valid Unicode');
       if (noNul && value.includes('\u0000')) fail(root, stack, length, 'string contains U+0000, which PostgreSQL cannot store in jsonb');
-      return copy ? value.normalize('NFC') : value;
+      return false;
     case 'boolean':
-      return value;
+      return false;
     case 'number':
       if (!Number.isFinite(value)) fail(root, stack, length, 'NaN and Infinity are not JSON numbers');
       if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
@@ -120,7 +109,7 @@ function scalar(value: unknown, copy: boolean, noNul: boolean, root: string, sta
           'a number of magnitude 2^53 or more may already be a rounded integer (distinct values would collide); pass it as a string',
         );
       }
-      return Object.is(value, -0) ? 0 : value;
+      return false;
     case 'bigint':
       return fail(root, stack, length, 'BigInt is not a JSON value; pass it as a string');
     case 'undefined':
@@ -129,11 +118,11 @@ function scalar(value: unknown, copy: boolean, noNul: boolean, root: string, sta
     case 'symbol':
       return fail(root, stack, length, `a ${typeof value} is not a JSON value`);
   }
-  return value === null ? null : CONTAINER;
+  return value !== null;
 }
 
-/** A frame for `object` at depth `length + 1`, checked; its copy is attached by the caller. */
-function open(object: object, copy: boolean, root: string, stack: Frame[], length: number): Frame {
+/** A frame for `object` at depth `length + 1`, checked. */
+function open(object: object, distinctNfcKeys: boolean, root: string, stack: Frame[], length: number): Frame {
   if (length >= MAX_JSON_DEPTH) {
     // Only a cycle or a deep value gets here: a cycle repeats a container along the path, and
     // is reported where it first does.
@@ -142,28 +131,24 @@ function open(object: object, copy: boolean, root: string, stack: Frame[], lengt
     if (first >= 0) fail(root, stack, first, 'circular reference');
     fail(root, stack, length, `nested deeper than ${MAX_JSON_DEPTH} levels of arrays and objects`);
   }
-  if (Array.isArray(object)) return { source: object, keys: null, index: 0, out: copy ? new Array<JsonValue>(object.length) : null };
+  if (Array.isArray(object)) return { source: object, keys: null, index: 0, nfcKeys: null };
   if (!isPlainObject(object)) {
     const kind = object instanceof Date ? 'a Date (pass date.toISOString())' : `a ${object.constructor?.name ?? 'non-plain'} object`;
     fail(root, stack, length, `${kind} is not a JSON value`);
   }
   if (Object.getOwnPropertySymbols(object).length > 0) fail(root, stack, length, 'symbol-keyed properties are not JSON');
-  // A null-prototype copy: a `__proto__` key stays an ordinary own property.
-  return { source: object, keys: Object.keys(object), index: 0, out: copy ? (Object.create(null) as { [key: string]: JsonValue }) : null };
+  return { source: object, keys: Object.keys(object), index: 0, nfcKeys: distinctNfcKeys ? new Set() : null };
 }
 
-function walk(value: unknown, root: string, copy: boolean, noNul: boolean): JsonValue | undefined {
+function walk(value: unknown, root: string, noNul: boolean, distinctNfcKeys: boolean): void {
   const stack: Frame[] = [];
-  const top = scalar(value, copy, noNul, root, stack, 0);
-  if (top !== CONTAINER) return top;
-  const rootFrame = open(value as object, copy, root, stack, 0);
-  stack.push(rootFrame);
+  if (!isContainer(value, noNul, root, stack, 0)) return;
+  stack.push(open(value as object, distinctNfcKeys, root, stack, 0));
   while (stack.length > 0) {
     const length = stack.length;
     const frame = stack[length - 1]!;
     const { source, keys } = frame;
     let child: unknown;
-    let outKey: string | number;
     if (keys === null) {
       const array = source as unknown[];
       if (frame.index >= array.length) {
@@ -173,7 +158,6 @@ function walk(value: unknown, root: string, copy: boolean, noNul: boolean): Json
       const i = frame.index++;
       if (!Object.hasOwn(array, i)) fail(root, stack, length, 'array hole is not a JSON value');
       child = array[i];
-      outKey = i;
     } else {
       if (frame.index >= keys.length) {
         stack.pop();
@@ -183,20 +167,12 @@ function walk(value: unknown, root: string, copy: boolean, noNul: boolean): Json
       if (!key.isWellFormed()) fail(root, stack, length, 'key contains a lone UTF-16 surrogate');
       if (noNul && key.includes('\u0000')) fail(root, stack, length, 'key contains U+0000, which PostgreSQL cannot store in jsonb');
       child = (source as Record<string, unknown>)[key];
-      outKey = key;
-      if (copy) {
-        outKey = key.normalize('NFC');
-        if (outKey in frame.out!) fail(root, stack, length, 'two keys of this object are the same string after Unicode NFC normalisation');
+      if (frame.nfcKeys !== null) {
+        const nfc = key.normalize('NFC');
+        if (frame.nfcKeys.has(nfc)) fail(root, stack, length, 'two keys of this object are the same string after Unicode NFC normalisation');
+        frame.nfcKeys.add(nfc);
       }
     }
-    const result = scalar(child, copy, noNul, root, stack, length);
-    if (result === CONTAINER) {
-      const next = open(child as object, copy, root, stack, length);
-      if (copy) (frame.out as Record<string | number, JsonValue>)[outKey] = next.out!;
-      stack.push(next);
-    } else if (copy) {
-      (frame.out as Record<string | number, JsonValue>)[outKey] = result;
-    }
+    if (isContainer(child, noNul, root, stack, length)) stack.push(open(child as object, distinctNfcKeys, root, stack, length));
   }
-  return copy ? (rootFrame.out as JsonValue) : undefined;
 }

@@ -1,16 +1,16 @@
 /**
- * The uniqueness key of spec §4: collect the dimensions, canonicalise (RFC 8785 via
- * `canonicalize`), SHA-256, lowercase hex.
+ * The uniqueness key of spec §4: collect the dimensions, write them as RFC 8785 canonical JSON
+ * with every string in NFC (src/canonical-json.ts), SHA-256, lowercase hex.
  *
  * The canonical pre-image is returned alongside the key so that a person can see why two jobs
  * collide or not (`ojs-unique key job.json` prints it). Tests assert on the pre-image, which is
  * readable, and on the hash only once.
  */
 import { hash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalJson } from './canonical-json.js';
 import { InvalidJobInputError, type ValidationIssue } from './errors.js';
-import type { JobInput, JsonValue } from './job.js';
-import { normalizeJson } from './json-normalize.js';
+import type { JobInput } from './job.js';
+import { validateJson } from './json-normalize.js';
 import { jobIssues, type UniquePolicy } from './unique-policy.js';
 import { selectableArgs } from './selectable-args.js';
 
@@ -41,8 +41,69 @@ export function computeUniquenessKey(job: JobInput, policy: UniquePolicy): Uniqu
 
 /** Step 1 and 2 of §4.1 only: the canonical JSON string that `computeUniquenessKey` hashes. */
 export function canonicalPreimage(job: JobInput, policy: UniquePolicy): string {
+  const canonical = writePreimage(job, policy);
+  if (canonical !== undefined) return canonical;
+  const issues = preimageIssues(job, policy);
+  if (issues.length === 0) throw new Error('ojs-unique: the key writer refused a job its validation accepts (a bug, please report it)');
+  throw new InvalidJobInputError(issues);
+}
+
+/**
+ * The pre-image in one pass, or undefined when anything is wrong with the hashed dimensions
+ * (then {@link preimageIssues} names every problem). Members in RFC 8785 order: args, meta,
+ * queue, type.
+ */
+function writePreimage(job: JobInput, policy: UniquePolicy): string | undefined {
+  const type = ownField(job, 'type');
+  if (typeof type !== 'string' || type.length === 0) return undefined;
+  let out = canonicalJson(type);
+  if (out === undefined) return undefined;
+  out = `"type":${out}}`;
+  if (policy.keys.includes('queue')) {
+    const queue = ownField(job, 'queue') ?? DEFAULT_QUEUE;
+    if (typeof queue !== 'string' || queue.length === 0) return undefined;
+    const text = canonicalJson(queue);
+    if (text === undefined) return undefined;
+    out = `"queue":${text},${out}`;
+  }
+  if (policy.keys.includes('meta') && policy.meta_keys) {
+    const selected = pick(ownField(job, 'meta') ?? {}, policy.meta_keys);
+    const text = selected && canonicalJson(selected);
+    if (text === undefined) return undefined;
+    out = `"meta":${text},${out}`;
+  }
+  if (policy.keys.includes('args')) {
+    const args = ownField(job, 'args');
+    let text: string | undefined;
+    if (policy.args_keys === null) {
+      text = canonicalJson(args);
+    } else {
+      const selectable = selectableArgs(args);
+      const selected = selectable.ok ? pick(selectable.object, policy.args_keys) : undefined;
+      text = selected && canonicalJson(selected);
+    }
+    if (text === undefined) return undefined;
+    out = `"args":${text},${out}`;
+  }
+  return `{${out}`;
+}
+
+/**
+ * The own properties `keys` of `from`, in a null-prototype object (a `__proto__` key is data), or
+ * undefined when one is missing (§2.2, reported by `jobIssues`).
+ */
+function pick(from: unknown, keys: readonly string[]): Record<string, unknown> | undefined {
+  const selected = Object.create(null) as Record<string, unknown>;
+  for (const key of keys) {
+    if (typeof from !== 'object' || from === null || !Object.hasOwn(from, key)) return undefined;
+    selected[key] = (from as Record<string, unknown>)[key];
+  }
+  return selected;
+}
+
+/** Every problem with the hashed dimensions of `job`, each naming its field, in field order. */
+function preimageIssues(job: JobInput, policy: UniquePolicy): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
-  const dimensions: { [name: string]: JsonValue } = {};
   // Own properties only: an inherited `queue` or `meta` is not the job's.
   const type = ownField(job, 'type');
   const args = ownField(job, 'args');
@@ -51,54 +112,40 @@ export function canonicalPreimage(job: JobInput, policy: UniquePolicy): string {
   if (typeof type !== 'string' || type.length === 0) {
     issues.push({ path: 'type', message: 'must be a non-empty string' });
   } else {
-    take(dimensions, 'type', type, 'type', issues);
+    check(type, 'type', issues);
   }
   if (policy.keys.includes('queue')) {
     const queue = ownField(job, 'queue') ?? DEFAULT_QUEUE;
     if (typeof queue !== 'string' || queue.length === 0) issues.push({ path: 'queue', message: 'must be a non-empty string' });
-    else take(dimensions, 'queue', queue, 'queue', issues);
+    else check(queue, 'queue', issues);
   }
   if (policy.keys.includes('args')) {
     if (policy.args_keys === null) {
-      take(dimensions, 'args', args, 'args', issues);
+      check(args, 'args', issues);
     } else {
       const selectable = selectableArgs(args);
-      if (selectable.ok) {
-        const selected: Record<string, unknown> = {};
-        for (const key of policy.args_keys) {
-          if (Object.hasOwn(selectable.object, key)) {
-            Object.defineProperty(selected, key, { value: selectable.object[key], enumerable: true, writable: true, configurable: true });
-          }
-        }
-        take(dimensions, 'args', selected, selectable.path, issues);
-      }
+      if (selectable.ok) check(pickPresent(selectable.object, policy.args_keys), selectable.path, issues);
     }
   }
   if (policy.keys.includes('meta') && policy.meta_keys) {
-    const selected: Record<string, unknown> = {};
-    if (typeof meta === 'object' && meta !== null) {
-      for (const key of policy.meta_keys) {
-        if (Object.hasOwn(meta, key)) {
-          Object.defineProperty(selected, key, { value: (meta as Record<string, unknown>)[key], enumerable: true, writable: true, configurable: true });
-        }
-      }
-    }
-    take(dimensions, 'meta', selected, 'meta', issues);
+    check(typeof meta === 'object' && meta !== null ? pickPresent(meta, policy.meta_keys) : {}, 'meta', issues);
   }
   issues.push(...jobIssues(policy, { args, meta }));
-  if (issues.length > 0) throw new InvalidJobInputError(issues);
+  return issues;
+}
 
-  const canonical = canonicalize(dimensions);
-  if (canonical === undefined) throw new Error('canonicalize returned undefined for a normalised JSON object');
-  return canonical;
+/** The own properties `keys` of `from` that it has, in the order of `keys` (for the issue paths). */
+function pickPresent(from: object, keys: readonly string[]): Record<string, unknown> {
+  const selected = Object.create(null) as Record<string, unknown>;
+  for (const key of keys) if (Object.hasOwn(from, key)) selected[key] = (from as Record<string, unknown>)[key];
+  return selected;
 }
 
 function ownField<K extends keyof JobInput>(job: JobInput, field: K): JobInput[K] | undefined {
   return Object.hasOwn(job, field) ? job[field] : undefined;
 }
 
-function take(into: { [name: string]: JsonValue }, name: string, value: unknown, path: string, issues: ValidationIssue[]): void {
-  const normalized = normalizeJson(value, path);
-  if (normalized.ok) into[name] = normalized.value;
-  else issues.push(normalized.issue);
+function check(value: unknown, path: string, issues: ValidationIssue[]): void {
+  const issue = validateJson(value, path, { distinctNfcKeys: true });
+  if (issue) issues.push(issue);
 }
