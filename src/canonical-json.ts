@@ -9,11 +9,13 @@
  * a valid value, and the error path pays for a second.
  *
  * Why each step is byte-identical to normalising a copy and serialising it per RFC 8785:
- *  - Strings: a string whose code units are all printable and below U+0300 is well-formed, in
- *    NFC (every such character has NFC_QC=Yes and combining class 0, so nothing composes or
- *    reorders) and needs no escape, so it is written as it is; any other string is checked,
- *    normalised and escaped by JSON.stringify, whose escaping (ES2019 well-formed JSON.stringify)
- *    is RFC 8785's: `\b \t \n \f \r \" \\`, other controls as lowercase `\u00xx`, nothing else.
+ *  - Strings: a string whose code units are all below U+0300 is well-formed and in NFC (every
+ *    such character has NFC_QC=Yes and combining class 0, so nothing composes or reorders; a
+ *    test checks every pair), so only one with a code unit at or above U+0300 is checked and
+ *    normalised. A string with nothing to escape (no control character, `"` or `\`) is written
+ *    between quotes as it is, any other by JSON.stringify, whose escaping (ES2019 well-formed
+ *    JSON.stringify) is RFC 8785's: `\b \t \n \f \r \" \\`, other controls as lowercase
+ *    `\u00xx`, nothing else.
  *  - Numbers: RFC 8785 serialises with ECMAScript's Number::toString, which is what String()
  *    does for a finite number (`-0` gives `0`).
  *  - Object members: sorted by the UTF-16 code units of their NFC keys (JavaScript's `<` on
@@ -22,9 +24,8 @@
  * Recursion is bounded: a container nested deeper than MAX_JSON_DEPTH is refused before it is
  * entered, which also stops a cycle.
  *
- * Objects of one shape (the same keys in the same order, as in an array of records) are sorted
- * once: the sort and the quoted keys of the last object seen at each depth are reused when the
- * next object's keys are the same strings.
+ * Objects of one shape (the same keys in the same order, as in an array of records or the args
+ * of one job type) are sorted once: the sorted, quoted keys are kept as a plan (see LAST_PLAN).
  */
 import { MAX_JSON_DEPTH } from './json-normalize.js';
 
@@ -46,7 +47,7 @@ interface Plan {
   cacheable: boolean;
 }
 
-/** Printable, no escape, below U+0300: written between quotes as it is (see the file comment). */
+/** Below U+0300 and nothing to escape: written between quotes as it is (see the file comment). */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\u02ff]*$/;
 /** A character RFC 8785 escapes. */
 const ESCAPE = /[\x00-\x1f"\\]/;
@@ -58,8 +59,9 @@ const MAX_EXACT = 2 ** 53;
  * used at each depth (an array of records reuses it from one record to the next) and, for jobs of
  * several types interleaved, the last plan made for each first key. A plan is used only for an
  * object whose keys are the same strings, so any plan is safe to reuse or replace (a call that
- * re-enters through a getter included). Only small objects' plans are kept, and at most
- * MAX_PLANS_PER_FIRST_KEY for each of MAX_FIRST_KEYS first keys: the cache holds key names, never values.
+ * re-enters through a getter included). Only plans of objects with few, short keys are kept, at
+ * most MAX_PLANS_PER_FIRST_KEY for each of MAX_FIRST_KEYS first keys: the cache holds key names,
+ * never values.
  */
 const LAST_PLAN: (Plan | undefined)[] = [];
 const PLANS_BY_FIRST_KEY = new Map<string, Plan[]>();
@@ -88,9 +90,9 @@ function write(value: unknown, depth: number): string | undefined {
 }
 
 /**
- * A string as RFC 8785 writes it after NFC, or undefined for a lone surrogate. Short strings are
- * scanned once in JavaScript (cheaper than a call into the regular expression engine); long ones
- * first try the regular expression, which scans faster.
+ * A string as RFC 8785 writes it after NFC, or undefined for a lone surrogate. A short string is
+ * scanned once in JavaScript, cheaper than a call into the regular expression engine; a long one
+ * first tries the regular expression, which scans faster.
  */
 function quote(value: string): string | undefined {
   if (value.length > 32 && PLAIN.test(value)) return `"${value}"`;
@@ -109,11 +111,12 @@ function quote(value: string): string | undefined {
   if (!high) return escape ? JSON.stringify(value) : `"${value}"`;
   if (surrogate && !value.isWellFormed()) return undefined;
   const nfc = value.normalize('NFC');
+  // No character's NFC brings in one to escape today; a string NFC changed is checked anyway.
   if (nfc !== value) escape = ESCAPE.test(nfc);
   return escape ? JSON.stringify(nfc) : `"${nfc}"`;
 }
 
-/** Printable, no escape, below U+0300: see {@link PLAIN}. */
+/** {@link PLAIN}, without a call into the regular expression engine for a short string. */
 function isPlain(value: string): boolean {
   if (value.length > 32) return PLAIN.test(value);
   for (let i = 0; i < value.length; i++) {
