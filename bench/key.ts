@@ -5,7 +5,9 @@
  * Method: for a small args object (~50 B of JSON) and a ~10 KB one (records with non-ASCII
  * text), `computeUniquenessKey` (policy keys type+queue+args, args hashed whole) is timed against
  * the baseline `crypto.hash('sha256', JSON.stringify(args), 'hex')`, the cheapest way to hash the
- * same args without canonical form or validation. After a warm-up, rounds alternate the key and
+ * same args without canonical form or validation (one-shot `crypto.hash`, as the key uses: the
+ * Hash object of `createHash()` costs as much as serialising small args, and would flatter the
+ * small ratio). After a warm-up, rounds alternate the key and
  * its baseline, each round timing one batch of each; the ratio of a round is keys/s ÷ baseline/s
  * in that round, and the figures printed are the medians over the rounds. A ratio of 1 would mean
  * a key costs no more than JSON.stringify plus SHA-256.
