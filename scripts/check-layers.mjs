@@ -10,22 +10,24 @@
  *                    `ojs-unique/internal`), the hosts, node builtins and other examples
  *   test/            imports anything but examples/, bench/ and scripts/ (run an example as a
  *                    child process instead)
- *   bench/, scripts/ import anything; nothing imports them
+ *   bench/           imports anything but scripts/; nothing imports bench/
+ *   scripts/         imports anything but bench/; nothing imports scripts/
  *
  * Imports are read from the syntax tree (static and type-only imports, `export … from`, dynamic
  * `import()`, `import x = require()`, `require()` and `import('…')` types), so an import inside a
  * string or a comment does not count. A dynamic import whose specifier is computed cannot be
  * checked and is refused in src/, adapters/, cli/ and examples/.
  *
- *   node scripts/check-layers.mjs     # exit 1, naming file, import and rule, on any violation
+ *   node scripts/check-layers.mjs          # exit 1, naming file, import and rule, on any violation
+ *   node scripts/check-layers.mjs <dir>    # the same for another checkout (the check's own test)
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
-import { dirname, extname, join, posix } from 'node:path';
+import { dirname, extname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = process.argv[2] ? resolve(process.argv[2]) : join(dirname(fileURLToPath(import.meta.url)), '..');
 const DIRS = ['src', 'adapters', 'cli', 'examples', 'test', 'bench', 'scripts'];
 const EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs']);
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
@@ -50,6 +52,7 @@ const EXAMPLE_NAMES = Object.keys(ENTRY_POINTS).filter((name) => name !== 'ojs-u
 
 function sourceFiles(dir) {
   const files = [];
+  if (!existsSync(join(ROOT, dir))) return files;
   for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
     const path = posix.join(dir, entry.name);
     if (entry.isDirectory()) {
@@ -133,12 +136,13 @@ function violation(from, target) {
   if (target.layer === 'unknown-entry-point') return `${pkg.name} exports no such entry point (it has ${Object.keys(ENTRY_POINTS).join(', ')})`;
   if (target.layer === 'outside') return 'nothing imports from outside the repository';
 
-  // Places nothing else depends on.
+  // Places nothing else depends on (bench/ may import anything but scripts/).
   if (target.layer !== layer) {
     if (target.layer === 'bench') return 'bench/ may import anything, but nothing imports bench/';
     if (target.layer === 'scripts') return 'nothing imports scripts/';
+    if (layer === 'bench') return null;
     if (target.layer === 'examples') return 'nothing imports examples/ (a test runs an example as a child process instead)';
-    if (target.layer === 'test' && layer !== 'bench') return 'only tests (and benchmarks) import test/';
+    if (target.layer === 'test') return 'only tests (and benchmarks) import test/';
   }
 
   if (layer === 'src') {
@@ -177,7 +181,7 @@ function violation(from, target) {
     if (target.layer === 'root') return 'test/ imports files of src/, adapters/, cli/ and test/ only';
     return null;
   }
-  return null; // bench/, scripts/: anything
+  return null; // scripts/: anything
 }
 
 const problems = [];
