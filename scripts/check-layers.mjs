@@ -57,7 +57,7 @@ function sourceFiles(dir) {
     const path = posix.join(dir, entry.name);
     if (entry.isDirectory()) {
       if (entry.name !== 'node_modules') files.push(...sourceFiles(path));
-    } else if (EXTENSIONS.has(extname(entry.name)) && !entry.name.endsWith('.d.ts')) {
+    } else if (EXTENSIONS.has(extname(entry.name))) {
       files.push(path);
     }
   }
@@ -117,7 +117,8 @@ const isBuiltin = (spec) => spec.startsWith('node:') || builtinModules.includes(
  * a published name), `{ package }` for another package, `{ builtin }` for a node builtin.
  */
 function targetOf(from, spec) {
-  if (spec.startsWith('.') || spec.startsWith('/')) {
+  if (spec.startsWith('/') || (/^[a-z]+:/i.test(spec) && !spec.startsWith('node:'))) return { layer: 'outside', path: spec };
+  if (spec.startsWith('.')) {
     const path = posix.normalize(posix.join(posix.dirname(from), spec));
     return { layer: path.startsWith('..') ? 'outside' : layerOf(path), path };
   }
@@ -134,7 +135,7 @@ function violation(from, target) {
   const layer = layerOf(from);
   if (target.builtin) return null;
   if (target.layer === 'unknown-entry-point') return `${pkg.name} exports no such entry point (it has ${Object.keys(ENTRY_POINTS).join(', ')})`;
-  if (target.layer === 'outside') return 'nothing imports from outside the repository';
+  if (target.layer === 'outside') return 'imports name a package or a file of this repository, by a relative path';
 
   // Places nothing else depends on (bench/ may import anything but scripts/).
   if (target.layer !== layer) {

@@ -24,7 +24,7 @@ export const SHOP_SCHEMA = named('ojs_example_shop');
 
 /**
  * `DATABASE_URL`, else `postgres://127.0.0.1:5432/test`. A URL without a user gets the OS
- * account's name when neither `PGUSER` nor `USER` is set (some containers), as psql would use.
+ * account's name when neither `PGUSER` nor `USER` is set (some containers), as psql does.
  */
 export function databaseUrl(): string {
   const connectionString = process.env.DATABASE_URL ?? 'postgres://127.0.0.1:5432/test';
