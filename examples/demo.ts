@@ -8,31 +8,35 @@
  * Every section enqueues through the same `UniqueJobsBackend` contract and prints what happened
  * to each job, so the three backends can be compared line by line.
  */
-import { isDuplicateJobError, parseUniquePolicy, type EnqueueResult, type JobInput, type UniquePolicyInput } from '../src/index.js';
-import { canonicalPreimage } from '../src/internal.js';
-import type { ConformanceSubject } from '../test/conformance/conformance-subject.js';
+import { computeUniquenessKey, isDuplicateJobError, parseUniquePolicy, type EnqueueResult, type JobInput, type UniquePolicyInput } from 'ojs-unique';
+import type { DemoBackend } from './demo/demo-backend.js';
 
-const BACKENDS = ['memory', 'bullmq', 'graphile-worker'] as const;
+/** Each backend's set-up, loaded only when chosen, so the memory demo needs no Redis or PostgreSQL driver. */
+const BACKENDS: Record<string, () => Promise<{ default: () => Promise<DemoBackend> }>> = {
+  memory: () => import('./demo/memory.js'),
+  bullmq: () => import('./demo/bullmq.js'),
+  'graphile-worker': () => import('./demo/graphile-worker.js'),
+};
 
 async function main(): Promise<void> {
   const flag = process.argv.indexOf('--backend');
   const name = flag >= 0 ? process.argv[flag + 1] : 'memory';
-  if (!BACKENDS.includes(name as (typeof BACKENDS)[number])) {
-    console.error(`unknown backend ${JSON.stringify(name)}; use one of ${BACKENDS.join(', ')}`);
+  const load = name !== undefined && Object.hasOwn(BACKENDS, name) ? BACKENDS[name] : undefined;
+  if (!load) {
+    console.error(`unknown backend ${JSON.stringify(name)}; use one of ${Object.keys(BACKENDS).join(', ')}`);
     process.exitCode = 2;
     return;
   }
-  const { default: createSubject } = (await import(`./demo-backends/${name}.js`)) as { default: () => Promise<ConformanceSubject> };
-  const subject = await createSubject();
+  const demo = await (await load()).default();
   try {
-    await walkThrough(name!, subject);
+    await walkThrough(name!, demo);
   } finally {
-    await subject.close({ passed: true });
+    await demo.close();
   }
 }
 
-async function walkThrough(name: string, subject: ConformanceSubject): Promise<void> {
-  const { backend } = subject;
+async function walkThrough(name: string, demo: DemoBackend): Promise<void> {
+  const { backend } = demo;
   const { strength, mechanism } = backend.capabilities.unique_jobs;
   console.log(`ojs-unique demo on ${name}: ${strength} uniqueness (${mechanism})`);
 
@@ -53,7 +57,7 @@ async function walkThrough(name: string, subject: ConformanceSubject): Promise<v
     }
   }
   async function wait(ms: number): Promise<void> {
-    if (subject.clock) subject.clock.advance(ms);
+    if (demo.advanceClock) demo.advanceClock(ms);
     else await new Promise((resolve) => setTimeout(resolve, ms));
   }
   const section = (title: string) => console.log(`\n${title}`);
@@ -84,16 +88,16 @@ async function walkThrough(name: string, subject: ConformanceSubject): Promise<v
   section('5. args_keys (§3.3): only the named args count; here is the pre-image that is hashed');
   const byUser = { keys: ['type', 'args'], args_keys: ['user_id'] } satisfies UniquePolicyInput;
   const welcome = { type: 'email.welcome', args: { user_id: 42, template: 'welcome', locale: 'en-US' }, unique: byUser };
-  console.log(`  pre-image: ${canonicalPreimage(welcome, parseUniquePolicy(byUser))}`);
+  console.log(`  pre-image: ${computeUniquenessKey(welcome, parseUniquePolicy(byUser)).canonical}`);
   await enqueue(welcome);
   await enqueue({ type: 'email.welcome', args: { user_id: 42, template: 'reminder', locale: 'fr-FR' }, unique: byUser });
 
   section('6. A period (§7): the window opens at the first job\'s created_at and then closes');
-  const periodMs = subject.clock ? 3_600_000 : 2_000;
-  const windowed = { keys: ['type', 'args'], period: subject.clock ? 'PT1H' : 'PT2S' } satisfies UniquePolicyInput;
+  const periodMs = demo.advanceClock ? 3_600_000 : 2_000;
+  const windowed = { keys: ['type', 'args'], period: demo.advanceClock ? 'PT1H' : 'PT2S' } satisfies UniquePolicyInput;
   await enqueue({ type: 'notification.push', args: { user_id: 42 }, unique: windowed });
   await enqueue({ type: 'notification.push', args: { user_id: 42 }, unique: windowed });
-  console.log(`  … ${subject.clock ? 'the clock moves' : 'waiting'} ${periodMs / 1000} s …`);
+  console.log(`  … ${demo.advanceClock ? 'the clock moves' : 'waiting'} ${periodMs / 1000} s …`);
   await wait(periodMs + 200);
   await enqueue({ type: 'notification.push', args: { user_id: 42 }, unique: windowed });
 
@@ -101,22 +105,22 @@ async function walkThrough(name: string, subject: ConformanceSubject): Promise<v
   // Jobs that a worker runs get a queue of their own, so the demo's worker takes exactly them.
   const open = { keys: ['type', 'args'] } satisfies UniquePolicyInput;
   const report = await enqueue({ type: 'report.build', queue: 'reports', args: { id: 1 }, unique: open });
-  await (await subject.start(report!.job.id)).complete();
+  await demo.run(report!.job.id);
   console.log(`  …${short(report!.job.id)} ran and completed`);
   await enqueue({ type: 'report.build', args: { id: 1 }, unique: open });
   const sticky = { keys: ['type', 'args'], states: ['available', 'active', 'scheduled', 'retryable', 'pending', 'completed'] } satisfies UniquePolicyInput;
   const once = await enqueue({ type: 'email.receipt', queue: 'receipts', args: { order: 9 }, unique: sticky });
-  await (await subject.start(once!.job.id)).complete();
+  await demo.run(once!.job.id);
   console.log(`  …${short(once!.job.id)} ran and completed`);
   await enqueue({ type: 'email.receipt', args: { order: 9 }, unique: sticky });
 
   section('8. Retry (§9): a failed job waiting to retry still holds the key; discarded releases it');
   const charge = await enqueue({ type: 'charge.card', queue: 'billing', args: { order: 5 }, unique: open, max_attempts: 2 });
-  const afterFail = await (await subject.start(charge!.job.id)).fail('card declined');
+  const afterFail = await demo.run(charge!.job.id, 'card declined');
   console.log(`  …${short(charge!.job.id)} failed attempt 1 -> ${afterFail.state}`);
   await enqueue({ type: 'charge.card', args: { order: 5 }, unique: open });
-  await subject.makeDue(charge!.job.id);
-  const afterSecond = await (await subject.start(charge!.job.id)).fail('card declined');
+  await demo.makeDue(charge!.job.id);
+  const afterSecond = await demo.run(charge!.job.id, 'card declined');
   console.log(`  …${short(charge!.job.id)} failed attempt 2 -> ${afterSecond.state}`);
   await enqueue({ type: 'charge.card', args: { order: 5 }, unique: open });
 

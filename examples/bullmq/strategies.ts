@@ -8,8 +8,8 @@
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { createBullMQBackend, removeUniquenessIndex, withUniqueness } from '../../adapters/bullmq/index.js';
-import { isDuplicateJobError, type UniquePolicyInput } from '../../src/index.js';
+import { createBullMQBackend, removeUniquenessIndex, withUniqueness } from 'ojs-unique/bullmq';
+import { isDuplicateJobError, type UniquePolicyInput } from 'ojs-unique';
 
 const connection = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
 const prefix = ['ojs-example:strategies', process.env.OJS_EXAMPLE_SALT].filter(Boolean).join(':');

@@ -9,8 +9,8 @@
  */
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { removeUniquenessIndex, withUniqueness } from '../../adapters/bullmq/index.js';
-import type { UniquePolicyInput } from '../../src/index.js';
+import { removeUniquenessIndex, withUniqueness } from 'ojs-unique/bullmq';
+import type { UniquePolicyInput } from 'ojs-unique';
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const connection = new Redis(url, { maxRetriesPerRequest: null });

@@ -7,7 +7,7 @@
  * schema and trigger whenever the worker migrates.
  */
 import { Logger, runOnce } from 'graphile-worker';
-import { makeUniqueJobsPreset, makeUniqueWorkerUtils, withUniqueHelpers } from '../../adapters/graphile-worker/index.js';
+import { makeUniqueJobsPreset, makeUniqueWorkerUtils, withUniqueHelpers } from 'ojs-unique/graphile-worker';
 import { GRAPHILE_SCHEMA, UNIQUE_SCHEMA, examplePool, resetExampleSchemas } from './example-connection.js';
 
 /** Graphile's per-job INFO lines would interleave with the example's output. */

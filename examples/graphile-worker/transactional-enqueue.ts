@@ -3,7 +3,7 @@
  *
  * The order row, the job and its uniqueness record commit together, or not at all.
  */
-import { addJobWithClient, makeUniqueWorkerUtils } from '../../adapters/graphile-worker/index.js';
+import { addJobWithClient, makeUniqueWorkerUtils } from 'ojs-unique/graphile-worker';
 import { GRAPHILE_SCHEMA, SHOP_SCHEMA, UNIQUE_SCHEMA, examplePool, resetExampleSchemas } from './example-connection.js';
 
 const pool = examplePool();

@@ -4,8 +4,8 @@
  * A webhook is delivered twice; the second `addJob` is deduplicated and names the first job.
  * Then a newer profile update replaces the pending resize job.
  */
-import { makeUniqueWorkerUtils } from '../../adapters/graphile-worker/index.js';
-import { isDuplicateJobError } from '../../src/index.js';
+import { makeUniqueWorkerUtils } from 'ojs-unique/graphile-worker';
+import { isDuplicateJobError } from 'ojs-unique';
 import { GRAPHILE_SCHEMA, UNIQUE_SCHEMA, examplePool, resetExampleSchemas } from './example-connection.js';
 
 const pool = examplePool();

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { Queue } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import { expect } from 'chai';
-import createSubject, { clusterOf } from '../../examples/demo-backends/bullmq.js';
+import createSubject, { clusterOf } from '../conformance/subjects/bullmq.js';
 import { createBullMQBackend, removeUniquenessIndex, withUniqueness, type UniqueQueue } from '../../adapters/bullmq/index.js';
 import { BackendError, DuplicateJobError, isBackendError } from '../../src/index.js';
 import { describeConformance } from '../conformance/describe-conformance.js';

@@ -7,7 +7,7 @@ import { createInterface } from 'node:readline';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { withUniqueness } from '../../adapters/bullmq/index.js';
-import { clusterOf } from '../../examples/demo-backends/bullmq.js';
+import { clusterOf } from '../conformance/subjects/bullmq.js';
 import { burst } from './bullmq-concurrency-burst.js';
 
 // A third argument `host:port,host:port,…` runs on that Redis Cluster instead of REDIS_URL.

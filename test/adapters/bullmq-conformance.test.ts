@@ -3,7 +3,7 @@
  * the key prefix `ojs-test:<run salt>:<sha1(file + title)>`; a failed test's keys are kept for inspection.
  */
 import { createHash } from 'node:crypto';
-import createSubject from '../../examples/demo-backends/bullmq.js';
+import createSubject from '../conformance/subjects/bullmq.js';
 import { describeConformance } from '../conformance/describe-conformance.js';
 import { RUN_SALT } from '../run-salt.js';
 

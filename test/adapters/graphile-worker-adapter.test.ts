@@ -17,7 +17,7 @@ import {
   withUniqueHelpers,
   type UniqueWorkerUtils,
 } from '../../adapters/graphile-worker/index.js';
-import { createGraphileWorkerSubject, quietLogger, type GraphileWorkerSubject } from '../../examples/demo-backends/graphile-worker.js';
+import { createGraphileWorkerSubject, quietLogger, type GraphileWorkerSubject } from '../conformance/subjects/graphile-worker.js';
 import { sqlFiles, type SqlFileName } from '../../adapters/graphile-worker/generated/sql.js';
 import { GraphileWorkerSql } from '../../adapters/graphile-worker/graphile-worker-sql.js';
 import { isolatePerTest, makePool } from './graphile-worker-fixture.js';

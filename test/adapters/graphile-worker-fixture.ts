@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { RUN_SALT } from '../run-salt.js';
 import { makeUniqueWorkerUtils } from '../../adapters/graphile-worker/index.js';
-import { databaseUrl, makeSubjectPool, quietLogger } from '../../examples/demo-backends/graphile-worker.js';
+import { databaseUrl, makeSubjectPool, quietLogger } from '../conformance/subjects/graphile-worker.js';
 
 export interface TestSchemas {
   graphileSchema: string;

@@ -11,7 +11,7 @@ import type pg from 'pg';
 import { BackendError, InvalidJobInputError, UNIQUE_STATE_GROUPS, type EnqueueResult, type JobInput, type UniqueJobsBackend } from '../../src/index.js';
 import { createMemoryBackend } from '../../adapters/memory/index.js';
 import { addJobWithClient, createGraphileWorkerBackend, makeUniqueWorkerUtils, type UniqueWorkerUtils } from '../../adapters/graphile-worker/index.js';
-import { quietLogger } from '../../examples/demo-backends/graphile-worker.js';
+import { quietLogger } from '../conformance/subjects/graphile-worker.js';
 import { rejection as rejectionOf } from '../conformance/suite-context.js';
 import { isolatePerTest, makePool } from './graphile-worker-fixture.js';
 

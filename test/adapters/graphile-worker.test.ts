@@ -5,7 +5,7 @@
  * the file moves to a new pair).
  */
 import { fileURLToPath } from 'node:url';
-import { createGraphileWorkerSubject } from '../../examples/demo-backends/graphile-worker.js';
+import { createGraphileWorkerSubject } from '../conformance/subjects/graphile-worker.js';
 import { describeConformance } from '../conformance/describe-conformance.js';
 import { SharedSchemaPair } from './graphile-worker-fixture.js';
 

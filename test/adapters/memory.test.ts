@@ -1,4 +1,4 @@
-import createSubject from '../../examples/demo-backends/memory.js';
+import createSubject from '../conformance/subjects/memory.js';
 import { describeConformance } from '../conformance/describe-conformance.js';
 
 describeConformance('memory', () => createSubject());

@@ -15,7 +15,7 @@ import { expect } from 'chai';
 import pg from 'pg';
 import { isBackendError, isDuplicateJobError, type EnqueueResult, type UniquePolicyInput } from '../../src/index.js';
 import { createGraphileWorkerBackend, makeUniqueWorkerUtils, type GraphileWorkerBackend, type UniqueWorkerUtils } from '../../adapters/graphile-worker/index.js';
-import { databaseUrl, quietLogger } from '../../examples/demo-backends/graphile-worker.js';
+import { databaseUrl, quietLogger } from '../conformance/subjects/graphile-worker.js';
 import { dropSchemas, makePool, schemasFor, type TestSchemas } from '../adapters/graphile-worker-fixture.js';
 import { RUN_SALT } from '../run-salt.js';
 import { seededRandom } from '../seeded-random.js';

@@ -25,8 +25,8 @@ import { isDuplicateJobError, isInvalidJobInputError, type EnqueueResult, type J
 import { scheduledAtMs } from '../../src/internal.js';
 import { createMemoryBackend } from '../../adapters/memory/index.js';
 import type { BullMQBackend } from '../../adapters/bullmq/index.js';
-import createBullMQSubject from '../../examples/demo-backends/bullmq.js';
-import { createGraphileWorkerSubject } from '../../examples/demo-backends/graphile-worker.js';
+import createBullMQSubject from '../conformance/subjects/bullmq.js';
+import { createGraphileWorkerSubject } from '../conformance/subjects/graphile-worker.js';
 import { escapeIdentifier } from '../../adapters/graphile-worker/graphile-worker-sql.js';
 import { bullmqAddArguments, createBullMQEntrySubject, Inexpressible, type BullMQEntryPoint } from '../conformance/entry-points/bullmq-entry-points.js';
 import {

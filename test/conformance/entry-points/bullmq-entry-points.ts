@@ -19,7 +19,7 @@ import { withUniqueness, type BullMQBackend, type UniqueJobsOptions, type Unique
 import { bullmqPriority, PRIORITY_BASE } from '../../../adapters/bullmq/bullmq-ojs-job-view.js';
 import { type EnqueueResult, type JobInput, type OjsJob } from '../../../src/index.js';
 import { DEFAULT_QUEUE, scheduledAtMs, uuidv7 } from '../../../src/internal.js';
-import createBullMQSubject from '../../../examples/demo-backends/bullmq.js';
+import createBullMQSubject from '../subjects/bullmq.js';
 import { PRIORITY_RANGE } from '../../../src/input-limits.js';
 import type { ConformanceSubject } from '../conformance-subject.js';
 

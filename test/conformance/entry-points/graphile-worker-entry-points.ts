@@ -28,7 +28,7 @@ import {
 } from '../../../adapters/graphile-worker/index.js';
 import { type EnqueueResult, type JobInput, type OjsJob } from '../../../src/index.js';
 import { DEFAULT_QUEUE } from '../../../src/internal.js';
-import { createGraphileWorkerSubject, databaseUrl, makeSubjectPool, quietLogger, type GraphileWorkerSubject } from '../../../examples/demo-backends/graphile-worker.js';
+import { createGraphileWorkerSubject, databaseUrl, makeSubjectPool, quietLogger, type GraphileWorkerSubject } from '../subjects/graphile-worker.js';
 import type { TestSchemas } from '../../adapters/graphile-worker-fixture.js';
 import { Inexpressible } from './bullmq-entry-points.js';
 import type { ConformanceSubject } from '../conformance-subject.js';

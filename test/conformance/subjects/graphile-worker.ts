@@ -1,7 +1,7 @@
 /**
- * The Graphile Worker subject of the demo (`npm run demo -- --backend graphile-worker`) and of
- * the conformance suite (test/adapters/graphile-worker.test.ts): the adapter's backend plus a
- * real Graphile Worker runner that moves jobs through their lifecycle.
+ * The Graphile Worker subject of the conformance suite (test/adapters/graphile-worker.test.ts):
+ * the adapter's backend plus a real Graphile Worker runner that moves jobs through their
+ * lifecycle.
  *
  * Nothing here writes Graphile's rows: `start` runs `run()` with a task list holding only the
  * job's task, whose handler waits until the caller says how the attempt ends; `makeDue` calls
@@ -10,11 +10,11 @@
 import { userInfo } from 'node:os';
 import pg from 'pg';
 import { Logger, makeWorkerUtils, run, type Runner, type Task, type WorkerUtils } from 'graphile-worker';
-import type { OjsJob, OjsJobState } from '../../src/index.js';
-import type { ConformanceSubject, RunningAttempt } from '../../test/conformance/conformance-subject.js';
-import { createGraphileWorkerBackend, makeUniqueJobsPreset, type GraphileWorkerBackend } from '../../adapters/graphile-worker/index.js';
-import { withDefaultUser } from '../../adapters/graphile-worker/graphile-worker-pg.js';
-import { escapeIdentifier } from '../../adapters/graphile-worker/graphile-worker-sql.js';
+import type { OjsJob, OjsJobState } from '../../../src/index.js';
+import type { ConformanceSubject, RunningAttempt } from '../conformance-subject.js';
+import { createGraphileWorkerBackend, makeUniqueJobsPreset, type GraphileWorkerBackend } from '../../../adapters/graphile-worker/index.js';
+import { withDefaultUser } from '../../../adapters/graphile-worker/graphile-worker-pg.js';
+import { escapeIdentifier } from '../../../adapters/graphile-worker/graphile-worker-sql.js';
 
 export interface GraphileWorkerSubjectOptions {
   /** (Default: `$DATABASE_URL`, else `postgres://127.0.0.1:5432/test`.) */
@@ -216,13 +216,4 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
       }
     },
   };
-}
-
-/**
- * The demo's subject: its own schemas, so it never touches the tests' or a real install's
- * (`OJS_EXAMPLE_SALT` appended when set, as the tests do, so two runs never share them).
- */
-export default async function createSubject(): Promise<ConformanceSubject> {
-  const salt = process.env.OJS_EXAMPLE_SALT ? `_${process.env.OJS_EXAMPLE_SALT}` : '';
-  return createGraphileWorkerSubject({ graphileSchema: `ojs_demo_graphile_worker${salt}`, uniqueSchema: `ojs_demo_unique${salt}`, fresh: true });
 }

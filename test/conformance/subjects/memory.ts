@@ -1,10 +1,10 @@
 /**
- * The memory backend as a conformance/demo subject: a virtual clock, and a "worker" that is the
+ * The memory backend as a conformance subject: a virtual clock, and a "worker" that is the
  * backend's own fetch/ack/nack.
  */
-import { type OjsJob } from '../../src/index.js';
-import { createMemoryBackend } from '../../adapters/memory/index.js';
-import type { ConformanceSubject, VirtualClock } from '../../test/conformance/conformance-subject.js';
+import { type OjsJob } from '../../../src/index.js';
+import { createMemoryBackend } from '../../../adapters/memory/index.js';
+import type { ConformanceSubject, VirtualClock } from '../conformance-subject.js';
 
 export default async function createSubject(): Promise<ConformanceSubject> {
   let now = Date.now();

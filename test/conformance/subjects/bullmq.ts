@@ -1,5 +1,5 @@
 /**
- * The BullMQ backend as a demo/conformance subject. Redis from REDIS_URL
+ * The BullMQ backend as a conformance subject. Redis from REDIS_URL
  * (default redis://127.0.0.1:6379); a key prefix of its own per subject.
  *
  * Lifecycle steps go through a real BullMQ `Worker` processing jobs manually (`getNextJob`,
@@ -10,13 +10,13 @@
 import { randomUUID } from 'node:crypto';
 import { Job, Worker } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
-import { createBullMQBackend } from '../../adapters/bullmq/index.js';
-import type { OjsJob } from '../../src/index.js';
-import type { ConformanceSubject } from '../../test/conformance/conformance-subject.js';
-import { deleteKeys as deleteKeysMatching } from '../../test/adapters/bullmq-test-redis.js';
+import { createBullMQBackend } from '../../../adapters/bullmq/index.js';
+import type { OjsJob } from '../../../src/index.js';
+import type { ConformanceSubject } from '../conformance-subject.js';
+import { deleteKeys as deleteKeysMatching } from '../../adapters/bullmq-test-redis.js';
 
 export interface BullMQSubjectOptions {
-  /** BullMQ key prefix. (Default: `ojs-demo:<random uuid>`.) */
+  /** BullMQ key prefix. (Default: `ojs-test:<random uuid>`.) */
   prefix?: string;
   /** (Default: REDIS_URL, else redis://127.0.0.1:6379.) */
   redisUrl?: string;
@@ -40,7 +40,7 @@ export function clusterOf(nodes: string[]): Cluster {
 
 export default async function createSubject(options: BullMQSubjectOptions = {}): Promise<ConformanceSubject> {
   const url = options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-  const prefix = options.prefix ?? `ojs-demo:${randomUUID()}`;
+  const prefix = options.prefix ?? `ojs-test:${randomUUID()}`;
   const client = options.cluster ? clusterOf(options.cluster) : new Redis(url, { maxRetriesPerRequest: null });
   const backend = createBullMQBackend({ connection: client, prefix });
   const deleteKeys = (): Promise<void> => deleteKeysMatching(client, `${prefix}:*`);
