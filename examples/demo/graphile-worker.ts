@@ -26,7 +26,7 @@ export default async function createDemoBackend(): Promise<DemoBackend> {
   pool.on('connect', (client) => client.on('error', (error) => console.error('client error', error)));
   const dropSchemas = () => pool.query(`drop schema if exists ${pg.escapeIdentifier(uniqueSchema)}, ${pg.escapeIdentifier(graphileSchema)} cascade`);
   await dropSchemas();
-  const backend = createGraphileWorkerBackend({ pgPool: pool, schema: uniqueSchema, graphileSchema });
+  const backend = createGraphileWorkerBackend({ pgPool: pool, uniqueSchema, workerSchema: graphileSchema });
   await backend.ready();
   const utils = await makeWorkerUtils({ pgPool: pool, schema: graphileSchema, logger });
 
@@ -63,7 +63,7 @@ export default async function createDemoBackend(): Promise<DemoBackend> {
         noHandleSignals: true,
         pollInterval: 100,
         logger,
-        preset: { extends: [makeUniqueJobsPreset({ schema: uniqueSchema })] },
+        preset: { extends: [makeUniqueJobsPreset({ uniqueSchema })] },
       });
       try {
         return await settled(id);

@@ -23,7 +23,7 @@ import {
 } from '../../adapters/graphile-worker/graphile-worker-host.js';
 import { GraphileWorkerSql } from '../../adapters/graphile-worker/graphile-worker-sql.js';
 import { sqlFiles } from '../../adapters/graphile-worker/generated/sql.js';
-import { quietLogger } from '../../examples/demo-backends/graphile-worker.js';
+import { quietLogger } from '../conformance/subjects/graphile-worker.js';
 import { isolatePerTest, makePool, type TestSchemas } from './graphile-worker-fixture.js';
 
 const FILE = fileURLToPath(import.meta.url);
