@@ -25,7 +25,7 @@ const FILE = fileURLToPath(import.meta.url);
  */
 const PINNED_SQL: Record<number, string> = {
   1: 'a80973ab0d733565',
-  2: '20e2757fb4884717',
+  2: '912dba3a9ca00b05',
 };
 
 function versionedSqlDigest(): string {

@@ -52,7 +52,8 @@
 -- from functions without the clause (insert_job, replace_jobs, try_enqueue), under the session's
 -- own setting, exactly as plain addJob runs it.
 --
--- The functions that read the ledger by key (candidates, lock_and_read, cancel_jobs) also carry
+-- The functions that read the ledger by key (candidates, lock_head, lock_and_read, record_job,
+-- cancel_jobs) also carry
 -- `set enable_seqscan = off`. A generic plan is made once per connection, from the statistics of
 -- that moment; on a young install (autovacuum analyzes a table once it has 50 rows) they say
 -- "tiny", the plan is a sequential scan, and it stays cached while the table grows, until the
@@ -133,7 +134,7 @@ end
 $$;
 
 create or replace function :OJS_UNIQUE_SCHEMA.lock_head(p_fingerprint text)
-returns boolean language plpgsql volatile set plan_cache_mode = force_generic_plan as $$
+returns boolean language plpgsql volatile set plan_cache_mode = force_generic_plan set enable_seqscan = off as $$
 declare
   v_job_id bigint;
 begin
@@ -171,7 +172,7 @@ end
 $$;
 
 create or replace function :OJS_UNIQUE_SCHEMA.lock_key(p_fingerprint text)
-returns void language plpgsql volatile as $$
+returns void language plpgsql volatile set plan_cache_mode = force_generic_plan as $$
 begin
   -- lock-key.sql (the lost-reply check): waits for the transaction holding the key's lock.
   perform :OJS_UNIQUE_SCHEMA.lock_head(p_fingerprint);
@@ -216,7 +217,7 @@ create or replace function :OJS_UNIQUE_SCHEMA.record_job(
 -- plpgsql, not sql: a SQL-language function that cannot be inlined is planned again on every
 -- call, which costs more than the insert itself. Generic plan: see
 -- the header (a separate function from insert_job so that add_job stays outside the clause).
-language plpgsql volatile set plan_cache_mode = force_generic_plan as $$
+language plpgsql volatile set plan_cache_mode = force_generic_plan set enable_seqscan = off as $$
 declare
   v_now timestamptz := clock_timestamp();
   v_row json;
@@ -236,6 +237,13 @@ begin
       'scheduled_at', l.scheduled_at, 'max_attempts', l.max_attempts) into v_row;
     if v_row is null then
       return null;
+    end if;
+    -- Any other record of the key was inserted under a head this insert would have met; should
+    -- one show up all the same (its head reclaimed meanwhile), refuse rather than keep two.
+    perform 1 from :OJS_UNIQUE_SCHEMA.jobs l where l.fingerprint = p_fingerprint and l.job_id <> p_job_id;
+    if found then
+      raise exception using errcode = 'serialization_failure',
+        message = 'ojs-unique: a concurrent enqueue of the same key was seen late';
     end if;
   else
     insert into :OJS_UNIQUE_SCHEMA.jobs as l (job_id, ojs_id, fingerprint, type, queue, meta, policy,
@@ -369,14 +377,6 @@ begin
         p_run_at, p_max_attempts, p_priority, p_flags, p_ojs_id, p_fingerprint, p_queue, p_meta, p_policy, p_period,
         p_ojs_priority, p_request_token);
       if v_inserted is not null then
-        -- Any other record of the key must have been inserted under a head this insert would
-        -- have met; should one show up all the same, refuse rather than keep two.
-        perform 1 from :OJS_UNIQUE_SCHEMA.jobs l
-          where l.fingerprint = p_fingerprint and l.job_id <> (v_inserted ->> 'job_id')::bigint;
-        if found then
-          raise exception using errcode = 'serialization_failure',
-            message = 'ojs-unique: a concurrent enqueue of the same key was seen late';
-        end if;
         return json_build_object('inserted', v_inserted);
       end if;
       -- A concurrent enqueue inserted the key's head first (and committed): lock it, look again.
