@@ -45,6 +45,8 @@
 ]]
 local rcall = redis.call
 
+--- @bullmq-host
+
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-own-policy"
 --- @include "includes/ojs-period-end"
