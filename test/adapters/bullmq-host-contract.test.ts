@@ -27,6 +27,7 @@ import {
   validateJobOptions,
   writeQueueMeta,
   type BullMQAddScript,
+  type IoredisTarget,
   type ShippedScript,
 } from '../../adapters/bullmq/bullmq-host.js';
 import { encodeCommand, OjsScript } from '../../adapters/bullmq/bullmq-script-command.js';
@@ -334,8 +335,8 @@ describe('bullmq host contract: ioredis only', function () {
     expect(((await script.run(client, ['k', 'a'])) as string[]).slice(0, 2)).to.deep.equal(['k', 'a']);
     expect(script.loadedOn(socket)).to.equal(true);
     const pipeline = client.pipeline();
-    void script.run(pipeline, ['k2', 'b']);
-    const [[error, reply]] = (await pipeline.exec())!;
+    void script.run(pipeline as unknown as IoredisTarget, ['k2', 'b']);
+    const [error, reply] = (await pipeline.exec())![0]!;
     expect(error).to.equal(null);
     expect((reply as string[]).slice(0, 2)).to.deep.equal(['k2', 'b']);
   });
