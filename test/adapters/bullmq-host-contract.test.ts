@@ -64,9 +64,12 @@ function refusal(run: () => unknown): BackendError {
 }
 
 describe('bullmq host contract: the add scripts unique-add is composed with', function () {
-  it(`are the installed BullMQ's (bullmq ${bullmq.version}${process.env.OJS_EXPECT_BULLMQ ? `, as the CI matrix asks: ${process.env.OJS_EXPECT_BULLMQ}` : ''})`, function () {
+  it(`are the installed BullMQ's (bullmq ${bullmq.version}${process.env.OJS_EXPECT_BULLMQ ? `, as the CI matrix asks: ${process.env.OJS_EXPECT_BULLMQ}` : ''})`, async function () {
     if (process.env.OJS_EXPECT_BULLMQ) {
       expect(bullmq.version, 'the matrix run loaded another BullMQ than it names (scripts/use-bullmq.mjs)').to.equal(process.env.OJS_EXPECT_BULLMQ);
+      const queue = new Queue('version', { connection: { lazyConnect: true } });
+      expect(internalsOf(queue).metaValues.version, 'the Queue class loaded is of another BullMQ (scripts/use-bullmq.mjs)').to.equal(`bullmq:${process.env.OJS_EXPECT_BULLMQ}`);
+      await queue.close();
     }
     expect(Number(bullmq.version.split('.')[0])).to.equal(6);
   });
