@@ -22,7 +22,14 @@
  *     job hash (`:lock`, `:logs` …), the attempts-made field `atm`, the state keys of a queue.
  *  6. Job hash field names, read back into a `Job` (`jobFromHash`) and an OJS view.
  *  7. ioredis: the scripts run through ioredis only (a node-redis, Bun or Valkey GLIDE client,
- *     which BullMQ 6 also accepts, is refused: `checkConnection`).
+ *     which BullMQ 6 also accepts, is refused: `checkConnection`), as the adapter's own `Command`
+ *     subclass (bullmq-script-command.ts: `sendCommand`, `toWritable`, public in ioredis' types).
+ *
+ * BullMQ behaviour relied on where it is used, and tested there: a job's own `removeOnComplete` /
+ * `removeOnFail` wins over a Worker's (bullmq-retention.ts; bullmq-with-uniqueness.test.ts);
+ * `removeOrphanedJobs` takes a one-segment key under a queue's base for a job (bullmq-sidecar-keys.ts;
+ * the sidecar tests); BullMQ's job-option and job-id rules, mirrored so a unique add refuses what
+ * `queue.add` would (bullmq-job-options.ts; bullmq-wrapper-seams.test.ts).
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';

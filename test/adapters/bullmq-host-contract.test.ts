@@ -269,10 +269,23 @@ describe('bullmq host contract: Queue and Job members outside the public API', f
 
 describe('bullmq host contract: ioredis only', function () {
   const ctx = useRedisPrefix('bullmq-host-contract.test.ts');
-  const nodeRedisLike = { connect: async () => {}, disconnect: async () => {}, duplicate: () => nodeRedisLike, sendCommand: async () => null, isOpen: false };
+  // What BullMQ takes for a node-redis client (sendCommand, isOpen, no defineCommand).
+  const nodeRedisLike: Record<string, unknown> = {
+    connect: async () => {},
+    disconnect: async () => {},
+    quit: async () => {},
+    duplicate: () => nodeRedisLike,
+    sendCommand: async () => null,
+    isOpen: false,
+    isReady: false,
+    options: {},
+  };
+  for (const name of ['on', 'off', 'once', 'removeListener']) nodeRedisLike[name] = () => nodeRedisLike;
 
   it('a client that is not ioredis (node-redis, Bun, Valkey GLIDE) is refused with a BackendError that says so; options pass', function () {
-    for (const run of [() => checkConnection(nodeRedisLike, 'the queue'), () => createBullMQBackend({ connection: nodeRedisLike as never })]) {
+    const queue = new Queue('node-redis', { connection: nodeRedisLike as never });
+    queue.on('error', () => {});
+    for (const run of [() => checkConnection(nodeRedisLike, 'the queue'), () => withUniqueness(queue), () => createBullMQBackend({ connection: nodeRedisLike as never })]) {
       try {
         run();
         expect.fail('expected a refusal');
