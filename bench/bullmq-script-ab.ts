@@ -14,6 +14,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { OjsScript } from '../adapters/bullmq/bullmq-script-command.js';
 import { composedScripts } from '../adapters/bullmq/bullmq-script-set.js';
 import { withUniqueness, type UniqueQueue } from '../adapters/bullmq/index.js';
 import { unlinkPrefix } from './bullmq-bench-keys.js';
@@ -25,9 +26,13 @@ const ROUNDS = 6;
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const redis = new Redis(url, { maxRetriesPerRequest: null });
 const otherModule = (await import(pathToFileURL(resolve(other, 'adapters/bullmq/bullmq-script-set.ts')).href)) as { composedScripts: typeof composedScripts };
-// The adapter registers composedScripts()[0] on each new connection; the harness swaps its text.
-const script = composedScripts()[0]! as { lua: string };
-const versions: [string, string][] = [['other', otherModule.composedScripts()[0]!.lua], ['this', script.lua]];
+// The adapter runs composedScripts()[0] (loaded with EVAL on each new connection); the harness swaps it.
+const scripts = composedScripts();
+const current = scripts[0]!;
+const useLua = (lua: string) => {
+  scripts[0] = new OjsScript(current.command, current.numberOfKeys, lua);
+};
+const versions: [string, string][] = [['other', otherModule.composedScripts()[0]!.lua], ['this', current.lua]];
 
 const PATHS: Record<string, (q: UniqueQueue, i: number) => Promise<unknown>> = {
   insert: (q, i) => q.add('job', { user_id: i }, { unique: { keys: ['type', 'args'] } }),
@@ -48,7 +53,7 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const [path, add] of Object.entries(PATHS)) {
     for (const [version, lua] of round % 2 === 0 ? versions : [...versions].reverse()) {
       const connection = new Redis(url, { maxRetriesPerRequest: null });
-      script.lua = lua;
+      useLua(lua);
       const prefix = `ojs-bench:${randomUUID()}`;
       const raw = new Queue('bench', { connection, prefix });
       const queue = withUniqueness(raw);
@@ -65,7 +70,7 @@ for (let round = 0; round < ROUNDS; round++) {
     }
   }
 }
-script.lua = versions[1]![1];
+useLua(versions[1]![1]);
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
 console.log(`EVALSHA µs per add, median of ${ROUNDS} alternating rounds (N=${N}); other = ${other}`);
 console.log('| path (version) | median | all rounds |');

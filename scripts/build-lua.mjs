@@ -7,9 +7,10 @@
 //
 // Each top-level file is one script; its name ends in the number of KEYS it takes
 // (unique-add-13.lua). `--- @include "includes/<name>"` lines are replaced by that file, once
-// per script. `--- @bullmq "<name>"` lines are left alone: BullMQ's own add scripts are spliced
-// in at run time from the installed bullmq (adapters/bullmq/bullmq-script-set.ts), so the
-// composed script always matches the BullMQ that runs it.
+// per script. `--- @bullmq "<name>"` and `--- @bullmq-host` lines are left alone: BullMQ's own
+// add scripts and the BullMQ facts of adapters/bullmq/bullmq-host.ts are spliced in at run time
+// (adapters/bullmq/bullmq-script-set.ts), so the composed script always matches the BullMQ that
+// runs it. `npm run print:lua` writes the composed scripts.
 import { readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';

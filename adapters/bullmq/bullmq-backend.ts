@@ -23,9 +23,10 @@ import { bullmqPriority, ojsJobView } from './bullmq-ojs-job-view.js';
 import { typedErrorFor } from './bullmq-cluster.js';
 import { backendErrorFor, errorForReply } from './bullmq-reply-errors.js';
 import { keepOptionsFor } from './bullmq-retention.js';
-import { COMMANDS, ensureScripts, runScript, composedScripts, type ScriptClient } from './bullmq-script-set.js';
+import { checkConnection, internalsOf, isIoredis, writeQueueMeta } from './bullmq-host.js';
+import { COMMANDS, runScript, composedScripts } from './bullmq-script-set.js';
 import { queueBase, queueRegistryKey } from './bullmq-sidecar-keys.js';
-import { internalsOf, pairs, uniqueAdd } from './bullmq-unique-add.js';
+import { pairs, uniqueAdd } from './bullmq-unique-add.js';
 import { DEFAULT_CANCELLED_RETENTION_MS } from './with-uniqueness.js';
 
 /** `maxRetriesPerRequest` of a client the backend creates: a command waits for at most this many reconnects. */
@@ -100,12 +101,13 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
 
   constructor(options: BullMQBackendOptions) {
     composedScripts(); // the version guard: fail at construction, not at the first enqueue
+    checkConnection(options.connection, 'createBullMQBackend');
     const bounded = {
       maxRetriesPerRequest: options.maxRetriesPerRequest ?? DEFAULT_MAX_RETRIES_PER_REQUEST,
       commandTimeout: options.commandTimeout ?? DEFAULT_COMMAND_TIMEOUT_MS,
     };
-    if (options.connection instanceof Redis || options.connection instanceof Cluster) {
-      this.client = options.connection;
+    if (isIoredis(options.connection)) {
+      this.client = options.connection as Redis | Cluster;
       this.#ownsClient = false;
       this.#connectTimeoutMs = options.commandTimeout ?? callerTimeout(options.connection);
     } else {
@@ -124,7 +126,6 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     this.#backoff = options.backoff ?? { type: 'exponential', delay: 1000 };
     this.#retentionMs = options.cancelledRetentionMs ?? DEFAULT_CANCELLED_RETENTION_MS;
     this.#probe = options.duplicateProbe ?? true;
-    ensureScripts(this.client as unknown as ScriptClient);
   }
 
   queue(name: string = DEFAULT_QUEUE): Queue {
@@ -338,9 +339,8 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
    */
   async #register(queueName: string): Promise<void> {
     if (this.#registered.has(queueName)) return;
-    const queue = this.queue(queueName) as unknown as { metaValues: Record<string, unknown>; backend: { setQueueMeta(values: Record<string, unknown>): Promise<unknown> } };
     try {
-      await Promise.all([this.client.sadd(queueRegistryKey(`${this.prefix}:`), queueName), queue.backend.setQueueMeta(queue.metaValues)]);
+      await Promise.all([this.client.sadd(queueRegistryKey(`${this.prefix}:`), queueName), writeQueueMeta(this.queue(queueName))]);
       this.#registered.add(queueName);
     } catch {
       // Not registered yet; the next add that writes tries again.

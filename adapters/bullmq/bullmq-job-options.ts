@@ -9,9 +9,7 @@
  */
 import type { JobsOptions } from 'bullmq';
 import type { ValidationIssue } from '../../src/errors.js';
-
-/** BullMQ's PRIORITY_LIMIT (classes/job.js): priorities are 0 (none) to 2^21 - 1. */
-export const BULLMQ_MAX_PRIORITY = 2 ** 21 - 1;
+import { BULLMQ_MAX_PRIORITY } from './bullmq-host.js';
 
 /** Latest time a JavaScript Date (and so BullMQ's delayed timestamp) can hold, in ms. */
 const MAX_DATE_MS = 8.64e15;

@@ -5,9 +5,9 @@
  * The backend maps OJS `p > 0` to BullMQ `PRIORITY_BASE - p` (clamped to 1) and back; OJS 0 and
  * negative priorities are BullMQ 0 (no priority) — BullMQ has no "below default".
  */
-import { Job } from 'bullmq';
 import type { JsonValue, OjsJob, OjsJobState } from '../../src/job.js';
 import { parseUniquePolicy } from '../../src/unique-policy.js';
+import { jobOptsFromHash } from './bullmq-host.js';
 
 export const PRIORITY_BASE = 1_000_000;
 
@@ -16,7 +16,7 @@ export function bullmqPriority(ojsPriority: number): number | undefined {
 }
 
 export function ojsJobView(queue: string, id: string, state: OjsJobState, hash: Record<string, string>, dueMs?: number): OjsJob {
-  const opts = Job.optsFromJSON(hash.opts);
+  const opts = jobOptsFromHash(hash);
   const timestamp = Number(hash.timestamp ?? 0);
   const bullPriority = Number(hash.priority ?? 0);
   const view: OjsJob = {

@@ -4,9 +4,9 @@
  * script instead of a full `unique-add` (lua/unique-probe-3.lua).
  *
  * A hint only chooses which script runs first; every decision is still made in Redis, atomically.
- * A right guess spares BullMQ's job encoding and a ~30-argument command; a wrong one (the job
- * finished and no longer counts, or was removed) costs one probe round trip (measured by
- * bench/bullmq-probe-miss.ts), after which the hint is dropped.
+ * A right guess spares BullMQ's job encoding and the full add's long command; a wrong one (the
+ * job finished and no longer counts, or was removed) costs one probe round trip
+ * (bench/bullmq-probe-miss.ts), after which the hint is dropped.
  *
  * A hint lasts `ttlMs` after the add that last saw the job. A fingerprint added again and again
  * (the hot key deduplication exists for) keeps its hint, since every duplicate renews it; one added

@@ -56,5 +56,11 @@ export function errorForReply(problem: ReplyProblem): Error {
  */
 export function backendErrorFor(error: unknown, options: { written?: false } = {}): OjsUniqueError {
   if (isOjsUniqueError(error)) return error;
-  return new BackendError('bullmq', error instanceof Error ? error.message : String(error), { cause: error, written: options.written ?? 'unknown' });
+  const message = error instanceof Error ? error.message : String(error);
+  return new BackendError('bullmq', LUA_ERROR.test(message) ? `${message} ${LUA_ERROR_HINT}` : message, { cause: error, written: options.written ?? 'unknown' });
 }
+
+/** A Redis error raised inside a script names its line as `user_script:<line>`. */
+const LUA_ERROR = /user_script:\d+/;
+const LUA_ERROR_HINT =
+  "(a line of one of the adapter's Lua scripts as composed with the installed bullmq: `npm run print:lua` in the ojs-unique repository writes them to adapters/bullmq/generated/composed/)";

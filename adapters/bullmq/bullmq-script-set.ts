@@ -1,31 +1,25 @@
 /**
- * The adapter's Lua scripts, composed with the installed BullMQ's own add scripts and registered
- * on a Redis client.
+ * The adapter's Lua scripts, composed with the installed BullMQ's own add scripts.
  *
- * BullMQ's add scripts are reused, not copied: `unique-add` splices
- * addStandardJob, addDelayedJob and addPrioritizedJob from `bullmq/dist/cjs/scripts` into itself
- * at start-up. That is a dependency on BullMQ internals, so it is checked here, once, before any
- * script runs: the major version, the three scripts with their key counts, the argument layout
- * they unpack, and the backend seam used to encode a job exactly as BullMQ does. Anything
- * missing fails with a `BackendError` naming it, instead of jobs that silently never run.
+ * BullMQ's add scripts are reused, not copied: `unique-add` splices addStandardJob, addDelayedJob
+ * and addPrioritizedJob from the installed bullmq into itself at start-up, each one building its
+ * KEYS from unique-add's by name; every script also gets the BullMQ facts it uses
+ * (`BULLMQ_LUA`). All of that is BullMQ internals, checked once before any script runs
+ * (bullmq-host.ts, `loadAddScripts`): an unsupported BullMQ fails with a `BackendError` naming
+ * what differs, instead of jobs that silently never run.
+ *
+ * `npm run print:lua` writes the composed scripts to disk, so that the line number of a Lua
+ * error means something.
  */
-import { createRequire } from 'node:module';
 import { BackendError } from '../../src/errors.js';
-import { useFastEncoding } from './bullmq-script-encoding.js';
+import { BULLMQ_ADD_SCRIPTS, BULLMQ_LUA, installedBullMQ, loadAddScripts, SUPPORTED_BULLMQ_RANGE, type BullMQAddScript, type InstalledBullMQ, type IoredisTarget } from './bullmq-host.js';
+import { OjsScript, type ScriptArgument } from './bullmq-script-command.js';
 import { luaScripts } from './generated/lua.js';
 
-/** BullMQ majors this adapter is written and tested against. */
-export const SUPPORTED_BULLMQ_RANGE = '>=6.0.0 <7.0.0';
+export { SUPPORTED_BULLMQ_RANGE };
+export type { ShippedScript as BullMQScriptSource } from './bullmq-host.js';
 
-const BULLMQ_ADD_SCRIPTS = { addStandardJob: 9, addDelayedJob: 6, addPrioritizedJob: 9 } as const;
-
-export interface BullMQScriptSource {
-  name: string;
-  content: string;
-  keys: number;
-}
-
-/** The command names registered with ioredis `defineCommand` (suffixed so they never clash with BullMQ's). */
+/** The names the scripts go by in messages and tests. */
 export const COMMANDS = {
   uniqueAdd: 'ojsUniqueAdd',
   uniqueProbe: 'ojsUniqueProbe',
@@ -33,11 +27,10 @@ export const COMMANDS = {
   cancelJob: 'ojsCancelJob',
 } as const;
 
-export interface ComposedScript {
-  command: string;
-  numberOfKeys: number;
-  lua: string;
-}
+/** unique-add's KEYS[1..11]: the queue's own keys, by `queue.keys` name (lua/unique-add-13.lua). */
+export const UNIQUE_ADD_QUEUE_KEYS = ['wait', 'paused', 'meta', 'id', 'completed', 'delayed', 'active', 'events', 'marker', 'prioritized', 'pc'] as const;
+
+export type ComposedScript = OjsScript;
 
 let composed: ComposedScript[] | undefined;
 
@@ -46,78 +39,48 @@ let composed: ComposedScript[] | undefined;
  * it lacks what they rely on.
  */
 export function composedScripts(): ComposedScript[] {
-  if (composed) return composed;
-  const require = createRequire(import.meta.url);
-  let version: string;
-  let shipped: Record<string, BullMQScriptSource | undefined>;
-  try {
-    version = (require('bullmq/package.json') as { version: string }).version;
-    shipped = require('bullmq/dist/cjs/scripts') as Record<string, BullMQScriptSource | undefined>;
-  } catch (error) {
-    throw unsupported('cannot load bullmq/dist/cjs/scripts', error);
-  }
-  composed = composeScripts(version, shipped);
+  composed ??= composeScripts(installedBullMQ());
   return composed;
 }
 
 /** The start-up check and the splice, on a given BullMQ version and scripts module (exported for tests). */
-export function composeScripts(version: string, shipped: Record<string, BullMQScriptSource | undefined>): ComposedScript[] {
-  if (Number(version.split('.')[0]) !== 6) throw unsupported(`version ${version}`);
-  for (const [name, keys] of Object.entries(BULLMQ_ADD_SCRIPTS)) {
-    const script = shipped[name];
-    if (!script || typeof script.content !== 'string') throw unsupported(`script ${name} is missing`);
-    if (script.keys !== keys) throw unsupported(`script ${name} takes ${script.keys} keys, expected ${keys}`);
-    // The splice feeds the script the argument layout BullMQ's own encoder produced; these are the
-    // lines that read it.
-    for (const marker of ['cmsgpack.unpack(ARGV[1])', 'ARGV[2]', 'return jobId']) {
-      if (!script.content.includes(marker)) throw unsupported(`script ${name} no longer contains ${marker}`);
-    }
-  }
+export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'scripts'>): ComposedScript[] {
+  const shipped = loadAddScripts(bullmq);
+  const withHost = (lua: string) => lua.replace(/^--- @bullmq-host\s*$/m, () => BULLMQ_LUA);
   const splice = (lua: string) =>
-    lua.replace(/^--- @bullmq "(\w+)"\s*$/gm, (_line, name: string) => {
+    withHost(lua).replace(/^--- @bullmq "(\w+)"\s*$/gm, (_line, name: string) => {
       if (!(name in BULLMQ_ADD_SCRIPTS)) throw new Error(`--- @bullmq "${name}": not one of the checked BullMQ scripts`);
-      return `local function __bullmq_${name}(KEYS, ARGV)\n${shipped[name]!.content}\nend`;
+      const keys = BULLMQ_ADD_SCRIPTS[name as BullMQAddScript].map((key) => `KEYS[${uniqueAddKeyIndex(key)}]`).join(', ');
+      return `local function __bullmq_${name}(ARGV)\nlocal KEYS = { ${keys} }\n${shipped[name as BullMQAddScript].content}\nend`;
     });
   return [
-    { command: COMMANDS.uniqueAdd, numberOfKeys: luaScripts['unique-add'].numberOfKeys, lua: splice(luaScripts['unique-add'].lua) },
-    { command: COMMANDS.uniqueProbe, numberOfKeys: luaScripts['unique-probe'].numberOfKeys, lua: luaScripts['unique-probe'].lua },
-    { command: COMMANDS.getJob, numberOfKeys: luaScripts['get-job'].numberOfKeys, lua: luaScripts['get-job'].lua },
-    { command: COMMANDS.cancelJob, numberOfKeys: luaScripts['cancel-job'].numberOfKeys, lua: luaScripts['cancel-job'].lua },
+    new OjsScript(COMMANDS.uniqueAdd, luaScripts['unique-add'].numberOfKeys, splice(luaScripts['unique-add'].lua)),
+    new OjsScript(COMMANDS.uniqueProbe, luaScripts['unique-probe'].numberOfKeys, withHost(luaScripts['unique-probe'].lua)),
+    new OjsScript(COMMANDS.getJob, luaScripts['get-job'].numberOfKeys, withHost(luaScripts['get-job'].lua)),
+    new OjsScript(COMMANDS.cancelJob, luaScripts['cancel-job'].numberOfKeys, withHost(luaScripts['cancel-job'].lua)),
   ];
 }
 
-function unsupported(why: string, cause?: unknown): BackendError {
-  return new BackendError('bullmq', `the installed bullmq is not supported (${why}); ojs-unique/bullmq supports bullmq ${SUPPORTED_BULLMQ_RANGE}`, {
-    cause,
-    written: false,
-  });
+function uniqueAddKeyIndex(name: string): number {
+  const index = (UNIQUE_ADD_QUEUE_KEYS as readonly string[]).indexOf(name);
+  if (index < 0) throw new Error(`BullMQ's add scripts take the queue key "${name}", which unique-add does not have`);
+  return index + 1;
 }
 
-/** The slice of an ioredis client (or BullMQ's proxy of one) the scripts need. */
-export interface ScriptClient {
-  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
-  pipeline(): ScriptPipeline;
+/** The file name `npm run print:lua` gives a composed script. */
+export function printedName(script: ComposedScript): string {
+  const names: Record<string, string> = {
+    [COMMANDS.uniqueAdd]: 'unique-add',
+    [COMMANDS.uniqueProbe]: 'unique-probe',
+    [COMMANDS.getJob]: 'get-job',
+    [COMMANDS.cancelJob]: 'cancel-job',
+  };
+  return `${names[script.command] ?? script.command}.lua`;
 }
 
-export interface ScriptPipeline {
-  exec(): Promise<[Error | null, unknown][] | null>;
-}
-
-const registered = new WeakSet<object>();
-
-/** Registers the composed scripts on `client` once (EVALSHA with a NOSCRIPT fallback, via ioredis). */
-export function ensureScripts(client: ScriptClient): void {
-  if (registered.has(client)) return;
-  for (const script of composedScripts()) {
-    client.defineCommand(script.command, { numberOfKeys: script.numberOfKeys, lua: script.lua });
-    useFastEncoding(client, script.command, script.lua);
-  }
-  registered.add(client);
-}
-
-/** Runs a registered script on a client or pipeline. */
-export function runScript(target: object, command: string, args: (string | number | Buffer)[]): Promise<unknown> {
-  const fn = (target as Record<string, unknown>)[command];
-  if (typeof fn !== 'function') throw new BackendError('bullmq', `script ${command} is not registered on this client`, { written: false });
-  return (fn as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+/** Runs a composed script (by its `COMMANDS` name) on a client, Cluster or pipeline. */
+export function runScript(target: object, command: string, args: ScriptArgument[]): Promise<unknown> {
+  const script = composedScripts().find((candidate) => candidate.command === command);
+  if (!script) throw new BackendError('bullmq', `no script ${command}`, { written: false });
+  return script.run(target as IoredisTarget, args);
 }

@@ -3,43 +3,22 @@
  * insert in one script, one round trip), and decode the reply into an outcome or a typed error.
  * Shared by `withUniqueness` and `createBullMQBackend`.
  *
- * Encoding goes through BullMQ's own `addJobToTransaction` with a client that records the
- * command instead of sending it: the msgpacked arguments, the short-key
- * option encoding and the data string are then byte-for-byte what a plain `queue.add` would
+ * Encoding goes through BullMQ's own (bullmq-host.ts, `encodeAdd`): the msgpacked arguments, the
+ * short-key option encoding and the data string are byte-for-byte what a plain `queue.add` would
  * send, and stay so when BullMQ changes them.
  */
 import { randomBytes } from 'node:crypto';
-import { Job, type JobsOptions, type Queue } from 'bullmq';
-import { BackendError, isDuplicateJobError } from '../../src/errors.js';
+import type { Job, JobsOptions, Queue } from 'bullmq';
+import { isDuplicateJobError } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
 import { compactUniquePolicy, type UniquePolicy } from '../../src/unique-policy.js';
 import { periodArgs } from './bullmq-period-args.js';
 import { ProbeHints } from './bullmq-probe-hints.js';
 import { errorForReply } from './bullmq-reply-errors.js';
-import { COMMANDS, ensureScripts, runScript, type ScriptClient } from './bullmq-script-set.js';
+import { encodeAdd, internalsOf, queueClient, validateJobOptions } from './bullmq-host.js';
+import { COMMANDS, runScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
 import { fingerprintKeys, queueBase, rootPrefixOf } from './bullmq-sidecar-keys.js';
-
-/** The members of a BullMQ `Queue` this adapter uses beyond its public API. */
-export interface QueueInternals {
-  name: string;
-  qualifiedName: string;
-  keys: Record<string, string>;
-  jobsOpts: JobsOptions;
-  Job: typeof Job;
-  backend: {
-    client: Promise<ScriptClient>;
-    addJobToTransaction(client: unknown, job: unknown, jobId: string | undefined, parentKeyOpts?: object): Promise<unknown>;
-  };
-}
-
-export function internalsOf(queue: Queue): QueueInternals {
-  const internals = queue as unknown as QueueInternals;
-  if (typeof internals.backend?.addJobToTransaction !== 'function' || !internals.keys?.pc || !internals.keys?.marker) {
-    throw new BackendError('bullmq', 'the queue is not backed by BullMQ\'s Redis backend (RedisQueueBackend); unique adds need it', { written: false });
-  }
-  return internals;
-}
 
 export interface UniqueAddRequest {
   queue: Queue;
@@ -96,47 +75,37 @@ function validatedJob(request: UniqueAddRequest): { job: Job; jobData: ReturnTyp
   const queue = internalsOf(request.queue);
   const job = new queue.Job(request.queue, request.name, request.data, request.opts, request.opts.jobId);
   const jobData = job.asJSON();
-  (job as unknown as { validateOptions(data: unknown): void }).validateOptions(jobData);
+  validateJobOptions(job, jobData);
   return { job, jobData };
 }
 
 export async function prepareUniqueAdd(request: UniqueAddRequest, validated = validatedJob(request)): Promise<PreparedUniqueAdd> {
   const queue = internalsOf(request.queue);
   const { job, jobData } = validated;
-
-  let recorded: unknown[] | undefined;
-  const recorder = {
-    runCommand: (_name: string, args: unknown[]) => {
-      recorded = args;
-      return Promise.resolve(1);
-    },
-  };
-  await queue.backend.addJobToTransaction(recorder, jobData, job.id, { parentKey: undefined, parentDependenciesKey: '' });
-  if (!recorded || recorded.length < 3) throw new BackendError('bullmq', 'BullMQ did not encode the job through runCommand', { written: false });
-  const bullmqArgv = recorded.slice(-3) as (string | Buffer)[];
+  const bullmqArgv = await encodeAdd(queue, jobData, job.id);
 
   const rootPrefix = rootPrefixOf(queue);
-  const k = queue.keys;
+  const queueKeys = UNIQUE_ADD_QUEUE_KEYS.map((name) => queue.keys[name]!);
   const idClaimQueues = request.idClaimQueues ?? '';
   if (request.prepared === null) {
     // No policy: the script only claims the id and runs BullMQ's add. It never touches the
     // fingerprint keys; the queue's meta key stands in for both (same hash slot).
-    const keys = [k.wait!, k.paused!, k.meta!, k.id!, k.completed!, k.delayed!, k.active!, k.events!, k.marker!, k.prioritized!, k.pc!, k.meta!, k.meta!];
+    const keys = [...queueKeys, queue.keys.meta!, queue.keys.meta!];
     const argv = [...bullmqArgv, rootPrefix, queue.name, '', 'reject', '', '', '', '', 'null', '{}', request.cancelledRetentionMs, idClaimQueues, requestToken()];
     return { request, job, keys, argv };
   }
   const { policy, key } = request.prepared;
   const fingerprint = fingerprintKeys(rootPrefix, queue.name, policy, key);
-  const keys = [k.wait!, k.paused!, k.meta!, k.id!, k.completed!, k.delayed!, k.active!, k.events!, k.marker!, k.prioritized!, k.pc!, fingerprint.set, fingerprint.registry];
+  const keys = [...queueKeys, fingerprint.set, fingerprint.registry];
 
   const argv = [
     ...bullmqArgv,
     rootPrefix,
     queue.name,
     ...decisionArgs(policy, key),
-    // Without its defaults: the full form (161 bytes for the default policy) is over Redis'
-    // 64-byte listpack limit and would turn every unique job's hash into a hashtable, ~3.4× the
-    // memory (376 vs 1,272 bytes for the benchmark's job) and slower to write.
+    // Without its defaults: the full form is longer than Redis' listpack value limit (64 bytes)
+    // and would turn every unique job's hash into a hashtable, several times the memory and
+    // slower to write.
     JSON.stringify(compactUniquePolicy(policy)),
     JSON.stringify(request.meta),
     request.cancelledRetentionMs,
@@ -175,8 +144,7 @@ function hintsFor(queue: Queue): ProbeHints {
 }
 
 export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddReply> {
-  const client = await internalsOf(request.queue).backend.client;
-  ensureScripts(client);
+  const client = await queueClient(request.queue);
   const validated = validatedJob(request);
   const unique = request.prepared;
   // Only reject and ignore can end without a write; a replace always writes, so it is never probed.
@@ -290,31 +258,3 @@ export function pairs(flat: unknown): Record<string, string> {
   for (let i = 0; i + 1 < flat.length; i += 2) out[String(flat[i])] = String(flat[i + 1]);
   return out;
 }
-
-/** A BullMQ `Job` rebuilt from a job hash the script returned, as `Job.fromId` would build it. */
-export function jobFromHash(queue: Queue, id: string, hash: Record<string, string>): Job {
-  return Job.fromJSON(
-    queue,
-    {
-      id,
-      name: hash.name ?? '',
-      data: hash.data ?? '{}',
-      opts: Job.optsFromJSON(hash.opts),
-      progress: JSON.parse(hash.progress ?? '0'),
-      delay: parseInt(hash.delay ?? '0', 10),
-      priority: parseInt(hash.priority ?? '0', 10),
-      timestamp: parseInt(hash.timestamp ?? '0', 10),
-      attemptsStarted: parseInt(hash.ats ?? '0', 10),
-      attemptsMade: parseInt(hash.atm ?? '0', 10),
-      stalledCounter: parseInt(hash.stc ?? '0', 10),
-      finishedOn: hash.finishedOn ? parseInt(hash.finishedOn, 10) : undefined,
-      processedOn: hash.processedOn ? parseInt(hash.processedOn, 10) : undefined,
-      failedReason: hash.failedReason,
-      stacktrace: hash.stacktrace,
-      returnvalue: hash.returnvalue,
-      processedBy: hash.pb,
-    } as unknown as Parameters<typeof Job.fromJSON>[1],
-    id,
-  );
-}
-

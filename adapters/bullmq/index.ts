@@ -11,4 +11,4 @@ export type { UniqueJob, UniqueJobsOptions, UniqueOutcome, UniqueQueue, WithUniq
 export { createBullMQBackend, DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_MAX_RETRIES_PER_REQUEST } from './bullmq-backend.js';
 export type { BullMQBackend, BullMQBackendOptions } from './bullmq-backend.js';
 export { removeUniquenessIndex } from './remove-uniqueness-index.js';
-export { SUPPORTED_BULLMQ_RANGE } from './bullmq-script-set.js';
+export { SUPPORTED_BULLMQ_RANGE } from './bullmq-host.js';

@@ -11,7 +11,7 @@
  */
 import type { Queue } from 'bullmq';
 import { backendErrorFor } from './bullmq-reply-errors.js';
-import { internalsOf } from './bullmq-unique-add.js';
+import { internalsOf } from './bullmq-host.js';
 import { rootPrefixOf, sidecarPatterns } from './bullmq-sidecar-keys.js';
 
 interface ScanClient {

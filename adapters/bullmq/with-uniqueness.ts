@@ -18,12 +18,11 @@ import { bullmqOptionIssues } from './bullmq-job-options.js';
 import { keepOptionsFor, retentionIssues } from './bullmq-retention.js';
 import { backendErrorFor } from './bullmq-reply-errors.js';
 import { typedErrorFor } from './bullmq-cluster.js';
-import { composedScripts, ensureScripts } from './bullmq-script-set.js';
+import { internalsOf, jobFromHash, queueClient, validateJobOptions } from './bullmq-host.js';
+import { composedScripts } from './bullmq-script-set.js';
 import { queueBase, queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
 import {
   decodeUniqueAddReply,
-  internalsOf,
-  jobFromHash,
   prepareUniqueAdd,
   sendUniqueAdd,
   uniqueAdd,
@@ -412,7 +411,7 @@ async function uniqueAddBulk(siblings: Siblings, jobs: readonly { name: string; 
       const opts = { ...internals.jobsOpts, ...plainOpts(spec.opts), jobId: spec.opts?.jobId };
       const job = new internals.Job(queue, spec.name, spec.data, opts, opts.jobId);
       try {
-        (job as unknown as { validateOptions(data: unknown): void }).validateOptions(job.asJSON());
+        validateJobOptions(job);
       } catch (error) {
         // BullMQ's own check of a plain entry, refused before anything of the batch is sent.
         throw new InvalidJobInputError([{ path: `[${index}].opts`, message: error instanceof Error ? error.message : String(error) }], { cause: error });
@@ -423,9 +422,8 @@ async function uniqueAddBulk(siblings: Siblings, jobs: readonly { name: string; 
     }
   }
 
-  const client = await internals.backend.client;
+  const client = await queueClient(queue);
   await refuseTakenIds(client as unknown as IdLookupClient, queueBase(rootPrefixOf(internals), internals.name), entries.map((entry) => (entry.kind === 'unique' ? { unique: true, jobId: entry.prepared.request.opts.jobId } : { unique: false, jobId: entry.job.opts.jobId })));
-  ensureScripts(client);
   const pipeline = client.pipeline();
   const plainIds: Promise<unknown>[] = [];
   for (const entry of entries) {

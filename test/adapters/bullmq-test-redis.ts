@@ -44,8 +44,8 @@ export async function deleteKeys(redis: Redis | Cluster, pattern: string): Promi
 
 /**
  * `url` (read when each test starts) points the context at another Redis, e.g. a redis-server the
- * file started itself with `startOwnRedis` for a test that needs MONITOR or SCRIPT FLUSH, which
- * are never sent to the shared Redis.
+ * file started itself with `startOwnRedis` for a test that needs MONITOR, which is never sent to
+ * the shared Redis.
  */
 export function useRedisPrefix(file: string, url: () => string = () => REDIS_URL): RedisTestContext {
   let redis: Redis | undefined;

@@ -23,6 +23,8 @@
 ]]
 local rcall = redis.call
 
+--- @bullmq-host
+
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-own-policy"
 --- @include "includes/ojs-archive-job"
@@ -35,6 +37,6 @@ local jobId = ARGV[2]
 local state, location = ojsJobState(base, jobId, nowMs)
 if state == nil then return { "not_found" } end
 if state == "completed" or state == "discarded" or state == "cancelled" then return { "terminal", state } end
-local maxEvents = rcall("HGET", KEYS[3], "opts.maxLenEvents") or 10000
+local maxEvents = bullmqMaxEvents(KEYS[3])
 ojsArchiveJob(base, jobId, location, state, nil, "ojs-cancelled", nowMs, tonumber(ARGV[3]), KEYS[2], maxEvents)
 return { "cancelled", state, nowMs, ojsReadJob(base, jobId, "archive") }

@@ -14,6 +14,8 @@
 ]]
 local rcall = redis.call
 
+--- @bullmq-host
+
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-read-job"
 

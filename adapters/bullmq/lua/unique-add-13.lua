@@ -3,9 +3,11 @@
 
   BullMQ's add scripts (addStandardJob-9, addDelayedJob-6, addPrioritizedJob-9) are NOT copied:
   the adapter takes them from the installed bullmq at start-up and splices each in where a
-  `--- @bullmq "<name>"` line stands, as `local function __bullmq_<name>(KEYS, ARGV) ... end`.
-  The parameters shadow the globals, so their bodies run unchanged on the key and argument
-  tables this script builds. Rewriting them was rejected: about ten includes (id counter,
+  `--- @bullmq "<name>"` line stands, as `local function __bullmq_<name>(ARGV) ... end`, whose
+  first line builds that script's KEYS from this script's by name (bullmq-host.ts,
+  BULLMQ_ADD_SCRIPTS). The local KEYS and ARGV shadow the globals, so their bodies run unchanged.
+  `--- @bullmq-host` stands for the BullMQ facts the scripts use (bullmq-host.ts, BULLMQ_LUA).
+  Rewriting BullMQ's add scripts was rejected: about ten includes (id counter,
   markers, paused/maxed, priority counter, delayed score, events) would have to be kept in step
   with every BullMQ release, and a mistake there means jobs that silently never run.
 
@@ -98,6 +100,8 @@
 ]]
 local rcall = redis.call
 
+--- @bullmq-host
+
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-own-policy"
 --- @include "includes/ojs-period-end"
@@ -132,8 +136,8 @@ local eventsKey = KEYS[8]
 local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
 
 local args = cmsgpack.unpack(ARGV[1])
-local queueBase = args[1]
-local customId = args[2]
+local queueBase = args[BULLMQ_ARG_KEY_PREFIX]
+local customId = args[BULLMQ_ARG_CUSTOM_ID]
 
 -- 2. The id claim. The backend's ids are OJS ids, unique across queues (ARGV[15]): checked here,
 -- in the script that inserts, so two concurrent enqueues of one id (any queues, with or without a
@@ -166,8 +170,8 @@ end
 
 -- The options are only read to insert (delay, priority): a duplicate never unpacks them.
 local opts = cmsgpack.unpack(ARGV[3])
-if args[5] ~= nil then return { "refused_option", "opts.parent" } end
-if opts["de"] ~= nil then return { "refused_option", "opts.deduplication" } end
+if args[BULLMQ_ARG_PARENT_KEY] ~= nil then return { "refused_option", "opts.parent" } end
+if opts[BULLMQ_OPT_DEDUPLICATION] ~= nil then return { "refused_option", "opts.deduplication" } end
 
 local newId = customId
 local eventsMax
@@ -177,12 +181,12 @@ if action == "replace" then
   if newId == "" then
     -- The add script below takes its id from INCR on KEYS[4]; nothing can run in between. A key
     -- already under that id would make BullMQ return that job instead of inserting.
-    newId = tostring((tonumber(rcall("GET", KEYS[4])) or 0) + 1)
+    newId = bullmqNextCounterId(KEYS[4])
     if rcall("EXISTS", queueBase .. newId) == 1 then return { "counter_id_taken", newId } end
   end
   -- Read only by the paths that XADD an event of their own (replace here, duplicates in
   -- ojsAnswerDuplicate): an insert's events are BullMQ's add script's, which reads it itself.
-  eventsMax = rcall("HGET", KEYS[3], "opts.maxLenEvents") or 10000
+  eventsMax = bullmqMaxEvents(KEYS[3])
 end
 
 -- 5-6. Writes only from here on.
@@ -201,24 +205,22 @@ if action == "replace" then
   end
 end
 
-args[4] = nowMs
+args[BULLMQ_ARG_TIMESTAMP] = nowMs
 local packedOpts = ARGV[3]
 if scheduledAt ~= nil then
-  opts["delay"] = math.max(scheduledAt - nowMs, 1)
+  opts[BULLMQ_OPT_DELAY] = math.max(scheduledAt - nowMs, 1)
   packedOpts = cmsgpack.pack(opts)
 end
 local bullmqArgv = { cmsgpack.pack(args), ARGV[2], packedOpts }
-local delay = tonumber(opts["delay"]) or 0
-local priority = tonumber(opts["priority"]) or 0
+local delay = tonumber(opts[BULLMQ_OPT_DELAY]) or 0
+local priority = tonumber(opts[BULLMQ_OPT_PRIORITY]) or 0
 local result
 if delay > 0 then
-  result = __bullmq_addDelayedJob({ KEYS[9], KEYS[3], KEYS[4], KEYS[6], KEYS[5], KEYS[8] }, bullmqArgv)
+  result = __bullmq_addDelayedJob(bullmqArgv)
 elseif priority ~= 0 then
-  result = __bullmq_addPrioritizedJob({ KEYS[9], KEYS[3], KEYS[4], KEYS[10], KEYS[6], KEYS[5], KEYS[7], KEYS[8],
-    KEYS[11] }, bullmqArgv)
+  result = __bullmq_addPrioritizedJob(bullmqArgv)
 else
-  result = __bullmq_addStandardJob({ KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8],
-    KEYS[9] }, bullmqArgv)
+  result = __bullmq_addStandardJob(bullmqArgv)
 end
 if type(result) == "number" and result < 0 then return { "bullmq_error", result } end
 

@@ -6,7 +6,7 @@
   it never decides an insert.
 
   Why it exists: a duplicate sent as a unique-add pays for the whole job first — BullMQ's job
-  encoding in Node, and a ~30-argument command carrying the data — although nothing will be
+  encoding in Node, and the long command carrying the data — although nothing will be
   stored. The adapter sends a probe only for a `reject`/`ignore` add whose fingerprint it saw
   holding a job moments ago (bullmq-unique-add.ts, "probe hints"), i.e. when a duplicate is
   likely; a wrong guess costs this small script and one round trip.
@@ -44,6 +44,8 @@
   All-or-nothing: its one write is the XADD of the answer, the last thing it does.
 ]]
 local rcall = redis.call
+
+--- @bullmq-host
 
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-own-policy"

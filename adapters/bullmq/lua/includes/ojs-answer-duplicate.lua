@@ -11,9 +11,7 @@
   Shared by unique-add and unique-probe: one reply, one event, whichever script decided.
 ]]
 local function ojsAnswerDuplicate(action, existing, eventsKey, metaKey, uniquenessKey, incomingId, nowMs)
-  local maxEvents = rcall("HGET", metaKey, "opts.maxLenEvents") or 10000
-  rcall("XADD", eventsKey, "MAXLEN", "~", maxEvents, "*", "event", "deduplicated", "jobId", existing.id,
-    "deduplicationId", "ojs:" .. uniquenessKey, "deduplicatedJobId", incomingId)
+  bullmqEmitDeduplicated(eventsKey, bullmqMaxEvents(metaKey), existing.id, "ojs:" .. uniquenessKey, incomingId)
   if action ~= "ignore" then
     return { (action == "reject" and "duplicate") or "active", existing.id, existing.state, existing.queue, nowMs }
   end

@@ -42,8 +42,6 @@ local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reaso
   rcall("HSET", archiveKey, "ojsState", "cancelled", "ojsPrevState", prevState, "ojsCancelledOn", nowMs,
     "ojsReplacedBy", replacedBy or "")
   if ttlMs > 0 then rcall("PEXPIRE", archiveKey, ttlMs) end
-  rcall("DEL", jobKey .. ":lock", jobKey .. ":logs", jobKey .. ":dependencies", jobKey .. ":processed",
-    jobKey .. ":failed", jobKey .. ":unsuccessful")
-  rcall("XADD", eventsKey, "MAXLEN", "~", maxEvents, "*", "event", "removed", "jobId", jobId,
-    "prev", location, "reason", reason, "replacedBy", replacedBy or "")
+  bullmqDeleteJobSubkeys(jobKey)
+  bullmqEmitRemoved(eventsKey, maxEvents, jobId, location, reason, replacedBy or "")
 end

@@ -15,7 +15,7 @@
     lock key present, or in active     -> active
     otherwise                          -> available   (in `wait` or the legacy `paused` list)
   `base` is the queue's key prefix with its trailing colon ("bull:emails:"). dueMs is set for
-  delayed jobs only: floor(score / 4096) (includes/getDelayedScore.lua). ojsLiveJobState is the
+  delayed jobs only (bullmqDelayedDueMs). ojsLiveJobState is the
   same once the job hash is known to exist.
 
   ojsIndexedJobState(base, jobId, uniquenessKey, nowMs) -> ojsState, location, dueMs, ownStates, ownPeriodEnd, request
@@ -32,9 +32,9 @@ local function ojsLiveJobState(base, jobId, nowMs)
   if rcall("ZSCORE", base .. "failed", jobId) then return "discarded", "failed", nil end
   local score = rcall("ZSCORE", base .. "delayed", jobId)
   if score then
-    local due = math.floor(tonumber(score) / 4096)
+    local due = bullmqDelayedDueMs(score)
     if due <= nowMs then return "available", "delayed", due end
-    local attemptsMade = tonumber(rcall("HGET", jobKey, "atm") or "0") or 0
+    local attemptsMade = tonumber(rcall("HGET", jobKey, BULLMQ_ATTEMPTS_MADE) or "0") or 0
     if attemptsMade > 0 then return "retryable", "delayed", due end
     return "scheduled", "delayed", due
   end
@@ -42,7 +42,7 @@ local function ojsLiveJobState(base, jobId, nowMs)
   if rcall("ZSCORE", base .. "waiting-children", jobId) then return "pending", "waiting-children", nil end
   -- No lock does not prove "not active" (a stalled job whose lock expired), hence the LPOS,
   -- which is O(active): bounded by the workers' total concurrency, not by queue depth.
-  if rcall("EXISTS", jobKey .. ":lock") == 1 then return "active", "active", nil end
+  if rcall("EXISTS", jobKey .. BULLMQ_LOCK_SUFFIX) == 1 then return "active", "active", nil end
   if rcall("LPOS", base .. "active", jobId) then return "active", "active", nil end
   return "available", "wait", nil
 end

@@ -1,0 +1,133 @@
+/**
+ * How the adapter runs its Lua scripts: its own ioredis `Command` subclass, sent with the client's
+ * (or pipeline's) public `sendCommand`. Nothing is registered on, added to or replaced in the
+ * caller's client: no `defineCommand`, no swapped classes.
+ *
+ * Loading: EVALSHA, or EVAL the first time on a connection (so a new connection, a reconnect or a
+ * failover never meets NOSCRIPT in the common case); on NOSCRIPT the connection is marked
+ * unloaded and the command is sent once more, as EVAL. This is what ioredis' own `Script` does
+ * for `defineCommand`.
+ *
+ * Encoding: a unique add is one command of about thirty arguments, two of them Buffers (BullMQ's
+ * msgpacked args and options). One Buffer puts ioredis' encoder in a mode that measures and
+ * copies every argument separately; `encodeCommand` writes each run of string arguments as one
+ * string, in one allocation with the Buffers, the same bytes (test/adapters/bullmq-script-command.test.ts).
+ * bench/bullmq-node-cost.ts shows what it saves per add.
+ */
+import { createHash } from 'node:crypto';
+import { Command } from 'ioredis';
+import type { IoredisTarget } from './bullmq-host.js';
+import { notIoredis } from './bullmq-host.js';
+
+export type ScriptArgument = string | number | Buffer;
+
+/** A Lua script of the adapter, run by `run` on any ioredis client, Cluster or pipeline. */
+export class OjsScript {
+  readonly sha: string;
+  /** The connections (sockets) that have run this script's EVAL since their last NOSCRIPT. */
+  readonly #loaded = new WeakSet<object>();
+
+  constructor(
+    /** A name for messages and tests (not sent to Redis). */
+    readonly command: string,
+    readonly numberOfKeys: number,
+    readonly lua: string,
+  ) {
+    this.sha = createHash('sha1').update(lua).digest('hex');
+  }
+
+  /** Runs the script with `keysAndArgs` (its `numberOfKeys` keys first) on `target`; the reply's promise. */
+  run(target: IoredisTarget, keysAndArgs: readonly ScriptArgument[]): Promise<unknown> {
+    if (typeof target?.sendCommand !== 'function') throw notIoredis('the script target', target);
+    const command = this.#command(keysAndArgs);
+    command.promise = command.promise.catch((error: Error) => {
+      if (!error.message.includes('NOSCRIPT')) throw error;
+      // The connection lost the script (SCRIPT FLUSH, a failover): once more, as EVAL. A pipeline's
+      // resend goes to its client, as ioredis' Script does it.
+      const resend = this.#command(keysAndArgs);
+      const client = target.isPipeline && target.redis ? target.redis : target;
+      client.sendCommand(resend);
+      return resend.promise;
+    });
+    target.sendCommand(command);
+    return command.promise;
+  }
+
+  /** Whether `socket` is marked as having loaded the script (for tests). */
+  loadedOn(socket: object): boolean {
+    return this.#loaded.has(socket);
+  }
+
+  /** Marks `socket` as having loaded the script, so the next command on it is an EVALSHA (for tests). */
+  markLoaded(socket: object): void {
+    this.#loaded.add(socket);
+  }
+
+  #command(keysAndArgs: readonly ScriptArgument[]): ScriptCommand {
+    return new ScriptCommand(this, this.#loaded, [this.sha, this.numberOfKeys, ...keysAndArgs]);
+  }
+}
+
+/** One run of an `OjsScript`: EVALSHA or EVAL depending on the connection it is written to. */
+class ScriptCommand extends Command {
+  readonly #script: OjsScript;
+  readonly #loaded: WeakSet<object>;
+
+  constructor(script: OjsScript, loaded: WeakSet<object>, args: ScriptArgument[]) {
+    super('evalsha', args, { replyEncoding: 'utf8' });
+    this.#script = script;
+    this.#loaded = loaded;
+  }
+
+  override toWritable(socket: object): string | Buffer {
+    const reject = this.reject;
+    this.reject = (error: Error) => {
+      if (error.message.includes('NOSCRIPT')) this.#loaded.delete(socket);
+      reject.call(this, error);
+    };
+    if (!this.#loaded.has(socket)) {
+      this.#loaded.add(socket);
+      this.name = 'eval';
+      this.args[0] = this.#script.lua;
+    } else if (this.name === 'eval') {
+      this.name = 'evalsha';
+      this.args[0] = this.#script.sha;
+    }
+    return encodeCommand(this.name, this.args);
+  }
+}
+
+/** RESP of one command whose arguments are strings or Buffers (after ioredis' own stringifying). */
+export function encodeCommand(name: string, args: readonly unknown[]): string | Buffer {
+  // Runs of string arguments become one string each; Buffers stay as they are. One allocation
+  // for the result, one utf8 write per run.
+  let text = `*${args.length + 1}\r\n$${Buffer.byteLength(name)}\r\n${name}\r\n`;
+  let parts: (string | Buffer)[] | undefined;
+  for (const arg of args) {
+    if (Buffer.isBuffer(arg)) {
+      parts ??= [];
+      parts.push(`${text}$${arg.length}\r\n`, arg);
+      text = '\r\n';
+    } else {
+      const value = String(arg);
+      text += `$${Buffer.byteLength(value)}\r\n${value}\r\n`;
+    }
+  }
+  if (!parts) return text;
+  parts.push(text);
+  let length = 0;
+  const lengths = parts.map((part) => {
+    const n = typeof part === 'string' ? Buffer.byteLength(part) : part.length;
+    length += n;
+    return n;
+  });
+  const out = Buffer.allocUnsafe(length);
+  let offset = 0;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    if (typeof part === 'string') out.write(part, offset, lengths[i]!, 'utf8');
+    else part.copy(out, offset);
+    offset += lengths[i]!;
+  }
+  return out;
+}

@@ -1,0 +1,359 @@
+/**
+ * Contract tests of the BullMQ internals the adapter relies on (adapters/bullmq/bullmq-host.ts).
+ * Each failure says what changed in BullMQ and where the adapter uses it. CI runs this file
+ * against the oldest and the newest BullMQ 6.x (docs/development.md, "The BullMQ matrix").
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Job, Queue, Worker } from 'bullmq';
+import { expect } from 'chai';
+import { Command, Redis } from 'ioredis';
+import {
+  BULLMQ_ADD_ARGUMENTS,
+  BULLMQ_ADD_SCRIPTS,
+  BULLMQ_MAX_PRIORITY,
+  checkConnection,
+  encodeAdd,
+  installedBullMQ,
+  internalsOf,
+  jobFromHash,
+  loadAddScripts,
+  parseScriptHeader,
+  queueClient,
+  scriptHeaderText,
+  SUPPORTED_BULLMQ_RANGE,
+  validateJobOptions,
+  writeQueueMeta,
+  type BullMQAddScript,
+  type IoredisTarget,
+  type ShippedScript,
+} from '../../adapters/bullmq/bullmq-host.js';
+import { encodeCommand, OjsScript } from '../../adapters/bullmq/bullmq-script-command.js';
+import { composedScripts, UNIQUE_ADD_QUEUE_KEYS } from '../../adapters/bullmq/bullmq-script-set.js';
+import { createBullMQBackend, withUniqueness } from '../../adapters/bullmq/index.js';
+import { BackendError } from '../../src/index.js';
+import { useRedisPrefix } from './bullmq-test-redis.js';
+
+const HOST = 'adapters/bullmq/bullmq-host.ts';
+const SNAPSHOT = fileURLToPath(new URL('../fixtures/bullmq-script-headers.txt', import.meta.url));
+const bullmq = installedBullMQ();
+const ADD_SCRIPTS = Object.keys(BULLMQ_ADD_SCRIPTS) as BullMQAddScript[];
+
+/** The pinned headers: `=== <script> (bullmq <version>)` then the header, one section per distinct header. */
+function pinnedHeaders(): { script: string; version: string; header: string }[] {
+  const sections: { script: string; version: string; header: string }[] = [];
+  for (const chunk of readFileSync(SNAPSHOT, 'utf8').split(/^(?==== )/m)) {
+    const match = /^=== (\w+) \(bullmq ([^)]+)\)\n([\s\S]*)$/.exec(chunk);
+    if (match) sections.push({ script: match[1]!, version: match[2]!, header: match[3]!.trimEnd() });
+  }
+  return sections;
+}
+
+function refusal(run: () => unknown): BackendError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).to.be.instanceOf(BackendError);
+    expect((error as BackendError).written).to.equal(false);
+    expect((error as Error).message).to.contain(SUPPORTED_BULLMQ_RANGE);
+    return error as BackendError;
+  }
+  throw new Error('expected a BackendError');
+}
+
+describe('bullmq host contract: the add scripts unique-add is composed with', function () {
+  it(`are the installed BullMQ's (bullmq ${bullmq.version}${process.env.OJS_EXPECT_BULLMQ ? `, as the CI matrix asks: ${process.env.OJS_EXPECT_BULLMQ}` : ''})`, async function () {
+    if (process.env.OJS_EXPECT_BULLMQ) {
+      expect(bullmq.version, 'the matrix run loaded another BullMQ than it names (scripts/use-bullmq.mjs)').to.equal(process.env.OJS_EXPECT_BULLMQ);
+      const queue = new Queue('version', { connection: { lazyConnect: true } });
+      expect(internalsOf(queue).metaValues.version, 'the Queue class loaded is of another BullMQ (scripts/use-bullmq.mjs)').to.equal(`bullmq:${process.env.OJS_EXPECT_BULLMQ}`);
+      await queue.close();
+    }
+    expect(Number(bullmq.version.split('.')[0])).to.equal(6);
+  });
+
+  it('have a header (KEYS, ARGV, output) identical to a pinned snapshot (test/fixtures/bullmq-script-headers.txt)', function () {
+    const pinned = pinnedHeaders();
+    const unknown: string[] = [];
+    for (const name of ADD_SCRIPTS) {
+      const header = scriptHeaderText(bullmq.scripts[name]?.content ?? '');
+      expect(header, `bullmq ${bullmq.version}: ${name} has no --[[ ]] header`).to.be.a('string');
+      if (!pinned.some((entry) => entry.script === name && entry.header === header)) unknown.push(`=== ${name} (bullmq ${bullmq.version})\n${header}\n`);
+    }
+    if (unknown.length > 0 && process.env.OJS_PIN_BULLMQ_HEADERS === '1') {
+      writeFileSync(SNAPSHOT, `${readFileSync(SNAPSHOT, 'utf8').trimEnd()}\n${unknown.join('')}`);
+      return;
+    }
+    expect(
+      unknown,
+      `bullmq ${bullmq.version} ships add-script headers that are not pinned. unique-add calls these scripts with the KEYS of ` +
+        `BULLMQ_ADD_SCRIPTS and reads the arguments of BULLMQ_ADD_ARGUMENTS (${HOST}): compare the header with the ` +
+        `newest pinned one of the same script; if nothing the adapter relies on changed, pin it with ` +
+        `OJS_PIN_BULLMQ_HEADERS=1 npx mocha test/adapters/bullmq-host-contract.test.ts`,
+    ).to.deep.equal([]);
+  });
+
+  it(`every pinned header says what ${HOST} relies on (KEYS order, ARGV, msgpacked args, output)`, function () {
+    for (const { script, version, header } of pinnedHeaders()) {
+      const parsed = parseScriptHeader(header)!;
+      const where = `${script} of bullmq ${version}`;
+      expect(parsed.keys, `${where}: KEYS, as BULLMQ_ADD_SCRIPTS.${script}`).to.deep.equal(BULLMQ_ADD_SCRIPTS[script as BullMQAddScript]);
+      expect(parsed.argv.slice(0, 3), `${where}: ARGV[1..3]`).to.deep.equal(BULLMQ_ADD_ARGUMENTS.argv);
+      for (const [position, name] of Object.entries(BULLMQ_ADD_ARGUMENTS.packed)) expect(parsed.packed[Number(position)], `${where}: ARGV[1][${position}]`).to.equal(name);
+    }
+  });
+
+  it('pass the start-up check, which refuses another major, a missing script, other KEYS or another argument layout', function () {
+    expect(() => loadAddScripts(bullmq)).not.to.throw();
+    expect(composedScripts()[0]!.lua).to.not.match(/^--- @bullmq/m);
+    expect(refusal(() => loadAddScripts({ ...bullmq, version: '7.0.0' })).message).to.contain('version 7.0.0');
+    expect(refusal(() => loadAddScripts({ ...bullmq, version: '5.67.2' })).message).to.contain('version 5.67.2');
+    const scripts = bullmq.scripts as Record<BullMQAddScript, ShippedScript>;
+    const edit = (name: BullMQAddScript, change: Partial<ShippedScript>) => ({ ...bullmq, scripts: { ...scripts, [name]: { ...scripts[name], ...change } } });
+    expect(refusal(() => loadAddScripts({ ...bullmq, scripts: { ...scripts, addDelayedJob: undefined } })).message).to.contain('script addDelayedJob is missing');
+    expect(refusal(() => loadAddScripts(edit('addStandardJob', { keys: 10 }))).message).to.contain('addStandardJob takes 10 keys');
+    const swapped = scripts.addPrioritizedJob.content.replace("KEYS[4] 'prioritized'", "KEYS[4] 'delayed'").replace("KEYS[5] 'delayed'", "KEYS[5] 'prioritized'");
+    expect(refusal(() => loadAddScripts(edit('addPrioritizedJob', { content: swapped }))).message).to.contain('addPrioritizedJob takes KEYS marker, meta, id, delayed, prioritized');
+    const relaid = scripts.addStandardJob.content.replace(/\[4\]\s+timestamp/, '[4]  delay');
+    expect(refusal(() => loadAddScripts(edit('addStandardJob', { content: relaid }))).message).to.contain('reads "delay" at position 4 of ARGV[1]');
+    expect(refusal(() => loadAddScripts(edit('addDelayedJob', { content: 'return 1' }))).message).to.contain('addDelayedJob has no header');
+  });
+
+  it('are called by BullMQ with the KEYS of BULLMQ_ADD_SCRIPTS and ARGV = msgpacked args, data, msgpacked options (recorded from addJobToTransaction)', async function () {
+    const queue = new Queue(`contract-${randomUUID()}`, { connection: { lazyConnect: true }, prefix: 'contract' });
+    try {
+      const internals = internalsOf(queue);
+      const nameOf = new Map(Object.entries(internals.keys).map(([name, key]) => [key, name]));
+      const { unpack } = createRequire(`${bullmq.root}/package.json`)('msgpackr') as { unpack(buffer: Buffer): unknown };
+      const cases: [BullMQAddScript, Record<string, unknown>][] = [
+        ['addStandardJob', {}],
+        ['addDelayedJob', { delay: 5000 }],
+        ['addPrioritizedJob', { priority: 7 }],
+      ];
+      for (const [script, opts] of cases) {
+        const job = new Job(queue, 'name', { a: 1 }, { ...opts, jobId: 'custom' }, 'custom');
+        let recorded: { name: string; args: unknown[] } | undefined;
+        await internals.backend.addJobToTransaction({ runCommand: (name: string, args: unknown[]) => ((recorded = { name, args }), Promise.resolve(1)) }, job.asJSON(), 'custom', {});
+        expect(recorded!.name.split(':')[0], `BullMQ picks ${script} for ${JSON.stringify(opts)}, as unique-add does (lua/unique-add-13.lua)`).to.equal(script);
+        const keys = recorded!.args.slice(0, -3).map((key) => nameOf.get(String(key)));
+        expect(keys, `BullMQ passes ${script} these KEYS; unique-add builds them from BULLMQ_ADD_SCRIPTS (${HOST})`).to.deep.equal(BULLMQ_ADD_SCRIPTS[script]);
+        const [packedArgs, data, packedOpts] = await encodeAdd(internals, job.asJSON(), 'custom');
+        expect(recorded!.args.slice(-3)).to.deep.equal([packedArgs, data, packedOpts]);
+        const args = unpack(packedArgs as Buffer) as unknown[];
+        expect([args[0], args[1], args[3], args[4] ?? null], `msgpacked args positions 1, 2, 4, 5 (BULLMQ_LUA in ${HOST})`).to.deep.equal([`contract:${queue.name}:`, 'custom', job.timestamp, null]);
+        expect(data).to.equal('{"a":1}');
+        const decoded = unpack(packedOpts as Buffer) as Record<string, unknown>;
+        for (const [option, value] of Object.entries(opts)) expect(decoded[option], `msgpacked option "${option}" (BULLMQ_OPT_* in ${HOST})`).to.equal(value);
+      }
+      const deduplicated = new Job(queue, 'name', {}, { deduplication: { id: 'd' } });
+      const [, , packedOpts] = await encodeAdd(internals, deduplicated.asJSON(), undefined);
+      expect(unpack(packedOpts as Buffer), `the deduplication option's short name (BULLMQ_OPT_DEDUPLICATION in ${HOST})`).to.have.property('de');
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it("unique-add's own KEYS include every queue key BullMQ's add scripts take", function () {
+    for (const keys of Object.values(BULLMQ_ADD_SCRIPTS)) for (const key of keys) expect(UNIQUE_ADD_QUEUE_KEYS).to.include(key);
+  });
+});
+
+describe('bullmq host contract: facts the Lua scripts use (BULLMQ_LUA)', function () {
+  this.timeout(20_000);
+  const ctx = useRedisPrefix('bullmq-host-contract.test.ts');
+
+  it('a job without a custom id gets GET <queue>:id + 1 (the replace path names it before inserting)', async function () {
+    const queue = ctx.queue('ids');
+    await queue.add('a', {});
+    const before = Number(await ctx.redis.get(`${ctx.prefix}:ids:id`));
+    const job = await queue.add('b', {});
+    expect(job.id, `BullMQ's counter ids are no longer INCR of the id key: bullmqNextCounterId in ${HOST}`).to.equal(String(before + 1));
+  });
+
+  it("a delayed job's score is its due time in ms × 4096 plus a sequence", async function () {
+    const queue = ctx.queue('delays');
+    const job = await queue.add('a', {}, { delay: 60_000 });
+    const score = Number(await ctx.redis.zscore(`${ctx.prefix}:delays:delayed`, job.id!));
+    expect(Math.floor(score / 4096), `the delayed ZSET's score encoding changed: bullmqDelayedDueMs in ${HOST}`).to.equal(job.timestamp + 60_000);
+  });
+
+  it('events streams are bounded by opts.maxLenEvents in the meta hash, 10,000 when unset', async function () {
+    const bounded = ctx.queue('bounded', { streams: { events: { maxLen: 123 } } });
+    await bounded.add('a', {});
+    expect(await ctx.redis.hget(`${ctx.prefix}:bounded:meta`, 'opts.maxLenEvents'), `bullmqMaxEvents in ${HOST}`).to.equal('123');
+    const unbounded = ctx.queue('unbounded', { skipMetasUpdate: true });
+    await unbounded.add('a', {});
+    expect(await ctx.redis.hget(`${ctx.prefix}:unbounded:meta`, 'opts.maxLenEvents'), `BullMQ's default bound: bullmqMaxEvents in ${HOST}`).to.equal('10000');
+  });
+
+  it('BullMQ writes deduplicated and removed events with the fields the adapter writes them with', async function () {
+    const queue = ctx.queue('events');
+    const first = await queue.add('a', {}, { deduplication: { id: 'd' } });
+    await queue.add('a', {}, { deduplication: { id: 'd' }, jobId: 'incoming' });
+    await first.remove();
+    const entries = (await ctx.redis.xrange(`${ctx.prefix}:events:events`, '-', '+')).map(([, fields]) => fields);
+    const event = (name: string) => entries.find((fields) => fields[1] === name);
+    const fieldNames = (fields: string[] | undefined) => fields?.filter((_, i) => i % 2 === 0);
+    expect(fieldNames(event('deduplicated')), `bullmqEmitDeduplicated in ${HOST}`).to.deep.equal(['event', 'jobId', 'deduplicationId', 'deduplicatedJobId']);
+    expect(fieldNames(event('removed'))?.slice(0, 3), `bullmqEmitRemoved in ${HOST}`).to.deep.equal(['event', 'jobId', 'prev']);
+  });
+
+  it("an active job's lock is <job key>:lock, its logs <job key>:logs, attempts made the hash field atm", async function () {
+    const queue = ctx.queue('work');
+    const job = await queue.add('a', {}, { attempts: 2, backoff: { type: 'fixed', delay: 60_000 } });
+    const jobKey = `${ctx.prefix}:work:${job.id}`;
+    const seen: number[] = [];
+    const worker = new Worker(
+      'work',
+      async (running) => {
+        seen.push(await ctx.redis.exists(`${jobKey}:lock`));
+        await running.log('line');
+        throw new Error('fail once');
+      },
+      { connection: ctx.connect(), prefix: ctx.prefix },
+    );
+    ctx.closeLater(worker);
+    await new Promise<void>((resolve) => worker.once('failed', () => resolve()));
+    expect(seen, `BULLMQ_LOCK_SUFFIX in ${HOST}`).to.deep.equal([1]);
+    expect(await ctx.redis.exists(`${jobKey}:logs`), `bullmqDeleteJobSubkeys in ${HOST}`).to.equal(1);
+    expect(await ctx.redis.hget(jobKey, 'atm'), `BULLMQ_ATTEMPTS_MADE in ${HOST}`).to.equal('1');
+  });
+
+  it("the queue's keys are <prefix>:<queue>:<name> for every state key the scripts read", function () {
+    const queue = ctx.queue('layout');
+    const { keys } = internalsOf(queue);
+    for (const name of ['wait', 'paused', 'active', 'prioritized', 'delayed', 'completed', 'failed', 'waiting-children', 'id', 'meta', 'events', 'marker', 'pc']) {
+      expect(keys[name], `queue.keys.${name}: the Lua state lookups (includes/ojs-job-state.lua) build it as base .. "${name}"`).to.equal(`${ctx.prefix}:layout:${name}`);
+    }
+  });
+});
+
+describe('bullmq host contract: Queue and Job members outside the public API', function () {
+  const ctx = useRedisPrefix('bullmq-host-contract.test.ts');
+
+  it('queue: keys, jobsOpts, Job, qualifiedName, opts, backend.client (ioredis), metaValues and setQueueMeta', async function () {
+    const queue = ctx.queue('members', { defaultJobOptions: { attempts: 4 }, skipMetasUpdate: true });
+    const internals = internalsOf(queue);
+    expect(internals.jobsOpts, 'queue.jobsOpts (defaultJobOptions merged into unique adds)').to.deep.equal({ attempts: 4 });
+    expect(internals.Job, 'queue.Job').to.equal(Job);
+    expect(internals.qualifiedName, 'queue.qualifiedName (rootPrefixOf)').to.equal(`${ctx.prefix}:members`);
+    expect(internals.opts.connection, 'queue.opts.connection (checkConnection)').to.equal(ctx.redis);
+    expect(await queueClient(queue), 'queue.backend.client').to.have.property('sendCommand');
+    expect(await ctx.redis.exists(`${ctx.prefix}:members:meta`)).to.equal(0);
+    await writeQueueMeta(queue);
+    expect(await ctx.redis.hgetall(`${ctx.prefix}:members:meta`), 'queue.metaValues / backend.setQueueMeta').to.include({ version: `bullmq:${bullmq.version}` });
+  });
+
+  it("Job#validateOptions (private) refuses what queue.add refuses; BullMQ's priority limit is BULLMQ_MAX_PRIORITY", function () {
+    const queue = ctx.queue('validate');
+    const job = (opts: object) => new Job(queue, 'a', {}, opts);
+    expect(() => validateJobOptions(job({ priority: BULLMQ_MAX_PRIORITY }))).not.to.throw();
+    expect(() => validateJobOptions(job({ priority: BULLMQ_MAX_PRIORITY + 1 })), `BULLMQ_MAX_PRIORITY in ${HOST}`).to.throw(/[Pp]riority/);
+    expect(() => validateJobOptions(job({ jobId: '12' }))).to.throw(/integer/);
+  });
+
+  it('a job rebuilt from its hash (jobFromHash) is the job Job.fromId reads', async function () {
+    const queue = ctx.queue('hash');
+    const added = await queue.add('a', { x: [1] }, { attempts: 3, delay: 1000, priority: 2, jobId: 'j1' });
+    const hash = await ctx.redis.hgetall(`${ctx.prefix}:hash:j1`);
+    const read = (await Job.fromId(queue, 'j1'))!;
+    const rebuilt = jobFromHash(queue, 'j1', hash);
+    for (const field of ['id', 'name', 'data', 'opts', 'delay', 'priority', 'timestamp', 'attemptsMade', 'attemptsStarted'] as const) {
+      expect(rebuilt[field], `Job.${field} from the hash: jobFromHash in ${HOST}`).to.deep.equal(read[field]);
+    }
+    expect(rebuilt.timestamp).to.equal(added.timestamp);
+  });
+});
+
+describe('bullmq host contract: ioredis only', function () {
+  const ctx = useRedisPrefix('bullmq-host-contract.test.ts');
+  // What BullMQ takes for a node-redis client (sendCommand, isOpen, no defineCommand).
+  const nodeRedisLike: Record<string, unknown> = {
+    connect: async () => {},
+    disconnect: async () => {},
+    quit: async () => {},
+    duplicate: () => nodeRedisLike,
+    sendCommand: async () => null,
+    isOpen: false,
+    isReady: false,
+    options: {},
+  };
+  for (const name of ['on', 'off', 'once', 'removeListener']) nodeRedisLike[name] = () => nodeRedisLike;
+
+  it('a client that is not ioredis (node-redis, Bun, Valkey GLIDE) is refused with a BackendError that says so; options pass', function () {
+    const queue = new Queue('node-redis', { connection: nodeRedisLike as never });
+    queue.on('error', () => {});
+    for (const run of [() => checkConnection(nodeRedisLike, 'the queue'), () => withUniqueness(queue), () => createBullMQBackend({ connection: nodeRedisLike as never })]) {
+      try {
+        run();
+        expect.fail('expected a refusal');
+      } catch (error) {
+        expect(error).to.be.instanceOf(BackendError);
+        expect((error as BackendError).written).to.equal(false);
+        expect((error as Error).message).to.match(/not an ioredis client/);
+      }
+    }
+    expect(() => checkConnection({ host: '127.0.0.1', port: 6379 }, 'the queue')).not.to.throw();
+    expect(() => checkConnection(ctx.redis, 'the queue')).not.to.throw();
+  });
+
+  it("unique adds leave the caller's ioredis client as it was: no command defined, nothing replaced", async function () {
+    const client = ctx.connect();
+    const queue = withUniqueness(new Queue('untouched', { connection: client, prefix: ctx.prefix }));
+    ctx.closeLater(queue);
+    const backend = createBullMQBackend({ connection: client, prefix: ctx.prefix });
+    ctx.closeLater(backend);
+    // BullMQ's own first use of the client (it defines its commands on it): before the snapshot.
+    await queue.add('plain', {});
+    await backend.enqueue({ type: 'plain', args: [] });
+    const state = () => ({
+      own: Object.getOwnPropertyNames(client).sort().map((name) => [name, (client as unknown as Record<string, unknown>)[name]]),
+      scripts: Object.keys((client as unknown as { scriptsSet: object }).scriptsSet).sort(),
+      prototype: Object.getOwnPropertyNames(Redis.prototype).map((name) => [name, Object.getOwnPropertyDescriptor(Redis.prototype, name)?.value]),
+    });
+    const before = state();
+    await queue.add('a', { n: 1 }, { unique: {} });
+    await queue.addBulk([{ name: 'a', data: { n: 2 }, opts: { unique: {} } }]);
+    await backend.enqueue({ type: 'b', args: [1], unique: {} });
+    await backend.getJob('none');
+    const after = state();
+    expect(after.scripts, 'commands defined on the client').to.deep.equal(before.scripts);
+    expect(after.own.map(([name]) => name), 'own properties of the client').to.deep.equal(before.own.map(([name]) => name));
+    for (const [i, [name, value]] of after.own.entries()) if (typeof value === 'function') expect(value, `client.${name as string}`).to.equal(before.own[i]![1]);
+    expect(after.prototype, 'Redis.prototype').to.deep.equal(before.prototype);
+  });
+
+  it("the adapter's encoding writes the bytes ioredis writes", function () {
+    const cases: unknown[][] = [
+      ['sha', 2, 'k1', 'k2', 'a'],
+      ['sha', 13, Buffer.from([0x92, 0xc0, 0xff]), '{"user_id":1}', Buffer.from([0xde, 0, 1]), 'é 漢字 🙂', ''],
+      [Buffer.from([1, 2, 3]), Buffer.alloc(0), 'x', 604800000, Buffer.from('tail')],
+      [],
+    ];
+    for (const args of cases) {
+      const command = new Command('evalsha', args as never);
+      const expected = command.toWritable({});
+      const written = encodeCommand('evalsha', command.args);
+      expect(Buffer.isBuffer(written) ? written : Buffer.from(written)).to.deep.equal(Buffer.isBuffer(expected) ? expected : Buffer.from(expected));
+    }
+  });
+
+  it('a script runs as EVAL on a connection that has not loaded it, EVALSHA after, and once more as EVAL after NOSCRIPT', async function () {
+    // A script no server has seen (never SCRIPT FLUSH on the shared Redis): marking the connection
+    // as loaded makes the first command an EVALSHA that meets NOSCRIPT.
+    const script = new OjsScript('test', 1, `return { KEYS[1], ARGV[1], '${randomUUID()}' }`);
+    const client = ctx.connect();
+    await client.ping();
+    const socket = (client as unknown as { stream: object }).stream;
+    script.markLoaded(socket);
+    expect(((await script.run(client, ['k', 'a'])) as string[]).slice(0, 2)).to.deep.equal(['k', 'a']);
+    expect(script.loadedOn(socket)).to.equal(true);
+    const pipeline = client.pipeline();
+    void script.run(pipeline as unknown as IoredisTarget, ['k2', 'b']);
+    const [error, reply] = (await pipeline.exec())![0]!;
+    expect(error).to.equal(null);
+    expect((reply as string[]).slice(0, 2)).to.deep.equal(['k2', 'b']);
+  });
+});
