@@ -28,15 +28,41 @@ await queue.add('job', { user_id: 0 }, { unique: { keys: ['type', 'args'] } });
 let reply: () => unknown = () => null;
 const realSend = redis.sendCommand;
 const socket = {};
-(redis as unknown as { sendCommand: unknown }).sendCommand = (command: { toWritable(s: object): unknown; resolve(v: unknown): void; promise: Promise<unknown> }) => {
+(redis as unknown as { sendCommand: unknown }).sendCommand = (command: {
+  toWritable(s: object): unknown;
+  resolve(v: unknown): void;
+  promise: Promise<unknown>;
+}) => {
   command.toWritable(socket);
   command.resolve(reply());
   return command.promise;
 };
 
 const now = 1_763_780_000_000;
-const existingHash = ['name', 'job', 'data', '{"user_id":-1}', 'opts', '{"attempts":1}', 'timestamp', String(now), 'delay', '0', 'priority', '0', 'atm', '0', 'ats', '0',
-  'ojsKey', 'k', 'ojsPolicy', '{"keys":["type","args"]}', 'ojsMeta', '{}'];
+const existingHash = [
+  'name',
+  'job',
+  'data',
+  '{"user_id":-1}',
+  'opts',
+  '{"attempts":1}',
+  'timestamp',
+  String(now),
+  'delay',
+  '0',
+  'priority',
+  '0',
+  'atm',
+  '0',
+  'ats',
+  '0',
+  'ojsKey',
+  'k',
+  'ojsPolicy',
+  '{"keys":["type","args"]}',
+  'ojsMeta',
+  '{}',
+];
 let id = 0;
 let fresh = 0;
 const unique = () => ({ keys: ['type', 'args'] }) as const;
@@ -48,9 +74,10 @@ const PATHS: Record<string, { reply: () => unknown; add: (i: number) => Promise<
   // One fingerprint over and over: after the first add, answered by the probe (unique-probe).
   reject: {
     reply: () => ['duplicate', '1', 'available', 'bench', now],
-    add: () => queue.add('job', { user_id: -1 }, { unique: unique() }).catch((error: { code?: string }) => {
-      if (error.code !== 'duplicate') throw error;
-    }),
+    add: () =>
+      queue.add('job', { user_id: -1 }, { unique: unique() }).catch((error: { code?: string }) => {
+        if (error.code !== 'duplicate') throw error;
+      }),
   },
   ignore: {
     reply: () => ['ignored', '1', 'available', 'bench', now, existingHash],
@@ -58,9 +85,10 @@ const PATHS: Record<string, { reply: () => unknown; add: (i: number) => Promise<
   },
   'reject, no probe': {
     reply: () => ['duplicate', '1', 'available', 'bench', now],
-    add: () => noProbe.add('job', { user_id: -1 }, { unique: unique() }).catch((error: { code?: string }) => {
-      if (error.code !== 'duplicate') throw error;
-    }),
+    add: () =>
+      noProbe.add('job', { user_id: -1 }, { unique: unique() }).catch((error: { code?: string }) => {
+        if (error.code !== 'duplicate') throw error;
+      }),
   },
   'ignore, no probe': {
     reply: () => ['ignored', '1', 'available', 'bench', now, existingHash],

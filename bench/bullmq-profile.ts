@@ -17,9 +17,10 @@ const N = Number(process.env.BENCH_N ?? 5000);
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
 
-const swallow = (promise: Promise<unknown>) => promise.catch((error: { code?: string }) => {
-  if (error.code !== 'duplicate') throw error;
-});
+const swallow = (promise: Promise<unknown>) =>
+  promise.catch((error: { code?: string }) => {
+    if (error.code !== 'duplicate') throw error;
+  });
 
 const PATHS: Record<string, { setup?: (q: UniqueQueue) => Promise<unknown>; add: (q: UniqueQueue, i: number) => Promise<unknown> }> = {
   plain: { add: (q, i) => q.add('job', { user_id: i }) },
@@ -45,7 +46,8 @@ const SCRIPT_INNER = /^(?!evalsha$|eval$|info$)/;
 async function redisStats(): Promise<Map<string, { calls: number; usec: number }>> {
   const info = await redis.info('commandstats');
   const stats = new Map<string, { calls: number; usec: number }>();
-  for (const match of info.matchAll(/cmdstat_([\w|]+):calls=(\d+),usec=(\d+)/g)) stats.set(match[1]!, { calls: Number(match[2]), usec: Number(match[3]) });
+  for (const match of info.matchAll(/cmdstat_([\w|]+):calls=(\d+),usec=(\d+)/g))
+    stats.set(match[1]!, { calls: Number(match[2]), usec: Number(match[3]) });
   return stats;
 }
 
@@ -70,9 +72,13 @@ async function measure(name: string): Promise<{ node: number; redis: number }> {
       const spent = stat.usec - (before.get(command)?.usec ?? 0);
       if (calls === 0) continue;
       if (SCRIPT_INNER.test(command)) inner.push(`${command} ${(calls / N).toFixed(2)}×${(spent / calls).toFixed(2)}µs`);
-      else if (command !== 'info') { usec += spent; inner.push(`[${command} ${(calls / N).toFixed(2)}]`); }
+      else if (command !== 'info') {
+        usec += spent;
+        inner.push(`[${command} ${(calls / N).toFixed(2)}]`);
+      }
     }
-    if (process.env.PROFILE_VERBOSE) console.error(`${name}: user ${(used.user / N).toFixed(1)} sys ${(used.system / N).toFixed(1)} ${inner.join(", ")}`);
+    if (process.env.PROFILE_VERBOSE)
+      console.error(`${name}: user ${(used.user / N).toFixed(1)} sys ${(used.system / N).toFixed(1)} ${inner.join(', ')}`);
     return { node: (used.user + used.system) / N, redis: usec / N };
   } finally {
     await raw.close();

@@ -25,20 +25,26 @@ const N = Number(process.env.BENCH_N ?? 4000);
 const ROUNDS = 6;
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const redis = new Redis(url, { maxRetriesPerRequest: null });
-const otherModule = (await import(pathToFileURL(resolve(other, 'adapters/bullmq/bullmq-script-set.ts')).href)) as { composedScripts: typeof composedScripts };
+const otherModule = (await import(pathToFileURL(resolve(other, 'adapters/bullmq/bullmq-script-set.ts')).href)) as {
+  composedScripts: typeof composedScripts;
+};
 // The adapter runs composedScripts()[0] (loaded with EVAL on each new connection); the harness swaps it.
 const scripts = composedScripts();
 const current = scripts[0]!;
 const useLua = (lua: string) => {
   scripts[0] = new OjsScript(current.command, current.numberOfKeys, lua);
 };
-const versions: [string, string][] = [['other', otherModule.composedScripts()[0]!.lua], ['this', current.lua]];
+const versions: [string, string][] = [
+  ['other', otherModule.composedScripts()[0]!.lua],
+  ['this', current.lua],
+];
 
 const PATHS: Record<string, (q: UniqueQueue, i: number) => Promise<unknown>> = {
   insert: (q, i) => q.add('job', { user_id: i }, { unique: { keys: ['type', 'args'] } }),
-  reject: (q) => q.add('job', { user_id: -1 }, { unique: { keys: ['type', 'args'] } }).catch((error: { code?: string }) => {
-    if (error.code !== 'duplicate') throw error;
-  }),
+  reject: (q) =>
+    q.add('job', { user_id: -1 }, { unique: { keys: ['type', 'args'] } }).catch((error: { code?: string }) => {
+      if (error.code !== 'duplicate') throw error;
+    }),
   ignore: (q) => q.add('job', { user_id: -2 }, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } }),
   replace: (q, i) => q.add('job', { user_id: -3, i }, { unique: { keys: ['type'], on_conflict: 'replace' } }),
 };
@@ -75,5 +81,6 @@ const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length
 console.log(`EVALSHA µs per add, median of ${ROUNDS} alternating rounds (N=${N}); other = ${other}`);
 console.log('| path (version) | median | all rounds |');
 console.log('|---|---|---|');
-for (const [key, values] of results) console.log(`| ${key} | ${median(values).toFixed(1)} | ${values.map((v) => v.toFixed(1)).join(' ')} |`);
+for (const [key, values] of results)
+  console.log(`| ${key} | ${median(values).toFixed(1)} | ${values.map((v) => v.toFixed(1)).join(' ')} |`);
 await redis.quit();

@@ -28,9 +28,10 @@ const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { max
 
 type AddFn = (queue: UniqueQueue, i: number) => Promise<unknown>;
 
-const swallowDuplicate = (promise: Promise<unknown>) => promise.catch((error: { code?: string }) => {
-  if (error.code !== 'duplicate') throw error;
-});
+const swallowDuplicate = (promise: Promise<unknown>) =>
+  promise.catch((error: { code?: string }) => {
+    if (error.code !== 'duplicate') throw error;
+  });
 
 const METHODS: { name: string; setup?: AddFn; add: AddFn; duplicateProbe?: false }[] = [
   { name: 'plain add', add: (q, i) => q.add('job', { user_id: i }) },
@@ -148,7 +149,9 @@ async function fill(raw: Queue, count: number): Promise<void> {
 
 async function main(): Promise<void> {
   const redisVersion = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1] ?? '?';
-  console.log(`BullMQ adapter benchmark: N=${N}, reps=${REPS}, concurrency=${CONCURRENCY}, depth=${DEPTH}, Redis ${redisVersion}, Node ${process.version}`);
+  console.log(
+    `BullMQ adapter benchmark: N=${N}, reps=${REPS}, concurrency=${CONCURRENCY}, depth=${DEPTH}, Redis ${redisVersion}, Node ${process.version}`,
+  );
   const results = new Map<string, Sample[]>();
   // One unrecorded pass first: JIT and connection warm-up would otherwise land on whichever
   // method runs first.
@@ -168,7 +171,9 @@ async function main(): Promise<void> {
   console.log('\n| method | seq median ms | seq ops/s | seq ×plain | conc50 ops/s | conc50 ×plain | conc50 p50 ms | conc50 p99 ms |');
   console.log('|---|---|---|---|---|---|---|---|');
   for (const [name, s] of table) {
-    console.log(`| ${name} | ${fmt(s.seqMedianMs, 3)} | ${fmt(s.seqOps)} | ${fmt(s.seqOps / plain.seqOps, 2)} | ${fmt(s.concOps)} | ${fmt(s.concOps / plain.concOps, 2)} | ${fmt(s.concP50Ms, 2)} | ${fmt(s.concP99Ms, 2)} |`);
+    console.log(
+      `| ${name} | ${fmt(s.seqMedianMs, 3)} | ${fmt(s.seqOps)} | ${fmt(s.seqOps / plain.seqOps, 2)} | ${fmt(s.concOps)} | ${fmt(s.concOps / plain.concOps, 2)} | ${fmt(s.concP50Ms, 2)} | ${fmt(s.concP99Ms, 2)} |`,
+    );
   }
 
   const reject = METHODS.find((m) => m.name === 'unique add, duplicate path (reject)')!;
@@ -198,7 +203,9 @@ async function main(): Promise<void> {
   console.log('|---|---|---|');
   console.log(`| empty queue | ${fmt(e.seqMedianMs, 3)} | ${fmt(e.concOps)} |`);
   console.log(`| ${DEPTH.toLocaleString('en')} waiting jobs | ${fmt(d.seqMedianMs, 3)} | ${fmt(d.concOps)} |`);
-  console.log(`| depth ratio (latency deep / empty) | ${fmt(d.seqMedianMs / e.seqMedianMs, 2)} | ${fmt(e.concOps / d.concOps, 2)} (throughput empty / deep) |`);
+  console.log(
+    `| depth ratio (latency deep / empty) | ${fmt(d.seqMedianMs / e.seqMedianMs, 2)} | ${fmt(e.concOps / d.concOps, 2)} (throughput empty / deep) |`,
+  );
 
   const insert = table.get('unique add, insert path')!;
   const dupReject = table.get('unique add, duplicate path (reject)')!;

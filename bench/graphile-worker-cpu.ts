@@ -61,7 +61,9 @@ async function side(name: string, make: MakeUtils, graphileSchema: string, uniqu
   await admin.query(`insert into ${u}.heads (fingerprint) select fingerprint from ${u}.jobs`);
   await admin.query(`vacuum analyze ${g}._private_jobs, ${u}.jobs, ${u}.heads`);
   await admin.end();
-  const pid = await utils.withPgClient(async (client) => (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid);
+  const pid = await utils.withPgClient(
+    async (client) => (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid,
+  );
   return { name, utils, pool, pid };
 }
 
@@ -73,7 +75,9 @@ function backendCpuUs(pid: number): number {
 async function main(): Promise<void> {
   const sides = [await side('this', makeUniqueWorkerUtils, 'ojs_cpu_graphile_worker', 'ojs_cpu_unique')];
   if (process.env.BENCH_COMPARE) {
-    const other = (await import(resolve(process.env.BENCH_COMPARE, 'adapters/graphile-worker/index.ts'))) as { makeUniqueWorkerUtils: MakeUtils };
+    const other = (await import(resolve(process.env.BENCH_COMPARE, 'adapters/graphile-worker/index.ts'))) as {
+      makeUniqueWorkerUtils: MakeUtils;
+    };
     sides.push(await side('compare', other.makeUniqueWorkerUtils, 'ojs_cpu_cmp_graphile_worker', 'ojs_cpu_cmp_unique'));
   }
   const run = `r${Date.now()}`;
@@ -81,7 +85,11 @@ async function main(): Promise<void> {
   const variants: [string, Side, () => Promise<unknown>][] = sides.flatMap((s): [string, Side, () => Promise<unknown>][] => [
     [`${s.name}: plain addJob`, s, () => s.utils.addJob('bench', { i: i++ })],
     [`${s.name}: unique insert`, s, () => s.utils.addJob('bench', { i: i++, run }, { unique: { keys: ['type', 'args'] } })],
-    [`${s.name}: unique replace`, s, () => s.utils.addJob('bench', { hot: run }, { unique: { keys: ['type', 'args'], on_conflict: 'replace' } })],
+    [
+      `${s.name}: unique replace`,
+      s,
+      () => s.utils.addJob('bench', { hot: run }, { unique: { keys: ['type', 'args'], on_conflict: 'replace' } }),
+    ],
   ]);
   for (const [, , call] of variants) for (let k = 0; k < 200; k++) await call();
   const samples = new Map<string, { server: number[]; node: number[]; wall: number[] }>();
@@ -105,13 +113,16 @@ async function main(): Promise<void> {
   console.log('');
   console.log('| variant | server CPU µs/call | Node CPU µs/call | wall µs/call |');
   console.log('|---|---|---|---|');
-  for (const [name, e] of samples) console.log(`| ${name} | ${median(e.server).toFixed(0)} | ${median(e.node).toFixed(0)} | ${median(e.wall).toFixed(0)} |`);
+  for (const [name, e] of samples)
+    console.log(`| ${name} | ${median(e.server).toFixed(0)} | ${median(e.node).toFixed(0)} | ${median(e.wall).toFixed(0)} |`);
   for (const s of sides) {
     await s.utils.release();
     await s.pool.end();
   }
   const admin = new pg.Pool({ connectionString, max: 1 });
-  await admin.query('drop schema if exists ojs_cpu_unique cascade; drop schema if exists ojs_cpu_graphile_worker cascade; drop schema if exists ojs_cpu_cmp_unique cascade; drop schema if exists ojs_cpu_cmp_graphile_worker cascade');
+  await admin.query(
+    'drop schema if exists ojs_cpu_unique cascade; drop schema if exists ojs_cpu_graphile_worker cascade; drop schema if exists ojs_cpu_cmp_unique cascade; drop schema if exists ojs_cpu_cmp_graphile_worker cascade',
+  );
   await admin.end();
 }
 

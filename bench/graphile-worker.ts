@@ -57,7 +57,12 @@ interface Row {
  * `call(i)` for WARMUP warm-up indices, then CALLS measured ones (never the same index twice),
  * over `lanes` lanes pulling from one counter.
  */
-async function measure(variant: string, lanes: number, call: (i: number) => Promise<unknown>, afterWarmup?: () => Promise<void>): Promise<Row> {
+async function measure(
+  variant: string,
+  lanes: number,
+  call: (i: number) => Promise<unknown>,
+  afterWarmup?: () => Promise<void>,
+): Promise<Row> {
   const latencies: number[] = [];
   const pass = async (from: number, to: number, record: boolean) => {
     let next = from;
@@ -210,22 +215,34 @@ async function depthComparison(deepUtils: UniqueWorkerUtils): Promise<DepthRow[]
   const run = `d${Date.now()}`;
   let next = 0;
   const calls: [string, (utils: UniqueWorkerUtils) => Promise<unknown>][] = [
-    ['duplicate check (ignore, existing key)', (utils) => utils.addJob('bench', { hot: run }, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } })],
+    [
+      'duplicate check (ignore, existing key)',
+      (utils) => utils.addJob('bench', { hot: run }, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } }),
+    ],
     ['unique insert (new key)', (utils) => utils.addJob('bench', { i: next++, run }, { unique: { keys: ['type', 'args'] } })],
     ['plain addJob', (utils) => utils.addJob('bench', { i: next++, run })],
   ];
   const latencies = new Map<string, number[]>();
-  const batch = async (name: string, side: keyof typeof sides, call: (utils: UniqueWorkerUtils) => Promise<unknown>, n: number, record: boolean) => {
+  const batch = async (
+    name: string,
+    side: keyof typeof sides,
+    call: (utils: UniqueWorkerUtils) => Promise<unknown>,
+    n: number,
+    record: boolean,
+  ) => {
     for (let i = 0; i < n; i++) {
       const start = process.hrtime.bigint();
       await call(sides[side]);
-      if (record) latencies.set(`${name}/${side}`, [...(latencies.get(`${name}/${side}`) ?? []), Number(process.hrtime.bigint() - start) / 1e6]);
+      if (record)
+        latencies.set(`${name}/${side}`, [...(latencies.get(`${name}/${side}`) ?? []), Number(process.hrtime.bigint() - start) / 1e6]);
     }
   };
   for (const [name, call] of calls) for (const side of ['empty', 'deep'] as const) await batch(name, side, call, WARMUP, false);
   // The empty side's tables hold only the warm-up's jobs: analyze them, so its plans are a running
   // install's, not those of a just-created table (see BASELINE).
-  await pool.query(`vacuum analyze "${EMPTY_GRAPHILE_SCHEMA}"._private_jobs, "${EMPTY_UNIQUE_SCHEMA}".jobs, "${EMPTY_UNIQUE_SCHEMA}".heads`);
+  await pool.query(
+    `vacuum analyze "${EMPTY_GRAPHILE_SCHEMA}"._private_jobs, "${EMPTY_UNIQUE_SCHEMA}".jobs, "${EMPTY_UNIQUE_SCHEMA}".heads`,
+  );
   for (let round = 0; round < DEPTH_ROUNDS; round++) {
     const order = round % 2 === 0 ? (['empty', 'deep'] as const) : (['deep', 'empty'] as const);
     for (const [name, call] of calls) for (const side of order) await batch(name, side, call, DEPTH_BATCH, true);
@@ -240,8 +257,15 @@ async function depthComparison(deepUtils: UniqueWorkerUtils): Promise<DepthRow[]
   }
   await emptyUtils.release();
   await pool.query(`drop schema if exists "${EMPTY_UNIQUE_SCHEMA}" cascade; drop schema if exists "${EMPTY_GRAPHILE_SCHEMA}" cascade`);
-  const stats = (values: number[]) => ({ medianMs: median(values), p95Ms: [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.95)]! });
-  return calls.map(([name]) => ({ variant: name, empty: stats(latencies.get(`${name}/empty`)!), deep: stats(latencies.get(`${name}/deep`)!) }));
+  const stats = (values: number[]) => ({
+    medianMs: median(values),
+    p95Ms: [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.95)]!,
+  });
+  return calls.map(([name]) => ({
+    variant: name,
+    empty: stats(latencies.get(`${name}/empty`)!),
+    deep: stats(latencies.get(`${name}/deep`)!),
+  }));
 }
 
 async function main(): Promise<void> {
@@ -280,7 +304,9 @@ async function main(): Promise<void> {
       }
     }
   }
-  const rows = [...passes.values()].map((runs) => [...runs].sort((a, b) => a.jobsPerSecond - b.jobsPerSecond)[Math.floor(runs.length / 2)]!);
+  const rows = [...passes.values()].map(
+    (runs) => [...runs].sort((a, b) => a.jobsPerSecond - b.jobsPerSecond)[Math.floor(runs.length / 2)]!,
+  );
 
   const abRows = AB_ROUNDS > 0 ? await insertAB(utils) : [];
   const depthRows = DEPTH > 0 ? await depthComparison(utils) : [];
@@ -293,11 +319,15 @@ async function main(): Promise<void> {
   console.log('| variant | lanes | jobs/s | × plain addJob | median ms | p95 ms |');
   console.log('|---|---|---|---|---|---|');
   for (const r of rows) {
-    console.log(`| ${r.variant} | ${r.lanes} | ${r.jobsPerSecond.toFixed(0)} | ${(r.jobsPerSecond / plain.get(r.lanes)!).toFixed(2)} | ${r.medianMs.toFixed(2)} | ${r.p95Ms.toFixed(2)} |`);
+    console.log(
+      `| ${r.variant} | ${r.lanes} | ${r.jobsPerSecond.toFixed(0)} | ${(r.jobsPerSecond / plain.get(r.lanes)!).toFixed(2)} | ${r.medianMs.toFixed(2)} | ${r.p95Ms.toFixed(2)} |`,
+    );
   }
   if (abRows.length > 0) {
     console.log('');
-    console.log(`| unique insert ÷ plain addJob, ${AB_ROUNDS} alternating batches of ${AB_BATCH} | lanes | median ratio | min–max | plain jobs/s | unique jobs/s |`);
+    console.log(
+      `| unique insert ÷ plain addJob, ${AB_ROUNDS} alternating batches of ${AB_BATCH} | lanes | median ratio | min–max | plain jobs/s | unique jobs/s |`,
+    );
     console.log('|---|---|---|---|---|---|');
     for (const r of abRows) {
       const sorted = [...r.ratios].sort((a, b) => a - b);
@@ -308,10 +338,14 @@ async function main(): Promise<void> {
   }
   if (depthRows.length > 0) {
     console.log('');
-    console.log(`| sequential, ${DEPTH_ROUNDS} interleaved rounds of ${DEPTH_BATCH} calls | median ms, empty | median ms, ${DEPTH} jobs | depth ratio | p95 ms, empty | p95 ms, deep |`);
+    console.log(
+      `| sequential, ${DEPTH_ROUNDS} interleaved rounds of ${DEPTH_BATCH} calls | median ms, empty | median ms, ${DEPTH} jobs | depth ratio | p95 ms, empty | p95 ms, deep |`,
+    );
     console.log('|---|---|---|---|---|---|');
     for (const r of depthRows) {
-      console.log(`| ${r.variant} | ${r.empty.medianMs.toFixed(3)} | ${r.deep.medianMs.toFixed(3)} | ${(r.deep.medianMs / r.empty.medianMs).toFixed(2)} | ${r.empty.p95Ms.toFixed(3)} | ${r.deep.p95Ms.toFixed(3)} |`);
+      console.log(
+        `| ${r.variant} | ${r.empty.medianMs.toFixed(3)} | ${r.deep.medianMs.toFixed(3)} | ${(r.deep.medianMs / r.empty.medianMs).toFixed(2)} | ${r.empty.p95Ms.toFixed(3)} | ${r.deep.p95Ms.toFixed(3)} |`,
+      );
     }
   }
   await utils.release();

@@ -25,7 +25,12 @@ const large: JobInput = {
   queue: 'default',
   args: {
     tenant: 'acme',
-    items: Array.from({ length: 118 }, (_, i) => ({ sku: `SKU-${i.toString().padStart(6, '0')}`, name: `Product ${i} — crème brûlée`, price: 12.5 + i, tags: ['a', 'b'] })),
+    items: Array.from({ length: 118 }, (_, i) => ({
+      sku: `SKU-${i.toString().padStart(6, '0')}`,
+      name: `Product ${i} — crème brûlée`,
+      price: 12.5 + i,
+      tags: ['a', 'b'],
+    })),
   },
 };
 const policy = parseUniquePolicy({ keys: ['type', 'queue', 'args'] });
@@ -82,7 +87,9 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 
 const format = (n: number) => Math.round(n).toLocaleString('en-US');
-console.log(`Node ${process.version}, median of ${ROUNDS} interleaved rounds; ratio = keys/s ÷ (JSON.stringify + SHA-256 of the same args)/s\n`);
+console.log(
+  `Node ${process.version}, median of ${ROUNDS} interleaved rounds; ratio = keys/s ÷ (JSON.stringify + SHA-256 of the same args)/s\n`,
+);
 console.log(`${'case'.padEnd(26)} ${'keys/s'.padStart(11)} ${'baseline/s'.padStart(11)} ${'ratio'.padStart(6)}  (ratio range)`);
 cases.forEach((c, i) => {
   const r = results[i]!;

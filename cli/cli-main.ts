@@ -51,10 +51,18 @@ export function main(argv: string[], io: Output = { out: console.log, err: conso
       // Every rule an enqueue applies, the job's own values included.
       const prepared = prepareUnique(job);
       if (!prepared) {
-        io.out(json ? JSON.stringify({ valid: true, policy: null }) : 'valid job without a unique policy (unique is absent or null): it is enqueued as a plain job');
+        io.out(
+          json
+            ? JSON.stringify({ valid: true, policy: null })
+            : 'valid job without a unique policy (unique is absent or null): it is enqueued as a plain job',
+        );
         return 0;
       }
-      io.out(json ? JSON.stringify({ valid: true, policy: prepared.policy }) : `valid job and policy\n${JSON.stringify(prepared.policy, null, 2)}`);
+      io.out(
+        json
+          ? JSON.stringify({ valid: true, policy: prepared.policy })
+          : `valid job and policy\n${JSON.stringify(prepared.policy, null, 2)}`,
+      );
       return 0;
     }
     if (!job) {
@@ -63,7 +71,9 @@ export function main(argv: string[], io: Output = { out: console.log, err: conso
     }
     const prepared = prepareUnique(policyDocument === undefined ? job : { ...job, unique: policyDocument });
     if (!prepared) {
-      io.err('ojs-unique key: the job has no unique policy (unique is absent or null), so it has no uniqueness key; pass one with --policy');
+      io.err(
+        'ojs-unique key: the job has no unique policy (unique is absent or null), so it has no uniqueness key; pass one with --policy',
+      );
       return 2;
     }
     const { key, canonical, policy } = prepared;
@@ -82,7 +92,8 @@ type Args = { command: 'key' | 'validate'; file: string; json: boolean; policyFi
 /** Flags may stand anywhere after the command; exactly one file (or `-`) is required. */
 function parseArgs(argv: string[]): Args {
   const [command, ...rest] = argv;
-  if (command !== 'key' && command !== 'validate') return { error: command === undefined ? 'no command' : `unknown command ${JSON.stringify(command)}` };
+  if (command !== 'key' && command !== 'validate')
+    return { error: command === undefined ? 'no command' : `unknown command ${JSON.stringify(command)}` };
   const files: string[] = [];
   let json = false;
   let policyFile: string | undefined;

@@ -8,7 +8,14 @@
  * Every section enqueues through the same `UniqueJobsBackend` contract and prints what happened
  * to each job, so the three backends can be compared line by line.
  */
-import { computeUniquenessKey, isDuplicateJobError, parseUniquePolicy, type EnqueueResult, type JobInput, type UniquePolicyInput } from 'ojs-unique';
+import {
+  computeUniquenessKey,
+  isDuplicateJobError,
+  parseUniquePolicy,
+  type EnqueueResult,
+  type JobInput,
+  type UniquePolicyInput,
+} from 'ojs-unique';
 import type { DemoBackend } from './demo/demo-backend.js';
 
 /** Each backend's set-up, loaded only when chosen, so the memory demo needs no Redis or PostgreSQL driver. */
@@ -82,7 +89,12 @@ async function walkThrough(name: string, demo: DemoBackend): Promise<void> {
   const keep = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict: 'replace_except_schedule' } satisfies UniquePolicyInput;
   const at17 = new Date(Date.now() + 5 * 3_600_000);
   const first = await enqueue({ type: 'digest.send', args: { user_id: 42, items: [1] }, scheduled_at: at17, unique: keep });
-  const second = await enqueue({ type: 'digest.send', args: { user_id: 42, items: [1, 2] }, scheduled_at: new Date(at17.getTime() + 3_600_000), unique: keep });
+  const second = await enqueue({
+    type: 'digest.send',
+    args: { user_id: 42, items: [1, 2] },
+    scheduled_at: new Date(at17.getTime() + 3_600_000),
+    unique: keep,
+  });
   console.log(`  scheduled_at kept: ${first?.job.scheduled_at} -> ${second?.job.scheduled_at}`);
 
   section('5. args_keys (§3.3): only the named args count; here is the pre-image that is hashed');
@@ -92,7 +104,7 @@ async function walkThrough(name: string, demo: DemoBackend): Promise<void> {
   await enqueue(welcome);
   await enqueue({ type: 'email.welcome', args: { user_id: 42, template: 'reminder', locale: 'fr-FR' }, unique: byUser });
 
-  section('6. A period (§7): the window opens at the first job\'s created_at and then closes');
+  section("6. A period (§7): the window opens at the first job's created_at and then closes");
   const periodMs = demo.advanceClock ? 3_600_000 : 2_000;
   const windowed = { keys: ['type', 'args'], period: demo.advanceClock ? 'PT1H' : 'PT2S' } satisfies UniquePolicyInput;
   await enqueue({ type: 'notification.push', args: { user_id: 42 }, unique: windowed });
@@ -108,7 +120,10 @@ async function walkThrough(name: string, demo: DemoBackend): Promise<void> {
   await demo.run(report!.job.id);
   console.log(`  …${short(report!.job.id)} ran and completed`);
   await enqueue({ type: 'report.build', args: { id: 1 }, unique: open });
-  const sticky = { keys: ['type', 'args'], states: ['available', 'active', 'scheduled', 'retryable', 'pending', 'completed'] } satisfies UniquePolicyInput;
+  const sticky = {
+    keys: ['type', 'args'],
+    states: ['available', 'active', 'scheduled', 'retryable', 'pending', 'completed'],
+  } satisfies UniquePolicyInput;
   const once = await enqueue({ type: 'email.receipt', queue: 'receipts', args: { order: 9 }, unique: sticky });
   await demo.run(once!.job.id);
   console.log(`  …${short(once!.job.id)} ran and completed`);
@@ -137,7 +152,9 @@ async function walkThrough(name: string, demo: DemoBackend): Promise<void> {
     const rejected = count((r) => r.status === 'rejected' && isDuplicateJobError(r.reason));
     const ids = new Set(results.flatMap((r) => (r.status === 'fulfilled' ? [r.value.job.id] : [])));
     const live = (await Promise.all([...ids].map((id) => backend.getJob(id)))).filter((job) => job && job.state !== 'cancelled').length;
-    console.log(`  ${on_conflict.padEnd(8)} created ${created}, deduplicated ${deduplicated}, replaced ${replaced}, rejected ${rejected}; live jobs now: ${live}`);
+    console.log(
+      `  ${on_conflict.padEnd(8)} created ${created}, deduplicated ${deduplicated}, replaced ${replaced}, rejected ${rejected}; live jobs now: ${live}`,
+    );
   }
 }
 

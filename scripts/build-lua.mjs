@@ -57,7 +57,10 @@ const out = [
   '}',
   '',
   'export const luaScripts = {',
-  ...scripts.map((s) => `  ${JSON.stringify(s.name)}: { name: ${JSON.stringify(s.name)}, numberOfKeys: ${s.numberOfKeys}, lua: ${JSON.stringify(s.lua)} },`),
+  ...scripts.map(
+    (s) =>
+      `  ${JSON.stringify(s.name)}: { name: ${JSON.stringify(s.name)}, numberOfKeys: ${s.numberOfKeys}, lua: ${JSON.stringify(s.lua)} },`,
+  ),
   '} as const satisfies Record<string, LuaScriptSource>;',
   '',
   '/** The include files on their own, for tests that exercise one function (e.g. the decision twin). */',

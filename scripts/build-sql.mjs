@@ -15,7 +15,9 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const sqlDir = join(root, 'adapters/graphile-worker/sql');
 const outFile = join(root, 'adapters/graphile-worker/generated/sql.ts');
 
-const files = readdirSync(sqlDir).filter((name) => name.endsWith('.sql')).sort();
+const files = readdirSync(sqlDir)
+  .filter((name) => name.endsWith('.sql'))
+  .sort();
 const entries = files.map((name) => {
   const text = readFileSync(join(sqlDir, name), 'utf8');
   if (!text.startsWith('-- ')) throw new Error(`${name}: every SQL file opens with its contract comment`);

@@ -94,7 +94,10 @@ function importsOf(path) {
       add(node, node.argument.literal);
     } else if (ts.isCallExpression(node)) {
       const callee = node.expression;
-      if (callee.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(callee) && callee.text === 'require' && node.arguments.length === 1)) {
+      if (
+        callee.kind === ts.SyntaxKind.ImportKeyword ||
+        (ts.isIdentifier(callee) && callee.text === 'require' && node.arguments.length === 1)
+      ) {
         add(node, node.arguments[0]);
       }
     }
@@ -134,7 +137,8 @@ function targetOf(from, spec) {
 function violation(from, target) {
   const layer = layerOf(from);
   if (target.builtin) return null;
-  if (target.layer === 'unknown-entry-point') return `${pkg.name} exports no such entry point (it has ${Object.keys(ENTRY_POINTS).join(', ')})`;
+  if (target.layer === 'unknown-entry-point')
+    return `${pkg.name} exports no such entry point (it has ${Object.keys(ENTRY_POINTS).join(', ')})`;
   if (target.layer === 'outside') return 'imports name a package or a file of this repository, by a relative path';
 
   // Places nothing else depends on (bench/ may import anything but scripts/).
@@ -147,7 +151,8 @@ function violation(from, target) {
   }
 
   if (layer === 'src') {
-    if (target.package && !DEPENDENCIES.includes(target.package)) return `src/ is the spec layer: it imports src/, node builtins and the dependencies (${DEPENDENCIES.join(', ')}) only, no host`;
+    if (target.package && !DEPENDENCIES.includes(target.package))
+      return `src/ is the spec layer: it imports src/, node builtins and the dependencies (${DEPENDENCIES.join(', ')}) only, no host`;
     if (target.layer && target.layer !== 'src') return 'src/ is the spec layer: it never imports adapters/ (nor cli/, test/ …)';
     return null;
   }
@@ -157,7 +162,8 @@ function violation(from, target) {
     if (target.package && !DEPENDENCIES.includes(target.package) && !hosts.includes(target.package)) {
       return `${layer} imports its own host${hosts.length ? ` (${hosts.join(', ')})` : ' (none)'} and the dependencies only`;
     }
-    if (target.layer?.startsWith('adapters/') && target.layer !== layer) return 'adapters never import each other (share code through src/)';
+    if (target.layer?.startsWith('adapters/') && target.layer !== layer)
+      return 'adapters never import each other (share code through src/)';
     if (target.layer && target.layer !== 'src' && target.layer !== layer) return `${layer} imports src/ and its own folder only`;
     return null;
   }

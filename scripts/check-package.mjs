@@ -63,8 +63,7 @@ function timed(step) {
   lap = now;
 }
 
-const installedVersion = (name) =>
-  JSON.parse(readFileSync(join(repo, 'node_modules', name, 'package.json'), 'utf8')).version;
+const installedVersion = (name) => JSON.parse(readFileSync(join(repo, 'node_modules', name, 'package.json'), 'utf8')).version;
 
 try {
   // 1. Pack as `npm publish` would: the prepack script builds.
@@ -132,11 +131,7 @@ try {
   for (const name of [...hosts, '@types/node']) dependencies[name] = installedVersion(name);
   const manifest = { name: 'consumer', private: true, dependencies };
   writeFileSync(join(consumer, 'package.json'), JSON.stringify(manifest));
-  run(
-    'npm',
-    ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--no-package-lock'],
-    consumer,
-  );
+  run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--no-package-lock'], consumer);
   timed('npm install');
 
   const job = { type: 'email.send', args: { user_id: 42 }, unique: { keys: ['type', 'args'], on_conflict: 'ignore' } };

@@ -13,7 +13,8 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 
-const PLATFORM = /-(darwin|linux|win32|freebsd|android|openbsd|sunos|aix|netbsd)-(x64|arm64|arm|ia32|ppc64|s390x|riscv64|loong64|mips64el)(?:-(?:gnu|musl|msvc))?$/;
+const PLATFORM =
+  /-(darwin|linux|win32|freebsd|android|openbsd|sunos|aix|netbsd)-(x64|arm64|arm|ia32|ppc64|s390x|riscv64|loong64|mips64el)(?:-(?:gnu|musl|msvc))?$/;
 const check = process.argv.includes('--check');
 const lock = JSON.parse(readFileSync('package-lock.json', 'utf8'));
 const missing = [];

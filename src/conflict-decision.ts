@@ -77,9 +77,7 @@ export function isDuplicate(candidate: ConflictCandidate, policy: UniquePolicy, 
  */
 export function decideConflict(input: ConflictInput): ConflictDecision {
   const { policy, now } = input;
-  const duplicates = input.candidates
-    .filter((candidate) => isDuplicate(candidate, policy, now))
-    .sort(insertionOrder);
+  const duplicates = input.candidates.filter((candidate) => isDuplicate(candidate, policy, now)).sort(insertionOrder);
   const existing = duplicates[0];
   if (!existing) return { action: 'insert' };
 
@@ -110,6 +108,10 @@ export function insertionOrder(a: ConflictCandidate, b: ConflictCandidate): numb
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-function duplicateError(existing: ConflictCandidate, uniquenessKey: string, reason: 'duplicate' | 'active_not_replaceable'): DuplicateJobError {
+function duplicateError(
+  existing: ConflictCandidate,
+  uniquenessKey: string,
+  reason: 'duplicate' | 'active_not_replaceable',
+): DuplicateJobError {
   return new DuplicateJobError({ existingJobId: existing.id, existingJobState: existing.state, uniquenessKey, reason });
 }

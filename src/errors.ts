@@ -13,12 +13,7 @@ import type { OjsJobState } from './job.js';
 const BRAND = Symbol.for('ojs-unique.error');
 
 /** Stable codes. `invalid_request` and `duplicate` are the OJS codes of spec §2.2 and §5.1. */
-export type OjsUniqueErrorCode =
-  | 'invalid_request'
-  | 'duplicate'
-  | 'not_found'
-  | 'invalid_transition'
-  | 'backend_error';
+export type OjsUniqueErrorCode = 'invalid_request' | 'duplicate' | 'not_found' | 'invalid_transition' | 'backend_error';
 
 export class OjsUniqueError extends Error {
   readonly code: OjsUniqueErrorCode;

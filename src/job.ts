@@ -6,16 +6,7 @@
 import type { UniquePolicy, UniquePolicyInput } from './unique-policy.js';
 
 /** The eight OJS lifecycle states (ojs-core §6.1). */
-export const OJS_JOB_STATES = [
-  'scheduled',
-  'available',
-  'pending',
-  'active',
-  'completed',
-  'retryable',
-  'cancelled',
-  'discarded',
-] as const;
+export const OJS_JOB_STATES = ['scheduled', 'available', 'pending', 'active', 'completed', 'retryable', 'cancelled', 'discarded'] as const;
 
 export type OjsJobState = (typeof OJS_JOB_STATES)[number];
 

@@ -87,11 +87,7 @@ function render(root: string, segments: readonly (string | number)[]): string {
   let out = root;
   for (const segment of segments) {
     out +=
-      typeof segment === 'number'
-        ? `[${segment}]`
-        : /^[A-Za-z_$][\w$]*$/.test(segment)
-          ? `.${segment}`
-          : `[${JSON.stringify(segment)}]`;
+      typeof segment === 'number' ? `[${segment}]` : /^[A-Za-z_$][\w$]*$/.test(segment) ? `.${segment}` : `[${JSON.stringify(segment)}]`;
   }
   return out;
 }
@@ -108,7 +104,9 @@ function check(value: unknown, depth: number, noNul: boolean, distinctNfcKeys: b
     case 'number':
       if (!Number.isFinite(value)) return new Problem('NaN and Infinity are not JSON numbers');
       if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
-        return new Problem('a number of magnitude 2^53 or more may already be a rounded integer (distinct values would collide); pass it as a string');
+        return new Problem(
+          'a number of magnitude 2^53 or more may already be a rounded integer (distinct values would collide); pass it as a string',
+        );
       }
       return undefined;
     case 'bigint':
@@ -138,11 +136,13 @@ function check(value: unknown, depth: number, noNul: boolean, distinctNfcKeys: b
   const nfcKeys = distinctNfcKeys ? new Set<string>() : null;
   for (const key of Object.keys(container)) {
     if (!key.isWellFormed()) return new Problem('key contains a lone UTF-16 surrogate').in(container, key);
-    if (noNul && key.includes('\u0000')) return new Problem('key contains U+0000, which PostgreSQL cannot store in jsonb').in(container, key);
+    if (noNul && key.includes('\u0000'))
+      return new Problem('key contains U+0000, which PostgreSQL cannot store in jsonb').in(container, key);
     const child = container[key];
     if (nfcKeys !== null) {
       const nfc = key.normalize('NFC');
-      if (nfcKeys.has(nfc)) return new Problem('two keys of this object are the same string after Unicode NFC normalisation').in(container, key);
+      if (nfcKeys.has(nfc))
+        return new Problem('two keys of this object are the same string after Unicode NFC normalisation').in(container, key);
       nfcKeys.add(nfc);
     }
     const problem = check(child, depth + 1, noNul, distinctNfcKeys);

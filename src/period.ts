@@ -118,7 +118,7 @@ function toPeriod(iso: string, groups: Record<string, string | undefined>): Peri
 }
 
 function totalFixedMs(p: Pick<Period, 'weeks' | 'days' | 'hours' | 'minutes' | 'seconds'>): number {
-  return ((((p.weeks * 7 + p.days) * 24 + p.hours) * 60 + p.minutes) * 60) * 1000 + Math.round(p.seconds * 1000);
+  return (((p.weeks * 7 + p.days) * 24 + p.hours) * 60 + p.minutes) * 60 * 1000 + Math.round(p.seconds * 1000);
 }
 
 /**

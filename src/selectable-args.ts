@@ -12,9 +12,7 @@
  * an object, silently changes meaning if a payload switches from array to object, and no other
  * job system does it.
  */
-export type SelectableArgs =
-  | { ok: true; object: Record<string, unknown>; path: 'args' | 'args[0]' }
-  | { ok: false; problem: string };
+export type SelectableArgs = { ok: true; object: Record<string, unknown>; path: 'args' | 'args[0]' } | { ok: false; problem: string };
 
 export function selectableArgs(args: unknown): SelectableArgs {
   if (isPlainObject(args)) return { ok: true, object: args, path: 'args' };

@@ -102,7 +102,10 @@ function fieldIssues(job: JobInput): ValidationIssue[] {
   if (job.id !== undefined && identifier(job.id, 'id', issues)) {
     if (job.id.includes(':')) issues.push({ path: 'id', message: 'must not contain ":" (BullMQ refuses it in job ids)' });
     else if (isIntegerId(job.id)) {
-      issues.push({ path: 'id', message: "must not be an integer string (BullMQ refuses those as custom ids; Graphile Worker's own ids are all digits)" });
+      issues.push({
+        path: 'id',
+        message: "must not be an integer string (BullMQ refuses those as custom ids; Graphile Worker's own ids are all digits)",
+      });
     }
   }
   if (job.meta !== undefined && !isPlainObject(job.meta)) issues.push({ path: 'meta', message: 'must be a plain object' });

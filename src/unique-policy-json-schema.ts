@@ -10,104 +10,73 @@
  * src/unique-policy.ts).
  */
 export const uniquePolicyJsonSchema = {
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
-  "$id": "https://openjobspec.org/schemas/v1/unique-policy.json",
-  "title": "OJS UniquePolicy",
-  "description": "Defines the deduplication policy for a job at enqueue time.",
-  "type": "object",
-  "properties": {
-    "keys": {
-      "type": "array",
-      "items": {
-        "type": "string",
-        "enum": [
-          "type",
-          "queue",
-          "args",
-          "meta"
-        ]
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  $id: 'https://openjobspec.org/schemas/v1/unique-policy.json',
+  title: 'OJS UniquePolicy',
+  description: 'Defines the deduplication policy for a job at enqueue time.',
+  type: 'object',
+  properties: {
+    keys: {
+      type: 'array',
+      items: {
+        type: 'string',
+        enum: ['type', 'queue', 'args', 'meta'],
       },
-      "uniqueItems": true,
-      "default": [
-        "type"
-      ],
-      "description": "Dimensions that define the uniqueness fingerprint."
+      uniqueItems: true,
+      default: ['type'],
+      description: 'Dimensions that define the uniqueness fingerprint.',
     },
-    "args_keys": {
-      "type": "array",
-      "items": {
-        "type": "string"
+    args_keys: {
+      type: 'array',
+      items: {
+        type: 'string',
       },
-      "uniqueItems": true,
-      "description": "Top-level keys within args to include in the fingerprint. If omitted, all of args is included."
+      uniqueItems: true,
+      description: 'Top-level keys within args to include in the fingerprint. If omitted, all of args is included.',
     },
-    "meta_keys": {
-      "type": "array",
-      "items": {
-        "type": "string"
+    meta_keys: {
+      type: 'array',
+      items: {
+        type: 'string',
       },
-      "uniqueItems": true,
-      "minItems": 1,
-      "description": "Top-level keys within meta to include in the fingerprint. Required when 'meta' is in keys."
+      uniqueItems: true,
+      minItems: 1,
+      description: "Top-level keys within meta to include in the fingerprint. Required when 'meta' is in keys.",
     },
-    "period": {
-      "type": "string",
-      "pattern": "^P(?:\\d+Y)?(?:\\d+M)?(?:\\d+W)?(?:\\d+D)?(?:T(?:\\d+H)?(?:\\d+M)?(?:\\d+(?:\\.\\d+)?S)?)?$",
-      "description": "ISO 8601 duration for the uniqueness window."
+    period: {
+      type: 'string',
+      pattern: '^P(?:\\d+Y)?(?:\\d+M)?(?:\\d+W)?(?:\\d+D)?(?:T(?:\\d+H)?(?:\\d+M)?(?:\\d+(?:\\.\\d+)?S)?)?$',
+      description: 'ISO 8601 duration for the uniqueness window.',
     },
-    "states": {
-      "type": "array",
-      "items": {
-        "type": "string",
-        "enum": [
-          "scheduled",
-          "available",
-          "pending",
-          "active",
-          "completed",
-          "retryable",
-          "cancelled",
-          "discarded"
-        ]
+    states: {
+      type: 'array',
+      items: {
+        type: 'string',
+        enum: ['scheduled', 'available', 'pending', 'active', 'completed', 'retryable', 'cancelled', 'discarded'],
       },
-      "uniqueItems": true,
-      "default": [
-        "available",
-        "active",
-        "scheduled",
-        "retryable",
-        "pending"
-      ],
-      "description": "Job states to check against when detecting duplicates."
+      uniqueItems: true,
+      default: ['available', 'active', 'scheduled', 'retryable', 'pending'],
+      description: 'Job states to check against when detecting duplicates.',
     },
-    "on_conflict": {
-      "type": "string",
-      "enum": [
-        "reject",
-        "replace",
-        "replace_except_schedule",
-        "ignore"
-      ],
-      "default": "reject",
-      "description": "Strategy for handling a detected duplicate."
-    }
+    on_conflict: {
+      type: 'string',
+      enum: ['reject', 'replace', 'replace_except_schedule', 'ignore'],
+      default: 'reject',
+      description: 'Strategy for handling a detected duplicate.',
+    },
   },
-  "additionalProperties": false,
-  "if": {
-    "required": [
-      "keys"
-    ],
-    "properties": {
-      "keys": {
-        "contains": {
-          "const": "meta"
-        }
-      }
-    }
+  additionalProperties: false,
+  if: {
+    required: ['keys'],
+    properties: {
+      keys: {
+        contains: {
+          const: 'meta',
+        },
+      },
+    },
   },
-  "then": {
-    "required": [
-      "meta_keys"
-    ]
-  }
+  then: {
+    required: ['meta_keys'],
+  },
 } as const;

@@ -177,7 +177,11 @@ export const uniquePolicySchema = z
       ctx.addIssue({ code: 'custom', path: ['meta_keys'], message: 'is set but keys does not include "meta", so it would be ignored' });
     }
     if (policy.states !== undefined && policy.states.length === 0) {
-      ctx.addIssue({ code: 'custom', path: ['states'], message: 'must not be empty: no state would ever count as a duplicate, silently disabling deduplication (omit it for the default)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['states'],
+        message: 'must not be empty: no state would ever count as a duplicate, silently disabling deduplication (omit it for the default)',
+      });
     }
     if (policy.args_keys != null && !keys.includes('args')) {
       ctx.addIssue({ code: 'custom', path: ['args_keys'], message: 'is set but keys does not include "args", so it would be ignored' });
@@ -228,7 +232,9 @@ function ownPolicy(input: unknown): unknown {
   for (const field of POLICY_FIELDS) own[field] = undefined;
   for (const key of Object.keys(input)) {
     const value = (input as Record<string, unknown>)[key];
-    own[key] = Array.isArray(value) ? Array.from({ length: value.length }, (_, i) => (Object.hasOwn(value, i) ? value[i] : undefined)) : value;
+    own[key] = Array.isArray(value)
+      ? Array.from({ length: value.length }, (_, i) => (Object.hasOwn(value, i) ? value[i] : undefined))
+      : value;
   }
   return own;
 }

@@ -23,10 +23,60 @@ const RUNS = 4_000;
 
 /** Pieces of strings: NFC/NFD pairs, singletons, reordering marks, astral characters, escapes, lone surrogates. */
 const PIECES = [
-  'a', 'Z', '0', '9', ' ', '_', '-', '~', '\u007f', '\u0080', '\u00e9', 'e\u0301', '\u00c5', 'A\u030a', '\u212b', '\u2126', '\u037e', '\u1e9b\u0323',
-  '\u0323\u0307', '\u0307\u0323', 'q\u0301', '\u1100\u1161', '\uac00', '\u2014', '\u20ac', '\u00ff', '\u02ff', '\u0300', '\u0301', '\u0345', '\u00a0',
-  '\ud83d\ude00', '\ud800\udc00', '\uffff', '\ufb01', '\ud800', '\udc00', '"', '\\', '/', '\n', '\t', '\b', '\f', '\r', '\u0000', '\u001f', '\u2028', '\u2029',
-  '\u0b47\u0b3e', '\u0b4b', '\u3099', '\u304b\u3099', '\u304c',
+  'a',
+  'Z',
+  '0',
+  '9',
+  ' ',
+  '_',
+  '-',
+  '~',
+  '\u007f',
+  '\u0080',
+  '\u00e9',
+  'e\u0301',
+  '\u00c5',
+  'A\u030a',
+  '\u212b',
+  '\u2126',
+  '\u037e',
+  '\u1e9b\u0323',
+  '\u0323\u0307',
+  '\u0307\u0323',
+  'q\u0301',
+  '\u1100\u1161',
+  '\uac00',
+  '\u2014',
+  '\u20ac',
+  '\u00ff',
+  '\u02ff',
+  '\u0300',
+  '\u0301',
+  '\u0345',
+  '\u00a0',
+  '\ud83d\ude00',
+  '\ud800\udc00',
+  '\uffff',
+  '\ufb01',
+  '\ud800',
+  '\udc00',
+  '"',
+  '\\',
+  '/',
+  '\n',
+  '\t',
+  '\b',
+  '\f',
+  '\r',
+  '\u0000',
+  '\u001f',
+  '\u2028',
+  '\u2029',
+  '\u0b47\u0b3e',
+  '\u0b4b',
+  '\u3099',
+  '\u304b\u3099',
+  '\u304c',
 ];
 const pieceArb = fc.constantFrom(...PIECES);
 const stringArb = fc.oneof(
@@ -37,15 +87,64 @@ const stringArb = fc.oneof(
 );
 const keyArb = fc.oneof(
   { weight: 4, arbitrary: stringArb },
-  { weight: 2, arbitrary: fc.constantFrom('a', 'b', 'id', 'user_id', 'name', '0', '1', '10', '9', '-1', '01', '4294967295', '__proto__', 'toJSON', '', 'e\u0301', '\u00e9', '\u00c5', 'A\u030a', '\u212b') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      'a',
+      'b',
+      'id',
+      'user_id',
+      'name',
+      '0',
+      '1',
+      '10',
+      '9',
+      '-1',
+      '01',
+      '4294967295',
+      '__proto__',
+      'toJSON',
+      '',
+      'e\u0301',
+      '\u00e9',
+      '\u00c5',
+      'A\u030a',
+      '\u212b',
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: 65, maxLength: 70 }) },
 );
 const numberArb = fc.oneof(
   fc.integer(),
   fc.double(),
   fc.constantFrom(
-    -0, 0, 1, -1, 0.1, 123.456, 1e-7, 1e-6, 1e20, 1e21, 1e21 + 1, 5e-324, -5e-324, 2 ** 53, 2 ** 53 - 1, -(2 ** 53), -(2 ** 53) + 1, 2 ** 52 + 0.5,
-    9007199254740993, 1.7976931348623157e308, -2.5e-300, 4.35, 0.000001, 1e300, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY,
+    -0,
+    0,
+    1,
+    -1,
+    0.1,
+    123.456,
+    1e-7,
+    1e-6,
+    1e20,
+    1e21,
+    1e21 + 1,
+    5e-324,
+    -5e-324,
+    2 ** 53,
+    2 ** 53 - 1,
+    -(2 ** 53),
+    -(2 ** 53) + 1,
+    2 ** 52 + 0.5,
+    9007199254740993,
+    1.7976931348623157e308,
+    -2.5e-300,
+    4.35,
+    0.000001,
+    1e300,
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    Number.NEGATIVE_INFINITY,
   ),
 );
 
@@ -68,7 +167,11 @@ function objectOf(entries: [string, unknown][], flavour: number): Record<string,
 }
 
 const { tree: treeArb } = fc.letrec<{ tree: Tree; node: Tree }>((tie) => ({
-  tree: fc.oneof({ depthSize: 'small', withCrossShrink: true }, { weight: 3, arbitrary: tie('node') }, { weight: 1, arbitrary: fc.constant(null) }),
+  tree: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    { weight: 3, arbitrary: tie('node') },
+    { weight: 1, arbitrary: fc.constant(null) },
+  ),
   node: fc.oneof(
     { depthSize: 'small' },
     { weight: 4, arbitrary: stringArb },
@@ -78,16 +181,14 @@ const { tree: treeArb } = fc.letrec<{ tree: Tree; node: Tree }>((tie) => ({
     { weight: 1, arbitrary: notJsonArb },
     {
       weight: 3,
-      arbitrary: fc
-        .tuple(fc.array(tie('tree'), { maxLength: 5 }), fc.nat(9))
-        .map(([items, flavour]) => {
-          if (flavour === 0 && items.length > 1) {
-            const holed = [...items];
-            delete holed[1];
-            return holed;
-          }
-          return items;
-        }),
+      arbitrary: fc.tuple(fc.array(tie('tree'), { maxLength: 5 }), fc.nat(9)).map(([items, flavour]) => {
+        if (flavour === 0 && items.length > 1) {
+          const holed = [...items];
+          delete holed[1];
+          return holed;
+        }
+        return items;
+      }),
     },
     {
       weight: 4,
@@ -99,8 +200,18 @@ const { tree: treeArb } = fc.letrec<{ tree: Tree; node: Tree }>((tie) => ({
     {
       weight: 1,
       arbitrary: fc
-        .tuple(fc.uniqueArray(keyArb, { minLength: 1, maxLength: 5 }), fc.array(fc.array(tie('tree'), { minLength: 5, maxLength: 5 }), { minLength: 2, maxLength: 4 }))
-        .map(([keys, rows]) => rows.map((row) => objectOf(keys.map((key, i) => [key, row[i]]), 0))),
+        .tuple(
+          fc.uniqueArray(keyArb, { minLength: 1, maxLength: 5 }),
+          fc.array(fc.array(tie('tree'), { minLength: 5, maxLength: 5 }), { minLength: 2, maxLength: 4 }),
+        )
+        .map(([keys, rows]) =>
+          rows.map((row) =>
+            objectOf(
+              keys.map((key, i) => [key, row[i]]),
+              0,
+            ),
+          ),
+        ),
     },
   ),
 }));
@@ -114,11 +225,18 @@ function nested(depth: number, leaf: unknown): unknown {
 
 const valueArb = fc.oneof(
   { weight: 12, arbitrary: treeArb },
-  { weight: 1, arbitrary: fc.tuple(fc.integer({ min: MAX_JSON_DEPTH - 2, max: MAX_JSON_DEPTH + 2 }), treeArb).map(([depth, leaf]) => nested(depth, leaf)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.integer({ min: MAX_JSON_DEPTH - 2, max: MAX_JSON_DEPTH + 2 }), treeArb)
+      .map(([depth, leaf]) => nested(depth, leaf)),
+  },
   // More than 16 keys (sorted by Array.prototype.sort) and more than 32 (a plan that is not kept).
   {
     weight: 1,
-    arbitrary: fc.uniqueArray(fc.tuple(keyArb, numberArb), { minLength: 17, maxLength: 40, selector: ([key]) => key }).map((entries) => objectOf(entries, 0)),
+    arbitrary: fc
+      .uniqueArray(fc.tuple(keyArb, numberArb), { minLength: 17, maxLength: 40, selector: ([key]) => key })
+      .map((entries) => objectOf(entries, 0)),
   },
 );
 
@@ -164,10 +282,30 @@ const jobArb = fc.record(
     queue: fc.oneof(stringArb, fc.constantFrom<unknown>(undefined, 'default', '', 7)),
     args: fc.oneof(
       valueArb,
-      fc.tuple(fc.subarray(['a', 'id', '__proto__', 'e\u0301', '\u00e9', 'x']), treeArb).map(([keys, value]) => objectOf(keys.map((key) => [key, value]), 0)),
-      fc.tuple(fc.subarray(['a', 'id', 'x']), treeArb).map(([keys, value]) => [objectOf(keys.map((key) => [key, value]), 0), 'second']),
+      fc.tuple(fc.subarray(['a', 'id', '__proto__', 'e\u0301', '\u00e9', 'x']), treeArb).map(([keys, value]) =>
+        objectOf(
+          keys.map((key) => [key, value]),
+          0,
+        ),
+      ),
+      fc.tuple(fc.subarray(['a', 'id', 'x']), treeArb).map(([keys, value]) => [
+        objectOf(
+          keys.map((key) => [key, value]),
+          0,
+        ),
+        'second',
+      ]),
     ),
-    meta: fc.oneof(fc.constant(undefined), valueArb, fc.tuple(fc.subarray(['tenant', 'a', 'b']), treeArb).map(([keys, value]) => objectOf(keys.map((key) => [key, value]), 0))),
+    meta: fc.oneof(
+      fc.constant(undefined),
+      valueArb,
+      fc.tuple(fc.subarray(['tenant', 'a', 'b']), treeArb).map(([keys, value]) =>
+        objectOf(
+          keys.map((key) => [key, value]),
+          0,
+        ),
+      ),
+    ),
   },
   { requiredKeys: [] },
 ) as fc.Arbitrary<JobInput>;
@@ -228,7 +366,9 @@ describe(`canonical JSON in one pass: the same keys and refusals as normalise-th
     const holed = [0, , 2]; // eslint-disable-line no-sparse-arrays
     Object.defineProperty(Array.prototype, '1', { value: 'inherited', configurable: true, writable: true });
     try {
-      expect(currentValue(holed)).to.deep.equal(legacyValue(holed)).and.to.have.nested.property('issue.message', 'array hole is not a JSON value');
+      expect(currentValue(holed))
+        .to.deep.equal(legacyValue(holed))
+        .and.to.have.nested.property('issue.message', 'array hole is not a JSON value');
     } finally {
       delete (Array.prototype as unknown as Record<string, unknown>)[1];
     }

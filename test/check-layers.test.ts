@@ -31,16 +31,19 @@ describe('scripts/check-layers.mjs', function () {
       root = mkdtempSync(join(tmpdir(), 'ojs-check-layers-'));
       const files: Record<string, string> = {
         'package.json': JSON.stringify({ name: 'ojs-unique', dependencies: { zod: '*' } }),
-        'src/index.ts': "export { createMemoryBackend } from '../adapters/memory/index.js';\nimport { z } from 'zod';\nimport 'node:crypto';\n",
+        'src/index.ts':
+          "export { createMemoryBackend } from '../adapters/memory/index.js';\nimport { z } from 'zod';\nimport 'node:crypto';\n",
         'src/pg-user.ts': "import type { Pool } from 'pg';\n",
         'adapters/memory/index.ts': "import { DEFAULT_QUEUE } from '../../src/internal.js';\nexport * from './memory-backend.js';\n",
         'adapters/bullmq/index.ts': "import { Queue } from 'bullmq';\nconst lazy = () => import('../graphile-worker/index.js');\n",
         'adapters/graphile-worker/index.ts': "type Backend = import('ojs-unique/memory').MemoryBackend;\nimport pg from 'pg';\n",
-        'cli/main.ts': "import { createMemoryBackend } from '../adapters/memory/index.js';\nimport { parseUniquePolicy } from '../src/index.js';\n",
+        'cli/main.ts':
+          "import { createMemoryBackend } from '../adapters/memory/index.js';\nimport { parseUniquePolicy } from '../src/index.js';\n",
         'examples/demo.ts':
           "import { parseUniquePolicy } from '../src/index.js';\nimport { prepareUnique } from 'ojs-unique/internal';\nimport { createMemoryBackend } from 'ojs-unique/memory';\nimport { helper } from '../test/helper.js';\nimport scripts from 'bullmq/dist/cjs/scripts';\nimport { Queue } from 'bullmq';\nconst name = 'memory';\nawait import(`./demo/${name}.js`);\n",
         'examples/demo/memory.ts': "import type { DemoBackend } from './demo-backend.js';\n",
-        'test/helper.ts': "import createDemo from '../examples/demo/memory.js';\nimport { run } from '../bench/key.js';\nconst fixture = require('../scripts/fixture.cjs');\nconst copy = await import(`../src/index.js?copy=${Date.now()}`);\n",
+        'test/helper.ts':
+          "import createDemo from '../examples/demo/memory.js';\nimport { run } from '../bench/key.js';\nconst fixture = require('../scripts/fixture.cjs');\nconst copy = await import(`../src/index.js?copy=${Date.now()}`);\n",
         'bench/key.ts': "import { helper } from '../test/helper.js';\nimport { internal } from '../examples/demo.js';\n",
         // An import inside a string or a comment is not an import.
         'scripts/build.mjs': "// import '../examples/demo.ts';\nconst text = \"import { x } from '../bench/key.js';\";\n",
@@ -64,7 +67,9 @@ describe('scripts/check-layers.mjs', function () {
     });
 
     it('src/ imports neither an adapter nor a host', function () {
-      expect(report).to.contain("src/index.ts:1: imports '../adapters/memory/index.js': src/ is the spec layer: it never imports adapters/");
+      expect(report).to.contain(
+        "src/index.ts:1: imports '../adapters/memory/index.js': src/ is the spec layer: it never imports adapters/",
+      );
       expect(report).to.contain("src/pg-user.ts:1: imports 'pg': src/ is the spec layer");
       expect(report).not.to.match(/src\/index\.ts:[23]:/);
     });
@@ -81,9 +86,11 @@ describe('scripts/check-layers.mjs', function () {
       expect(report).not.to.match(/cli\/main\.ts:2:/);
     });
 
-    it('examples import the published names and the hosts, never sources, internal, tests or a host\'s deep path', function () {
+    it("examples import the published names and the hosts, never sources, internal, tests or a host's deep path", function () {
       expect(report).to.contain("examples/demo.ts:1: imports '../src/index.js': examples import the published names");
-      expect(report).to.contain("examples/demo.ts:2: imports 'ojs-unique/internal': examples use the public API: never ojs-unique/internal");
+      expect(report).to.contain(
+        "examples/demo.ts:2: imports 'ojs-unique/internal': examples use the public API: never ojs-unique/internal",
+      );
       expect(report).to.contain("examples/demo.ts:4: imports '../test/helper.js': only tests (and benchmarks) import test/");
       expect(report).to.contain("examples/demo.ts:5: imports 'bullmq/dist/cjs/scripts': examples import only");
       expect(report).to.contain('examples/demo.ts:8: import(`./demo/${name}.js`): a computed specifier cannot be checked');

@@ -30,9 +30,13 @@ describe('the ojs-unique command', function () {
 
   it('key reads options.unique, a separate --policy, standard input, and prints JSON on request', function () {
     const job = { type: 'report.daily', args: { date: '2026-02-12' }, options: { unique: { keys: ['type', 'args'] } } };
-    expect(JSON.parse(cli(['key', file('job.json', job), '--json']).stdout)).to.include({ canonical: '{"args":{"date":"2026-02-12"},"type":"report.daily"}' });
+    expect(JSON.parse(cli(['key', file('job.json', job), '--json']).stdout)).to.include({
+      canonical: '{"args":{"date":"2026-02-12"},"type":"report.daily"}',
+    });
     const policy = file('policy.json', { keys: ['queue'] });
-    expect(cli(['key', '-', '--policy', policy], JSON.stringify({ type: 'a.b', args: [] })).stdout).to.contain('pre-image: {"queue":"default","type":"a.b"}');
+    expect(cli(['key', '-', '--policy', policy], JSON.stringify({ type: 'a.b', args: [] })).stdout).to.contain(
+      'pre-image: {"queue":"default","type":"a.b"}',
+    );
   });
 
   it('validate lists every problem with its field path and exits 1', function () {
@@ -72,7 +76,9 @@ describe('the ojs-unique command', function () {
       const keyed = cli(['key', path]);
       expect(keyed.status).to.equal(2);
       expect(keyed.stderr).to.contain('no unique policy');
-      expect(cli(['key', path, '--policy', file('policy.json', { keys: ['args'] })]).stdout).to.contain('pre-image: {"args":{"id":1},"type":"a.b"}');
+      expect(cli(['key', path, '--policy', file('policy.json', { keys: ['args'] })]).stdout).to.contain(
+        'pre-image: {"args":{"id":1},"type":"a.b"}',
+      );
     }
   });
 

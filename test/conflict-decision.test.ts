@@ -25,24 +25,40 @@ describe('§5–§9 the conflict decision', function () {
 
   it('inserts when there are no candidates or none match', function () {
     expect(decide({}, [])).to.deep.equal({ action: 'insert' });
-    expect(decide({}, [candidate('a', 'completed'), candidate('b', 'cancelled'), candidate('c', 'discarded')])).to.deep.equal({ action: 'insert' });
+    expect(decide({}, [candidate('a', 'completed'), candidate('b', 'cancelled'), candidate('c', 'discarded')])).to.deep.equal({
+      action: 'insert',
+    });
   });
 
   it('§5.1 reject names the existing job, its state and the key', function () {
     const decision = decide({ on_conflict: 'reject' }, [candidate('a', 'retryable')]);
     expect(decision.action).to.equal('reject');
     if (decision.action !== 'reject') return;
-    expect(decision.error).to.include({ code: 'duplicate', existingJobId: 'a', existingJobState: 'retryable', uniquenessKey: 'k', reason: 'duplicate' });
+    expect(decision.error).to.include({
+      code: 'duplicate',
+      existingJobId: 'a',
+      existingJobState: 'retryable',
+      uniquenessKey: 'k',
+      reason: 'duplicate',
+    });
   });
 
   it('§5.4 ignore returns the oldest matching job', function () {
-    const decision = decide({ on_conflict: 'ignore' }, [candidate('new', 'available', 10), candidate('old', 'scheduled', 20), candidate('done', 'completed', 30)]);
+    const decision = decide({ on_conflict: 'ignore' }, [
+      candidate('new', 'available', 10),
+      candidate('old', 'scheduled', 20),
+      candidate('done', 'completed', 30),
+    ]);
     expect(decision).to.deep.include({ action: 'ignore' });
     if (decision.action === 'ignore') expect(decision.existing.id).to.equal('old');
   });
 
   it('§5.2 replace cancels every matching job, oldest first, and only those', function () {
-    const decision = decide({ on_conflict: 'replace' }, [candidate('b', 'available', 10), candidate('a', 'scheduled', 20, HOUR), candidate('c', 'completed', 5)]);
+    const decision = decide({ on_conflict: 'replace' }, [
+      candidate('b', 'available', 10),
+      candidate('a', 'scheduled', 20, HOUR),
+      candidate('c', 'completed', 5),
+    ]);
     expect(decision.action).to.equal('replace');
     if (decision.action !== 'replace') return;
     expect(decision.cancel.map((c) => c.id)).to.deep.equal(['a', 'b']);
@@ -53,7 +69,8 @@ describe('§5–§9 the conflict decision', function () {
     const candidates = [candidate('a', 'available', 20), candidate('b', 'active', 10)];
     const fallback = decide({ on_conflict: 'replace' }, candidates);
     expect(fallback.action).to.equal('reject');
-    if (fallback.action === 'reject') expect(fallback.error).to.include({ existingJobId: 'b', existingJobState: 'active', reason: 'active_not_replaceable' });
+    if (fallback.action === 'reject')
+      expect(fallback.error).to.include({ existingJobId: 'b', existingJobState: 'active', reason: 'active_not_replaceable' });
     expect(decide({ on_conflict: 'replace' }, candidates, true).action).to.equal('replace');
   });
 
@@ -65,11 +82,17 @@ describe('§5–§9 the conflict decision', function () {
   });
 
   it('ties on created_at are broken by insertion order (seq), then by id, so every backend names the same job', function () {
-    const bySeq = decide({ on_conflict: 'ignore' }, [{ ...candidate('a', 'available'), seq: 2 }, { ...candidate('b', 'available'), seq: 1 }]);
+    const bySeq = decide({ on_conflict: 'ignore' }, [
+      { ...candidate('a', 'available'), seq: 2 },
+      { ...candidate('b', 'available'), seq: 1 },
+    ]);
     expect(bySeq.action === 'ignore' && bySeq.existing.id).to.equal('b');
     const byId = decide({ on_conflict: 'ignore' }, [candidate('b', 'available'), candidate('a', 'available')]);
     expect(byId.action === 'ignore' && byId.existing.id).to.equal('a');
-    const byTime = decide({ on_conflict: 'ignore' }, [{ ...candidate('a', 'available', 0), seq: 1 }, { ...candidate('b', 'available', 5), seq: 2 }]);
+    const byTime = decide({ on_conflict: 'ignore' }, [
+      { ...candidate('a', 'available', 0), seq: 1 },
+      { ...candidate('b', 'available', 5), seq: 2 },
+    ]);
     expect(byTime.action === 'ignore' && byTime.existing.id).to.equal('b');
   });
 });

@@ -31,7 +31,12 @@ describe('typed errors', function () {
   });
 
   it('a duplicate never puts the uniqueness key in its message (§12)', function () {
-    const error = new errors.DuplicateJobError({ existingJobId: '1', existingJobState: 'active', uniquenessKey: 'deadbeef', reason: 'active_not_replaceable' });
+    const error = new errors.DuplicateJobError({
+      existingJobId: '1',
+      existingJobState: 'active',
+      uniquenessKey: 'deadbeef',
+      reason: 'active_not_replaceable',
+    });
     expect(error.message).to.not.contain('deadbeef');
     expect(error.message).to.contain('active');
     expect(String(error)).to.not.contain('deadbeef');

@@ -49,8 +49,16 @@ export const invalidJobs: [string, JobInput, string][] = [
   ['§2.2 meta with U+0000 in a key', { ...base, meta: { 'a\u0000': 1 } }, 'meta["a\\u0000"]'],
   ['§2.2 meta with U+0000 in a nested string', { ...base, meta: { a: { b: ['x\u0000'] } } }, 'meta.a.b[0]'],
   ['§2.2 meta that is not an object', { ...base, meta: [] as never }, 'meta'],
-  ['§2.2 args_keys naming a key with U+0000', { ...base, args: { 'a\u0000': 1 }, unique: { keys: ['args'], args_keys: ['a\u0000'] } }, 'unique.args_keys[0]'],
-  ['§2.2 meta_keys naming a key with U+0000', { ...base, meta: { a: 1 }, unique: { keys: ['meta'], meta_keys: ['a\u0000'] } }, 'unique.meta_keys[0]'],
+  [
+    '§2.2 args_keys naming a key with U+0000',
+    { ...base, args: { 'a\u0000': 1 }, unique: { keys: ['args'], args_keys: ['a\u0000'] } },
+    'unique.args_keys[0]',
+  ],
+  [
+    '§2.2 meta_keys naming a key with U+0000',
+    { ...base, meta: { a: 1 }, unique: { keys: ['meta'], meta_keys: ['a\u0000'] } },
+    'unique.meta_keys[0]',
+  ],
   ['priority NaN', { ...base, priority: Number.NaN }, 'priority'],
   ['priority 1.5', { ...base, priority: 1.5 }, 'priority'],
   ['priority above the portable range', { ...base, priority: PRIORITY_RANGE.max + 1 }, 'priority'],
@@ -70,7 +78,11 @@ export const invalidJobs: [string, JobInput, string][] = [
   ['§4 unhashed args: a cycle', { ...base, args: cyclic }, 'args.self'],
   ['§4 unhashed args: a Date', { ...base, args: { at: new Date(0) } }, 'args.at'],
   ['§4 unhashed args: a Map', { ...base, args: { m: new Map() } }, 'args.m'],
-  ['§4 args not selected by args_keys: NaN', { ...base, args: { user_id: 42, n: Number.NaN }, unique: { keys: ['args'], args_keys: ['user_id'] } }, 'args.n'],
+  [
+    '§4 args not selected by args_keys: NaN',
+    { ...base, args: { user_id: 42, n: Number.NaN }, unique: { keys: ['args'], args_keys: ['user_id'] } },
+    'args.n',
+  ],
   ['§4 unhashed meta: NaN', { ...base, meta: { n: Number.NaN } }, 'meta.n'],
   ['§4 args nested 2,000 levels, unhashed', { ...base, args: nestedArray(2000) }, 'args[0]…'],
   ['§4 args nested 2,000 levels, hashed', { ...base, args: nestedArray(2000), unique: { keys: ['args'] } }, 'args[0]…'],
@@ -84,8 +96,14 @@ export const invalidJobs: [string, JobInput, string][] = [
 
 /** Jobs at the limits, which every entry point accepts. */
 export const validJobs: [string, JobInput][] = [
-  ['identifiers of exactly the limit', { ...base, type: 't'.repeat(MAX_IDENTIFIER_LENGTH), queue: 'q'.repeat(MAX_IDENTIFIER_LENGTH), id: 'i'.repeat(MAX_IDENTIFIER_LENGTH) }],
-  ['an identifier of the limit in astral characters (code points, not UTF-16 units)', { ...base, type: '\u{1F600}'.repeat(MAX_IDENTIFIER_LENGTH) }],
+  [
+    'identifiers of exactly the limit',
+    { ...base, type: 't'.repeat(MAX_IDENTIFIER_LENGTH), queue: 'q'.repeat(MAX_IDENTIFIER_LENGTH), id: 'i'.repeat(MAX_IDENTIFIER_LENGTH) },
+  ],
+  [
+    'an identifier of the limit in astral characters (code points, not UTF-16 units)',
+    { ...base, type: '\u{1F600}'.repeat(MAX_IDENTIFIER_LENGTH) },
+  ],
   ['ids BullMQ and Graphile Worker both accept', { ...base, id: 'job-12' }],
   ['an id that only looks numeric ("1e3")', { ...base, id: '1e3' }],
   ['U+0000 in args (stored as JSON text everywhere)', { ...base, args: { s: 'a\u0000b', ['k\u0000']: 1 }, unique: { keys: ['args'] } }],

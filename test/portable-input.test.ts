@@ -60,7 +60,9 @@ describe('portable input rules (prepareUnique)', function () {
   });
 
   it('§2.2 every problem of the job and of its policy is reported at once', function () {
-    const issues = issuesOf(() => prepareUnique({ type: '', args: { n: Number.NaN }, queue: 'a:b', id: '12', unique: { keys: ['argz'] } as never }));
+    const issues = issuesOf(() =>
+      prepareUnique({ type: '', args: { n: Number.NaN }, queue: 'a:b', id: '12', unique: { keys: ['argz'] } as never }),
+    );
     expect(issues.map((issue) => issue.path)).to.deep.equal(['type', 'queue', 'id', 'args.n', 'unique.keys[0]']);
   });
 
@@ -72,7 +74,9 @@ describe('portable input rules (prepareUnique)', function () {
     expect(issuesOf(() => prepareUnique(job, { now: Date.UTC(2026, 0, 1) }))[0]!.path).to.equal('unique.period');
     // Exactly at the end of year 9999 is still representable; one second past it is not.
     expect(prepareUnique({ ...base, unique: { period: 'PT1S' } }, { now: TIME_RANGE_MS.max - 1000 })).to.have.property('key');
-    expect(issuesOf(() => prepareUnique({ ...base, unique: { period: 'PT2S' } }, { now: TIME_RANGE_MS.max - 1000 }))[0]!.path).to.equal('unique.period');
+    expect(issuesOf(() => prepareUnique({ ...base, unique: { period: 'PT2S' } }, { now: TIME_RANGE_MS.max - 1000 }))[0]!.path).to.equal(
+      'unique.period',
+    );
   });
 
   it('§7.4 a window whose end no date can hold never closes: deciding never throws for a stored job', function () {
@@ -90,7 +94,7 @@ describe('portable input rules (prepareUnique)', function () {
       });
     });
 
-    it('inherited states, period and meta_keys are not the policy\'s', function () {
+    it("inherited states, period and meta_keys are not the policy's", function () {
       withPolluted(Object.prototype, 'states', ['completed'], () => {
         withPolluted(Object.prototype, 'period', 'PT1S', () => {
           withPolluted(Object.prototype, 'meta_keys', ['x'], () => {
@@ -103,13 +107,17 @@ describe('portable input rules (prepareUnique)', function () {
       });
     });
 
-    it('an inherited unique is no policy; an inherited queue is not the job\'s queue', function () {
+    it("an inherited unique is no policy; an inherited queue is not the job's queue", function () {
       withPolluted(Object.prototype, 'unique', { on_conflict: 'replace' }, () => {
         expect(prepareUnique({ type: 'a.b', args: {} })).to.equal(null);
       });
       withPolluted(Object.prototype, 'queue', 'polluted', () => {
-        expect(prepareUnique({ type: 'a.b', args: {}, unique: { keys: ['queue'] } })!.canonical).to.equal('{"queue":"default","type":"a.b"}');
-        expect(computeUniquenessKey({ type: 'a.b', args: {} }, parseUniquePolicy({ keys: ['queue'] })).canonical).to.equal('{"queue":"default","type":"a.b"}');
+        expect(prepareUnique({ type: 'a.b', args: {}, unique: { keys: ['queue'] } })!.canonical).to.equal(
+          '{"queue":"default","type":"a.b"}',
+        );
+        expect(computeUniquenessKey({ type: 'a.b', args: {} }, parseUniquePolicy({ keys: ['queue'] })).canonical).to.equal(
+          '{"queue":"default","type":"a.b"}',
+        );
       });
     });
 
@@ -124,8 +132,13 @@ describe('portable input rules (prepareUnique)', function () {
       withPolluted(Array.prototype, 0, { id: 1 }, () => {
         const args = [, 'x']; // eslint-disable-line no-sparse-arrays
         const unique = { keys: ['args'], args_keys: ['id'] } as const;
-        expect(issuesOf(() => prepareUnique({ type: 'a.b', args, unique }))[0]).to.deep.equal({ path: 'args[0]', message: 'array hole is not a JSON value' });
-        expect(issuesOf(() => computeUniquenessKey({ type: 'a.b', args }, parseUniquePolicy(unique)))[0]!.path).to.equal('unique.args_keys');
+        expect(issuesOf(() => prepareUnique({ type: 'a.b', args, unique }))[0]).to.deep.equal({
+          path: 'args[0]',
+          message: 'array hole is not a JSON value',
+        });
+        expect(issuesOf(() => computeUniquenessKey({ type: 'a.b', args }, parseUniquePolicy(unique)))[0]!.path).to.equal(
+          'unique.args_keys',
+        );
       });
     });
   });
@@ -158,8 +171,10 @@ describe('portable input rules (prepareUnique)', function () {
   });
 });
 
-describe('portable input rules: jobInputIssues agrees with prepareUnique on the job\'s own fields', function () {
-  for (const [title, job, path] of invalidJobs.filter(([, j]) => !JSON.stringify(j.unique ?? {}).includes('_keys') && !JSON.stringify(j.unique ?? {}).includes('period'))) {
+describe("portable input rules: jobInputIssues agrees with prepareUnique on the job's own fields", function () {
+  for (const [title, job, path] of invalidJobs.filter(
+    ([, j]) => !JSON.stringify(j.unique ?? {}).includes('_keys') && !JSON.stringify(j.unique ?? {}).includes('period'),
+  )) {
     it(title, function () {
       const issues = jobInputIssues(job as JobInput);
       expect(issues).to.have.length(1);

@@ -1,6 +1,12 @@
 import { expect } from 'chai';
 import { seededRandom } from './seeded-random.js';
-import { DEFAULT_UNIQUE_STATES, InvalidJobInputError, UNIQUE_STATE_GROUPS, isInvalidJobInputError, parseUniquePolicy } from '../src/index.js';
+import {
+  DEFAULT_UNIQUE_STATES,
+  InvalidJobInputError,
+  UNIQUE_STATE_GROUPS,
+  isInvalidJobInputError,
+  parseUniquePolicy,
+} from '../src/index.js';
 import { compactUniquePolicy } from '../src/internal.js';
 
 function issues(input: unknown, job?: { args: unknown; meta?: Record<string, unknown> }): string[] {
@@ -28,11 +34,21 @@ describe('§2 UniquePolicy parsing', function () {
   });
 
   it('§2.1 accepts null for args_keys, meta_keys and period (their documented default)', function () {
-    expect(parseUniquePolicy({ args_keys: null, meta_keys: null, period: null, keys: ['args'] })).to.include({ args_keys: null, period: null });
+    expect(parseUniquePolicy({ args_keys: null, meta_keys: null, period: null, keys: ['args'] })).to.include({
+      args_keys: null,
+      period: null,
+    });
   });
 
   it('keeps every field the caller gave', function () {
-    const policy = { keys: ['type', 'queue', 'args', 'meta'], args_keys: ['a'], meta_keys: ['m'], period: 'P1DT2H', states: ['completed'], on_conflict: 'replace_except_schedule' };
+    const policy = {
+      keys: ['type', 'queue', 'args', 'meta'],
+      args_keys: ['a'],
+      meta_keys: ['m'],
+      period: 'P1DT2H',
+      states: ['completed'],
+      on_conflict: 'replace_except_schedule',
+    };
     expect(parseUniquePolicy(policy)).to.deep.equal(policy);
   });
 
@@ -46,28 +62,101 @@ describe('§2 UniquePolicy parsing', function () {
     ['not an object', 'reject', ['unique: expected a policy object, got "reject"']],
     ['an array', [], ['unique: expected a policy object, got an array']],
     ['§2.2 typo in keys', { keys: ['type', 'argz'] }, ['unique.keys[1]: "argz" is not one of type, queue, args, meta']],
-    ['§2.2 keys are case-sensitive', { keys: ['Queue'] }, ['unique.keys[0]: "Queue" is not one of type, queue, args, meta (values are case-sensitive: did you mean "queue"?)']],
+    [
+      '§2.2 keys are case-sensitive',
+      { keys: ['Queue'] },
+      ['unique.keys[0]: "Queue" is not one of type, queue, args, meta (values are case-sensitive: did you mean "queue"?)'],
+    ],
     ['keys not an array', { keys: 'type' }, ['unique.keys: expected an array of dimensions, got "type"']],
     ['§13 uniqueItems on keys', { keys: ['type', 'type'] }, ['unique.keys[1]: "type" appears more than once']],
     ['§13 uniqueItems on args_keys', { keys: ['args'], args_keys: ['a', 'b', 'a'] }, ['unique.args_keys[2]: "a" appears more than once']],
     ['§13 args_keys items are strings', { keys: ['args'], args_keys: [1] }, ['unique.args_keys[0]: expected a string, got number']],
-    ['§2.2 meta without meta_keys', { keys: ['meta'] }, ['unique.meta_keys: required and non-empty when keys includes "meta" (§2.2): hashing all of meta would make every job unique']],
-    ['§2.2 meta with null meta_keys', { keys: ['meta'], meta_keys: null }, ['unique.meta_keys: required and non-empty when keys includes "meta" (§2.2): hashing all of meta would make every job unique']],
-    ['§2.2 meta with empty meta_keys', { keys: ['meta'], meta_keys: [] }, ['unique.meta_keys: required and non-empty when keys includes "meta" (§2.2): hashing all of meta would make every job unique']],
+    [
+      '§2.2 meta without meta_keys',
+      { keys: ['meta'] },
+      ['unique.meta_keys: required and non-empty when keys includes "meta" (§2.2): hashing all of meta would make every job unique'],
+    ],
+    [
+      '§2.2 meta with null meta_keys',
+      { keys: ['meta'], meta_keys: null },
+      ['unique.meta_keys: required and non-empty when keys includes "meta" (§2.2): hashing all of meta would make every job unique'],
+    ],
+    [
+      '§2.2 meta with empty meta_keys',
+      { keys: ['meta'], meta_keys: [] },
+      ['unique.meta_keys: required and non-empty when keys includes "meta" (§2.2): hashing all of meta would make every job unique'],
+    ],
     ['§13 minItems on meta_keys', { meta_keys: [] }, ['unique.meta_keys: must not be empty (omit it instead)']],
-    ['meta_keys without "meta" in keys would be ignored', { meta_keys: ['t'] }, ['unique.meta_keys: is set but keys does not include "meta", so it would be ignored']],
-    ['args_keys without "args" in keys would be ignored', { args_keys: ['id'] }, ['unique.args_keys: is set but keys does not include "args", so it would be ignored']],
-    ['§6.2 invalid state', { states: ['available', 'running'] }, ['unique.states[1]: "running" is not one of scheduled, available, pending, active, completed, retryable, cancelled, discarded']],
-    ['§6.2 state case', { states: ['Active'] }, ['unique.states[0]: "Active" is not one of scheduled, available, pending, active, completed, retryable, cancelled, discarded (values are case-sensitive: did you mean "active"?)']],
-    ['§6.2 an empty states list', { states: [] }, ['unique.states: must not be empty: no state would ever count as a duplicate, silently disabling deduplication (omit it for the default)']],
-    ['§5 unknown strategy', { on_conflict: 'skip' }, ['unique.on_conflict: "skip" is not one of reject, replace, replace_except_schedule, ignore']],
-    ['§13 additionalProperties', { keys: ['type'], unique_for: 60, fields: [] }, ['unique.unique_for: unknown field (allowed: keys, args_keys, meta_keys, period, states, on_conflict)', 'unique.fields: unknown field (allowed: keys, args_keys, meta_keys, period, states, on_conflict)']],
-    ['§7.2 period not ISO 8601', { period: '1 hour' }, ['unique.period: "1 hour" is not an ISO 8601 duration of the form PnYnMnWnDTnHnMnS (e.g. "PT1H", "P1D", "PT0.5S")']],
-    ['§7.2 period with no component', { period: 'P' }, ['unique.period: "P" has no duration component (ISO 8601 needs at least one, e.g. "PT1H")']],
+    [
+      'meta_keys without "meta" in keys would be ignored',
+      { meta_keys: ['t'] },
+      ['unique.meta_keys: is set but keys does not include "meta", so it would be ignored'],
+    ],
+    [
+      'args_keys without "args" in keys would be ignored',
+      { args_keys: ['id'] },
+      ['unique.args_keys: is set but keys does not include "args", so it would be ignored'],
+    ],
+    [
+      '§6.2 invalid state',
+      { states: ['available', 'running'] },
+      ['unique.states[1]: "running" is not one of scheduled, available, pending, active, completed, retryable, cancelled, discarded'],
+    ],
+    [
+      '§6.2 state case',
+      { states: ['Active'] },
+      [
+        'unique.states[0]: "Active" is not one of scheduled, available, pending, active, completed, retryable, cancelled, discarded (values are case-sensitive: did you mean "active"?)',
+      ],
+    ],
+    [
+      '§6.2 an empty states list',
+      { states: [] },
+      [
+        'unique.states: must not be empty: no state would ever count as a duplicate, silently disabling deduplication (omit it for the default)',
+      ],
+    ],
+    [
+      '§5 unknown strategy',
+      { on_conflict: 'skip' },
+      ['unique.on_conflict: "skip" is not one of reject, replace, replace_except_schedule, ignore'],
+    ],
+    [
+      '§13 additionalProperties',
+      { keys: ['type'], unique_for: 60, fields: [] },
+      [
+        'unique.unique_for: unknown field (allowed: keys, args_keys, meta_keys, period, states, on_conflict)',
+        'unique.fields: unknown field (allowed: keys, args_keys, meta_keys, period, states, on_conflict)',
+      ],
+    ],
+    [
+      '§7.2 period not ISO 8601',
+      { period: '1 hour' },
+      ['unique.period: "1 hour" is not an ISO 8601 duration of the form PnYnMnWnDTnHnMnS (e.g. "PT1H", "P1D", "PT0.5S")'],
+    ],
+    [
+      '§7.2 period with no component',
+      { period: 'P' },
+      ['unique.period: "P" has no duration component (ISO 8601 needs at least one, e.g. "PT1H")'],
+    ],
     ['§7.2 period with a bare T', { period: 'P1DT' }, ['unique.period: "P1DT" has a time designator T with no time component after it']],
-    ['§7.2 zero period', { period: 'PT0S' }, ['unique.period: "PT0S" is zero: a zero period would expire every job at once and silently disable deduplication (omit period for no expiry)']],
-    ['§7.2 lowercase designators', { period: 'pt1h' }, ['unique.period: "pt1h" is not an ISO 8601 duration of the form PnYnMnWnDTnHnMnS (e.g. "PT1H", "P1D", "PT0.5S")']],
-    ['§7.2 period of the wrong type', { period: true }, ['unique.period: expected an ISO 8601 duration string or whole seconds, got boolean']],
+    [
+      '§7.2 zero period',
+      { period: 'PT0S' },
+      [
+        'unique.period: "PT0S" is zero: a zero period would expire every job at once and silently disable deduplication (omit period for no expiry)',
+      ],
+    ],
+    [
+      '§7.2 lowercase designators',
+      { period: 'pt1h' },
+      ['unique.period: "pt1h" is not an ISO 8601 duration of the form PnYnMnWnDTnHnMnS (e.g. "PT1H", "P1D", "PT0.5S")'],
+    ],
+    [
+      '§7.2 period of the wrong type',
+      { period: true },
+      ['unique.period: expected an ISO 8601 duration string or whole seconds, got boolean'],
+    ],
   ];
   for (const [title, input, expected] of invalid) {
     it(`rejects ${title}`, function () {
@@ -117,10 +206,17 @@ describe('§2 UniquePolicy parsing', function () {
 describe('compactUniquePolicy (a policy stored beside each job)', function () {
   it('drops exactly the §2.1 defaults: the default policy is {}', function () {
     expect(compactUniquePolicy(parseUniquePolicy({}))).to.deep.equal({});
-    expect(compactUniquePolicy(parseUniquePolicy({ keys: ['type'], states: [...DEFAULT_UNIQUE_STATES], on_conflict: 'reject', period: null }))).to.deep.equal({});
-    expect(compactUniquePolicy(parseUniquePolicy({ keys: ['type', 'args'], period: 3600 }))).to.deep.equal({ keys: ['type', 'args'], period: 'PT3600S' });
+    expect(
+      compactUniquePolicy(parseUniquePolicy({ keys: ['type'], states: [...DEFAULT_UNIQUE_STATES], on_conflict: 'reject', period: null })),
+    ).to.deep.equal({});
+    expect(compactUniquePolicy(parseUniquePolicy({ keys: ['type', 'args'], period: 3600 }))).to.deep.equal({
+      keys: ['type', 'args'],
+      period: 'PT3600S',
+    });
     // The default states in another order are another list: kept as given.
-    expect(compactUniquePolicy(parseUniquePolicy({ states: ['pending', 'available', 'active', 'scheduled', 'retryable'] }))).to.have.property('states');
+    expect(
+      compactUniquePolicy(parseUniquePolicy({ states: ['pending', 'available', 'active', 'scheduled', 'retryable'] })),
+    ).to.have.property('states');
   });
 
   it('parses back to the same policy, for 2,000 random policies', function () {

@@ -231,11 +231,16 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
         case 'created':
           return { outcome: 'created', job: this.#viewOfNew(queueName, reply.job.id!, input, reply.job.timestamp, prepared, opts) };
         case 'deduplicated':
-          return { outcome: 'deduplicated', job: ojsJobView(reply.existing.queue, reply.existing.id, reply.existing.state, reply.existing.hash) };
+          return {
+            outcome: 'deduplicated',
+            job: ojsJobView(reply.existing.queue, reply.existing.id, reply.existing.state, reply.existing.hash),
+          };
         case 'replaced': {
           const [replaced, ...others] = reply.replaced.map((job) => ojsJobView(job.queue, job.id, 'cancelled', job.hash));
           const job = await this.#readBack(reply.job.id!);
-          return others.length > 0 ? { outcome: 'replaced', job, replaced: replaced!, also_replaced: others } : { outcome: 'replaced', job, replaced: replaced! };
+          return others.length > 0
+            ? { outcome: 'replaced', job, replaced: replaced!, also_replaced: others }
+            : { outcome: 'replaced', job, replaced: replaced! };
         }
       }
     } catch (error) {
@@ -270,7 +275,14 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       const base = queueBase(`${this.prefix}:`, queueName);
       let reply: unknown[];
       try {
-        reply = (await runScript(this.client, COMMANDS.cancelJob, [`${base}${id}`, `${base}events`, `${base}meta`, base, id, this.#retentionMs])) as unknown[];
+        reply = (await runScript(this.client, COMMANDS.cancelJob, [
+          `${base}${id}`,
+          `${base}events`,
+          `${base}meta`,
+          base,
+          id,
+          this.#retentionMs,
+        ])) as unknown[];
       } catch (error) {
         throw typedErrorFor(error); // the cancel may have run
       }
@@ -312,7 +324,14 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     return job;
   }
 
-  #viewOfNew(queue: string, id: string, input: JobInput, createdAt: number, prepared: { policy: OjsJob['unique']; key: string }, opts: JobsOptions): OjsJob {
+  #viewOfNew(
+    queue: string,
+    id: string,
+    input: JobInput,
+    createdAt: number,
+    prepared: { policy: OjsJob['unique']; key: string },
+    opts: JobsOptions,
+  ): OjsJob {
     const scheduled = createdAt + (opts.delay ?? 0);
     return {
       id,
@@ -360,4 +379,3 @@ function callerTimeout(client: Redis | Cluster): number | undefined {
   const options = client instanceof Cluster ? client.options.redisOptions : client.options;
   return typeof options?.commandTimeout === 'number' ? options.commandTimeout : undefined;
 }
-

@@ -7,7 +7,8 @@
 import { BackendError, isBackendError, type OjsUniqueError } from '../../src/errors.js';
 import { backendErrorFor } from './bullmq-reply-errors.js';
 
-const HASH_TAG_HINT = "use a hash-tagged prefix, e.g. prefix: '{myapp}', so that every key of the prefix is in one hash slot (docs/bullmq.md, \"Redis Cluster\")";
+const HASH_TAG_HINT =
+  'use a hash-tagged prefix, e.g. prefix: \'{myapp}\', so that every key of the prefix is in one hash slot (docs/bullmq.md, "Redis Cluster")';
 
 /** The typed error for a Redis Cluster error, or undefined when `error` is not one. */
 export function clusterErrorFor(error: unknown): BackendError | undefined {
@@ -17,7 +18,10 @@ export function clusterErrorFor(error: unknown): BackendError | undefined {
   const message = raw.message;
   // Refused by Redis before running (CROSSSLOT) or by ioredis before sending (a pipeline over slots).
   if (/^CROSSSLOT\b/.test(message) || message.includes('same slots allocation group')) {
-    return new BackendError('bullmq', `Redis Cluster: the keys of one operation are in different hash slots: ${HASH_TAG_HINT}`, { cause: raw, written: false });
+    return new BackendError('bullmq', `Redis Cluster: the keys of one operation are in different hash slots: ${HASH_TAG_HINT}`, {
+      cause: raw,
+      written: false,
+    });
   }
   // A script that reached a key of another slot while running: it may have written before.
   if (/non local key in a cluster node|do not hash to the same slot|cross.slot/i.test(message)) {

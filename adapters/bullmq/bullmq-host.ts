@@ -154,7 +154,8 @@ export function parseScriptHeader(content: string): ScriptHeader | null {
     else if (argv) {
       header.argv[Number(argv[1]) - 1] = argv[2]!.trim().toLowerCase();
       section = argv[1] === '1' ? 'packed' : 'input';
-    } else if (packed && section === 'packed') header.packed[Number(packed[1])] = packed[2]!.split(/[(,]/)[0]!.replace(/\?/g, '').trim().toLowerCase();
+    } else if (packed && section === 'packed')
+      header.packed[Number(packed[1])] = packed[2]!.split(/[(,]/)[0]!.replace(/\?/g, '').trim().toLowerCase();
     else if (section === 'output' && /\S/.test(line) && !/^\s*\]\]/.test(line)) header.output.push(firstWord(line).toLowerCase());
   }
   return header;
@@ -174,14 +175,18 @@ export function addScriptProblem(name: BullMQAddScript, script: ShippedScript | 
   if (script.keys !== keys.length) return `script ${name} takes ${script.keys} keys, expected ${keys.length}`;
   const header = parseScriptHeader(script.content);
   if (!header) return `script ${name} has no header comment describing its KEYS and ARGV`;
-  if (header.keys.join(',') !== keys.join(',')) return `script ${name} takes KEYS ${header.keys.join(', ')}; unique-add passes ${keys.join(', ')}`;
+  if (header.keys.join(',') !== keys.join(','))
+    return `script ${name} takes KEYS ${header.keys.join(', ')}; unique-add passes ${keys.join(', ')}`;
   const argv = BULLMQ_ADD_ARGUMENTS.argv;
-  if (header.argv.slice(0, argv.length).join('|') !== argv.join('|')) return `script ${name} takes ARGV ${header.argv.join('; ')}; unique-add passes ${argv.join('; ')}`;
+  if (header.argv.slice(0, argv.length).join('|') !== argv.join('|'))
+    return `script ${name} takes ARGV ${header.argv.join('; ')}; unique-add passes ${argv.join('; ')}`;
   for (const [position, expected] of Object.entries(BULLMQ_ADD_ARGUMENTS.packed)) {
     const found = header.packed[Number(position)];
-    if (found !== expected) return `script ${name} reads "${found ?? 'nothing'}" at position ${position} of ARGV[1]; unique-add relies on "${expected}"`;
+    if (found !== expected)
+      return `script ${name} reads "${found ?? 'nothing'}" at position ${position} of ARGV[1]; unique-add relies on "${expected}"`;
   }
-  if (header.output.slice(0, 2).join(',') !== BULLMQ_ADD_ARGUMENTS.output.join(',')) return `script ${name} returns ${header.output.join(', ')}; unique-add expects jobId, or -5`;
+  if (header.output.slice(0, 2).join(',') !== BULLMQ_ADD_ARGUMENTS.output.join(','))
+    return `script ${name} returns ${header.output.join(', ')}; unique-add expects jobId, or -5`;
   return null;
 }
 
@@ -189,7 +194,9 @@ export function addScriptProblem(name: BullMQAddScript, script: ShippedScript | 
  * The installed BullMQ's add scripts, checked: major version 6 and every script as
  * `addScriptProblem` wants it. Throws `BackendError` saying what differs.
  */
-export function loadAddScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'scripts'> = installedBullMQ()): Record<BullMQAddScript, ShippedScript> {
+export function loadAddScripts(
+  bullmq: Pick<InstalledBullMQ, 'version' | 'scripts'> = installedBullMQ(),
+): Record<BullMQAddScript, ShippedScript> {
   if (Number(bullmq.version.split('.')[0]) !== 6) throw unsupported(`version ${bullmq.version}`);
   const scripts = {} as Record<BullMQAddScript, ShippedScript>;
   for (const name of Object.keys(BULLMQ_ADD_SCRIPTS) as BullMQAddScript[]) {
@@ -201,10 +208,14 @@ export function loadAddScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
 }
 
 export function unsupported(why: string, cause?: unknown): BackendError {
-  return new BackendError('bullmq', `the installed bullmq is not supported (${why}); ojs-unique/bullmq supports bullmq ${SUPPORTED_BULLMQ_RANGE}`, {
-    cause,
-    written: false,
-  });
+  return new BackendError(
+    'bullmq',
+    `the installed bullmq is not supported (${why}); ojs-unique/bullmq supports bullmq ${SUPPORTED_BULLMQ_RANGE}`,
+    {
+      cause,
+      written: false,
+    },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -289,7 +300,9 @@ export function internalsOf(queue: Queue): QueueInternals {
   const internals = queue as unknown as QueueInternals;
   if (checkedQueues.has(queue)) return internals;
   if (typeof internals.backend?.addJobToTransaction !== 'function' || !internals.keys?.pc || !internals.keys?.marker) {
-    throw new BackendError('bullmq', "the queue is not backed by BullMQ's Redis backend (RedisQueueBackend); unique adds need it", { written: false });
+    throw new BackendError('bullmq', "the queue is not backed by BullMQ's Redis backend (RedisQueueBackend); unique adds need it", {
+      written: false,
+    });
   }
   checkConnection(internals.opts?.connection, 'the queue');
   checkedQueues.add(queue);
@@ -327,7 +340,8 @@ export async function encodeAdd(queue: QueueInternals, jobData: ReturnType<Job['
     },
   };
   await queue.backend.addJobToTransaction(recorder, jobData, jobId, { parentKey: undefined, parentDependenciesKey: '' });
-  if (!recorded || recorded.length < 3) throw new BackendError('bullmq', 'BullMQ did not encode the job through runCommand', { written: false });
+  if (!recorded || recorded.length < 3)
+    throw new BackendError('bullmq', 'BullMQ did not encode the job through runCommand', { written: false });
   return recorded.slice(-3) as EncodedAdd;
 }
 
@@ -381,13 +395,23 @@ export function isIoredis(value: unknown): value is IoredisClient {
   // Another copy of ioredis, or BullMQ's proxy of a client: ioredis' shape. `defineCommand` is
   // also the mark BullMQ itself tells ioredis by (node-redis and Bun's client have none).
   const client = value as Record<string, unknown> | null;
-  return typeof client === 'object' && client !== null && typeof client.defineCommand === 'function' && typeof client.sendCommand === 'function' && typeof client.pipeline === 'function';
+  return (
+    typeof client === 'object' &&
+    client !== null &&
+    typeof client.defineCommand === 'function' &&
+    typeof client.sendCommand === 'function' &&
+    typeof client.pipeline === 'function'
+  );
 }
 
 /** A client object rather than connection options (BullMQ's own test: `connect`, `disconnect`, `duplicate`). */
 function isClientInstance(value: unknown): boolean {
   const client = value as Record<string, unknown> | null;
-  return typeof client === 'object' && client !== null && ['connect', 'disconnect', 'duplicate'].every((name) => typeof client[name] === 'function');
+  return (
+    typeof client === 'object' &&
+    client !== null &&
+    ['connect', 'disconnect', 'duplicate'].every((name) => typeof client[name] === 'function')
+  );
 }
 
 /**

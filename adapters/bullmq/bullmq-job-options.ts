@@ -44,7 +44,8 @@ export function bullmqOptionIssues(opts: JobsOptions, data: unknown, prefix = 'o
   }
   if (backoff !== undefined && backoff !== null && typeof backoff === 'object') {
     const { jitter } = backoff as { jitter?: unknown };
-    if (jitter !== undefined && !(typeof jitter === 'number' && jitter >= 0 && jitter <= 1)) issue('backoff.jitter', 'must be a number from 0 to 1 (BullMQ)');
+    if (jitter !== undefined && !(typeof jitter === 'number' && jitter >= 0 && jitter <= 1))
+      issue('backoff.jitter', 'must be a number from 0 to 1 (BullMQ)');
   }
   const exclusive = EXCLUSIVE.filter((option) => (opts as Record<string, unknown>)[option]);
   if (exclusive.length > 1) issue(exclusive[1]!, `cannot be used together with ${exclusive[0]} (BullMQ)`);

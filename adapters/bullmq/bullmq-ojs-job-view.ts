@@ -36,7 +36,8 @@ export function ojsJobView(queue: string, id: string, state: OjsJobState, hash: 
     uniqueness_key: hash.ojsKey ?? null,
   };
   const finished = hash.ojsCancelledOn ?? hash.finishedOn;
-  if ((state === 'completed' || state === 'discarded' || state === 'cancelled') && finished) view.completed_at = new Date(Number(finished)).toISOString();
+  if ((state === 'completed' || state === 'discarded' || state === 'cancelled') && finished)
+    view.completed_at = new Date(Number(finished)).toISOString();
   if (hash.ojsReplacedBy) view.replaced_by = hash.ojsReplacedBy;
   return view;
 }

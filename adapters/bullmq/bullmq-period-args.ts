@@ -21,5 +21,10 @@ export function periodArgs(policy: UniquePolicy): PeriodArgs | null {
   if (policy.period === null) return null;
   const period = parsePeriod(policy.period);
   const fixedMs = period.fixedPartMs;
-  return { years: period.years, months: period.months, fixedMs, upperBoundMs: period.years * 366 * DAY_MS + period.months * 31 * DAY_MS + fixedMs };
+  return {
+    years: period.years,
+    months: period.months,
+    fixedMs,
+    upperBoundMs: period.years * 366 * DAY_MS + period.months * 31 * DAY_MS + fixedMs,
+  };
 }

@@ -2,7 +2,15 @@
  * The one place where the scripts' reply codes become the core's typed errors. Each code is a
  * string in the first slot of the reply (see the contract comment of each .lua file).
  */
-import { BackendError, DuplicateJobError, InvalidTransitionError, InvalidJobInputError, isOjsUniqueError, JobNotFoundError, type OjsUniqueError } from '../../src/errors.js';
+import {
+  BackendError,
+  DuplicateJobError,
+  InvalidTransitionError,
+  InvalidJobInputError,
+  isOjsUniqueError,
+  JobNotFoundError,
+  type OjsUniqueError,
+} from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 
 export type ReplyProblem =
@@ -28,7 +36,9 @@ export function errorForReply(problem: ReplyProblem): Error {
     case 'id_exists':
       return new InvalidJobInputError([{ path: problem.path, message: `a job with id ${problem.jobId} already exists` }]);
     case 'refused_option':
-      return new InvalidJobInputError([{ path: problem.path, message: 'cannot be combined with unique (see docs/bullmq.md, "Combining with BullMQ options")' }]);
+      return new InvalidJobInputError([
+        { path: problem.path, message: 'cannot be combined with unique (see docs/bullmq.md, "Combining with BullMQ options")' },
+      ]);
     case 'bullmq_error':
       // Negative codes are BullMQ's own (src/enums/error-code.ts); unique-add checks their causes
       // before its first write, so one here means a broken queue, never a duplicate. Nothing was
@@ -57,7 +67,10 @@ export function errorForReply(problem: ReplyProblem): Error {
 export function backendErrorFor(error: unknown, options: { written?: false } = {}): OjsUniqueError {
   if (isOjsUniqueError(error)) return error;
   const message = error instanceof Error ? error.message : String(error);
-  return new BackendError('bullmq', LUA_ERROR.test(message) ? `${message} ${LUA_ERROR_HINT}` : message, { cause: error, written: options.written ?? 'unknown' });
+  return new BackendError('bullmq', LUA_ERROR.test(message) ? `${message} ${LUA_ERROR_HINT}` : message, {
+    cause: error,
+    written: options.written ?? 'unknown',
+  });
 }
 
 /** A Redis error raised inside a script names its line as `user_script:<line>`. */

@@ -37,14 +37,16 @@ export function retentionIssues(policy: UniquePolicy, opts: Pick<JobsOptions, 'r
     const value = opts[option] as boolean | number | KeepJobs | undefined;
     if (value === undefined || value === false) return;
     const keep = typeof value === 'object' ? (value as { age?: number; count?: number }) : undefined;
-    const keepsLongEnough = keep !== undefined && keep.count === undefined && keep.age !== undefined && bound !== null && keep.age * 1000 >= bound;
+    const keepsLongEnough =
+      keep !== undefined && keep.count === undefined && keep.age !== undefined && bound !== null && keep.age * 1000 >= bound;
     if (!keepsLongEnough) {
       issues.push({
         path: `opts.${option}`,
         message:
           `the policy's states include "${state}", but ${option} would delete the finished job before ` +
           (bound === null ? 'forever (the policy has no period)' : `its period ends`) +
-          `; use ${option}: false` + (bound === null ? '' : ` or { age: ${Math.ceil(bound / 1000)} } (seconds)`),
+          `; use ${option}: false` +
+          (bound === null ? '' : ` or { age: ${Math.ceil(bound / 1000)} } (seconds)`),
       });
     }
   };
@@ -58,7 +60,10 @@ export function retentionIssues(policy: UniquePolicy, opts: Pick<JobsOptions, 'r
  * whose caller gave none: `false`, so that a Worker's `removeOnComplete`/`removeOnFail` cannot
  * apply to it (see the file comment). Empty when the policy does not need the record.
  */
-export function keepOptionsFor(policy: UniquePolicy, opts: Pick<JobsOptions, 'removeOnComplete' | 'removeOnFail'>): Pick<JobsOptions, 'removeOnComplete' | 'removeOnFail'> {
+export function keepOptionsFor(
+  policy: UniquePolicy,
+  opts: Pick<JobsOptions, 'removeOnComplete' | 'removeOnFail'>,
+): Pick<JobsOptions, 'removeOnComplete' | 'removeOnFail'> {
   const keep: Pick<JobsOptions, 'removeOnComplete' | 'removeOnFail'> = {};
   if (policy.states.includes('completed') && opts.removeOnComplete === undefined) keep.removeOnComplete = false;
   if (policy.states.includes('discarded') && opts.removeOnFail === undefined) keep.removeOnFail = false;

@@ -12,7 +12,16 @@
  * error means something.
  */
 import { BackendError } from '../../src/errors.js';
-import { BULLMQ_ADD_SCRIPTS, BULLMQ_LUA, installedBullMQ, loadAddScripts, SUPPORTED_BULLMQ_RANGE, type BullMQAddScript, type InstalledBullMQ, type IoredisTarget } from './bullmq-host.js';
+import {
+  BULLMQ_ADD_SCRIPTS,
+  BULLMQ_LUA,
+  installedBullMQ,
+  loadAddScripts,
+  SUPPORTED_BULLMQ_RANGE,
+  type BullMQAddScript,
+  type InstalledBullMQ,
+  type IoredisTarget,
+} from './bullmq-host.js';
 import { OjsScript, type ScriptArgument } from './bullmq-script-command.js';
 import { luaScripts } from './generated/lua.js';
 
@@ -28,7 +37,19 @@ export const COMMANDS = {
 } as const;
 
 /** unique-add's KEYS[1..11]: the queue's own keys, by `queue.keys` name (lua/unique-add-13.lua). */
-export const UNIQUE_ADD_QUEUE_KEYS = ['wait', 'paused', 'meta', 'id', 'completed', 'delayed', 'active', 'events', 'marker', 'prioritized', 'pc'] as const;
+export const UNIQUE_ADD_QUEUE_KEYS = [
+  'wait',
+  'paused',
+  'meta',
+  'id',
+  'completed',
+  'delayed',
+  'active',
+  'events',
+  'marker',
+  'prioritized',
+  'pc',
+] as const;
 
 export type ComposedScript = OjsScript;
 

@@ -91,7 +91,22 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
     // No policy: the script only claims the id and runs BullMQ's add. It never touches the
     // fingerprint keys; the queue's meta key stands in for both (same hash slot).
     const keys = [...queueKeys, queue.keys.meta!, queue.keys.meta!];
-    const argv = [...bullmqArgv, rootPrefix, queue.name, '', 'reject', '', '', '', '', 'null', '{}', request.cancelledRetentionMs, idClaimQueues, requestToken()];
+    const argv = [
+      ...bullmqArgv,
+      rootPrefix,
+      queue.name,
+      '',
+      'reject',
+      '',
+      '',
+      '',
+      '',
+      'null',
+      '{}',
+      request.cancelledRetentionMs,
+      idClaimQueues,
+      requestToken(),
+    ];
     return { request, job, keys, argv };
   }
   const { policy, key } = request.prepared;
@@ -148,9 +163,12 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
   const validated = validatedJob(request);
   const unique = request.prepared;
   // Only reject and ignore can end without a write; a replace always writes, so it is never probed.
-  const probeable = unique !== null && request.probe !== false && (unique.policy.on_conflict === 'reject' || unique.policy.on_conflict === 'ignore');
+  const probeable =
+    unique !== null && request.probe !== false && (unique.policy.on_conflict === 'reject' || unique.policy.on_conflict === 'ignore');
   const hints = probeable ? hintsFor(request.queue) : undefined;
-  const fingerprint = probeable ? fingerprintKeys(rootPrefixOf(internalsOf(request.queue)), request.queue.name, unique.policy, unique.key).set : '';
+  const fingerprint = probeable
+    ? fingerprintKeys(rootPrefixOf(internalsOf(request.queue)), request.queue.name, unique.policy, unique.key).set
+    : '';
   try {
     if (hints?.has(fingerprint)) {
       const answered = decodeProbeReply(request, await runScript(client, COMMANDS.uniqueProbe, probeArgs(request, fingerprint)));
@@ -188,7 +206,14 @@ function probeArgs(request: UniqueAddRequest, fingerprint: string): (string | nu
 /** What both scripts decide on, in their argument order: key, on_conflict, states, period (years, months, fixed ms). */
 function decisionArgs(policy: UniquePolicy, key: string): (string | number)[] {
   const period = periodArgs(policy);
-  return [key, policy.on_conflict, policy.states.join(','), period ? period.years : '', period ? period.months : '', period ? period.fixedMs : ''];
+  return [
+    key,
+    policy.on_conflict,
+    policy.states.join(','),
+    period ? period.years : '',
+    period ? period.months : '',
+    period ? period.fixedMs : '',
+  ];
 }
 
 /** A probe's reply: the outcome it decided, or null for a miss (nothing written). Throws as unique-add's reply would. */

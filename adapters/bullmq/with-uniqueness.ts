@@ -10,7 +10,13 @@
  * `delay` -> `scheduled_at`, `attempts` -> `max_attempts`.
  */
 import { Queue, type Job, type JobsOptions } from 'bullmq';
-import { InvalidJobInputError, isDuplicateJobError, isInvalidJobInputError, type OjsUniqueError, type ValidationIssue } from '../../src/errors.js';
+import {
+  InvalidJobInputError,
+  isDuplicateJobError,
+  isInvalidJobInputError,
+  type OjsUniqueError,
+  type ValidationIssue,
+} from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js';
@@ -54,10 +60,38 @@ export type UniqueOutcome<Kind extends OutcomeKind = OutcomeKind> = Extract<Outc
 type OutcomeKind = Outcomes['outcome'];
 /** Fields an outcome never has are `?: undefined`, so any field can be read before narrowing. */
 type Outcomes =
-  | { outcome: 'created'; uniquenessKey: string; existingJobId?: undefined; existingJobState?: undefined; replacedJobIds?: undefined; error?: undefined }
-  | { outcome: 'deduplicated'; uniquenessKey: string; existingJobId: string; existingJobState: OjsJobState; replacedJobIds?: undefined; error?: undefined }
-  | { outcome: 'replaced'; uniquenessKey: string; replacedJobIds: string[]; existingJobId?: undefined; existingJobState?: undefined; error?: undefined }
-  | { outcome: 'rejected'; uniquenessKey: string; error: OjsUniqueError; existingJobId?: string; existingJobState?: OjsJobState; replacedJobIds?: undefined };
+  | {
+      outcome: 'created';
+      uniquenessKey: string;
+      existingJobId?: undefined;
+      existingJobState?: undefined;
+      replacedJobIds?: undefined;
+      error?: undefined;
+    }
+  | {
+      outcome: 'deduplicated';
+      uniquenessKey: string;
+      existingJobId: string;
+      existingJobState: OjsJobState;
+      replacedJobIds?: undefined;
+      error?: undefined;
+    }
+  | {
+      outcome: 'replaced';
+      uniquenessKey: string;
+      replacedJobIds: string[];
+      existingJobId?: undefined;
+      existingJobState?: undefined;
+      error?: undefined;
+    }
+  | {
+      outcome: 'rejected';
+      uniquenessKey: string;
+      error: OjsUniqueError;
+      existingJobId?: string;
+      existingJobState?: OjsJobState;
+      replacedJobIds?: undefined;
+    };
 
 /** What a single `add` with a policy can answer (a refusal throws). */
 type AddOutcomeKind = Exclude<OutcomeKind, 'rejected'>;
@@ -67,7 +101,11 @@ type AddOutcomeKind = Exclude<OutcomeKind, 'rejected'>;
  * found in another queue (a policy without the `queue` dimension) has the same name (`type` is
  * always hashed) and is typed with this queue's data and result types: one job name, one payload.
  */
-export type UniqueJob<DataType = any, ResultType = any, NameType extends string = string, Kind extends OutcomeKind = OutcomeKind> = Job<DataType, ResultType, NameType> & {
+export type UniqueJob<DataType = any, ResultType = any, NameType extends string = string, Kind extends OutcomeKind = OutcomeKind> = Job<
+  DataType,
+  ResultType,
+  NameType
+> & {
   unique: UniqueOutcome<Kind>;
 };
 
@@ -129,11 +167,16 @@ interface UniqueAdds<DataType, ResultType, NameType extends string, Q> {
 interface CatchAllAdds<DataType, ResultType, NameType extends string> {
   add(name: NameType, data: DataType, opts?: UniqueJobsOptions): Promise<AddResult<DataType, ResultType, NameType>>;
   /** In a mixed batch, a plain entry that was not added is `rejected`, with `uniquenessKey: ''`. */
-  addBulk(jobs: readonly { name: NameType; data: DataType; opts?: UniqueJobsOptions }[]): Promise<BulkResult<DataType, ResultType, NameType>>;
+  addBulk(
+    jobs: readonly { name: NameType; data: DataType; opts?: UniqueJobsOptions }[],
+  ): Promise<BulkResult<DataType, ResultType, NameType>>;
 }
 
-type AddResult<DataType, ResultType, NameType extends string> = PlainJob<DataType, ResultType, NameType> | UniqueJob<DataType, ResultType, NameType, AddOutcomeKind>;
-type BulkResult<DataType, ResultType, NameType extends string> = (PlainJob<DataType, ResultType, NameType> | UniqueJob<DataType, ResultType, NameType>)[];
+type AddResult<DataType, ResultType, NameType extends string> =
+  PlainJob<DataType, ResultType, NameType> | UniqueJob<DataType, ResultType, NameType, AddOutcomeKind>;
+type BulkResult<DataType, ResultType, NameType extends string> = (
+  PlainJob<DataType, ResultType, NameType> | UniqueJob<DataType, ResultType, NameType>
+)[];
 
 /**
  * The wrapped queue: the queue's own type, so it goes wherever a `Queue` does and the methods that
@@ -142,7 +185,9 @@ type BulkResult<DataType, ResultType, NameType extends string> = (PlainJob<DataT
  * the list (leaving them out of `Q` would also drop its private members, and with them
  * assignability to `Queue`) but are never picked: ours accept all of their arguments.
  */
-export type UniqueQueue<Q extends Queue = Queue> = UniqueAdds<DataOf<Q>, ResultOf<Q>, NameOf<Q>, Q> & Q & CatchAllAdds<DataOf<Q>, ResultOf<Q>, NameOf<Q>>;
+export type UniqueQueue<Q extends Queue = Queue> = UniqueAdds<DataOf<Q>, ResultOf<Q>, NameOf<Q>, Q> &
+  Q &
+  CatchAllAdds<DataOf<Q>, ResultOf<Q>, NameOf<Q>>;
 
 export const DEFAULT_CANCELLED_RETENTION_MS = 7 * 86_400_000;
 
@@ -197,7 +242,9 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
 
   const addBulk = async (jobs: readonly { name: string; data: unknown; opts?: UniqueJobsOptions }[]): Promise<BulkAddedJob[]> => {
     if (!jobs.some((job) => hasPolicy(job.opts))) {
-      const plain = jobs.some((job) => job.opts != null && 'unique' in job.opts) ? jobs.map((job) => ({ ...job, opts: plainOpts(job.opts) })) : jobs;
+      const plain = jobs.some((job) => job.opts != null && 'unique' in job.opts)
+        ? jobs.map((job) => ({ ...job, opts: plainOpts(job.opts) }))
+        : jobs;
       return relink((await queue.addBulk(plain as never)) as PlainJob<any, any, string>[]);
     }
     try {
@@ -265,10 +312,14 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
   const issues: ValidationIssue[] = [];
   for (const option of ['deduplication', 'debounce', 'parent', 'repeat'] as const) {
     if ((merged as Record<string, unknown>)[option] !== undefined) {
-      issues.push({ path: `opts.${option}`, message: `cannot be combined with unique (see docs/bullmq.md, "Combining with BullMQ options")` });
+      issues.push({
+        path: `opts.${option}`,
+        message: `cannot be combined with unique (see docs/bullmq.md, "Combining with BullMQ options")`,
+      });
     }
   }
-  if (unique === undefined || unique === null) issues.push({ path: 'opts.unique', message: 'ojsMeta is only used by a unique policy; give one' });
+  if (unique === undefined || unique === null)
+    issues.push({ path: 'opts.unique', message: 'ojsMeta is only used by a unique policy; give one' });
   issues.push(...bullmqOptionIssues(merged, data));
   if (issues.length > 0) throw new InvalidJobInputError(issues);
 
@@ -276,7 +327,14 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
   // every entry point; the issue then names the option the caller set.
   let prepared: PreparedUnique;
   try {
-    prepared = prepareUnique({ type: name, queue: queue.name, id: merged.jobId, args: data, meta: ojsMeta === undefined ? {} : ojsMeta, unique })!;
+    prepared = prepareUnique({
+      type: name,
+      queue: queue.name,
+      id: merged.jobId,
+      args: data,
+      meta: ojsMeta === undefined ? {} : ojsMeta,
+      unique,
+    })!;
   } catch (error) {
     if (!isInvalidJobInputError(error)) throw error;
     throw new InvalidJobInputError(error.issues.map((issue) => (issue.path === 'id' ? { ...issue, path: 'opts.jobId' } : issue)));
@@ -375,12 +433,21 @@ function jobForReply(siblings: Siblings, reply: UniqueAddReply, prepared: Prepar
       return Object.assign(reply.job, { unique: { outcome: 'created', uniquenessKey } satisfies UniqueOutcome<'created'> });
     case 'replaced':
       return Object.assign(reply.job, {
-        unique: { outcome: 'replaced', uniquenessKey, replacedJobIds: reply.replaced.map((job) => job.id) } satisfies UniqueOutcome<'replaced'>,
+        unique: {
+          outcome: 'replaced',
+          uniquenessKey,
+          replacedJobIds: reply.replaced.map((job) => job.id),
+        } satisfies UniqueOutcome<'replaced'>,
       });
     case 'deduplicated': {
       const existing = jobFromHash(siblings.of(reply.existing.queue), reply.existing.id, reply.existing.hash);
       return Object.assign(existing, {
-        unique: { outcome: 'deduplicated', uniquenessKey, existingJobId: reply.existing.id, existingJobState: reply.existing.state } satisfies UniqueOutcome<'deduplicated'>,
+        unique: {
+          outcome: 'deduplicated',
+          uniquenessKey,
+          existingJobId: reply.existing.id,
+          existingJobState: reply.existing.state,
+        } satisfies UniqueOutcome<'deduplicated'>,
       });
     }
   }
@@ -401,7 +468,11 @@ function jobForReply(siblings: Siblings, reply: UniqueAddReply, prepared: Prepar
  * Only when no entry was written is an error other than a duplicate thrown (e.g. `BackendError`
  * on a lost connection), as a single add would throw it.
  */
-async function uniqueAddBulk(siblings: Siblings, jobs: readonly { name: string; data: unknown; opts?: UniqueJobsOptions }[], retentionMs: number): Promise<BulkAddedJob[]> {
+async function uniqueAddBulk(
+  siblings: Siblings,
+  jobs: readonly { name: string; data: unknown; opts?: UniqueJobsOptions }[],
+  retentionMs: number,
+): Promise<BulkAddedJob[]> {
   const queue = siblings.queue;
   const internals = internalsOf(queue);
   type Entry = { kind: 'unique'; prepared: PreparedUniqueAdd } | { kind: 'plain'; job: Job };
@@ -414,21 +485,38 @@ async function uniqueAddBulk(siblings: Siblings, jobs: readonly { name: string; 
         validateJobOptions(job);
       } catch (error) {
         // BullMQ's own check of a plain entry, refused before anything of the batch is sent.
-        throw new InvalidJobInputError([{ path: `[${index}].opts`, message: error instanceof Error ? error.message : String(error) }], { cause: error });
+        throw new InvalidJobInputError([{ path: `[${index}].opts`, message: error instanceof Error ? error.message : String(error) }], {
+          cause: error,
+        });
       }
       entries.push({ kind: 'plain', job });
     } else {
-      entries.push({ kind: 'unique', prepared: await prepareUniqueAdd(buildRequest(queue, spec.name, spec.data, spec.opts ?? {}, retentionMs)) });
+      entries.push({
+        kind: 'unique',
+        prepared: await prepareUniqueAdd(buildRequest(queue, spec.name, spec.data, spec.opts ?? {}, retentionMs)),
+      });
     }
   }
 
   const client = await queueClient(queue);
-  await refuseTakenIds(client as unknown as IdLookupClient, queueBase(rootPrefixOf(internals), internals.name), entries.map((entry) => (entry.kind === 'unique' ? { unique: true, jobId: entry.prepared.request.opts.jobId } : { unique: false, jobId: entry.job.opts.jobId })));
+  await refuseTakenIds(
+    client as unknown as IdLookupClient,
+    queueBase(rootPrefixOf(internals), internals.name),
+    entries.map((entry) =>
+      entry.kind === 'unique' ? { unique: true, jobId: entry.prepared.request.opts.jobId } : { unique: false, jobId: entry.job.opts.jobId },
+    ),
+  );
   const pipeline = client.pipeline();
   const plainIds: Promise<unknown>[] = [];
   for (const entry of entries) {
     if (entry.kind === 'unique') void sendUniqueAdd(pipeline, entry.prepared);
-    else plainIds.push(internals.backend.addJobToTransaction(pipeline, entry.job.asJSON(), entry.job.id, { parentKey: undefined, parentDependenciesKey: '' }));
+    else
+      plainIds.push(
+        internals.backend.addJobToTransaction(pipeline, entry.job.asJSON(), entry.job.id, {
+          parentKey: undefined,
+          parentDependenciesKey: '',
+        }),
+      );
   }
   const results = (await pipeline.exec()) ?? [];
   // Each command's own promise settles with its reply or error; the replies are read from exec's.
@@ -483,7 +571,8 @@ async function refuseTakenIds(client: IdLookupClient, base: string, ids: { uniqu
   const lookups: { index: number; id: string }[] = [];
   ids.forEach(({ unique, jobId }, index) => {
     if (jobId === undefined) return;
-    if (unique && seen.has(jobId)) issues.push({ path: `[${index}].opts.jobId`, message: `an earlier job of the batch has the id ${jobId}` });
+    if (unique && seen.has(jobId))
+      issues.push({ path: `[${index}].opts.jobId`, message: `an earlier job of the batch has the id ${jobId}` });
     else if (unique) lookups.push({ index, id: jobId });
     seen.add(jobId);
   });

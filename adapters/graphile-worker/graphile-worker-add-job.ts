@@ -9,10 +9,22 @@ import type { AddJobsJobSpec, Job } from 'graphile-worker';
 import { InvalidJobInputError } from '../../src/errors.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
-import { enqueueOnClient, recoverRequest, type EnqueueSettings, type PreparedGraphileEnqueue, type Reconnect } from './graphile-worker-enqueue.js';
+import {
+  enqueueOnClient,
+  recoverRequest,
+  type EnqueueSettings,
+  type PreparedGraphileEnqueue,
+  type Reconnect,
+} from './graphile-worker-enqueue.js';
 import { isConnectionLoss, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
-import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, refuseRenamedSchemaOptions, type SchemaOptionNames } from './graphile-worker-sql.js';
+import {
+  DEFAULT_GRAPHILE_SCHEMA,
+  DEFAULT_UNIQUE_SCHEMA,
+  GraphileWorkerSql,
+  refuseRenamedSchemaOptions,
+  type SchemaOptionNames,
+} from './graphile-worker-sql.js';
 import {
   hasUniquePolicy,
   taskSpecToEnqueue,
@@ -99,7 +111,10 @@ export async function addJobWithClient(
     // Each statement of a pool may run on another connection, in autocommit: the key's lock
     // would be released between the read and the insert, and strength silently lost.
     throw new InvalidJobInputError([
-      { path: 'client', message: 'is a pool: check a client out (pool.connect()), BEGIN, call addJobWithClient, then COMMIT and release it' },
+      {
+        path: 'client',
+        message: 'is a pool: check a client out (pool.connect()), BEGIN, call addJobWithClient, then COMMIT and release it',
+      },
     ]);
   }
   const request = taskSpecToEnqueue(identifier, payload, spec);
@@ -117,10 +132,13 @@ export async function addJobWithClient(
   } catch (error) {
     // Undone, or the connection (and with it the caller's transaction) is gone: nothing of this
     // enqueue can commit either way.
-    await client.query(`rollback to savepoint ${SAVEPOINT}`).then(
-      () => client.query(`release savepoint ${SAVEPOINT}`),
-      () => undefined,
-    ).catch(() => undefined);
+    await client
+      .query(`rollback to savepoint ${SAVEPOINT}`)
+      .then(
+        () => client.query(`release savepoint ${SAVEPOINT}`),
+        () => undefined,
+      )
+      .catch(() => undefined);
     throw error;
   }
   try {
@@ -138,15 +156,24 @@ const SAVEPOINT = 'ojs_unique_enqueue';
  * A client that can hold a transaction: a `pg.Client`, a checked-out `pg.PoolClient`, Graphile's
  * `withPgClient` client. A `pg.Pool` does not fit (its counters are typed `never` here).
  */
-export type TransactionClientLike = PgClientLike & { readonly totalCount?: never; readonly idleCount?: never; readonly waitingCount?: never };
+export type TransactionClientLike = PgClientLike & {
+  readonly totalCount?: never;
+  readonly idleCount?: never;
+  readonly waitingCount?: never;
+};
 
 function isPool(client: unknown): boolean {
   const candidate = client as { totalCount?: unknown; idleCount?: unknown; connect?: unknown };
   return typeof candidate.totalCount === 'number' && typeof candidate.idleCount === 'number' && typeof candidate.connect === 'function';
 }
 
-
-async function addPlainJob(client: PgClientLike, settings: EnqueueSettings, identifier: string, payload: unknown, spec: UniqueTaskSpec): Promise<Job> {
+async function addPlainJob(
+  client: PgClientLike,
+  settings: EnqueueSettings,
+  identifier: string,
+  payload: unknown,
+  spec: UniqueTaskSpec,
+): Promise<Job> {
   try {
     const { rows } = await client.query<Job>(settings.sql.text('add-plain-job'), [
       identifier,
@@ -172,7 +199,9 @@ export interface UniqueAddJobsSpec<TIdentifier extends TaskIdentifier = string> 
 }
 
 /** An `addJobs` entry with an OJS policy. */
-export type UniqueAddJobsSpecWithPolicy<TIdentifier extends TaskIdentifier = string> = UniqueAddJobsSpec<TIdentifier> & { unique: UniquePolicyInput };
+export type UniqueAddJobsSpecWithPolicy<TIdentifier extends TaskIdentifier = string> = UniqueAddJobsSpec<TIdentifier> & {
+  unique: UniquePolicyInput;
+};
 
 /** An `addJobs` entry without a policy: Graphile's own `AddJobsJobSpec` (`unique` absent or null). */
 export type PlainAddJobsSpec<TIdentifier extends TaskIdentifier = string> = AddJobsJobSpec<TIdentifier> & { unique?: null };
@@ -195,10 +224,15 @@ export async function addJobsOnClient(
   const keyed = specs.findIndex((spec) => spec.jobKey !== undefined && spec.jobKey !== null);
   if (keyed >= 0) {
     throw new InvalidJobInputError([
-      { path: `[${keyed}].jobKey`, message: 'a batch with unique jobs cannot also carry Graphile job keys: add keyed jobs in a separate addJobs call' },
+      {
+        path: `[${keyed}].jobKey`,
+        message: 'a batch with unique jobs cannot also carry Graphile job keys: add keyed jobs in a separate addJobs call',
+      },
     ]);
   }
-  const requests: PreparedGraphileEnqueue[] = specs.map(({ identifier, payload, ...spec }, index) => taskSpecToEnqueue(identifier, payload, spec, `[${index}]`));
+  const requests: PreparedGraphileEnqueue[] = specs.map(({ identifier, payload, ...spec }, index) =>
+    taskSpecToEnqueue(identifier, payload, spec, `[${index}]`),
+  );
   const order = requests
     .map((request, index) => ({ index, key: request.prepared?.key ?? '' }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index));
@@ -206,7 +240,8 @@ export async function addJobsOnClient(
   try {
     await client.query('begin');
     // Each entry's failure is undone by the batch's rollback: nothing of the batch is written.
-    for (const { index } of order) results[index] = await enqueueOnClient(client, settings, requests[index]!, { ownTransaction: false, undoneOnError: true });
+    for (const { index } of order)
+      results[index] = await enqueueOnClient(client, settings, requests[index]!, { ownTransaction: false, undoneOnError: true });
   } catch (error) {
     await client.query('rollback').catch(() => undefined);
     throw translatePgError(error, { operation: 'addJobs', rolledBack: true });
@@ -218,7 +253,11 @@ export async function addJobsOnClient(
     // A lost reply to COMMIT: one entry's request token tells whether the batch committed.
     const wrote = requests.findIndex((request, index) => request.prepared !== null && results[index]!.outcome !== 'deduplicated');
     if (wrote >= 0) {
-      await recoverRequest(reconnect, settings, requests[wrote]!.prepared!.key, requests[wrote]!.token, { error, client, heldKeyLock: true });
+      await recoverRequest(reconnect, settings, requests[wrote]!.prepared!.key, requests[wrote]!.token, {
+        error,
+        client,
+        heldKeyLock: true,
+      });
     } else if (requests.some((request) => request.prepared === null)) {
       // Only jobs without a policy were written: their ledger rows have no key to look up by.
       await recoverRequest(undefined, settings, '', '', { error, client, heldKeyLock: true });

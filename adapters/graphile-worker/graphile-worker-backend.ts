@@ -18,7 +18,14 @@ import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { enqueueSettings } from './graphile-worker-add-job.js';
 import { enqueueOnClient, prepareGraphileEnqueue, readJob, type EnqueueSettings } from './graphile-worker-enqueue.js';
 import { backendClosedError, translatePgError } from './graphile-worker-errors.js';
-import { DEFAULT_CONNECTION_TIMEOUT_MS, makeOwnPool, withDefaultUser, type PgClientLike, type PgPoolClientLike, type PgPoolLike } from './graphile-worker-pg.js';
+import {
+  DEFAULT_CONNECTION_TIMEOUT_MS,
+  makeOwnPool,
+  withDefaultUser,
+  type PgClientLike,
+  type PgPoolClientLike,
+  type PgPoolLike,
+} from './graphile-worker-pg.js';
 import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './graphile-worker-reclaim.js';
 import { installUniqueJobsSchema } from './graphile-worker-schema.js';
 import { refuseRenamedSchemaOptions, type GraphileWorkerSql, type SchemaNames } from './graphile-worker-sql.js';
@@ -92,7 +99,8 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
   #closed = false;
 
   constructor(options: GraphileWorkerBackendOptions) {
-    if (!options.pgPool === !options.connectionString) throw new TypeError('createGraphileWorkerBackend: give exactly one of pgPool or connectionString');
+    if (!options.pgPool === !options.connectionString)
+      throw new TypeError('createGraphileWorkerBackend: give exactly one of pgPool or connectionString');
     refuseRenamedSchemaOptions(options);
     this.#settings = enqueueSettings({
       uniqueSchema: options.uniqueSchema,

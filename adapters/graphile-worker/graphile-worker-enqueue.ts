@@ -63,7 +63,6 @@ export interface PreparedGraphileEnqueue {
   token: string;
 }
 
-
 /** Validates everything before any I/O, so a bad job is refused with nothing written. */
 export function prepareGraphileEnqueue(job: JobInput, placement: GraphilePlacement): PreparedGraphileEnqueue {
   // Every rule a job must meet is the core's (portable input rules: JSON-ness of args and meta,
@@ -187,44 +186,56 @@ export async function recoverRequest(
     const gaveUp = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error('no connection to check on came in time')), 2 * RECOVERY_WAIT_MS);
     });
-    row = await Promise.race([gaveUp, reconnect(async (client) => {
-      const find = async () => (await client.query<{ result: InsertedRow }>(settings.sql.text('find-request'), [key, token])).rows[0]?.result ?? null;
-      const seen = await find();
-      if (seen) return seen;
-      if (lost.heldKeyLock) {
-        // The lost transaction holds the key's lock until it commits or rolls back (behind a
-        // transaction pooler too: the server connection stays assigned for the transaction).
-        await client.query('begin');
-        try {
-          await client.query(`set local lock_timeout = ${RECOVERY_WAIT_MS}`);
-          await client.query(settings.sql.text('lock-key'), [key]);
-          return await find();
-        } finally {
-          await client.query('rollback').catch(() => undefined);
+    row = await Promise.race([
+      gaveUp,
+      reconnect(async (client) => {
+        const find = async () =>
+          (await client.query<{ result: InsertedRow }>(settings.sql.text('find-request'), [key, token])).rows[0]?.result ?? null;
+        const seen = await find();
+        if (seen) return seen;
+        if (lost.heldKeyLock) {
+          // The lost transaction holds the key's lock until it commits or rolls back (behind a
+          // transaction pooler too: the server connection stays assigned for the transaction).
+          await client.query('begin');
+          try {
+            await client.query(`set local lock_timeout = ${RECOVERY_WAIT_MS}`);
+            await client.query(settings.sql.text('lock-key'), [key]);
+            return await find();
+          } finally {
+            await client.query('rollback').catch(() => undefined);
+          }
         }
-      }
-      // A statement that takes the lock itself may still be running, or not even read yet: once
-      // the lost session's backend has exited, nothing of it can commit any more. A backend sees
-      // its client's end when it next reads or writes, i.e. at the latest when the statement is
-      // done.
-      if (typeof pid !== 'number') throw new Error('the lost session cannot be identified (no backend process id of its own, e.g. behind a pooler)');
-      const deadline = Date.now() + RECOVERY_WAIT_MS;
-      while ((await client.query(settings.sql.text('session-alive'), [pid])).rows.length > 0) {
-        if (Date.now() > deadline) throw new Error(`the lost session (backend ${pid}) is still running`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      return await find();
-    })]);
+        // A statement that takes the lock itself may still be running, or not even read yet: once
+        // the lost session's backend has exited, nothing of it can commit any more. A backend sees
+        // its client's end when it next reads or writes, i.e. at the latest when the statement is
+        // done.
+        if (typeof pid !== 'number')
+          throw new Error('the lost session cannot be identified (no backend process id of its own, e.g. behind a pooler)');
+        const deadline = Date.now() + RECOVERY_WAIT_MS;
+        while ((await client.query(settings.sql.text('session-alive'), [pid])).rows.length > 0) {
+          if (Date.now() > deadline) throw new Error(`the lost session (backend ${pid}) is still running`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        return await find();
+      }),
+    ]);
   } catch (error) {
-    throw new BackendError('graphile-worker', `${what}, and checking whether it committed failed (${messageOf(error)}); it may have committed`, {
-      cause: lost.error,
-      written: 'unknown',
-    });
+    throw new BackendError(
+      'graphile-worker',
+      `${what}, and checking whether it committed failed (${messageOf(error)}); it may have committed`,
+      {
+        cause: lost.error,
+        written: 'unknown',
+      },
+    );
   } finally {
     clearTimeout(timer);
   }
   if (row) return row;
-  throw new BackendError('graphile-worker', `${what}; it did not commit (checked by its request token)`, { cause: lost.error, written: false });
+  throw new BackendError('graphile-worker', `${what}; it did not commit (checked by its request token)`, {
+    cause: lost.error,
+    written: false,
+  });
 }
 
 function messageOf(error: unknown): string {
@@ -290,7 +301,8 @@ async function decideAndApply(
   // deciding again on what the locked read shows.
   if (ownTransaction) await client.query('begin');
   try {
-    const read = (await statement<{ result: LockAndRead }>(client, settings, 'lock-and-read', [prepared.key, prepared.policy.states])).rows[0]!.result;
+    const read = (await statement<{ result: LockAndRead }>(client, settings, 'lock-and-read', [prepared.key, prepared.policy.states]))
+      .rows[0]!.result;
     const decision = decide(settings, prepared, read);
     let result: EnqueueResult;
     if (decision.action === 'insert') {
@@ -303,12 +315,12 @@ async function decideAndApply(
       // insert-job then cancel-jobs saves a round trip (six to five).
       const cancelled = decision.cancel.map((candidate) => read.candidates.find((c) => c.id === candidate.id)!);
       const applied = (
-        await statement<{ result: { inserted: InsertedRow; cancelled: { job_id: string; finished_at: string }[] } }>(client, settings, 'replace-jobs', [
-          ...insertParams(request, decision.scheduledAt),
-          cancelled.map((c) => c.job_id),
-          settings.replaceActive,
-          request.token,
-        ])
+        await statement<{ result: { inserted: InsertedRow; cancelled: { job_id: string; finished_at: string }[] } }>(
+          client,
+          settings,
+          'replace-jobs',
+          [...insertParams(request, decision.scheduledAt), cancelled.map((c) => c.job_id), settings.replaceActive, request.token],
+        )
       ).rows[0]!.result;
       const job = createdView(request, applied.inserted);
       const rows = applied.cancelled;
@@ -321,12 +333,16 @@ async function decideAndApply(
         completed_at: new Date(finishedAt.get(c.job_id)!).toISOString(),
         replaced_by: job.id,
       }));
-      result = others.length > 0 ? { outcome: 'replaced', job, replaced: replaced!, also_replaced: others } : { outcome: 'replaced', job, replaced: replaced! };
+      result =
+        others.length > 0
+          ? { outcome: 'replaced', job, replaced: replaced!, also_replaced: others }
+          : { outcome: 'replaced', job, replaced: replaced! };
     } else {
       await refuseTakenId(client, settings, request, read);
       result = settle(decision, read);
     }
-    if (ownTransaction) await commit(client, mode, settings, prepared.key, request.token, decision.action === 'insert' || decision.action === 'replace');
+    if (ownTransaction)
+      await commit(client, mode, settings, prepared.key, request.token, decision.action === 'insert' || decision.action === 'replace');
     return result;
   } catch (error) {
     if (ownTransaction && !(error instanceof CommitChecked)) await client.query('rollback').catch(() => undefined);
@@ -344,7 +360,14 @@ class CommitChecked {
  * committed → returns (the caller returns the outcome it computed); not committed → written
  * false; cannot tell → written 'unknown'. A transaction that wrote nothing has nothing to check.
  */
-async function commit(client: PgClientLike, mode: EnqueueMode, settings: EnqueueSettings, key: string, token: string, wrote: boolean): Promise<void> {
+async function commit(
+  client: PgClientLike,
+  mode: EnqueueMode,
+  settings: EnqueueSettings,
+  key: string,
+  token: string,
+  wrote: boolean,
+): Promise<void> {
   try {
     await client.query('commit');
   } catch (error) {
@@ -359,7 +382,12 @@ async function commit(client: PgClientLike, mode: EnqueueMode, settings: Enqueue
 }
 
 /** One of the enqueue's statements, prepared or not as `settings` say (GraphileWorkerSql.query). */
-function statement<R>(client: PgClientLike, settings: EnqueueSettings, name: SqlFileName, values: unknown[]): Promise<PgQueryResultLike<R>> {
+function statement<R>(
+  client: PgClientLike,
+  settings: EnqueueSettings,
+  name: SqlFileName,
+  values: unknown[],
+): Promise<PgQueryResultLike<R>> {
   return runQuery<R>(client, settings.sql.query(name, values, settings.preparedStatements));
 }
 
@@ -385,7 +413,12 @@ function decide(settings: EnqueueSettings, prepared: PreparedUnique, read: LockA
  * after the decision, and only for a duplicate with a chosen id: ids are never freed (but by
  * reclaim), so "not taken" now means not taken when the candidates were read.
  */
-async function refuseTakenId(client: PgClientLike, settings: EnqueueSettings, request: PreparedGraphileEnqueue, read: LockAndRead): Promise<void> {
+async function refuseTakenId(
+  client: PgClientLike,
+  settings: EnqueueSettings,
+  request: PreparedGraphileEnqueue,
+  read: LockAndRead,
+): Promise<void> {
   const id = request.job.id;
   if (id === undefined) return;
   const taken =
@@ -416,7 +449,12 @@ export interface InsertedRow {
 /** insert-job's $1..$14. */
 function insertParams(request: PreparedGraphileEnqueue, keepScheduledAt: number | null): unknown[] {
   const { job, prepared, placement } = request;
-  const runAt = keepScheduledAt !== null ? new Date(keepScheduledAt) : job.scheduled_at === undefined ? null : new Date(scheduledAtMs(job.scheduled_at)!);
+  const runAt =
+    keepScheduledAt !== null
+      ? new Date(keepScheduledAt)
+      : job.scheduled_at === undefined
+        ? null
+        : new Date(scheduledAtMs(job.scheduled_at)!);
   const policy: UniquePolicy | null = prepared?.policy ?? null;
   return [
     job.type,
@@ -437,8 +475,16 @@ function insertParams(request: PreparedGraphileEnqueue, keepScheduledAt: number 
   ];
 }
 
-async function insertJob(client: PgClientLike, settings: EnqueueSettings, request: PreparedGraphileEnqueue, keepScheduledAt: number | null): Promise<OjsJob> {
-  const { rows } = await statement<{ result: InsertedRow }>(client, settings, 'insert-job', [...insertParams(request, keepScheduledAt), request.token]);
+async function insertJob(
+  client: PgClientLike,
+  settings: EnqueueSettings,
+  request: PreparedGraphileEnqueue,
+  keepScheduledAt: number | null,
+): Promise<OjsJob> {
+  const { rows } = await statement<{ result: InsertedRow }>(client, settings, 'insert-job', [
+    ...insertParams(request, keepScheduledAt),
+    request.token,
+  ]);
   return createdView(request, rows[0]!.result);
 }
 

@@ -32,7 +32,10 @@ export function translatePgError(error: unknown, context: PgErrorContext): Error
       break;
     case '22003':
       // Graphile stores priority and max_attempts as smallint.
-      return new InvalidJobInputError([{ path: 'priority', message: 'priority and max_attempts must fit a PostgreSQL smallint (-32768..32767)' }], { cause: error });
+      return new InvalidJobInputError(
+        [{ path: 'priority', message: 'priority and max_attempts must fit a PostgreSQL smallint (-32768..32767)' }],
+        { cause: error },
+      );
     case '25P01':
       // Only the savepoint addJobWithClient opens raises it: the client is in autocommit, where
       // the key's lock would end with each statement.
@@ -57,10 +60,14 @@ export function translatePgError(error: unknown, context: PgErrorContext): Error
         { cause: error, ...written },
       );
   }
-  return new BackendError(BACKEND, `${context.operation} failed${pg.code ? ` (SQLSTATE ${pg.code})` : ''}: ${pg.message ?? String(error)}`, {
-    cause: error,
-    ...written,
-  });
+  return new BackendError(
+    BACKEND,
+    `${context.operation} failed${pg.code ? ` (SQLSTATE ${pg.code})` : ''}: ${pg.message ?? String(error)}`,
+    {
+      cause: error,
+      ...written,
+    },
+  );
 }
 
 /**

@@ -65,10 +65,13 @@ export const GRAPHILE_STALE_LOCK_INTERVAL = '4 hours';
  * shows these; each has a contract test that runs a real worker).
  */
 export const GRAPHILE_BEHAVIOURS = {
-  completionDeletesLockedRow: "a worker deletes a job's row when the job succeeds, while the row is still locked (locked_at set): job_deleted() labels such a row completed",
-  lastFailureKeepsRow: 'a job that fails its last attempt keeps its row, unlocked, with attempts = max_attempts: derived_state() reads it as discarded',
+  completionDeletesLockedRow:
+    "a worker deletes a job's row when the job succeeds, while the row is still locked (locked_at set): job_deleted() labels such a row completed",
+  lastFailureKeepsRow:
+    'a job that fails its last attempt keeps its row, unlocked, with attempts = max_attempts: derived_state() reads it as discarded',
   exhaustedRowIsNeverFetched: 'a row with attempts = max_attempts is never fetched again: how cancel_jobs() fences a running job',
-  fetchSkipsLockedRows: "workers fetch with FOR UPDATE SKIP LOCKED: lock_and_read() locks the live candidates' rows so no worker starts one before a replace cancels it",
+  fetchSkipsLockedRows:
+    "workers fetch with FOR UPDATE SKIP LOCKED: lock_and_read() locks the live candidates' rows so no worker starts one before a replace cancels it",
   staleLockAfterFourHours: `a lock older than ${GRAPHILE_STALE_LOCK_INTERVAL} is stale and the job is fetched again: derived_state() and cancel_jobs() count a job as active only within it`,
   addJobFillsDefaults: "add_job without a job key inserts one row and returns it with Graphile's defaults applied (run_at, max_attempts)",
 } as const;
@@ -88,7 +91,9 @@ export async function unmetGraphileReliances(
   sql: GraphileWorkerSql,
   reliances: readonly GraphileReliance[] = GRAPHILE_RELIANCES,
 ): Promise<UnmetReliance[]> {
-  const { rows } = await client.query<{ id: string; ok: boolean; found: string | null }>(sql.text('read-graphile-reliances'), [JSON.stringify(reliances)]);
+  const { rows } = await client.query<{ id: string; ok: boolean; found: string | null }>(sql.text('read-graphile-reliances'), [
+    JSON.stringify(reliances),
+  ]);
   return rows.flatMap((row, index) => (row.ok ? [] : [{ reliance: reliances[index]!, found: row.found }]));
 }
 

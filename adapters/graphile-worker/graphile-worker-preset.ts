@@ -39,7 +39,10 @@ export function makeUniqueJobsPreset(options: UniqueJobsPresetOptions = {}): Gra
     worker: {
       hooks: {
         async postmigrate(ctx, event) {
-          const sql = new GraphileWorkerSql({ workerSchema: ctx.workerSchema, uniqueSchema }, { workerSchema: 'worker.schema', uniqueSchema: 'uniqueSchema' });
+          const sql = new GraphileWorkerSql(
+            { workerSchema: ctx.workerSchema, uniqueSchema },
+            { workerSchema: 'worker.schema', uniqueSchema: 'uniqueSchema' },
+          );
           const result = await installUniqueJobsSchema(event.client as unknown as PgClientLike, sql);
           if (!result.installed) {
             ctx.logger.warn(

@@ -29,7 +29,11 @@ export interface ReclaimResult {
   heads: number;
 }
 
-export async function reclaimUniqueJobs(client: PgClientLike, sql: GraphileWorkerSql, options: ReclaimOptions = {}): Promise<ReclaimResult> {
+export async function reclaimUniqueJobs(
+  client: PgClientLike,
+  sql: GraphileWorkerSql,
+  options: ReclaimOptions = {},
+): Promise<ReclaimResult> {
   const grace = options.grace ?? 'P1D';
   const batchSize = options.batchSize ?? 1000;
   const total: ReclaimResult = { reclaimed: 0, heads: 0 };

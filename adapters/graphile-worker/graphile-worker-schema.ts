@@ -57,7 +57,11 @@ export interface InstallInternals {
  * @throws BackendError when the schema holds a newer schema version (or migration) than this
  *   package's, or serves another Graphile Worker schema; nothing is changed then.
  */
-export async function installUniqueJobsSchema(client: PgClientLike, sql: GraphileWorkerSql, internals: InstallInternals = {}): Promise<InstallResult> {
+export async function installUniqueJobsSchema(
+  client: PgClientLike,
+  sql: GraphileWorkerSql,
+  internals: InstallInternals = {},
+): Promise<InstallResult> {
   const version = internals.schemaVersion ?? SCHEMA_VERSION;
   const { workerSchema: graphileSchema, uniqueSchema } = sql.names;
   let unmet: UnmetReliance[];
@@ -76,7 +80,8 @@ export async function installUniqueJobsSchema(client: PgClientLike, sql: Graphil
     const newest = Math.max(0, ...applied);
     const known = MIGRATIONS[MIGRATIONS.length - 1]!.id;
     if (stored > version || newest > known) {
-      const [theirs, ours] = stored > version ? [`schema version ${stored}`, `schema version ${version}`] : [`migration ${newest}`, `migration ${known}`];
+      const [theirs, ours] =
+        stored > version ? [`schema version ${stored}`, `schema version ${version}`] : [`migration ${newest}`, `migration ${known}`];
       throw new BackendError(
         'graphile-worker',
         `the database holds a newer ojs-unique ${theirs} (schema "${uniqueSchema}") than this package's ${ours}: upgrade the ojs-unique package. ` +

@@ -49,12 +49,16 @@ export function checkSchemaNames(names: SchemaNames, options: SchemaOptionNames 
  * `graphileSchema` for Graphile's): a JavaScript caller still passing one would otherwise get the
  * default schema silently, and its jobs would not be deduplicated against the worker's.
  */
-export function refuseRenamedSchemaOptions(options: object, renamed: readonly ('schema' | 'graphileSchema')[] = ['schema', 'graphileSchema']): void {
+export function refuseRenamedSchemaOptions(
+  options: object,
+  renamed: readonly ('schema' | 'graphileSchema')[] = ['schema', 'graphileSchema'],
+): void {
   const issues = renamed
     .filter((name) => Object.hasOwn(options, name))
     .map((name) => ({
       path: name,
-      message: name === 'schema' ? 'was renamed: the adapter\'s schema is `uniqueSchema`' : 'was renamed: Graphile\'s schema is `workerSchema`',
+      message:
+        name === 'schema' ? "was renamed: the adapter's schema is `uniqueSchema`" : "was renamed: Graphile's schema is `workerSchema`",
     }));
   if (issues.length > 0) throw new InvalidJobInputError(issues);
 }
@@ -105,7 +109,8 @@ export class GraphileWorkerSql {
     const text = this.text(name);
     if (!prepared) return { text, values };
     let statement = this.#statementNames.get(name);
-    if (statement === undefined) this.#statementNames.set(name, (statement = `ojsu:${name.slice(0, 40)}:${hash('sha256', text, 'hex').slice(0, 16)}`));
+    if (statement === undefined)
+      this.#statementNames.set(name, (statement = `ojsu:${name.slice(0, 40)}:${hash('sha256', text, 'hex').slice(0, 16)}`));
     return { name: statement, text, values };
   }
 

@@ -46,7 +46,8 @@ export function withUniqueHelpers<T extends UniqueTaskList>(taskList: T, options
   for (const [identifier, task] of Object.entries(taskList)) {
     // A list entry that is not a function (an optional task left undefined) stays as it was, so
     // Graphile treats it as it would have.
-    wrapped[identifier] = typeof task === 'function' ? (payload: unknown, helpers: JobHelpers) => task(payload, uniqueHelpers(helpers, settings)) : task;
+    wrapped[identifier] =
+      typeof task === 'function' ? (payload: unknown, helpers: JobHelpers) => task(payload, uniqueHelpers(helpers, settings)) : task;
   }
   return wrapped as WithUniqueHelpers<T>;
 }

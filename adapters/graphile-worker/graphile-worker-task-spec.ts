@@ -31,7 +31,9 @@ const SMALLINT = { min: -32768, max: 32767 } as const;
 export type TaskIdentifier = keyof GraphileWorker.Tasks | (string & {});
 
 /** The payload of `TIdentifier`: its `GraphileWorker.Tasks` entry, else `unknown` (as in Graphile). */
-export type TaskPayload<TIdentifier extends TaskIdentifier> = TIdentifier extends keyof GraphileWorker.Tasks ? GraphileWorker.Tasks[TIdentifier] : unknown;
+export type TaskPayload<TIdentifier extends TaskIdentifier> = TIdentifier extends keyof GraphileWorker.Tasks
+  ? GraphileWorker.Tasks[TIdentifier]
+  : unknown;
 
 /** Graphile's `TaskSpec` plus the OJS fields. */
 export interface UniqueTaskSpec extends TaskSpec {
@@ -81,7 +83,8 @@ export function payloadArgs(payload: unknown): unknown {
 export function taskSpecIssues(spec: unknown, prefix: string): ValidationIssue[] {
   if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) return [{ path: prefix, message: 'must be an object' }];
   const issues: ValidationIssue[] = [];
-  const own = (name: string): unknown => (Object.prototype.hasOwnProperty.call(spec, name) ? (spec as Record<string, unknown>)[name] : undefined);
+  const own = (name: string): unknown =>
+    Object.prototype.hasOwnProperty.call(spec, name) ? (spec as Record<string, unknown>)[name] : undefined;
   const at = (name: string) => `${prefix}.${name}`;
   const flags = own('flags');
   if (flags !== undefined && flags !== null) {
@@ -97,7 +100,10 @@ export function taskSpecIssues(spec: unknown, prefix: string): ValidationIssue[]
   if (runAt !== undefined && runAt !== null) {
     const ms = runAt instanceof Date ? runAt.getTime() : Number.NaN;
     if (!(ms >= TIME_RANGE_MS.min && ms <= TIME_RANGE_MS.max)) {
-      issues.push({ path: at('runAt'), message: 'must be a valid Date between years 1 and 9999 (what PostgreSQL accepts from the adapter)' });
+      issues.push({
+        path: at('runAt'),
+        message: 'must be a valid Date between years 1 and 9999 (what PostgreSQL accepts from the adapter)',
+      });
     }
   }
   for (const [name, min] of [
@@ -105,8 +111,15 @@ export function taskSpecIssues(spec: unknown, prefix: string): ValidationIssue[]
     ['maxAttempts', 1],
   ] as const) {
     const value = own(name);
-    if (value !== undefined && value !== null && !(Number.isInteger(value) && (value as number) >= min && (value as number) <= SMALLINT.max)) {
-      issues.push({ path: at(name), message: `must be an integer from ${min} to ${SMALLINT.max} (Graphile Worker stores it as a smallint)` });
+    if (
+      value !== undefined &&
+      value !== null &&
+      !(Number.isInteger(value) && (value as number) >= min && (value as number) <= SMALLINT.max)
+    ) {
+      issues.push({
+        path: at(name),
+        message: `must be an integer from ${min} to ${SMALLINT.max} (Graphile Worker stores it as a smallint)`,
+      });
     }
   }
   // Two deduplicators on one job give outcomes neither can report: Graphile's replace updates
@@ -136,7 +149,14 @@ export function taskSpecToEnqueue(identifier: string, payload: unknown, spec: Un
     args: payloadArgs(payload),
     unique: own('unique'),
   };
-  const [queue, meta, id, runAt, maxAttempts, priority] = [own('queue'), own('meta'), own('id'), own('runAt'), own('maxAttempts'), own('priority')];
+  const [queue, meta, id, runAt, maxAttempts, priority] = [
+    own('queue'),
+    own('meta'),
+    own('id'),
+    own('runAt'),
+    own('maxAttempts'),
+    own('priority'),
+  ];
   if (queue !== undefined) job.queue = queue;
   if (meta !== undefined) job.meta = meta;
   if (id !== undefined) job.id = id;

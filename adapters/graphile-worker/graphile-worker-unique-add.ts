@@ -5,7 +5,12 @@
  */
 import type { AddJobFunction, AddJobsFunction, AddJobsJobSpec, Job, WithPgClient } from 'graphile-worker';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
-import { addJobsOnClient, type PlainAddJobsSpec, type UniqueAddJobsSpec, type UniqueAddJobsSpecWithPolicy } from './graphile-worker-add-job.js';
+import {
+  addJobsOnClient,
+  type PlainAddJobsSpec,
+  type UniqueAddJobsSpec,
+  type UniqueAddJobsSpecWithPolicy,
+} from './graphile-worker-add-job.js';
 import { enqueueOnClient, type EnqueueSettings, type Reconnect } from './graphile-worker-enqueue.js';
 import { translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
@@ -25,11 +30,23 @@ import {
  */
 export interface UniqueAddJob {
   /** With `unique`: resolves to the outcome; `reject` throws `DuplicateJobError`. */
-  <TIdentifier extends TaskIdentifier = string>(identifier: TIdentifier, payload: TaskPayload<TIdentifier>, spec: UniqueTaskSpecWithPolicy): Promise<EnqueueResult>;
+  <TIdentifier extends TaskIdentifier = string>(
+    identifier: TIdentifier,
+    payload: TaskPayload<TIdentifier>,
+    spec: UniqueTaskSpecWithPolicy,
+  ): Promise<EnqueueResult>;
   /** Without `unique` (or `unique: null`): Graphile's own `addJob`, unchanged (your `jobKey` works as before). */
-  <TIdentifier extends TaskIdentifier = string>(identifier: TIdentifier, payload: TaskPayload<TIdentifier>, spec?: PlainTaskSpec): Promise<Job>;
+  <TIdentifier extends TaskIdentifier = string>(
+    identifier: TIdentifier,
+    payload: TaskPayload<TIdentifier>,
+    spec?: PlainTaskSpec,
+  ): Promise<Job>;
   /** A spec whose type may or may not carry a policy (a `UniqueTaskSpec` variable): either result. */
-  <TIdentifier extends TaskIdentifier = string>(identifier: TIdentifier, payload: TaskPayload<TIdentifier>, spec?: UniqueTaskSpec): Promise<EnqueueResult | Job>;
+  <TIdentifier extends TaskIdentifier = string>(
+    identifier: TIdentifier,
+    payload: TaskPayload<TIdentifier>,
+    spec?: UniqueTaskSpec,
+  ): Promise<EnqueueResult | Job>;
 }
 
 /**
@@ -40,7 +57,10 @@ export interface UniqueAddJob {
  */
 export interface UniqueAddJobs {
   /** No `unique` anywhere: Graphile's own `addJobs`, unchanged. */
-  <TIdentifier extends TaskIdentifier = string>(specs: readonly PlainAddJobsSpec<TIdentifier>[], jobKeyPreserveRunAt?: boolean): Promise<readonly Job[]>;
+  <TIdentifier extends TaskIdentifier = string>(
+    specs: readonly PlainAddJobsSpec<TIdentifier>[],
+    jobKeyPreserveRunAt?: boolean,
+  ): Promise<readonly Job[]>;
   /** One transaction, an outcome per entry; a `reject` duplicate rolls the whole batch back and throws. */
   <TIdentifier extends TaskIdentifier = string>(
     specs: readonly [UniqueAddJobsSpecWithPolicy<TIdentifier>, ...UniqueAddJobsSpec<TIdentifier>[]],
@@ -62,13 +82,18 @@ export interface GraphileAddFunctions {
   withPgClient: WithPgClient;
 }
 
-export function uniqueAddFunctions(graphile: GraphileAddFunctions, settings: EnqueueSettings): { addJob: UniqueAddJob; addJobs: UniqueAddJobs } {
+export function uniqueAddFunctions(
+  graphile: GraphileAddFunctions,
+  settings: EnqueueSettings,
+): { addJob: UniqueAddJob; addJobs: UniqueAddJobs } {
   // Graphile's withPgClient throws plain errors when it cannot get a connection; the body's own
   // errors are already typed and pass through the translator unchanged.
   const onClient = <T>(operation: string, body: (client: PgClientLike) => Promise<T>) =>
-    graphile.withPgClient((client) => body(client as unknown as PgClientLike)).catch((error: unknown) => {
-      throw translatePgError(error, { operation, rolledBack: false });
-    });
+    graphile
+      .withPgClient((client) => body(client as unknown as PgClientLike))
+      .catch((error: unknown) => {
+        throw translatePgError(error, { operation, rolledBack: false });
+      });
   // A fresh connection for the lost-reply check (request tokens): Graphile's own client source.
   const reconnect: Reconnect = (body) => graphile.withPgClient((client) => body(client as unknown as PgClientLike));
   // async: a refused spec rejects the returned promise rather than throwing synchronously.

@@ -32,7 +32,6 @@ export interface UniqueWorkerUtilsOptions extends WorkerUtilsOptions, Pick<Uniqu
   connectionTimeoutMillis?: number;
 }
 
-
 export interface UniqueWorkerUtils extends Omit<WorkerUtils, 'addJob' | 'addJobs'> {
   addJob: UniqueAddJob;
   addJobs: UniqueAddJobs;
@@ -43,7 +42,13 @@ export interface UniqueWorkerUtils extends Omit<WorkerUtils, 'addJob' | 'addJobs
 }
 
 export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): Promise<UniqueWorkerUtils> {
-  const { uniqueSchema, replaceActive, preparedStatements, connectionTimeoutMillis = DEFAULT_CONNECTION_TIMEOUT_MS, ...workerOptions } = options;
+  const {
+    uniqueSchema,
+    replaceActive,
+    preparedStatements,
+    connectionTimeoutMillis = DEFAULT_CONNECTION_TIMEOUT_MS,
+    ...workerOptions
+  } = options;
   // Before Graphile connects: a schema name the adapter refuses is reported under these options'
   // own names, with nothing done.
   const settings = enqueueSettings(
@@ -54,7 +59,8 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
       // `worker.preparedStatements`, in an `extends` preset too): whatever made the user turn
       // them off for Graphile applies to the adapter's statements as well.
       preparedStatements:
-        preparedStatements ?? (workerOptions.noPreparedStatements === true ? false : presetWorkerSetting(workerOptions.preset, 'preparedStatements')),
+        preparedStatements ??
+        (workerOptions.noPreparedStatements === true ? false : presetWorkerSetting(workerOptions.preset, 'preparedStatements')),
       workerSchema: workerOptions.schema ?? presetWorkerSetting(workerOptions.preset, 'schema'),
     },
     { uniqueSchema: 'uniqueSchema', workerSchema: workerOptions.schema !== undefined ? 'schema' : 'preset.worker.schema' },
@@ -65,7 +71,11 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
     ? undefined
     : (workerOptions.connectionString ?? presetWorkerSetting(workerOptions.preset, 'connectionString') ?? process.env.DATABASE_URL);
   const ownPool = connectionString
-    ? await makeOwnPool(connectionString, workerOptions.maxPoolSize ?? presetWorkerSetting(workerOptions.preset, 'maxPoolSize') ?? 10, connectionTimeoutMillis)
+    ? await makeOwnPool(
+        connectionString,
+        workerOptions.maxPoolSize ?? presetWorkerSetting(workerOptions.preset, 'maxPoolSize') ?? 10,
+        connectionTimeoutMillis,
+      )
     : null;
   // Graphile migrates on creation; the preset's postmigrate hook installs the adapter's schema.
   let utils: WorkerUtils;
@@ -83,9 +93,11 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
   }
   // Every failure, a connection Graphile could not get included, surfaces as a typed error.
   const onClient = <T>(operation: string, body: (client: PgClientLike) => Promise<T>) =>
-    utils.withPgClient((client) => body(client as unknown as PgClientLike)).catch((error: unknown) => {
-      throw translatePgError(error, { operation, rolledBack: false });
-    });
+    utils
+      .withPgClient((client) => body(client as unknown as PgClientLike))
+      .catch((error: unknown) => {
+        throw translatePgError(error, { operation, rolledBack: false });
+      });
   const { addJob, addJobs } = uniqueAddFunctions(utils, settings);
 
   return {
@@ -120,4 +132,3 @@ export function presetWorkerSetting<K extends 'schema' | 'preparedStatements' | 
   }
   return undefined;
 }
-

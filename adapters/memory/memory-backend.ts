@@ -240,7 +240,12 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     });
   }
 
-  async #insert(input: MemoryJobInput, policy: UniquePolicy | null, key: string | null, keepScheduledAt: number | null): Promise<StoredJob> {
+  async #insert(
+    input: MemoryJobInput,
+    policy: UniquePolicy | null,
+    key: string | null,
+    keepScheduledAt: number | null,
+  ): Promise<StoredJob> {
     await this.#io();
     const now = this.#clock.now();
     const requested = input.scheduled_at === undefined ? now : scheduledAtMs(input.scheduled_at)!;

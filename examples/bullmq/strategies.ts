@@ -21,7 +21,9 @@ const queue = withUniqueness(emails);
 const backend = createBullMQBackend({ connection, prefix });
 
 const show = (label: string, job: { id?: string; unique?: { outcome: string; existingJobId?: string; replacedJobIds?: string[] } }) =>
-  console.log(`${label.padEnd(44)} -> ${job.unique?.outcome ?? 'plain'} ${job.id}${job.unique?.replacedJobIds ? ` (cancelled ${job.unique.replacedJobIds.join(', ')})` : ''}`);
+  console.log(
+    `${label.padEnd(44)} -> ${job.unique?.outcome ?? 'plain'} ${job.id}${job.unique?.replacedJobIds ? ` (cancelled ${job.unique.replacedJobIds.join(', ')})` : ''}`,
+  );
 
 // reject (the default): a duplicate throws DuplicateJobError naming the existing job.
 const welcome = { keys: ['type', 'args'], args_keys: ['user_id'] } satisfies UniquePolicyInput;
@@ -62,7 +64,9 @@ show('notify user 42 again within the hour', await queue.add('push.notify', { us
 
 // The replaced job is an OJS cancelled record, invisible to BullMQ's own lists and counts.
 const cancelled = await backend.getJob(replaced.unique!.replacedJobIds![0]!);
-console.log(`cancelled record: ${cancelled?.state}, replaced_by ${cancelled?.replaced_by}; BullMQ getJob: ${await emails.getJob(cancelled!.id)}`);
+console.log(
+  `cancelled record: ${cancelled?.state}, replaced_by ${cancelled?.replaced_by}; BullMQ getJob: ${await emails.getJob(cancelled!.id)}`,
+);
 console.log('BullMQ counts:', JSON.stringify(await emails.getJobCounts('wait', 'delayed', 'failed')));
 
 await backend.close();

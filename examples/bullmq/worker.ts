@@ -21,7 +21,9 @@ const queue = withUniqueness(invoices);
 // Deduplicated and replaced adds are visible to QueueEvents, under BullMQ's own event names.
 const eventsConnection = new Redis(url, { maxRetriesPerRequest: null });
 const events = new QueueEvents('invoices', { connection: eventsConnection, prefix });
-events.on('deduplicated', ({ jobId, deduplicatedJobId }) => console.log(`event deduplicated: kept ${jobId}, dropped ${deduplicatedJobId || '(counter id)'}`));
+events.on('deduplicated', ({ jobId, deduplicatedJobId }) =>
+  console.log(`event deduplicated: kept ${jobId}, dropped ${deduplicatedJobId || '(counter id)'}`),
+);
 await events.waitUntilReady();
 
 const processed = new Promise<void>((resolve) => {
@@ -53,7 +55,9 @@ console.log(`added ${job.id}: ${job.unique?.outcome}`);
 await processed;
 
 const later = await queue.add('invoice.generate', { order_id: 'o-1' }, { unique, removeOnComplete: { age: 86_400 } });
-console.log(`added again after completion: ${later.unique?.outcome}, existing job ${later.unique?.existingJobId} is ${later.unique?.existingJobState}`);
+console.log(
+  `added again after completion: ${later.unique?.outcome}, existing job ${later.unique?.existingJobId} is ${later.unique?.existingJobState}`,
+);
 
 try {
   await queue.add('invoice.generate', { order_id: 'o-2' }, { unique, removeOnComplete: true });

@@ -24,7 +24,8 @@ export default async function createDemoBackend(): Promise<DemoBackend> {
   const pool = new pg.Pool({ connectionString: databaseUrl(), max: 10 });
   pool.on('error', (error) => console.error('idle client error', error));
   pool.on('connect', (client) => client.on('error', (error) => console.error('client error', error)));
-  const dropSchemas = () => pool.query(`drop schema if exists ${pg.escapeIdentifier(uniqueSchema)}, ${pg.escapeIdentifier(graphileSchema)} cascade`);
+  const dropSchemas = () =>
+    pool.query(`drop schema if exists ${pg.escapeIdentifier(uniqueSchema)}, ${pg.escapeIdentifier(graphileSchema)} cascade`);
   await dropSchemas();
   const backend = createGraphileWorkerBackend({ pgPool: pool, uniqueSchema, workerSchema: graphileSchema });
   await backend.ready();

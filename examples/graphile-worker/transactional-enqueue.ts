@@ -18,7 +18,13 @@ async function placeOrder(id: number, fail: boolean): Promise<void> {
   try {
     await client.query('begin');
     await client.query(`insert into ${SHOP_SCHEMA}.orders (id, total) values ($1, $2)`, [id, 100]);
-    const result = await addJobWithClient(client, 'invoice_order', { order: id }, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } }, options);
+    const result = await addJobWithClient(
+      client,
+      'invoice_order',
+      { order: id },
+      { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } },
+      options,
+    );
     if (fail) throw new Error('payment declined');
     await client.query('commit');
     console.log(`order ${id}: committed, invoice job ${result.job.id} ${result.outcome}`);

@@ -13,14 +13,27 @@ await resetExampleSchemas(pool);
 const utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: GRAPHILE_SCHEMA, uniqueSchema: UNIQUE_SCHEMA });
 try {
   const webhook = { keys: ['type', 'args'] as const, args_keys: ['event_id'], on_conflict: 'ignore' as const };
-  const first = await utils.addJob('process_webhook', { event_id: 'evt_1', body: 'first delivery' }, { unique: { ...webhook, keys: [...webhook.keys] } });
-  const second = await utils.addJob('process_webhook', { event_id: 'evt_1', body: 'redelivery' }, { unique: { ...webhook, keys: [...webhook.keys] } });
+  const first = await utils.addJob(
+    'process_webhook',
+    { event_id: 'evt_1', body: 'first delivery' },
+    { unique: { ...webhook, keys: [...webhook.keys] } },
+  );
+  const second = await utils.addJob(
+    'process_webhook',
+    { event_id: 'evt_1', body: 'redelivery' },
+    { unique: { ...webhook, keys: [...webhook.keys] } },
+  );
   console.log(`webhook: ${first.outcome} job ${first.job.id}, then ${second.outcome} -> job ${second.job.id} (${second.job.state})`);
 
   const resize = { keys: ['type', 'args'] as ('type' | 'args')[], args_keys: ['user_id'], on_conflict: 'replace' as const };
-  const old = await utils.addJob('resize_avatar', { user_id: 42, url: 'old.jpg' }, { unique: resize, runAt: new Date(Date.now() + 60_000) });
+  const old = await utils.addJob(
+    'resize_avatar',
+    { user_id: 42, url: 'old.jpg' },
+    { unique: resize, runAt: new Date(Date.now() + 60_000) },
+  );
   const newer = await utils.addJob('resize_avatar', { user_id: 42, url: 'new.jpg' }, { unique: resize });
-  if (newer.outcome === 'replaced') console.log(`resize: job ${newer.job.id} replaced job ${newer.replaced.id} (now ${newer.replaced.state})`);
+  if (newer.outcome === 'replaced')
+    console.log(`resize: job ${newer.job.id} replaced job ${newer.replaced.id} (now ${newer.replaced.state})`);
 
   try {
     await utils.addJob('resize_avatar', { user_id: 42, url: 'again.jpg' }, { unique: { ...resize, on_conflict: 'reject' } });

@@ -10,7 +10,6 @@ import { InvalidTransitionError, InvalidJobInputError, JobNotFoundError } from '
 import { rejection } from '../conformance/suite-context.js';
 import { redisTimeMs, useRedisPrefix } from './bullmq-test-redis.js';
 
-
 describe('bullmq adapter: createBullMQBackend', function () {
   this.timeout(20_000);
   const ctx = useRedisPrefix('bullmq-backend.test.ts');
@@ -51,7 +50,9 @@ describe('bullmq adapter: createBullMQBackend', function () {
     expect(Date.parse(read.created_at)).to.be.within(before, after);
     // The delay BullMQ stores is counted on the producer's clock from the add, on Redis' from created_at:
     // compared with created_at, never with the producer's clock.
-    expect(Date.parse(read.scheduled_at) - Date.parse(read.created_at)).to.be.above(0).and.at.most(60_000);
+    expect(Date.parse(read.scheduled_at) - Date.parse(read.created_at))
+      .to.be.above(0)
+      .and.at.most(60_000);
   });
 
   it('cancel: a waiting job becomes a cancelled archive; a terminal one is an invalid transition; an unknown id is not found', async function () {
@@ -83,7 +84,9 @@ describe('bullmq adapter: createBullMQBackend', function () {
     await backend.enqueue({ type: 'a', args: {}, id: 'order-1' });
     expect(await rejection(backend.enqueue({ type: 'b', args: {}, id: 'order-1' }))).to.be.instanceOf(InvalidJobInputError);
     expect(await rejection(backend.enqueue({ type: 'b', args: {}, id: 'order-1', unique: {} }))).to.be.instanceOf(InvalidJobInputError);
-    expect(await rejection(backend.enqueue({ type: 'b', queue: 'other', args: {}, id: 'order-1', unique: {} }))).to.be.instanceOf(InvalidJobInputError);
+    expect(await rejection(backend.enqueue({ type: 'b', queue: 'other', args: {}, id: 'order-1', unique: {} }))).to.be.instanceOf(
+      InvalidJobInputError,
+    );
   });
 
   it('concurrent enqueues of one caller-chosen id in different queues, with or without a policy: one job gets it', async function () {
@@ -102,7 +105,7 @@ describe('bullmq adapter: createBullMQBackend', function () {
     expect(total).to.equal(1);
   });
 
-  it('a cancelled archive expires by the job\'s own policy: kept for good when it checks cancelled without a period', async function () {
+  it("a cancelled archive expires by the job's own policy: kept for good when it checks cancelled without a period", async function () {
     const short = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix, cancelledRetentionMs: 200 });
     ctx.closeLater(short);
     const blocking = { keys: ['type'], states: ['available', 'cancelled'] } as const;
@@ -111,7 +114,10 @@ describe('bullmq adapter: createBullMQBackend', function () {
     const archive = (id: string) => `${ctx.prefix}:default:ojs:cancelled:${id}`;
     expect(await ctx.redis.pttl(archive(job.id))).to.equal(-1);
     await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(await rejection(short.enqueue({ type: 'sync', args: {}, unique: blocking }))).to.include({ existingJobId: job.id, existingJobState: 'cancelled' });
+    expect(await rejection(short.enqueue({ type: 'sync', args: {}, unique: blocking }))).to.include({
+      existingJobId: job.id,
+      existingJobState: 'cancelled',
+    });
     // Replace: the replaced job's own policy decides, not the replacing add's.
     const own = await short.enqueue({ type: 'sync2', args: {}, unique: blocking });
     await short.enqueue({ type: 'sync2', args: {}, unique: { keys: ['type'], on_conflict: 'replace' } });

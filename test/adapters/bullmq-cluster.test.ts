@@ -34,7 +34,9 @@ function prefixFor(title: string, tagged = true): string {
 const describeCluster = CLUSTER_NODES.length > 0 ? describe : describe.skip;
 
 describeCluster('bullmq adapter on a 3-master Redis Cluster', function () {
-  describeConformance('bullmq on a 3-master Redis Cluster, hash-tagged prefix', ({ title }) => createSubject({ prefix: prefixFor(title), cluster: CLUSTER_NODES }));
+  describeConformance('bullmq on a 3-master Redis Cluster, hash-tagged prefix', ({ title }) =>
+    createSubject({ prefix: prefixFor(title), cluster: CLUSTER_NODES }),
+  );
 
   describe('entry points and cleanup', function () {
     this.timeout(30_000);
@@ -72,8 +74,12 @@ describeCluster('bullmq adapter on a 3-master Redis Cluster', function () {
       expect(backend.client).to.equal(cluster);
       const first = await backend.enqueue({ type: 'report', queue: 'mail', args: { n: 1 }, unique: { keys: ['type'] } });
       expect(first.outcome).to.equal('created');
-      expect(await rejection(backend.enqueue({ type: 'report', queue: 'other', args: { n: 2 }, unique: { keys: ['type'] } }))).to.be.instanceOf(DuplicateJobError);
-      expect((await backend.enqueue({ type: 'report', queue: 'other', args: {}, unique: { keys: ['type'], on_conflict: 'replace' } })).outcome).to.equal('replaced');
+      expect(
+        await rejection(backend.enqueue({ type: 'report', queue: 'other', args: { n: 2 }, unique: { keys: ['type'] } })),
+      ).to.be.instanceOf(DuplicateJobError);
+      expect(
+        (await backend.enqueue({ type: 'report', queue: 'other', args: {}, unique: { keys: ['type'], on_conflict: 'replace' } })).outcome,
+      ).to.equal('replaced');
       expect((await backend.getJob(first.job.id))?.state).to.equal('cancelled');
       expect(await cluster.exists(`${prefix}:other:meta`)).to.equal(1);
       const standalone = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
@@ -114,7 +120,7 @@ describeCluster('bullmq adapter on a 3-master Redis Cluster', function () {
       expect(across.message).to.contain('hash-tagged prefix');
     });
 
-    it('§8.1 createBullMQBackend given one node\'s URL: a node that does not own the slot is a typed error saying to use a Cluster', async function () {
+    it("§8.1 createBullMQBackend given one node's URL: a node that does not own the slot is a typed error saying to use a Cluster", async function () {
       const outcomes: string[] = [];
       for (const node of CLUSTER_NODES) {
         const backend = createBullMQBackend({ connection: `redis://${node}`, prefix });
@@ -145,7 +151,9 @@ describeCluster('bullmq adapter on a 3-master Redis Cluster', function () {
       const owners = new Set<string>();
       for (const name of names) {
         const slot = Number(await cluster.call('CLUSTER', 'KEYSLOT', name.slice(1, -1)));
-        const owner = ((await cluster.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][]).find(([from, to]) => slot >= from && slot <= to)!;
+        const owner = ((await cluster.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][]).find(
+          ([from, to]) => slot >= from && slot <= to,
+        )!;
         owners.add(`${owner[2][0]}:${owner[2][1]}`);
       }
       expect(owners.size, 'the queues span every master').to.equal(3);
@@ -171,10 +179,16 @@ describeCluster('bullmq adapter on a 3-master Redis Cluster', function () {
       prefix = prefixFor(this.currentTest!.fullTitle());
       connections = [clusterOf(CLUSTER_NODES), clusterOf(CLUSTER_NODES), clusterOf(CLUSTER_NODES)];
       await deleteKeys(connections[0]!, `${prefix}:*`);
-      child = spawn(process.execPath, ['--import', 'tsx', 'test/adapters/bullmq-concurrency-producer.ts', prefix, '2', CLUSTER_NODES.join(',')], { stdio: 'pipe' });
+      child = spawn(
+        process.execPath,
+        ['--import', 'tsx', 'test/adapters/bullmq-concurrency-producer.ts', prefix, '2', CLUSTER_NODES.join(',')],
+        { stdio: 'pipe' },
+      );
       child.stderr.on('data', (chunk: Buffer) => process.stderr.write(chunk));
       lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-      local = connections.slice(0, 2).map((connection) => withUniqueness(new Queue('race', { connection: connection as unknown as Redis, prefix })));
+      local = connections
+        .slice(0, 2)
+        .map((connection) => withUniqueness(new Queue('race', { connection: connection as unknown as Redis, prefix })));
       observer = new Queue('race', { connection: connections[2]! as unknown as Redis, prefix });
       expect((await lines.next()).value).to.equal('ready');
     });

@@ -20,7 +20,12 @@ export async function burst(queues: UniqueQueue[], strategy: string, round: numb
   const adds = Array.from({ length: count }, async (_, i): Promise<BurstOutcome> => {
     try {
       const job = await queues[i % queues.length]!.add(`race-${strategy}-${round}`, { user_id: round, n: i }, { unique });
-      return { outcome: job.unique!.outcome, id: job.id!, existingJobId: job.unique!.existingJobId, replacedJobIds: job.unique!.replacedJobIds };
+      return {
+        outcome: job.unique!.outcome,
+        id: job.id!,
+        existingJobId: job.unique!.existingJobId,
+        replacedJobIds: job.unique!.replacedJobIds,
+      };
     } catch (error) {
       const e = error as { code?: string; existingJobId?: string; message: string };
       return e.code === 'duplicate' ? { outcome: 'rejected', existingJobId: e.existingJobId } : { outcome: 'error', error: e.message };

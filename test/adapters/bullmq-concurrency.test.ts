@@ -24,7 +24,9 @@ describe('bullmq adapter: §8.1 strong uniqueness across processes and connectio
   let observer: Queue;
 
   beforeEach(async function () {
-    child = spawn(process.execPath, ['--import', 'tsx', 'test/adapters/bullmq-concurrency-producer.ts', ctx.prefix, '2'], { stdio: 'pipe' });
+    child = spawn(process.execPath, ['--import', 'tsx', 'test/adapters/bullmq-concurrency-producer.ts', ctx.prefix, '2'], {
+      stdio: 'pipe',
+    });
     child.stderr.on('data', (chunk: Buffer) => process.stderr.write(chunk));
     lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
     local = [ctx.connect(), ctx.connect()].map((connection) => {
@@ -60,7 +62,9 @@ describe('bullmq adapter: §8.1 strong uniqueness across processes and connectio
       const created = outcomes.filter((o) => o.outcome === 'created');
       expect(created, `round ${n}`).to.have.length(1);
       expect(live).to.deep.equal([created[0]!.id]);
-      expect(outcomes.filter((o) => o.outcome === 'deduplicated' && o.id === created[0]!.id && o.existingJobId === created[0]!.id)).to.have.length(ADDS - 1);
+      expect(
+        outcomes.filter((o) => o.outcome === 'deduplicated' && o.id === created[0]!.id && o.existingJobId === created[0]!.id),
+      ).to.have.length(ADDS - 1);
     }
   });
 
@@ -68,7 +72,10 @@ describe('bullmq adapter: §8.1 strong uniqueness across processes and connectio
     for (let n = 0; n < ROUNDS; n++) {
       const { outcomes, live } = await round('replace', n);
       expect(outcomes.filter((o) => o.outcome === 'error')).to.deep.equal([]);
-      expect(outcomes.filter((o) => o.outcome === 'created'), `round ${n}`).to.have.length(1);
+      expect(
+        outcomes.filter((o) => o.outcome === 'created'),
+        `round ${n}`,
+      ).to.have.length(1);
       const replacing = outcomes.filter((o) => o.outcome === 'replaced');
       expect(replacing).to.have.length(ADDS - 1);
       expect(live).to.have.length(1);

@@ -20,7 +20,10 @@ import { useRedisPrefix, type RedisTestContext } from './bullmq-test-redis.js';
 
 const FILE = 'bullmq-duplicate-probe.test.ts';
 
-const sha = (command: string) => createHash('sha1').update(composedScripts().find((script) => script.command === command)!.lua).digest('hex');
+const sha = (command: string) =>
+  createHash('sha1')
+    .update(composedScripts().find((script) => script.command === command)!.lua)
+    .digest('hex');
 
 /** The adapter's scripts Redis runs for keys under `prefix`, in order ("add" / "probe"), read off MONITOR. */
 async function watchScripts(ctx: RedisTestContext): Promise<{ seen(): Promise<string[]>; stop(): Promise<void> }> {
@@ -81,7 +84,10 @@ async function completeNext(ctx: RedisTestContext, queue: Queue): Promise<void> 
 async function dedupEvents(ctx: RedisTestContext, queue: Queue): Promise<Record<string, string>[]> {
   const entries = await ctx.redis.xrange(`${queue.opts.prefix}:${queue.name}:events`, '-', '+');
   return entries
-    .map(([, fields]) => Object.fromEntries(fields.flatMap((_, i) => (i % 2 === 0 ? [[fields[i], fields[i + 1]]] : []))) as Record<string, string>)
+    .map(
+      ([, fields]) =>
+        Object.fromEntries(fields.flatMap((_, i) => (i % 2 === 0 ? [[fields[i], fields[i + 1]]] : []))) as Record<string, string>,
+    )
     .filter((event) => event.event === 'deduplicated');
 }
 
@@ -105,7 +111,8 @@ describe('bullmq adapter: the duplicate probe', function () {
     const errors: DuplicateJobError[] = [];
     for (const queue of [probing, full]) {
       const first = await queue.add('sync', { user: 1 }, { unique });
-      for (let i = 0; i < 3; i++) errors.push((await rejection(queue.add('sync', { user: 1 }, { unique }))) as unknown as DuplicateJobError);
+      for (let i = 0; i < 3; i++)
+        errors.push((await rejection(queue.add('sync', { user: 1 }, { unique }))) as unknown as DuplicateJobError);
       expect(first.id).to.equal('1');
     }
     expect(await scripts.seen()).to.deep.equal(['add', 'probe', 'probe', 'probe', 'add', 'add', 'add', 'add']);
@@ -162,7 +169,7 @@ describe('bullmq adapter: the duplicate probe', function () {
     expect(await scripts.seen()).to.deep.equal(['add', 'probe', 'add', 'probe']);
   });
 
-  it('a replace is never probed, and a probed add never writes when it misses (the fingerprint set is the full add\'s alone)', async function () {
+  it("a replace is never probed, and a probed add never writes when it misses (the fingerprint set is the full add's alone)", async function () {
     const scripts = await watchScripts(ctx);
     ctx.closeLater({ close: scripts.stop });
     const queue = withUniqueness(ctx.queue('a'));
@@ -190,10 +197,12 @@ describe('bullmq adapter: the duplicate probe', function () {
     await queue.add('x', {}, { unique, jobId: 'mine' });
     const error = await rejection(queue.add('x', {}, { unique, jobId: 'mine' }));
     expect(error).to.be.instanceOf(InvalidJobInputError);
-    expect((error as unknown as InvalidJobInputError).issues).to.deep.equal([{ path: 'opts.jobId', message: 'a job with id mine already exists' }]);
+    expect((error as unknown as InvalidJobInputError).issues).to.deep.equal([
+      { path: 'opts.jobId', message: 'a job with id mine already exists' },
+    ]);
   });
 
-  it('BullMQ\'s option checks run before the probe: an invalid option is refused, not answered as a duplicate', async function () {
+  it("BullMQ's option checks run before the probe: an invalid option is refused, not answered as a duplicate", async function () {
     const queue = withUniqueness(ctx.queue('a'));
     const unique = { keys: ['type'] } as const;
     await queue.add('x', {}, { unique });

@@ -6,7 +6,13 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { RUN_SALT } from '../run-salt.js';
 
-const run = async (file: string) => (await promisify(execFile)(process.execPath, ['--import', 'tsx', file], { timeout: 60_000, env: { ...process.env, OJS_EXAMPLE_SALT: RUN_SALT } })).stdout;
+const run = async (file: string) =>
+  (
+    await promisify(execFile)(process.execPath, ['--import', 'tsx', file], {
+      timeout: 60_000,
+      env: { ...process.env, OJS_EXAMPLE_SALT: RUN_SALT },
+    })
+  ).stdout;
 
 describe('bullmq adapter: examples', function () {
   this.timeout(60_000);

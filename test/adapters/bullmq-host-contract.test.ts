@@ -66,9 +66,13 @@ function refusal(run: () => unknown): BackendError {
 describe('bullmq host contract: the add scripts unique-add is composed with', function () {
   it(`are the installed BullMQ's (bullmq ${bullmq.version}${process.env.OJS_EXPECT_BULLMQ ? `, as the CI matrix asks: ${process.env.OJS_EXPECT_BULLMQ}` : ''})`, async function () {
     if (process.env.OJS_EXPECT_BULLMQ) {
-      expect(bullmq.version, 'the matrix run loaded another BullMQ than it names (scripts/use-bullmq.mjs)').to.equal(process.env.OJS_EXPECT_BULLMQ);
+      expect(bullmq.version, 'the matrix run loaded another BullMQ than it names (scripts/use-bullmq.mjs)').to.equal(
+        process.env.OJS_EXPECT_BULLMQ,
+      );
       const queue = new Queue('version', { connection: { lazyConnect: true } });
-      expect(internalsOf(queue).metaValues.version, 'the Queue class loaded is of another BullMQ (scripts/use-bullmq.mjs)').to.equal(`bullmq:${process.env.OJS_EXPECT_BULLMQ}`);
+      expect(internalsOf(queue).metaValues.version, 'the Queue class loaded is of another BullMQ (scripts/use-bullmq.mjs)').to.equal(
+        `bullmq:${process.env.OJS_EXPECT_BULLMQ}`,
+      );
       await queue.close();
     }
     expect(Number(bullmq.version.split('.')[0])).to.equal(6);
@@ -80,7 +84,8 @@ describe('bullmq host contract: the add scripts unique-add is composed with', fu
     for (const name of ADD_SCRIPTS) {
       const header = scriptHeaderText(bullmq.scripts[name]?.content ?? '');
       expect(header, `bullmq ${bullmq.version}: ${name} has no --[[ ]] header`).to.be.a('string');
-      if (!pinned.some((entry) => entry.script === name && entry.header === header)) unknown.push(`=== ${name} (bullmq ${bullmq.version})\n${header}\n`);
+      if (!pinned.some((entry) => entry.script === name && entry.header === header))
+        unknown.push(`=== ${name} (bullmq ${bullmq.version})\n${header}\n`);
     }
     if (unknown.length > 0 && process.env.OJS_PIN_BULLMQ_HEADERS === '1') {
       writeFileSync(SNAPSHOT, `${readFileSync(SNAPSHOT, 'utf8').trimEnd()}\n${unknown.join('')}`);
@@ -101,7 +106,8 @@ describe('bullmq host contract: the add scripts unique-add is composed with', fu
       const where = `${script} of bullmq ${version}`;
       expect(parsed.keys, `${where}: KEYS, as BULLMQ_ADD_SCRIPTS.${script}`).to.deep.equal(BULLMQ_ADD_SCRIPTS[script as BullMQAddScript]);
       expect(parsed.argv.slice(0, 3), `${where}: ARGV[1..3]`).to.deep.equal(BULLMQ_ADD_ARGUMENTS.argv);
-      for (const [position, name] of Object.entries(BULLMQ_ADD_ARGUMENTS.packed)) expect(parsed.packed[Number(position)], `${where}: ARGV[1][${position}]`).to.equal(name);
+      for (const [position, name] of Object.entries(BULLMQ_ADD_ARGUMENTS.packed))
+        expect(parsed.packed[Number(position)], `${where}: ARGV[1][${position}]`).to.equal(name);
     }
   });
 
@@ -111,13 +117,24 @@ describe('bullmq host contract: the add scripts unique-add is composed with', fu
     expect(refusal(() => loadAddScripts({ ...bullmq, version: '7.0.0' })).message).to.contain('version 7.0.0');
     expect(refusal(() => loadAddScripts({ ...bullmq, version: '5.67.2' })).message).to.contain('version 5.67.2');
     const scripts = bullmq.scripts as Record<BullMQAddScript, ShippedScript>;
-    const edit = (name: BullMQAddScript, change: Partial<ShippedScript>) => ({ ...bullmq, scripts: { ...scripts, [name]: { ...scripts[name], ...change } } });
-    expect(refusal(() => loadAddScripts({ ...bullmq, scripts: { ...scripts, addDelayedJob: undefined } })).message).to.contain('script addDelayedJob is missing');
+    const edit = (name: BullMQAddScript, change: Partial<ShippedScript>) => ({
+      ...bullmq,
+      scripts: { ...scripts, [name]: { ...scripts[name], ...change } },
+    });
+    expect(refusal(() => loadAddScripts({ ...bullmq, scripts: { ...scripts, addDelayedJob: undefined } })).message).to.contain(
+      'script addDelayedJob is missing',
+    );
     expect(refusal(() => loadAddScripts(edit('addStandardJob', { keys: 10 }))).message).to.contain('addStandardJob takes 10 keys');
-    const swapped = scripts.addPrioritizedJob.content.replace("KEYS[4] 'prioritized'", "KEYS[4] 'delayed'").replace("KEYS[5] 'delayed'", "KEYS[5] 'prioritized'");
-    expect(refusal(() => loadAddScripts(edit('addPrioritizedJob', { content: swapped }))).message).to.contain('addPrioritizedJob takes KEYS marker, meta, id, delayed, prioritized');
+    const swapped = scripts.addPrioritizedJob.content
+      .replace("KEYS[4] 'prioritized'", "KEYS[4] 'delayed'")
+      .replace("KEYS[5] 'delayed'", "KEYS[5] 'prioritized'");
+    expect(refusal(() => loadAddScripts(edit('addPrioritizedJob', { content: swapped }))).message).to.contain(
+      'addPrioritizedJob takes KEYS marker, meta, id, delayed, prioritized',
+    );
     const relaid = scripts.addStandardJob.content.replace(/\[4\]\s+timestamp/, '[4]  delay');
-    expect(refusal(() => loadAddScripts(edit('addStandardJob', { content: relaid }))).message).to.contain('reads "delay" at position 4 of ARGV[1]');
+    expect(refusal(() => loadAddScripts(edit('addStandardJob', { content: relaid }))).message).to.contain(
+      'reads "delay" at position 4 of ARGV[1]',
+    );
     expect(refusal(() => loadAddScripts(edit('addDelayedJob', { content: 'return 1' }))).message).to.contain('addDelayedJob has no header');
   });
 
@@ -135,21 +152,39 @@ describe('bullmq host contract: the add scripts unique-add is composed with', fu
       for (const [script, opts] of cases) {
         const job = new Job(queue, 'name', { a: 1 }, { ...opts, jobId: 'custom' }, 'custom');
         let recorded: { name: string; args: unknown[] } | undefined;
-        await internals.backend.addJobToTransaction({ runCommand: (name: string, args: unknown[]) => ((recorded = { name, args }), Promise.resolve(1)) }, job.asJSON(), 'custom', {});
-        expect(recorded!.name.split(':')[0], `BullMQ picks ${script} for ${JSON.stringify(opts)}, as unique-add does (lua/unique-add-13.lua)`).to.equal(script);
+        await internals.backend.addJobToTransaction(
+          { runCommand: (name: string, args: unknown[]) => ((recorded = { name, args }), Promise.resolve(1)) },
+          job.asJSON(),
+          'custom',
+          {},
+        );
+        expect(
+          recorded!.name.split(':')[0],
+          `BullMQ picks ${script} for ${JSON.stringify(opts)}, as unique-add does (lua/unique-add-13.lua)`,
+        ).to.equal(script);
         const keys = recorded!.args.slice(0, -3).map((key) => nameOf.get(String(key)));
-        expect(keys, `BullMQ passes ${script} these KEYS; unique-add builds them from BULLMQ_ADD_SCRIPTS (${HOST})`).to.deep.equal(BULLMQ_ADD_SCRIPTS[script]);
+        expect(keys, `BullMQ passes ${script} these KEYS; unique-add builds them from BULLMQ_ADD_SCRIPTS (${HOST})`).to.deep.equal(
+          BULLMQ_ADD_SCRIPTS[script],
+        );
         const [packedArgs, data, packedOpts] = await encodeAdd(internals, job.asJSON(), 'custom');
         expect(recorded!.args.slice(-3)).to.deep.equal([packedArgs, data, packedOpts]);
         const args = unpack(packedArgs as Buffer) as unknown[];
-        expect([args[0], args[1], args[3], args[4] ?? null], `msgpacked args positions 1, 2, 4, 5 (BULLMQ_LUA in ${HOST})`).to.deep.equal([`contract:${queue.name}:`, 'custom', job.timestamp, null]);
+        expect([args[0], args[1], args[3], args[4] ?? null], `msgpacked args positions 1, 2, 4, 5 (BULLMQ_LUA in ${HOST})`).to.deep.equal([
+          `contract:${queue.name}:`,
+          'custom',
+          job.timestamp,
+          null,
+        ]);
         expect(data).to.equal('{"a":1}');
         const decoded = unpack(packedOpts as Buffer) as Record<string, unknown>;
-        for (const [option, value] of Object.entries(opts)) expect(decoded[option], `msgpacked option "${option}" (BULLMQ_OPT_* in ${HOST})`).to.equal(value);
+        for (const [option, value] of Object.entries(opts))
+          expect(decoded[option], `msgpacked option "${option}" (BULLMQ_OPT_* in ${HOST})`).to.equal(value);
       }
       const deduplicated = new Job(queue, 'name', {}, { deduplication: { id: 'd' } });
       const [, , packedOpts] = await encodeAdd(internals, deduplicated.asJSON(), undefined);
-      expect(unpack(packedOpts as Buffer), `the deduplication option's short name (BULLMQ_OPT_DEDUPLICATION in ${HOST})`).to.have.property('de');
+      expect(unpack(packedOpts as Buffer), `the deduplication option's short name (BULLMQ_OPT_DEDUPLICATION in ${HOST})`).to.have.property(
+        'de',
+      );
     } finally {
       await queue.close();
     }
@@ -176,7 +211,9 @@ describe('bullmq host contract: facts the Lua scripts use (BULLMQ_LUA)', functio
     const queue = ctx.queue('delays');
     const job = await queue.add('a', {}, { delay: 60_000 });
     const score = Number(await ctx.redis.zscore(`${ctx.prefix}:delays:delayed`, job.id!));
-    expect(Math.floor(score / 4096), `the delayed ZSET's score encoding changed: bullmqDelayedDueMs in ${HOST}`).to.equal(job.timestamp + 60_000);
+    expect(Math.floor(score / 4096), `the delayed ZSET's score encoding changed: bullmqDelayedDueMs in ${HOST}`).to.equal(
+      job.timestamp + 60_000,
+    );
   });
 
   it('events streams are bounded by opts.maxLenEvents in the meta hash, 10,000 when unset', async function () {
@@ -185,7 +222,10 @@ describe('bullmq host contract: facts the Lua scripts use (BULLMQ_LUA)', functio
     expect(await ctx.redis.hget(`${ctx.prefix}:bounded:meta`, 'opts.maxLenEvents'), `bullmqMaxEvents in ${HOST}`).to.equal('123');
     const unbounded = ctx.queue('unbounded', { skipMetasUpdate: true });
     await unbounded.add('a', {});
-    expect(await ctx.redis.hget(`${ctx.prefix}:unbounded:meta`, 'opts.maxLenEvents'), `BullMQ's default bound: bullmqMaxEvents in ${HOST}`).to.equal('10000');
+    expect(
+      await ctx.redis.hget(`${ctx.prefix}:unbounded:meta`, 'opts.maxLenEvents'),
+      `BullMQ's default bound: bullmqMaxEvents in ${HOST}`,
+    ).to.equal('10000');
   });
 
   it('BullMQ writes deduplicated and removed events with the fields the adapter writes them with', async function () {
@@ -196,7 +236,12 @@ describe('bullmq host contract: facts the Lua scripts use (BULLMQ_LUA)', functio
     const entries = (await ctx.redis.xrange(`${ctx.prefix}:events:events`, '-', '+')).map(([, fields]) => fields);
     const event = (name: string) => entries.find((fields) => fields[1] === name);
     const fieldNames = (fields: string[] | undefined) => fields?.filter((_, i) => i % 2 === 0);
-    expect(fieldNames(event('deduplicated')), `bullmqEmitDeduplicated in ${HOST}`).to.deep.equal(['event', 'jobId', 'deduplicationId', 'deduplicatedJobId']);
+    expect(fieldNames(event('deduplicated')), `bullmqEmitDeduplicated in ${HOST}`).to.deep.equal([
+      'event',
+      'jobId',
+      'deduplicationId',
+      'deduplicatedJobId',
+    ]);
     expect(fieldNames(event('removed'))?.slice(0, 3), `bullmqEmitRemoved in ${HOST}`).to.deep.equal(['event', 'jobId', 'prev']);
   });
 
@@ -224,8 +269,24 @@ describe('bullmq host contract: facts the Lua scripts use (BULLMQ_LUA)', functio
   it("the queue's keys are <prefix>:<queue>:<name> for every state key the scripts read", function () {
     const queue = ctx.queue('layout');
     const { keys } = internalsOf(queue);
-    for (const name of ['wait', 'paused', 'active', 'prioritized', 'delayed', 'completed', 'failed', 'waiting-children', 'id', 'meta', 'events', 'marker', 'pc']) {
-      expect(keys[name], `queue.keys.${name}: the Lua state lookups (includes/ojs-job-state.lua) build it as base .. "${name}"`).to.equal(`${ctx.prefix}:layout:${name}`);
+    for (const name of [
+      'wait',
+      'paused',
+      'active',
+      'prioritized',
+      'delayed',
+      'completed',
+      'failed',
+      'waiting-children',
+      'id',
+      'meta',
+      'events',
+      'marker',
+      'pc',
+    ]) {
+      expect(keys[name], `queue.keys.${name}: the Lua state lookups (includes/ojs-job-state.lua) build it as base .. "${name}"`).to.equal(
+        `${ctx.prefix}:layout:${name}`,
+      );
     }
   });
 });
@@ -243,7 +304,9 @@ describe('bullmq host contract: Queue and Job members outside the public API', f
     expect(await queueClient(queue), 'queue.backend.client').to.have.property('sendCommand');
     expect(await ctx.redis.exists(`${ctx.prefix}:members:meta`)).to.equal(0);
     await writeQueueMeta(queue);
-    expect(await ctx.redis.hgetall(`${ctx.prefix}:members:meta`), 'queue.metaValues / backend.setQueueMeta').to.include({ version: `bullmq:${bullmq.version}` });
+    expect(await ctx.redis.hgetall(`${ctx.prefix}:members:meta`), 'queue.metaValues / backend.setQueueMeta').to.include({
+      version: `bullmq:${bullmq.version}`,
+    });
   });
 
   it("Job#validateOptions (private) refuses what queue.add refuses; BullMQ's priority limit is BULLMQ_MAX_PRIORITY", function () {
@@ -285,7 +348,11 @@ describe('bullmq host contract: ioredis only', function () {
   it('a client that is not ioredis (node-redis, Bun, Valkey GLIDE) is refused with a BackendError that says so; options pass', function () {
     const queue = new Queue('node-redis', { connection: nodeRedisLike as never });
     queue.on('error', () => {});
-    for (const run of [() => checkConnection(nodeRedisLike, 'the queue'), () => withUniqueness(queue), () => createBullMQBackend({ connection: nodeRedisLike as never })]) {
+    for (const run of [
+      () => checkConnection(nodeRedisLike, 'the queue'),
+      () => withUniqueness(queue),
+      () => createBullMQBackend({ connection: nodeRedisLike as never }),
+    ]) {
       try {
         run();
         expect.fail('expected a refusal');
@@ -309,9 +376,14 @@ describe('bullmq host contract: ioredis only', function () {
     await queue.add('plain', {});
     await backend.enqueue({ type: 'plain', args: [] });
     const state = () => ({
-      own: Object.getOwnPropertyNames(client).sort().map((name) => [name, (client as unknown as Record<string, unknown>)[name]]),
+      own: Object.getOwnPropertyNames(client)
+        .sort()
+        .map((name) => [name, (client as unknown as Record<string, unknown>)[name]]),
       scripts: Object.keys((client as unknown as { scriptsSet: object }).scriptsSet).sort(),
-      prototype: Object.getOwnPropertyNames(Redis.prototype).map((name) => [name, Object.getOwnPropertyDescriptor(Redis.prototype, name)?.value]),
+      prototype: Object.getOwnPropertyNames(Redis.prototype).map((name) => [
+        name,
+        Object.getOwnPropertyDescriptor(Redis.prototype, name)?.value,
+      ]),
     });
     const before = state();
     await queue.add('a', { n: 1 }, { unique: {} });
@@ -320,8 +392,12 @@ describe('bullmq host contract: ioredis only', function () {
     await backend.getJob('none');
     const after = state();
     expect(after.scripts, 'commands defined on the client').to.deep.equal(before.scripts);
-    expect(after.own.map(([name]) => name), 'own properties of the client').to.deep.equal(before.own.map(([name]) => name));
-    for (const [i, [name, value]] of after.own.entries()) if (typeof value === 'function') expect(value, `client.${name as string}`).to.equal(before.own[i]![1]);
+    expect(
+      after.own.map(([name]) => name),
+      'own properties of the client',
+    ).to.deep.equal(before.own.map(([name]) => name));
+    for (const [i, [name, value]] of after.own.entries())
+      if (typeof value === 'function') expect(value, `client.${name as string}`).to.equal(before.own[i]![1]);
     expect(after.prototype, 'Redis.prototype').to.deep.equal(before.prototype);
   });
 
@@ -336,7 +412,9 @@ describe('bullmq host contract: ioredis only', function () {
       const command = new Command('evalsha', args as never);
       const expected = command.toWritable({});
       const written = encodeCommand('evalsha', command.args);
-      expect(Buffer.isBuffer(written) ? written : Buffer.from(written)).to.deep.equal(Buffer.isBuffer(expected) ? expected : Buffer.from(expected));
+      expect(Buffer.isBuffer(written) ? written : Buffer.from(written)).to.deep.equal(
+        Buffer.isBuffer(expected) ? expected : Buffer.from(expected),
+      );
     }
   });
 

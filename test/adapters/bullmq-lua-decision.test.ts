@@ -128,7 +128,13 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
         // sometimes two candidates share a seq too, and the id decides.
         if (i > 0 && random() < 0.3) created = now - 1000;
         const seq = random() < 0.1 ? created * 1000 : created * 1000 + Math.floor(random() * 1000);
-        return { id: `job-${Math.floor(random() * 100)}-${i}`, state, created_at: created, seq, scheduled_at: state === 'scheduled' ? now + 60_000 + i : null };
+        return {
+          id: `job-${Math.floor(random() * 100)}-${i}`,
+          state,
+          created_at: created,
+          seq,
+          scheduled_at: state === 'scheduled' ? now + 60_000 + i : null,
+        };
       });
       const expected = decideConflict({ policy, uniquenessKey: 'k', now, candidates, canReplaceActive: false });
       const input = {
@@ -138,7 +144,12 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
         now,
         candidates: candidates.map((c) => ({ id: c.id, state: c.state, created: c.created_at, seq: c.seq, due: c.scheduled_at ?? null })),
       };
-      const [action, existing, cancel, scheduledAt] = (await redis.eval(PROBE, 0, JSON.stringify(input))) as [string, string, string[], string];
+      const [action, existing, cancel, scheduledAt] = (await redis.eval(PROBE, 0, JSON.stringify(input))) as [
+        string,
+        string,
+        string[],
+        string,
+      ];
       const context = JSON.stringify({ policy, now, candidates });
       switch (expected.action) {
         case 'insert':

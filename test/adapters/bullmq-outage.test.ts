@@ -89,9 +89,14 @@ describe('bullmq adapter: Redis outages', function () {
     expect(printed).to.deep.equal([]);
   });
 
-  it('§8.1 createBullMQBackend: the client it creates has bounded retries and a command timeout; a caller\'s client is left as configured', async function () {
+  it("§8.1 createBullMQBackend: the client it creates has bounded retries and a command timeout; a caller's client is left as configured", async function () {
     const owned = createBullMQBackend({ connection: redis.url, prefix: `ojs-test:${RUN_SALT}:outage-opts` });
-    const tuned = createBullMQBackend({ connection: redis.url, prefix: `ojs-test:${RUN_SALT}:outage-opts`, maxRetriesPerRequest: 0, commandTimeout: 750 });
+    const tuned = createBullMQBackend({
+      connection: redis.url,
+      prefix: `ojs-test:${RUN_SALT}:outage-opts`,
+      maxRetriesPerRequest: 0,
+      commandTimeout: 750,
+    });
     const client = new Redis(redis.url, { maxRetriesPerRequest: null });
     const shared = createBullMQBackend({ connection: client, prefix: `ojs-test:${RUN_SALT}:outage-opts` });
     try {

@@ -31,7 +31,9 @@ function listening(port: number): Promise<boolean> {
 }
 
 async function launch(port: number): Promise<ChildProcess | undefined> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
   const exited = new Promise<undefined>((resolve) => child.once('exit', () => resolve(undefined)));
   for (let i = 0; i < 100; i++) {
     const up = await Promise.race([listening(port).then((ok) => (ok ? 'up' : 'no')), exited.then(() => 'exited')]);
@@ -51,7 +53,7 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     if (await listening(port)) continue;
     child = await launch(port);
   }
-  if (!child) throw new Error('could not start a redis-server of the test\'s own');
+  if (!child) throw new Error("could not start a redis-server of the test's own");
   const stop = async (): Promise<void> => {
     const running = child;
     child = undefined;

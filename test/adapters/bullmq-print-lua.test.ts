@@ -20,7 +20,9 @@ describe('bullmq adapter: npm run print:lua', function () {
   it('writes every composed script, byte for byte as sent to Redis', function () {
     execFileSync(process.execPath, ['--import', 'tsx', 'scripts/print-lua.ts'], { cwd: root, stdio: 'pipe' });
     for (const script of composedScripts()) {
-      expect(readFileSync(`${root}/adapters/bullmq/generated/composed/${printedName(script)}`, 'utf8'), printedName(script)).to.equal(script.lua);
+      expect(readFileSync(`${root}/adapters/bullmq/generated/composed/${printedName(script)}`, 'utf8'), printedName(script)).to.equal(
+        script.lua,
+      );
     }
   });
 

@@ -21,9 +21,20 @@ function labeller(): (result: EnqueueResult | Error) => unknown {
     return labels.get(id)!;
   };
   return (result) => {
-    if (result instanceof Error) return { error: result.name, existing: 'existingJobId' in result ? label(String(result.existingJobId)) : undefined };
-    const shape: Record<string, unknown> = { outcome: result.outcome, job: label(result.job.id), state: result.job.state, queue: result.job.queue };
-    if (result.outcome === 'replaced') shape.replaced = [result.replaced, ...(result.also_replaced ?? [])].map((job) => [label(job.id), job.state, job.replaced_by && label(job.replaced_by)]);
+    if (result instanceof Error)
+      return { error: result.name, existing: 'existingJobId' in result ? label(String(result.existingJobId)) : undefined };
+    const shape: Record<string, unknown> = {
+      outcome: result.outcome,
+      job: label(result.job.id),
+      state: result.job.state,
+      queue: result.job.queue,
+    };
+    if (result.outcome === 'replaced')
+      shape.replaced = [result.replaced, ...(result.also_replaced ?? [])].map((job) => [
+        label(job.id),
+        job.state,
+        job.replaced_by && label(job.replaced_by),
+      ]);
     return shape;
   };
 }
@@ -67,7 +78,12 @@ describe('bullmq adapter: seams, compared with memory', function () {
       const b = await backend.enqueue({ ...job, unique: { states: ['completed'] } });
       await backend.cancel(b.job.id);
       const c = await attempt(backend, { ...job, unique: { states: ['available', 'cancelled'], on_conflict: 'replace' } });
-      const live = await Promise.all([a, b].map((r) => r.job.id).concat(c instanceof Error ? [] : [c.job.id]).map((id) => backend.getJob(id)));
+      const live = await Promise.all(
+        [a, b]
+          .map((r) => r.job.id)
+          .concat(c instanceof Error ? [] : [c.job.id])
+          .map((id) => backend.getJob(id)),
+      );
       runs.push({
         outcomes: [a, b, c].map(label),
         states: live.map((view) => view?.state),
@@ -77,14 +93,22 @@ describe('bullmq adapter: seams, compared with memory', function () {
     expect(runs[1]).to.deep.equal(runs[0]);
   });
 
-  it('§8.4 a replace that BullMQ\'s add could not complete is refused before anything is archived (the script checks first)', async function () {
+  it("§8.4 a replace that BullMQ's add could not complete is refused before anything is archived (the script checks first)", async function () {
     const raw = ctx.queue('q');
     const queue = withUniqueness(raw);
     const unique = { on_conflict: 'replace' as const };
     const first = await queue.add('a', {}, { unique });
     const other = await queue.add('b', {}, { unique });
     // BullMQ's own deduplication could hand back another job instead of inserting: refused.
-    const request = { queue: raw, name: 'a', data: {}, opts: { deduplication: { id: 'x' } }, prepared: prepareUnique({ type: 'a', queue: 'q', args: {}, unique })!, meta: {}, cancelledRetentionMs: 0 };
+    const request = {
+      queue: raw,
+      name: 'a',
+      data: {},
+      opts: { deduplication: { id: 'x' } },
+      prepared: prepareUnique({ type: 'a', queue: 'q', args: {}, unique })!,
+      meta: {},
+      cancelledRetentionMs: 0,
+    };
     expect(await rejection(uniqueAdd(request))).to.have.property('name', 'InvalidJobInputError');
     // A counter id already taken (the counter set back): BullMQ would return that job, not insert.
     await ctx.redis.set(`${ctx.prefix}:q:id`, String(Number(other.id) - 1));
@@ -96,14 +120,19 @@ describe('bullmq adapter: seams, compared with memory', function () {
     expect(await ctx.redis.exists(`${ctx.prefix}:q:ojs:cancelled:${first.id}`)).to.equal(0);
   });
 
-  it('§4 NFC-equivalent queue names share one key: the second queue finds the first one\'s job, as on memory (createBullMQBackend)', async function () {
+  it("§4 NFC-equivalent queue names share one key: the second queue finds the first one's job, as on memory (createBullMQBackend)", async function () {
     const bull = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix });
     ctx.closeLater(bull);
     const runs = [];
     for (const backend of [createMemoryBackend(), bull]) {
       const label = labeller();
       const results = [];
-      for (const [queue, on_conflict] of [['caf\u00e9', 'reject'], ['cafe\u0301', 'reject'], ['cafe\u0301', 'ignore'], ['caf\u00e9', 'replace']] as const) {
+      for (const [queue, on_conflict] of [
+        ['caf\u00e9', 'reject'],
+        ['cafe\u0301', 'reject'],
+        ['cafe\u0301', 'ignore'],
+        ['caf\u00e9', 'replace'],
+      ] as const) {
         results.push(label(await attempt(backend, { type: 't', queue, args: {}, unique: { keys: ['type', 'queue'], on_conflict } })));
       }
       runs.push(results);
@@ -129,9 +158,17 @@ describe('bullmq adapter: seams, compared with memory', function () {
     await bull.enqueue({ type: 't', queue: 'first', id: 'job-1', args: {} });
     await bull.enqueue({ type: 's', queue: 'first', args: {}, unique: {} });
     // A duplicate (the default policy spans queues), an id taken in another queue, a bad policy.
-    expect(await rejection(bull.enqueue({ type: 's', queue: 'second', args: {}, unique: {} }))).to.have.property('name', 'DuplicateJobError');
-    expect(await rejection(bull.enqueue({ type: 'u', queue: 'third', id: 'job-1', args: {} }))).to.have.property('name', 'InvalidJobInputError');
-    expect(await rejection(bull.enqueue({ type: 'u', queue: 'fourth', args: {}, unique: { on_conflict: 'nope' } as never }))).to.have.property('name', 'InvalidJobInputError');
+    expect(await rejection(bull.enqueue({ type: 's', queue: 'second', args: {}, unique: {} }))).to.have.property(
+      'name',
+      'DuplicateJobError',
+    );
+    expect(await rejection(bull.enqueue({ type: 'u', queue: 'third', id: 'job-1', args: {} }))).to.have.property(
+      'name',
+      'InvalidJobInputError',
+    );
+    expect(
+      await rejection(bull.enqueue({ type: 'u', queue: 'fourth', args: {}, unique: { on_conflict: 'nope' } as never })),
+    ).to.have.property('name', 'InvalidJobInputError');
     expect(await ctx.redis.smembers(registry)).to.have.members(['first']);
     expect(await ctx.redis.exists(`${ctx.prefix}:second:meta`, `${ctx.prefix}:third:meta`, `${ctx.prefix}:fourth:meta`)).to.equal(0);
     expect((await ctx.redis.hgetall(`${ctx.prefix}:first:meta`)).version).to.match(/^bullmq:/);

@@ -14,7 +14,6 @@ import { REDIS_URL, redisTimeMs, useRedisPrefix } from './bullmq-test-redis.js';
 
 const FILE = 'bullmq-with-uniqueness.test.ts';
 
-
 async function ojsKeys(ctx: { redis: { keys(p: string): Promise<string[]> }; prefix: string }): Promise<string[]> {
   return (await ctx.redis.keys(`${ctx.prefix}:*ojs:*`)).map((key) => key.slice(ctx.prefix.length + 1)).sort();
 }
@@ -76,7 +75,12 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       ctx.closeLater(worker);
       expect((await worker.getNextJob('token-1', { block: false }))?.id).to.equal(running.id);
       const error = await rejection(queue.add('resize', {}, { unique: { on_conflict: 'replace' } }));
-      expect(error).to.include({ code: 'duplicate', existingJobId: running.id, existingJobState: 'active', reason: 'active_not_replaceable' });
+      expect(error).to.include({
+        code: 'duplicate',
+        existingJobId: running.id,
+        existingJobState: 'active',
+        reason: 'active_not_replaceable',
+      });
       expect(await queue.getJobCounts('active', 'wait')).to.deep.equal({ active: 1, wait: 0 });
     });
 
@@ -91,7 +95,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect((await queue.add('ping', {}, { unique, timestamp: 1_000 })).unique?.outcome).to.equal('deduplicated');
     });
 
-    it('a unique job\'s hash stays in Redis\' compact listpack encoding, like a plain job\'s: its policy is stored without defaults', async function () {
+    it("a unique job's hash stays in Redis' compact listpack encoding, like a plain job's: its policy is stored without defaults", async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       const plain = await queue.add('x', { user_id: 1 });
       const unique = await queue.add('x', { user_id: 1 }, { unique: { keys: ['type', 'args'] } });
@@ -104,7 +108,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect((await backend.getJob(unique.id!))!.unique).to.deep.equal(parseUniquePolicy({ keys: ['type', 'args'] }));
     });
 
-    it('a plain add through the wrapper is not checked: it is BullMQ\'s own add', async function () {
+    it("a plain add through the wrapper is not checked: it is BullMQ's own add", async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       await queue.add('x', {}, { unique: {} });
       const plain = await queue.add('x', {});
@@ -133,7 +137,9 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       const unique = { keys: ['type', 'meta'], meta_keys: ['tenant'], on_conflict: 'ignore' } as const;
       const acme = await queue.add('warm', { r: 1 }, { unique, ojsMeta: { tenant: 'acme', trace: 'x' } });
       expect(acme.data).to.deep.equal({ r: 1 });
-      expect((await queue.add('warm', { r: 2 }, { unique, ojsMeta: { tenant: 'acme', trace: 'y' } })).unique?.outcome).to.equal('deduplicated');
+      expect((await queue.add('warm', { r: 2 }, { unique, ojsMeta: { tenant: 'acme', trace: 'y' } })).unique?.outcome).to.equal(
+        'deduplicated',
+      );
       expect((await queue.add('warm', { r: 1 }, { unique, ojsMeta: { tenant: 'globex' } })).unique?.outcome).to.equal('created');
     });
   });
@@ -141,7 +147,11 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
   describe('combining with BullMQ options', function () {
     it('refuses deduplication, parent and repeat with unique, naming the option, writing nothing', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
-      for (const opts of [{ deduplication: { id: 'd' } }, { parent: { id: 'p', queue: `${ctx.prefix}:mail` } }, { repeat: { every: 1000 } }]) {
+      for (const opts of [
+        { deduplication: { id: 'd' } },
+        { parent: { id: 'p', queue: `${ctx.prefix}:mail` } },
+        { repeat: { every: 1000 } },
+      ]) {
         const error = await rejection(queue.add('x', {}, { ...opts, unique: {} }));
         expect(error).to.be.instanceOf(InvalidJobInputError);
         expect((error as unknown as InvalidJobInputError).issues[0]!.path).to.equal(`opts.${Object.keys(opts)[0]}`);
@@ -165,9 +175,9 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       const refused = await rejection(queue.add('invoice', {}, { unique: { states, period: 'P1D' } }));
       expect(refused).to.be.instanceOf(InvalidJobInputError);
       expect((refused as unknown as InvalidJobInputError).issues[0]!.path).to.equal('opts.removeOnComplete');
-      expect(await rejection(queue.add('invoice', {}, { unique: { states, period: 'P1D' }, removeOnComplete: { age: 3600 } }))).to.be.instanceOf(
-        InvalidJobInputError,
-      );
+      expect(
+        await rejection(queue.add('invoice', {}, { unique: { states, period: 'P1D' }, removeOnComplete: { age: 3600 } })),
+      ).to.be.instanceOf(InvalidJobInputError);
       const kept = await queue.add('invoice', {}, { unique: { states, period: 'P1D' }, removeOnComplete: { age: 86_400 } });
       expect(kept.unique?.outcome).to.equal('created');
       // The default states do not include completed: removeOnComplete is then the user's business.
@@ -175,7 +185,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
     });
   });
 
-  describe('a Worker\'s removeOnComplete / removeOnFail', function () {
+  describe("a Worker's removeOnComplete / removeOnFail", function () {
     it('cannot delete a job whose policy checks completed or discarded: the job stores its own keep option', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       const completed = { keys: ['type'], states: ['available', 'active', 'completed'] } as const;
@@ -187,10 +197,14 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect(failed.opts).to.include({ removeOnFail: false });
       expect(plain.opts).to.not.have.any.keys('removeOnComplete', 'removeOnFail');
       const finished = new Set<string>();
-      const worker = new Worker('mail', async (job) => {
-        if (job.name === 'charge') throw new Error('declined');
-        return 'ok';
-      }, { connection: ctx.connect(), prefix: ctx.prefix, removeOnComplete: { count: 0 }, removeOnFail: { count: 0 } });
+      const worker = new Worker(
+        'mail',
+        async (job) => {
+          if (job.name === 'charge') throw new Error('declined');
+          return 'ok';
+        },
+        { connection: ctx.connect(), prefix: ctx.prefix, removeOnComplete: { count: 0 }, removeOnFail: { count: 0 } },
+      );
       ctx.closeLater(worker);
       worker.on('completed', (job) => finished.add(job.id!));
       worker.on('failed', (job) => finished.add(job!.id!));
@@ -199,8 +213,14 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       // The worker's { count: 0 } applied to the job without a keep option of its own …
       expect(await queue.getJob(plain.id!)).to.equal(undefined);
       // … but not to the jobs whose policies still count them.
-      expect(await rejection(queue.add('welcome', { user: 1 }, { unique: completed }))).to.include({ existingJobId: done.id, existingJobState: 'completed' });
-      expect(await rejection(queue.add('charge', { user: 1 }, { unique: discarded }))).to.include({ existingJobId: failed.id, existingJobState: 'discarded' });
+      expect(await rejection(queue.add('welcome', { user: 1 }, { unique: completed }))).to.include({
+        existingJobId: done.id,
+        existingJobState: 'completed',
+      });
+      expect(await rejection(queue.add('charge', { user: 1 }, { unique: discarded }))).to.include({
+        existingJobId: failed.id,
+        existingJobState: 'discarded',
+      });
     });
   });
 
@@ -248,7 +268,8 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
     it('once the pipeline ran, an entry that was not added is reported on the entry, never thrown', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       // The id is taken between the up-front check and the pipeline: simulated by a pipeline hook.
-      const client = (await (queue.unwrapped as unknown as { backend: { client: Promise<{ pipeline(): { exec(): Promise<unknown> } }> } }).backend.client);
+      const client = await (queue.unwrapped as unknown as { backend: { client: Promise<{ pipeline(): { exec(): Promise<unknown> } }> } })
+        .backend.client;
       const pipelineOf = client.pipeline.bind(client);
       let pipelines = 0;
       client.pipeline = () => {
@@ -329,7 +350,9 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       ]);
       await raw.removeOrphanedJobs();
       expect(await ojsKeys(ctx)).to.deep.equal(before);
-      expect((await queue.add('a', {}, { unique: { keys: ['type', 'queue'], on_conflict: 'ignore' } })).unique?.outcome).to.equal('deduplicated');
+      expect((await queue.add('a', {}, { unique: { keys: ['type', 'queue'], on_conflict: 'ignore' } })).unique?.outcome).to.equal(
+        'deduplicated',
+      );
     });
 
     it('obliterate leaves the sidecar; removeUniquenessIndex removes it (and the cross-queue part with global: true)', async function () {
@@ -404,14 +427,17 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       const setKey = `${ctx.prefix}:ojs:global:fp:${narrow.unique!.uniquenessKey}`;
       // The adding policy counts the completed job: it stays, and blocks.
       const wide = { keys: ['type'], states: ['available', 'active', 'completed'] } as const;
-      expect(await rejection(queue.add('welcome', {}, { unique: wide }))).to.include({ existingJobId: narrow.id, existingJobState: 'completed' });
+      expect(await rejection(queue.add('welcome', {}, { unique: wide }))).to.include({
+        existingJobId: narrow.id,
+        existingJobState: 'completed',
+      });
       expect(await ctx.redis.zcard(setKey)).to.equal(1);
       // Neither its own policy (default states) nor this one counts it: dropped (the bound).
       const next = await queue.add('welcome', {}, { unique: { keys: ['type'] } });
       expect(await ctx.redis.zrange(setKey, '0', '-1')).to.deep.equal([`mail:${next.id}`]);
     });
 
-    it('the index score is the insert\'s Redis TIME in microseconds (insertion order within a millisecond)', async function () {
+    it("the index score is the insert's Redis TIME in microseconds (insertion order within a millisecond)", async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       const job = await queue.add('a', {}, { unique: { keys: ['type', 'queue'] } });
       const score = Number(await ctx.redis.zscore(`${ctx.prefix}:mail:ojs:fp:${job.unique!.uniquenessKey}`, `mail:${job.id}`));
@@ -446,7 +472,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
     execFileSync(process.execPath, ['scripts/build-lua.mjs', '--check'], { stdio: 'pipe' });
   });
 
-  it('refuses a queue that is not backed by BullMQ\'s Redis backend, at wrap time', function () {
+  it("refuses a queue that is not backed by BullMQ's Redis backend, at wrap time", function () {
     const fake = { name: 'x', backend: {} } as unknown as Parameters<typeof withUniqueness>[0];
     expect(() => withUniqueness(fake)).to.throw(/RedisQueueBackend/);
   });

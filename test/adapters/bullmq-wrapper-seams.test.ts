@@ -68,7 +68,7 @@ describe('bullmq adapter: withUniqueness seams', function () {
     await b.close();
   });
 
-  it('§8.1 methods keep their identity across reads, and the user\'s queue object is never patched', async function () {
+  it("§8.1 methods keep their identity across reads, and the user's queue object is never patched", async function () {
     const raw = ctx.queue('mail');
     const before = Object.getOwnPropertyNames(raw).sort();
     const ownAdd = raw.add;
@@ -126,11 +126,19 @@ describe('bullmq adapter: withUniqueness seams', function () {
       ]) {
         const error = await rejection(attempt);
         expect(error, JSON.stringify(opts)).to.be.instanceOf(InvalidJobInputError);
-        expect((error as unknown as InvalidJobInputError).issues.map((issue) => issue.path), JSON.stringify(opts)).to.include(path);
+        expect(
+          (error as unknown as InvalidJobInputError).issues.map((issue) => issue.path),
+          JSON.stringify(opts),
+        ).to.include(path);
       }
     }
     // A plain entry of a mixed batch that BullMQ's own check refuses: typed too, the batch not sent.
-    const error = await rejection(queue.addBulk([{ name: 'x', data: {}, opts: { unique: {} } }, { name: 'y', data: {}, opts: { jobId: '7' } }]));
+    const error = await rejection(
+      queue.addBulk([
+        { name: 'x', data: {}, opts: { unique: {} } },
+        { name: 'y', data: {}, opts: { jobId: '7' } },
+      ]),
+    );
     expect(error).to.be.instanceOf(InvalidJobInputError);
     expect((error as unknown as InvalidJobInputError).issues[0]!.path).to.equal('[1].opts');
     expect(await ctx.redis.keys(`${ctx.prefix}:*`)).to.deep.equal([]);
@@ -144,7 +152,7 @@ describe('bullmq adapter: withUniqueness seams', function () {
     expect(await queue.getJobCounts('delayed')).to.deep.equal({ delayed: 1 });
   });
 
-  it('§2.2 a unique add\'s jobId follows the OJS id rules: a three-part BullMQ id is refused, naming opts.jobId, nothing written', async function () {
+  it("§2.2 a unique add's jobId follows the OJS id rules: a three-part BullMQ id is refused, naming opts.jobId, nothing written", async function () {
     const queue = withUniqueness(ctx.queue('mail'));
     const error = await queue.add('x', {}, { unique: {}, jobId: 'a:b:c' }).then(
       () => expect.fail('resolved'),

@@ -8,7 +8,14 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { run, makeWorkerUtils } from 'graphile-worker';
 import type pg from 'pg';
-import { BackendError, DuplicateJobError, InvalidTransitionError, InvalidJobInputError, JobNotFoundError, type EnqueueResult } from '../../src/index.js';
+import {
+  BackendError,
+  DuplicateJobError,
+  InvalidTransitionError,
+  InvalidJobInputError,
+  JobNotFoundError,
+  type EnqueueResult,
+} from '../../src/index.js';
 import {
   addJobWithClient,
   createGraphileWorkerBackend,
@@ -138,7 +145,11 @@ describe('graphile-worker adapter', function () {
     it('sends job data only as parameters: quotes and SQL in args, type and meta are stored verbatim', async () => {
       const u = await makeUtils();
       const hostile = `'); drop table x; --"`;
-      const result = await u.addJob(hostile, { v: hostile }, { meta: { m: hostile }, keys: undefined, unique: { keys: ['type', 'args', 'meta'], meta_keys: ['m'] } } as never);
+      const result = await u.addJob(hostile, { v: hostile }, {
+        meta: { m: hostile },
+        keys: undefined,
+        unique: { keys: ['type', 'args', 'meta'], meta_keys: ['m'] },
+      } as never);
       const read = await u.getUniqueJob(result.job.id);
       expect(read).to.deep.include({ type: hostile, args: { v: hostile }, meta: { m: hostile } });
     });
@@ -148,7 +159,9 @@ describe('graphile-worker adapter', function () {
     const nfd = 'Cafe\u0301.txt'; // 9 UTF-16 units; its NFC form 'Café.txt' has 8
     const payload = { path: nfd, ['cle\u0301']: 1 };
     const storedPaths = async () => {
-      const { rows } = await pool.query<{ path: string }>(`select payload->>'path' as path from "${schemas.current().graphileSchema}"._private_jobs order by id`);
+      const { rows } = await pool.query<{ path: string }>(
+        `select payload->>'path' as path from "${schemas.current().graphileSchema}"._private_jobs order by id`,
+      );
       return rows.map((row) => row.path);
     };
 
@@ -159,7 +172,7 @@ describe('graphile-worker adapter', function () {
       const created = await u.addJob('index', payload, { meta: { label: nfd }, unique });
       expect(created.job.args).to.deep.equal(payload);
       expect(created.job.meta).to.deep.equal({ label: nfd });
-      expect((await u.getUniqueJob(created.job.id))).to.deep.include({ args: payload, meta: { label: nfd } });
+      expect(await u.getUniqueJob(created.job.id)).to.deep.include({ args: payload, meta: { label: nfd } });
       // The NFC spelling is the same key.
       const nfc = await u.addJob('index', { path: nfd.normalize('NFC'), ['clé']: 1 }, { unique });
       expect(nfc).to.deep.include({ outcome: 'deduplicated' });
@@ -213,7 +226,13 @@ describe('graphile-worker adapter', function () {
       try {
         await client.query('begin');
         await addJobWithClient(client, 'sync', { n: 1 }, { id: 'z-first', unique: narrow }, { uniqueSchema, workerSchema: graphileSchema });
-        await addJobWithClient(client, 'sync', { n: 2 }, { id: 'a-second', runAt: new Date(Date.now() + 3_600_000), unique: narrow }, { uniqueSchema, workerSchema: graphileSchema });
+        await addJobWithClient(
+          client,
+          'sync',
+          { n: 2 },
+          { id: 'a-second', runAt: new Date(Date.now() + 3_600_000), unique: narrow },
+          { uniqueSchema, workerSchema: graphileSchema },
+        );
         // created_at is the database clock in µs, compared in ms: two inserts of one key in the
         // same millisecond are routine under load. Made certain here rather than hoped for.
         await client.query(`update "${uniqueSchema}".jobs set created_at = (select min(created_at) from "${uniqueSchema}".jobs)`);
@@ -240,7 +259,9 @@ describe('graphile-worker adapter', function () {
           const value = Reflect.get(target, property, receiver);
           if ((property === 'connect' || property === 'query') && typeof value === 'function') {
             return (...args: unknown[]) =>
-              down() ? Promise.reject(Object.assign(new Error('connect ECONNREFUSED (simulated)'), { code: 'ECONNREFUSED' })) : value.apply(target, args);
+              down()
+                ? Promise.reject(Object.assign(new Error('connect ECONNREFUSED (simulated)'), { code: 'ECONNREFUSED' }))
+                : value.apply(target, args);
           }
           return typeof value === 'function' ? value.bind(target) : value;
         },
@@ -271,7 +292,11 @@ describe('graphile-worker adapter', function () {
     it('turns an unreachable database into BackendError on every path (start-up, connect, query)', async () => {
       const unreachable = createGraphileWorkerBackend({ connectionString: 'postgres://127.0.0.1:1/test' });
       try {
-        for (const operation of [() => unreachable.enqueue({ type: 't', args: {} }), () => unreachable.getJob('x'), () => unreachable.ready()]) {
+        for (const operation of [
+          () => unreachable.enqueue({ type: 't', args: {} }),
+          () => unreachable.getJob('x'),
+          () => unreachable.ready(),
+        ]) {
           expect(await rejectionOf(operation())).to.be.instanceOf(BackendError);
         }
       } finally {
@@ -304,7 +329,12 @@ describe('graphile-worker adapter', function () {
       const u = await makeUniqueWorkerUtils({ pgPool: own, schema: graphileSchema, uniqueSchema, logger: quietLogger });
       try {
         await own.end();
-        for (const operation of [() => u.addJob('t', {}, { unique: {} }), () => u.addJobs([{ identifier: 't', payload: {}, unique: {} }]), () => u.getUniqueJob('1'), () => u.reclaim()]) {
+        for (const operation of [
+          () => u.addJob('t', {}, { unique: {} }),
+          () => u.addJobs([{ identifier: 't', payload: {}, unique: {} }]),
+          () => u.getUniqueJob('1'),
+          () => u.reclaim(),
+        ]) {
           expect(await rejectionOf(operation())).to.be.instanceOf(BackendError);
         }
       } finally {
@@ -317,7 +347,12 @@ describe('graphile-worker adapter', function () {
       const backend = createGraphileWorkerBackend({ pgPool: pool, uniqueSchema, workerSchema: graphileSchema });
       await backend.ready();
       await backend.close();
-      for (const operation of [() => backend.enqueue({ type: 't', args: {} }), () => backend.getJob('1'), () => backend.cancel('1'), () => backend.reclaim()]) {
+      for (const operation of [
+        () => backend.enqueue({ type: 't', args: {} }),
+        () => backend.getJob('1'),
+        () => backend.cancel('1'),
+        () => backend.reclaim(),
+      ]) {
         const error = await rejectionOf(operation());
         expect(error).to.be.instanceOf(BackendError).and.include({ written: false });
         expect(error.message).to.match(/closed/);
@@ -360,7 +395,12 @@ describe('graphile-worker adapter', function () {
     it('rolls the whole batch back when one entry is a rejected duplicate', async () => {
       const u = await makeUtils();
       await u.addJob('a', {}, { unique: {} });
-      const error = await rejectionOf(u.addJobs([{ identifier: 'z', payload: {}, unique: {} }, { identifier: 'a', payload: {}, unique: {} }]));
+      const error = await rejectionOf(
+        u.addJobs([
+          { identifier: 'z', payload: {}, unique: {} },
+          { identifier: 'a', payload: {}, unique: {} },
+        ]),
+      );
       expect(error).to.be.instanceOf(DuplicateJobError);
       expect(await count(':gw._private_jobs')).to.equal(1);
       expect(await count(':ou.jobs')).to.equal(1);
@@ -368,7 +408,10 @@ describe('graphile-worker adapter', function () {
 
     it('passes a batch without unique to Graphile unchanged', async () => {
       const u = await makeUtils();
-      const jobs = await u.addJobs([{ identifier: 'x', payload: {} }, { identifier: 'y', payload: {}, jobKey: 'k' }]);
+      const jobs = await u.addJobs([
+        { identifier: 'x', payload: {} },
+        { identifier: 'y', payload: {}, jobKey: 'k' },
+      ]);
       expect(jobs.map((job) => job.task_identifier)).to.deep.equal(['x', 'y']);
       expect(await count(':ou.jobs')).to.equal(0);
     });
@@ -400,7 +443,13 @@ describe('graphile-worker adapter', function () {
       const client = await pool.connect();
       try {
         await client.query('begin');
-        const result = await addJobWithClient(client, 'invoice', { order: 7 }, { unique: {} }, { uniqueSchema, workerSchema: graphileSchema });
+        const result = await addJobWithClient(
+          client,
+          'invoice',
+          { order: 7 },
+          { unique: {} },
+          { uniqueSchema, workerSchema: graphileSchema },
+        );
         expect(result.outcome).to.equal('created');
         await client.query('rollback');
       } finally {
@@ -427,7 +476,9 @@ describe('graphile-worker adapter', function () {
         await early.query('commit');
         const error = await rejectionOf(addJobWithClient(late, 'invoice', { order: 1 }, { unique: {} }, options));
         expect(error).to.be.instanceOf(BackendError);
-        expect(error.message).to.match(/40001/).and.match(/retry the transaction/);
+        expect(error.message)
+          .to.match(/40001/)
+          .and.match(/retry the transaction/);
         await late.query('rollback');
       } finally {
         early.release();
@@ -502,7 +553,9 @@ describe('graphile-worker adapter', function () {
       expect((await attempt.complete()).state, 'its success does not undo the cancel').to.equal('cancelled');
       const done = (await s.backend.enqueue({ type: 'c', args: { n: 3 } })).job;
       await (await s.start(done.id)).complete();
-      expect(await rejectionOf(s.backend.cancel(done.id))).to.be.instanceOf(InvalidTransitionError).and.include({ from: 'completed' });
+      expect(await rejectionOf(s.backend.cancel(done.id)))
+        .to.be.instanceOf(InvalidTransitionError)
+        .and.include({ from: 'completed' });
       expect(await rejectionOf(s.backend.cancel('no-such-job'))).to.be.instanceOf(JobNotFoundError);
     });
 
@@ -522,7 +575,13 @@ describe('graphile-worker adapter', function () {
         { uniqueSchema, workerSchema: graphileSchema },
       );
       const { runOnce } = await import('graphile-worker');
-      await runOnce({ pgPool: pool, schema: graphileSchema, taskList, logger: quietLogger, preset: { extends: [makeUniqueJobsPreset({ uniqueSchema })] } });
+      await runOnce({
+        pgPool: pool,
+        schema: graphileSchema,
+        taskList,
+        logger: quietLogger,
+        preset: { extends: [makeUniqueJobsPreset({ uniqueSchema })] },
+      });
       expect(outcomes.sort()).to.deep.equal(['created', 'deduplicated']);
       expect(await count(':gw.jobs where task_identifier = $1', ['child'])).to.equal(1);
     });
@@ -537,7 +596,12 @@ describe('graphile-worker adapter', function () {
       expect(await triggers()).to.equal(1);
       await pool.query(`drop trigger "${trigger}" on "${graphileSchema}"._private_jobs`);
       expect(await triggers()).to.equal(0);
-      const again = await makeWorkerUtils({ pgPool: pool, schema: graphileSchema, logger: quietLogger, preset: { extends: [makeUniqueJobsPreset({ uniqueSchema })] } });
+      const again = await makeWorkerUtils({
+        pgPool: pool,
+        schema: graphileSchema,
+        logger: quietLogger,
+        preset: { extends: [makeUniqueJobsPreset({ uniqueSchema })] },
+      });
       await again.release();
       expect(await triggers()).to.equal(1);
     });
@@ -546,10 +610,17 @@ describe('graphile-worker adapter', function () {
       await (await makeUtils()).release();
       const { uniqueSchema } = schemas.current();
       const returnType = async () =>
-        (await pool.query<{ t: string }>(`select prorettype::regtype::text as t from pg_proc where pronamespace = $1::regnamespace and proname = 'insert_job' order by pronargs limit 1`, [uniqueSchema])).rows[0]?.t;
+        (
+          await pool.query<{ t: string }>(
+            `select prorettype::regtype::text as t from pg_proc where pronamespace = $1::regnamespace and proname = 'insert_job' order by pronargs limit 1`,
+            [uniqueSchema],
+          )
+        ).rows[0]?.t;
       // The previous version's signature and return type (a body is enough to stand for it).
       // Since migration 0005 the current insert_job takes one more argument (the request token).
-      await pool.query(`drop function if exists "${uniqueSchema}".insert_job(text, json, text, timestamptz, int, int, text[], text, text, text, jsonb, jsonb, interval, int)`);
+      await pool.query(
+        `drop function if exists "${uniqueSchema}".insert_job(text, json, text, timestamptz, int, int, text[], text, text, text, jsonb, jsonb, interval, int)`,
+      );
       await pool.query(`create function "${uniqueSchema}".insert_job(p_identifier text, p_payload json, p_queue_name text, p_run_at timestamptz,
         p_max_attempts int, p_priority int, p_flags text[], p_ojs_id text, p_fingerprint text, p_queue text, p_meta jsonb, p_policy jsonb,
         p_period interval, p_ojs_priority int) returns table (job_id text, id text, created_at timestamptz, scheduled_at timestamptz, max_attempts int)
@@ -569,7 +640,8 @@ describe('graphile-worker adapter', function () {
       );
       const generic = Object.fromEntries(rows.map((row) => [row.proname, row.generic]));
       for (const name of ['try_enqueue', 'insert_job', 'replace_jobs']) expect(generic[name], name).to.equal(false);
-      for (const name of ['candidates', 'lock_key', 'lock_and_read', 'record_job', 'cancel_jobs']) expect(generic[name], name).to.equal(true);
+      for (const name of ['candidates', 'lock_key', 'lock_and_read', 'record_job', 'cancel_jobs'])
+        expect(generic[name], name).to.equal(true);
     });
 
     it('never lets the trigger fail Graphile’s delete: a failing ledger update becomes a warning', async () => {
@@ -603,19 +675,34 @@ describe('graphile-worker adapter', function () {
         return expect.fail('expected a refusal');
       };
       // The reviewer's name: `$$` would end the $$-quoted function bodies and run the rest as SQL.
-      expect(refused(() => new GraphileWorkerSql({ workerSchema: 'graphile_worker', uniqueSchema: 'x$$; drop table y; --' }))).to.deep.equal(['uniqueSchema']);
-      expect(refused(() => createGraphileWorkerBackend({ pgPool: pool, uniqueSchema: 'ok', workerSchema: 'g$&' }))).to.deep.equal(['workerSchema']);
-      expect(refused(() => createGraphileWorkerBackend({ pgPool: pool, uniqueSchema: '', workerSchema: 'x'.repeat(64) }))).to.deep.equal(['workerSchema', 'uniqueSchema']);
+      expect(
+        refused(() => new GraphileWorkerSql({ workerSchema: 'graphile_worker', uniqueSchema: 'x$$; drop table y; --' })),
+      ).to.deep.equal(['uniqueSchema']);
+      expect(refused(() => createGraphileWorkerBackend({ pgPool: pool, uniqueSchema: 'ok', workerSchema: 'g$&' }))).to.deep.equal([
+        'workerSchema',
+      ]);
+      expect(refused(() => createGraphileWorkerBackend({ pgPool: pool, uniqueSchema: '', workerSchema: 'x'.repeat(64) }))).to.deep.equal([
+        'workerSchema',
+        'uniqueSchema',
+      ]);
       expect(refused(() => makeUniqueJobsPreset({ uniqueSchema: 'a$`b' }))).to.deep.equal(['uniqueSchema']);
       expect(refused(() => withUniqueHelpers({}, { uniqueSchema: "a$'b" }))).to.deep.equal(['uniqueSchema']);
-      expect(issuesOf(await rejectionOf(makeUniqueWorkerUtils({ pgPool: pool, uniqueSchema: 'u$1', logger: quietLogger })))).to.deep.equal(['uniqueSchema']);
+      expect(issuesOf(await rejectionOf(makeUniqueWorkerUtils({ pgPool: pool, uniqueSchema: 'u$1', logger: quietLogger })))).to.deep.equal([
+        'uniqueSchema',
+      ]);
       // Graphile's own options name Graphile's schema: the error says which one was given.
-      expect(issuesOf(await rejectionOf(makeUniqueWorkerUtils({ pgPool: pool, schema: 'g$1', logger: quietLogger })))).to.deep.equal(['schema']);
+      expect(issuesOf(await rejectionOf(makeUniqueWorkerUtils({ pgPool: pool, schema: 'g$1', logger: quietLogger })))).to.deep.equal([
+        'schema',
+      ]);
       const preset = { worker: { schema: 'g$1' } };
-      expect(issuesOf(await rejectionOf(makeUniqueWorkerUtils({ pgPool: pool, preset, logger: quietLogger })))).to.deep.equal(['preset.worker.schema']);
+      expect(issuesOf(await rejectionOf(makeUniqueWorkerUtils({ pgPool: pool, preset, logger: quietLogger })))).to.deep.equal([
+        'preset.worker.schema',
+      ]);
       const client = await pool.connect();
       try {
-        expect(issuesOf(await rejectionOf(addJobWithClient(client, 't', {}, { unique: {} }, { uniqueSchema: '$$' })))).to.deep.equal(['uniqueSchema']);
+        expect(issuesOf(await rejectionOf(addJobWithClient(client, 't', {}, { unique: {} }, { uniqueSchema: '$$' })))).to.deep.equal([
+          'uniqueSchema',
+        ]);
       } finally {
         client.release();
       }
@@ -638,10 +725,11 @@ describe('graphile-worker adapter', function () {
       expect(pathsOf(() => makeUniqueJobsPreset({ schema: 'mine' } as never))).to.deep.equal(['schema']);
       const client = await pool.connect();
       try {
-        expect(((await rejectionOf(addJobWithClient(client, 't', {}, { unique: {} }, old))) as InvalidJobInputError).issues.map((issue) => issue.path)).to.deep.equal([
-          'schema',
-          'graphileSchema',
-        ]);
+        expect(
+          ((await rejectionOf(addJobWithClient(client, 't', {}, { unique: {} }, old))) as InvalidJobInputError).issues.map(
+            (issue) => issue.path,
+          ),
+        ).to.deep.equal(['schema', 'graphileSchema']);
       } finally {
         client.release();
       }
@@ -654,7 +742,10 @@ describe('graphile-worker adapter', function () {
       const names = { workerSchema: `${graphileSchema}'":OJS_UNIQUE_SCHEMA`, uniqueSchema: `${uniqueSchema}'\\"` };
       const rendered = new GraphileWorkerSql(names).text('add-plain-job');
       expect(rendered).to.include(`"${graphileSchema}'"":OJS_UNIQUE_SCHEMA"`);
-      const drop = () => pool.query(`drop schema if exists "${names.uniqueSchema.replaceAll('"', '""')}" cascade; drop schema if exists "${names.workerSchema.replaceAll('"', '""')}" cascade`);
+      const drop = () =>
+        pool.query(
+          `drop schema if exists "${names.uniqueSchema.replaceAll('"', '""')}" cascade; drop schema if exists "${names.workerSchema.replaceAll('"', '""')}" cascade`,
+        );
       await drop();
       const backend = createGraphileWorkerBackend({ pgPool: pool, uniqueSchema: names.uniqueSchema, workerSchema: names.workerSchema });
       try {
@@ -673,7 +764,11 @@ describe('graphile-worker adapter', function () {
       // One connection, so the statements the enqueues prepared are visible to the check.
       const single = makePool(1);
       const preparedOn = async (u: UniqueWorkerUtils) =>
-        u.withPgClient(async (client) => (await client.query<{ name: string }>("select name from pg_prepared_statements where name like 'ojsu:%' order by name")).rows.map((r) => r.name));
+        u.withPgClient(async (client) =>
+          (await client.query<{ name: string }>("select name from pg_prepared_statements where name like 'ojsu:%' order by name")).rows.map(
+            (r) => r.name,
+          ),
+        );
       const enqueueAll = async (u: UniqueWorkerUtils, tag: string) => {
         const policy = { keys: ['type', 'args'] as ('type' | 'args')[] } as const;
         await u.addJob('t', { tag }, { unique: { ...policy, on_conflict: 'ignore' } }); // try-enqueue inserts
@@ -681,12 +776,23 @@ describe('graphile-worker adapter', function () {
         await u.addJob('t', { tag }, { unique: { ...policy, on_conflict: 'replace' } }); // lock-and-read, replace-jobs
       };
       try {
-        const unnamed = await makeUniqueWorkerUtils({ pgPool: single, schema: graphileSchema, uniqueSchema, logger: quietLogger, preparedStatements: false });
+        const unnamed = await makeUniqueWorkerUtils({
+          pgPool: single,
+          schema: graphileSchema,
+          uniqueSchema,
+          logger: quietLogger,
+          preparedStatements: false,
+        });
         await enqueueAll(unnamed, 'off');
         expect(await preparedOn(unnamed)).to.deep.equal([]);
         await unnamed.release();
         // Graphile's own setting, given in the preset, turns them off too.
-        const viaPreset = await makeUniqueWorkerUtils({ pgPool: single, preset: { worker: { schema: graphileSchema, preparedStatements: false } }, uniqueSchema, logger: quietLogger });
+        const viaPreset = await makeUniqueWorkerUtils({
+          pgPool: single,
+          preset: { worker: { schema: graphileSchema, preparedStatements: false } },
+          uniqueSchema,
+          logger: quietLogger,
+        });
         await enqueueAll(viaPreset, 'preset');
         expect(await preparedOn(viaPreset)).to.deep.equal([]);
         await viaPreset.release();
@@ -700,16 +806,31 @@ describe('graphile-worker adapter', function () {
         await enqueueAll(viaExtends, 'extends');
         expect(await preparedOn(viaExtends)).to.deep.equal([]);
         await viaExtends.release();
-        const viaFlag = await makeUniqueWorkerUtils({ pgPool: single, schema: graphileSchema, uniqueSchema, logger: quietLogger, noPreparedStatements: true });
+        const viaFlag = await makeUniqueWorkerUtils({
+          pgPool: single,
+          schema: graphileSchema,
+          uniqueSchema,
+          logger: quietLogger,
+          noPreparedStatements: true,
+        });
         await enqueueAll(viaFlag, 'flag');
         expect(await preparedOn(viaFlag)).to.deep.equal([]);
         await viaFlag.release();
         // Unprepared, a client with only query(text, values) is enough.
         const held = await single.connect();
         try {
-          const textOnly = { query: (text: string, values?: unknown[]) => (typeof text === 'string' ? held.query(text, values) : Promise.reject(new Error('object form'))) };
+          const textOnly = {
+            query: (text: string, values?: unknown[]) =>
+              typeof text === 'string' ? held.query(text, values) : Promise.reject(new Error('object form')),
+          };
           await held.query('begin');
-          const viaClient = await addJobWithClient(textOnly, 't', { tag: 'text-only' }, { unique: {} }, { uniqueSchema, workerSchema: graphileSchema, preparedStatements: false });
+          const viaClient = await addJobWithClient(
+            textOnly,
+            't',
+            { tag: 'text-only' },
+            { unique: {} },
+            { uniqueSchema, workerSchema: graphileSchema, preparedStatements: false },
+          );
           await held.query('commit');
           expect(viaClient.outcome).to.equal('created');
         } finally {
@@ -744,7 +865,10 @@ describe('graphile-worker adapter', function () {
           u.withPgClient(async (client) => {
             await client.query('select pg_stat_force_next_flush()');
             await client.query('select pg_stat_clear_snapshot()');
-            const { rows } = await client.query<{ n: string }>('select coalesce(sum(seq_scan), 0) as n from pg_stat_user_tables where schemaname = $1', [uniqueSchema]);
+            const { rows } = await client.query<{ n: string }>(
+              'select coalesce(sum(seq_scan), 0) as n from pg_stat_user_tables where schemaname = $1',
+              [uniqueSchema],
+            );
             return Number(rows[0]!.n);
           });
         const policy = { keys: ['type', 'args'] as ('type' | 'args')[], on_conflict: 'ignore' as const };
@@ -777,7 +901,9 @@ describe('graphile-worker adapter', function () {
       const s = await makeSubject();
       const plain = (await s.backend.enqueue({ type: 'r', args: { n: 1 }, unique: { keys: ['type', 'args'] } })).job;
       const kept = (await s.backend.enqueue({ type: 'r', args: { n: 2 }, unique: { keys: ['type', 'args'], states: ['cancelled'] } })).job;
-      const windowed = (await s.backend.enqueue({ type: 'r', args: { n: 3 }, unique: { keys: ['type', 'args'], states: ['cancelled'], period: 'PT1S' } })).job;
+      const windowed = (
+        await s.backend.enqueue({ type: 'r', args: { n: 3 }, unique: { keys: ['type', 'args'], states: ['cancelled'], period: 'PT1S' } })
+      ).job;
       const live = (await s.backend.enqueue({ type: 'r', args: { n: 4 }, unique: { keys: ['type', 'args'] } })).job;
       for (const job of [plain, kept, windowed]) await s.backend.cancel(job.id);
       await new Promise((resolve) => setTimeout(resolve, 1100));
@@ -863,8 +989,14 @@ describe('graphile-worker adapter', function () {
           [`"${uniqueSchema}".jobs`],
         );
         expect(leftovers.rows).to.deep.equal([]);
-        await again.enqueue({ type: 'fresh', args: {}, unique: { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'discarded' as const], period: 'PT1H' } });
-        const fresh = await pool.query(`select h.retention from "${uniqueSchema}".heads h join "${uniqueSchema}".jobs l using (fingerprint) where l.type = 'fresh'`);
+        await again.enqueue({
+          type: 'fresh',
+          args: {},
+          unique: { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'discarded' as const], period: 'PT1H' },
+        });
+        const fresh = await pool.query(
+          `select h.retention from "${uniqueSchema}".heads h join "${uniqueSchema}".jobs l using (fingerprint) where l.type = 'fresh'`,
+        );
         expect(fresh.rows.map((row) => row.retention)).to.deep.equal([{ discarded: ['PT1H'] }]);
         await again.cancel(w.id);
         const n = (await again.enqueue({ type: 'legacy', args: {}, unique: { keys: ['type'] } })).job;
@@ -900,7 +1032,9 @@ describe('graphile-worker adapter', function () {
         expect(replaced).to.include({ outcome: 'replaced' });
         expect(await count(':ou.jobs where head and ojs_id = $1', [live.id])).to.equal(1);
         // A key whose only record is finished: concurrent enqueues still leave one live job.
-        const outcomes = await Promise.allSettled(Array.from({ length: 8 }, () => again.enqueue({ type: 'old.gone', args: {}, unique: policy })));
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 8 }, () => again.enqueue({ type: 'old.gone', args: {}, unique: policy })),
+        );
         expect(outcomes.filter((o) => o.status === 'fulfilled')).to.have.length(1);
         expect(await count(':ou.jobs l join :gw._private_jobs j on j.id = l.job_id where l.type = $1', ['old.gone'])).to.equal(1);
         expect(await count(':ou.jobs where head and type = $1', ['old.gone'])).to.equal(1);

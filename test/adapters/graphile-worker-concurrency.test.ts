@@ -52,7 +52,8 @@ describe('graphile-worker adapter: concurrency (§8.1)', function () {
     const errors = settled.flatMap((s) => (s.status === 'rejected' ? [s.reason as unknown] : []));
     const unexpected = errors.filter((error) => !isDuplicateJobError(error));
     expect(unexpected, `round ${n}: unexpected errors`).to.deep.equal([]);
-    const key = (results[0] ?? (errors[0] as { uniquenessKey: string } | undefined))?.valueOf() as EnqueueResult | { uniquenessKey: string };
+    const key = (results[0] ?? (errors[0] as { uniquenessKey: string } | undefined))?.valueOf() as
+      EnqueueResult | { uniquenessKey: string };
     const uniquenessKey = 'job' in key ? key.job.uniqueness_key! : key.uniquenessKey;
     return { results, errors, live: await liveJobs(uniquenessKey) };
   };
@@ -62,7 +63,12 @@ describe('graphile-worker adapter: concurrency (§8.1)', function () {
   it(`reject: exactly one of ${CALLS} concurrent enqueues succeeds, in each of ${ROUNDS} rounds`, async () => {
     for (let n = 0; n < ROUNDS; n++) {
       const { results, errors, live } = await round('reject', n);
-      expect({ round: n, created: results.length, duplicates: errors.length, live }).to.deep.equal({ round: n, created: 1, duplicates: CALLS - 1, live: 1 });
+      expect({ round: n, created: results.length, duplicates: errors.length, live }).to.deep.equal({
+        round: n,
+        created: 1,
+        duplicates: CALLS - 1,
+        live: 1,
+      });
     }
   });
 
@@ -70,7 +76,12 @@ describe('graphile-worker adapter: concurrency (§8.1)', function () {
     for (let n = 0; n < ROUNDS; n++) {
       const { results, errors, live } = await round('ignore', n);
       const created = results.filter((r) => r.outcome === 'created');
-      expect({ round: n, created: created.length, errors: errors.length, live }).to.deep.equal({ round: n, created: 1, errors: 0, live: 1 });
+      expect({ round: n, created: created.length, errors: errors.length, live }).to.deep.equal({
+        round: n,
+        created: 1,
+        errors: 0,
+        live: 1,
+      });
       const ids = new Set(results.map((r) => r.job.id));
       expect([...ids], `round ${n}: every call names the one job`).to.deep.equal([created[0]!.job.id]);
     }
@@ -79,7 +90,13 @@ describe('graphile-worker adapter: concurrency (§8.1)', function () {
   it(`replace: every call replaces its predecessor and one live job remains, in each of ${ROUNDS} rounds`, async () => {
     for (let n = 0; n < ROUNDS; n++) {
       const { results, errors, live } = await round('replace', n);
-      expect({ round: n, created: count(results, 'created'), replaced: count(results, 'replaced'), errors: errors.length, live }).to.deep.equal({
+      expect({
+        round: n,
+        created: count(results, 'created'),
+        replaced: count(results, 'replaced'),
+        errors: errors.length,
+        live,
+      }).to.deep.equal({
         round: n,
         created: 1,
         replaced: CALLS - 1,
@@ -87,7 +104,9 @@ describe('graphile-worker adapter: concurrency (§8.1)', function () {
         live: 1,
       });
       // The replacements form one chain: each job was replaced at most once.
-      const replacedIds = results.flatMap((r) => (r.outcome === 'replaced' ? [r.replaced.id, ...(r.also_replaced ?? []).map((j) => j.id)] : []));
+      const replacedIds = results.flatMap((r) =>
+        r.outcome === 'replaced' ? [r.replaced.id, ...(r.also_replaced ?? []).map((j) => j.id)] : [],
+      );
       expect(new Set(replacedIds).size, `round ${n}: no job replaced twice`).to.equal(replacedIds.length);
     }
   });

@@ -28,14 +28,18 @@ describe('graphile-worker examples', function () {
     if (failed) return;
     const pool = makePool(1);
     try {
-      for (const name of ['ojs_example_unique', 'ojs_example_graphile_worker', 'ojs_example_shop']) await pool.query(`drop schema if exists "${name}_${RUN_SALT}" cascade`);
+      for (const name of ['ojs_example_unique', 'ojs_example_graphile_worker', 'ojs_example_shop'])
+        await pool.query(`drop schema if exists "${name}_${RUN_SALT}" cascade`);
     } finally {
       await pool.end();
     }
   });
 
   it('npm run demo -- --backend graphile-worker walks through every section with one live job per burst', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'examples/demo.ts', '--backend', 'graphile-worker'], { encoding: 'utf8', env });
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'examples/demo.ts', '--backend', 'graphile-worker'], {
+      encoding: 'utf8',
+      env,
+    });
     expect(result.stderr).to.equal('');
     expect(result.status).to.equal(0);
     const out = result.stdout;

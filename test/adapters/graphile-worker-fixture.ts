@@ -79,8 +79,13 @@ async function planFor(pool: pg.Pool, schemas: TestSchemas): Promise<ResetPlan> 
       where co.contype = 'f' and fn.nspname = any($1)`,
     [names],
   );
-  const { rows: sequences } = await pool.query<{ name: string }>("select format('%I.%I', sequence_schema, sequence_name) as name from information_schema.sequences where sequence_schema = any($1)", [names]);
-  const setup = tables.filter(({ schema, table }) => SETUP_TABLES.includes(table) || (schema === schemas.graphileSchema && table === '_private_tasks'));
+  const { rows: sequences } = await pool.query<{ name: string }>(
+    "select format('%I.%I', sequence_schema, sequence_name) as name from information_schema.sequences where sequence_schema = any($1)",
+    [names],
+  );
+  const setup = tables.filter(
+    ({ schema, table }) => SETUP_TABLES.includes(table) || (schema === schemas.graphileSchema && table === '_private_tasks'),
+  );
   // Referencing tables before the tables they reference (no cycles among these tables).
   const data = tables.filter((t) => !setup.includes(t)).map(({ name }) => name);
   const ordered: string[] = [];
@@ -96,7 +101,9 @@ async function planFor(pool: pg.Pool, schemas: TestSchemas): Promise<ResetPlan> 
     .map(({ name }) => `select 'row ${name} ' || row_to_json(t)::text from ${name} t`);
   return {
     structure: `select md5(string_agg(item, E'\\n' order by item)) as digest from (${[STRUCTURE, ...setupRows].join('\n  union all\n')}) items(item)`,
-    reset: [...ordered.map((name) => `delete from ${name}`), ...sequences.map(({ name }) => `select setval('${name}', 1, false)`)].join(';\n'),
+    reset: [...ordered.map((name) => `delete from ${name}`), ...sequences.map(({ name }) => `select setval('${name}', 1, false)`)].join(
+      ';\n',
+    ),
   };
 }
 
@@ -114,7 +121,12 @@ async function structureOf(pool: pg.Pool, plan: ResetPlan, schemas: TestSchemas)
 async function migrate(schemas: TestSchemas): Promise<void> {
   const pool = makePool(2);
   try {
-    const utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: schemas.graphileSchema, uniqueSchema: schemas.uniqueSchema, logger: quietLogger });
+    const utils = await makeUniqueWorkerUtils({
+      pgPool: pool,
+      schema: schemas.graphileSchema,
+      uniqueSchema: schemas.uniqueSchema,
+      logger: quietLogger,
+    });
     await utils.release();
   } finally {
     await pool.end();
@@ -213,7 +225,7 @@ export function isolatePerTest(file: string): { current(): TestSchemas; admin():
   return {
     current: () => {
       const schemas = own ?? shared;
-      if (!schemas) throw new Error('no schemas: the file\'s set-up failed');
+      if (!schemas) throw new Error("no schemas: the file's set-up failed");
       return schemas;
     },
     async ownSchemas() {

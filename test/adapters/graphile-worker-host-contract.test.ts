@@ -12,7 +12,12 @@ import { expect } from 'chai';
 import { Logger, makeWorkerUtils, runOnce, runTaskListOnce, type Job, type TaskList } from 'graphile-worker';
 import type pg from 'pg';
 import { BackendError, isBackendError } from '../../src/index.js';
-import { addJobWithClient, createGraphileWorkerBackend, makeUniqueJobsPreset, makeUniqueWorkerUtils } from '../../adapters/graphile-worker/index.js';
+import {
+  addJobWithClient,
+  createGraphileWorkerBackend,
+  makeUniqueJobsPreset,
+  makeUniqueWorkerUtils,
+} from '../../adapters/graphile-worker/index.js';
 import {
   GRAPHILE_BEHAVIOURS,
   GRAPHILE_RELIANCES,
@@ -75,7 +80,12 @@ describe('graphile-worker host contract', function () {
   };
   const addPlain = async (identifier: string, spec: { maxAttempts?: number } = {}): Promise<Job> => {
     const names = schemas.current();
-    const utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: names.graphileSchema, uniqueSchema: names.uniqueSchema, logger: quietLogger });
+    const utils = await makeUniqueWorkerUtils({
+      pgPool: pool,
+      schema: names.graphileSchema,
+      uniqueSchema: names.uniqueSchema,
+      logger: quietLogger,
+    });
     try {
       return await utils.addJob(identifier, {}, spec);
     } finally {
@@ -87,8 +97,11 @@ describe('graphile-worker host contract', function () {
     for (const reliance of GRAPHILE_RELIANCES) {
       it(`${reliance.id}: ${reliance.usedFor}`, async () => {
         const unmet = await unmetGraphileReliances(pool, sqlOf(schemas.current()), [reliance]);
-        expect(unmet.map(describeUnmet), `graphile-worker's schema changed (${unmet.map(describeUnmet).join('; ')}); ojs-unique uses it for: ${reliance.usedFor}. ` +
-          'Update graphile-worker-host.ts and the SQL that uses it (install-functions.sql, get-job.sql, add-plain-job.sql), with a new SCHEMA_VERSION').to.deep.equal([]);
+        expect(
+          unmet.map(describeUnmet),
+          `graphile-worker's schema changed (${unmet.map(describeUnmet).join('; ')}); ojs-unique uses it for: ${reliance.usedFor}. ` +
+            'Update graphile-worker-host.ts and the SQL that uses it (install-functions.sql, get-job.sql, add-plain-job.sql), with a new SCHEMA_VERSION',
+        ).to.deep.equal([]);
       });
     }
   });
@@ -96,19 +109,28 @@ describe('graphile-worker host contract', function () {
   describe('how Graphile Worker’s worker uses its rows (GRAPHILE_BEHAVIOURS)', () => {
     it(GRAPHILE_BEHAVIOURS.completionDeletesLockedRow, async () => {
       const names = schemas.current();
-      const utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: names.graphileSchema, uniqueSchema: names.uniqueSchema, logger: quietLogger });
+      const utils = await makeUniqueWorkerUtils({
+        pgPool: pool,
+        schema: names.graphileSchema,
+        uniqueSchema: names.uniqueSchema,
+        logger: quietLogger,
+      });
       try {
         const { job } = await utils.addJob('succeeds', {}, { unique: {} });
         const locks: (string | null)[] = [];
         // What the row looked like to the task: locked, as the trigger later sees it deleted.
         await runWorkerOnce({
           succeeds: async () => {
-            locks.push(...(await q<{ locked: string | null }>('select locked_at::text as locked from :gw._private_jobs')).map((row) => row.locked));
+            locks.push(
+              ...(await q<{ locked: string | null }>('select locked_at::text as locked from :gw._private_jobs')).map((row) => row.locked),
+            );
           },
         });
         expect(locks, 'the worker ran the job with its row locked').to.have.length(1).and.not.include(null);
         expect((await q('select id from :gw._private_jobs')).length, 'a completed job’s row is deleted').to.equal(0);
-        expect((await utils.getUniqueJob(job.id))?.state, 'job_deleted() saw the row deleted while locked, i.e. completed').to.equal('completed');
+        expect((await utils.getUniqueJob(job.id))?.state, 'job_deleted() saw the row deleted while locked, i.e. completed').to.equal(
+          'completed',
+        );
       } finally {
         await utils.release();
       }
@@ -116,7 +138,12 @@ describe('graphile-worker host contract', function () {
 
     it(GRAPHILE_BEHAVIOURS.lastFailureKeepsRow, async () => {
       const names = schemas.current();
-      const utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: names.graphileSchema, uniqueSchema: names.uniqueSchema, logger: quietLogger });
+      const utils = await makeUniqueWorkerUtils({
+        pgPool: pool,
+        schema: names.graphileSchema,
+        uniqueSchema: names.uniqueSchema,
+        logger: quietLogger,
+      });
       try {
         const { job } = await utils.addJob('fails', {}, { unique: {}, maxAttempts: 1 });
         await runWorkerOnce({
@@ -124,8 +151,12 @@ describe('graphile-worker host contract', function () {
             throw Object.assign(new Error('planned failure'), { failure: true });
           },
         });
-        const rows = await q<{ attempts: number; max_attempts: number; locked_at: string | null }>('select attempts, max_attempts, locked_at from :gw._private_jobs');
-        expect(rows, 'the failed job keeps its row, unlocked, with attempts = max_attempts').to.deep.equal([{ attempts: 1, max_attempts: 1, locked_at: null }]);
+        const rows = await q<{ attempts: number; max_attempts: number; locked_at: string | null }>(
+          'select attempts, max_attempts, locked_at from :gw._private_jobs',
+        );
+        expect(rows, 'the failed job keeps its row, unlocked, with attempts = max_attempts').to.deep.equal([
+          { attempts: 1, max_attempts: 1, locked_at: null },
+        ]);
         expect((await utils.getUniqueJob(job.id))?.state).to.equal('discarded');
       } finally {
         await utils.release();
@@ -149,7 +180,10 @@ describe('graphile-worker host contract', function () {
         await holder.query('begin');
         await holder.query(`select 1 from "${schemas.current().graphileSchema}"._private_jobs where id = $1 for update`, [job.id]);
         await runWorkerOnce({ held: async () => void ran.push('held') });
-        expect(ran, 'a worker started a job whose row another transaction holds: lock_and_read() no longer keeps workers off its candidates').to.deep.equal([]);
+        expect(
+          ran,
+          'a worker started a job whose row another transaction holds: lock_and_read() no longer keeps workers off its candidates',
+        ).to.deep.equal([]);
       } finally {
         await holder.query('rollback');
         holder.release();
@@ -174,7 +208,10 @@ describe('graphile-worker host contract', function () {
       } finally {
         client.release();
       }
-      expect(ran, `Graphile's stale-lock threshold is no longer ${GRAPHILE_STALE_LOCK_INTERVAL}: update GRAPHILE_STALE_LOCK_INTERVAL and install-functions.sql`).to.deep.equal(['stale']);
+      expect(
+        ran,
+        `Graphile's stale-lock threshold is no longer ${GRAPHILE_STALE_LOCK_INTERVAL}: update GRAPHILE_STALE_LOCK_INTERVAL and install-functions.sql`,
+      ).to.deep.equal(['stale']);
       // The adapter's SQL says the same threshold, and no other.
       const intervals = [...sqlFiles['install-functions'].matchAll(/interval '(\d+ hours?)'/g)].map((match) => match[1]);
       expect(intervals).to.have.length.greaterThan(0);
@@ -188,7 +225,7 @@ describe('graphile-worker host contract', function () {
       );
       expect(rows).to.have.length(1);
       expect(rows[0]!.id, 'add_job returned the new row').to.be.a('string');
-      expect(rows[0]!.run_at, "add_job filled in run_at (insert_job records it as scheduled_at)").to.be.instanceOf(Date);
+      expect(rows[0]!.run_at, 'add_job filled in run_at (insert_job records it as scheduled_at)').to.be.instanceOf(Date);
       expect(rows[0]!.max_attempts, "add_job filled in Graphile's default max_attempts").to.equal(25);
       expect((await q<{ n: number }>('select count(*)::int as n from :gw._private_jobs'))[0]!.n).to.equal(1);
     });
@@ -222,7 +259,9 @@ describe('graphile-worker host contract', function () {
       const nowhere = sqlOf({ graphileSchema: `${names.graphileSchema}_none`, uniqueSchema: names.uniqueSchema });
       const none = await unmetGraphileReliances(pool, nowhere);
       expect(none).to.have.length(GRAPHILE_RELIANCES.length);
-      expect(unmetReliancesError(nowhere, none).message).to.match(/has no _private_jobs table and no add_job function: is Graphile Worker migrated there\?/);
+      expect(unmetReliancesError(nowhere, none).message).to.match(
+        /has no _private_jobs table and no add_job function: is Graphile Worker migrated there\?/,
+      );
     });
 
     it('a worker with the preset still starts and runs jobs, plain adds work, and unique adds fail with a BackendError naming it, writing nothing', async () => {
@@ -253,12 +292,20 @@ describe('graphile-worker host contract', function () {
       const utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: names.graphileSchema, uniqueSchema: names.uniqueSchema, logger });
       const backend = backendFor(pool, names, true);
       try {
-        expect(warnings.join('\n')).to.match(/ojs-unique: .*lacks what ojs-unique relies on \(add_job\(identifier, .*\) returning _private_jobs is not there \(found: add_job\(.*\) returns .*jobs\)\)/);
+        expect(warnings.join('\n')).to.match(
+          /ojs-unique: .*lacks what ojs-unique relies on \(add_job\(identifier, .*\) returning _private_jobs is not there \(found: add_job\(.*\) returns .*jobs\)\)/,
+        );
         const plain = await utils.addJob('plain', { n: 1 });
         expect(plain.task_identifier).to.equal('plain');
         expect(await utils.addJobs([{ identifier: 'plain', payload: { n: 2 } }])).to.have.length(1);
         const ran: unknown[] = [];
-        await runOnce({ pgPool: pool, schema: names.graphileSchema, logger, preset: { extends: [presetFor(names)] }, taskList: { plain: async (payload) => void ran.push(payload) } });
+        await runOnce({
+          pgPool: pool,
+          schema: names.graphileSchema,
+          logger,
+          preset: { extends: [presetFor(names)] },
+          taskList: { plain: async (payload) => void ran.push(payload) },
+        });
         expect(ran).to.have.deep.members([{ n: 1 }, { n: 2 }]);
 
         const refusals = [
@@ -277,9 +324,13 @@ describe('graphile-worker host contract', function () {
         for (const error of refusals) {
           expect(error).to.be.instanceOf(BackendError);
           expect(isBackendError(error) && error.written).to.equal(false);
-          expect(error.message).to.match(/lacks what ojs-unique relies on: add_job\(identifier, payload, queue_name, run_at, max_attempts, job_key, priority, flags, job_key_mode\) returning _private_jobs/);
+          expect(error.message).to.match(
+            /lacks what ojs-unique relies on: add_job\(identifier, payload, queue_name, run_at, max_attempts, job_key, priority, flags, job_key_mode\) returning _private_jobs/,
+          );
         }
-        const { rows } = await pool.query(`select count(*)::int as n from ${gw}._private_jobs where task_id in (select id from ${gw}._private_tasks where identifier = 'unique')`);
+        const { rows } = await pool.query(
+          `select count(*)::int as n from ${gw}._private_jobs where task_id in (select id from ${gw}._private_tasks where identifier = 'unique')`,
+        );
         expect(rows[0].n, 'nothing of a refused add was written').to.equal(0);
         const ours = await pool.query('select 1 from pg_namespace where nspname = $1', [names.uniqueSchema]);
         expect(ours.rows, 'the adapter’s schema was left alone').to.deep.equal([]);
@@ -293,7 +344,12 @@ describe('graphile-worker host contract', function () {
       const names = schemas.current();
       // One connection: the one whose reliances were checked is the one the adds run on.
       const single = makePool(1);
-      const utils = await makeUniqueWorkerUtils({ pgPool: single, schema: names.graphileSchema, uniqueSchema: names.uniqueSchema, logger: quietLogger });
+      const utils = await makeUniqueWorkerUtils({
+        pgPool: single,
+        schema: names.graphileSchema,
+        uniqueSchema: names.uniqueSchema,
+        logger: quietLogger,
+      });
       try {
         expect((await utils.addJob('first', {}, { unique: {} })).outcome).to.equal('created');
         await q('alter table :gw._private_jobs rename column locked_at to claimed_at');
@@ -314,13 +370,21 @@ describe('graphile-worker host contract', function () {
       const names = schemas.current();
       await q(`insert into :gw.migrations (id, breaking) values (21, false)`);
       // Graphile itself warns about the level and carries on; so does the preset.
-      const utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: names.graphileSchema, uniqueSchema: names.uniqueSchema, logger: quietLogger });
+      const utils = await makeUniqueWorkerUtils({
+        pgPool: pool,
+        schema: names.graphileSchema,
+        uniqueSchema: names.uniqueSchema,
+        logger: quietLogger,
+      });
       const backend = backendFor(pool, names, false);
       try {
         expect((await utils.addJob('after_21', { via: 'utils' }, { unique: {} })).outcome).to.equal('created');
         expect((await backend.enqueue({ type: 'after_21_backend', args: { via: 'backend' }, unique: {} })).outcome).to.equal('created');
         const ran: unknown[] = [];
-        await runWorkerOnce({ after_21: async (payload) => void ran.push(payload), after_21_backend: async (payload) => void ran.push(payload) });
+        await runWorkerOnce({
+          after_21: async (payload) => void ran.push(payload),
+          after_21_backend: async (payload) => void ran.push(payload),
+        });
         expect(ran).to.have.deep.members([{ via: 'utils' }, { via: 'backend' }]);
       } finally {
         await backend.close();

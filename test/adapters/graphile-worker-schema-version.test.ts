@@ -30,7 +30,13 @@ const PINNED_SQL: Record<number, string> = {
 
 function versionedSqlDigest(): string {
   const files = ['install-functions' as const, ...MIGRATIONS.map((migration) => migration.file)];
-  const code = files.map((file) => `-- file ${file}\n${sqlFiles[file].split('\n').filter((line) => !/^\s*--/.test(line) && line.trim() !== '').join('\n')}`);
+  const code = files.map(
+    (file) =>
+      `-- file ${file}\n${sqlFiles[file]
+        .split('\n')
+        .filter((line) => !/^\s*--/.test(line) && line.trim() !== '')
+        .join('\n')}`,
+  );
   return createHash('sha256').update(code.join('\n')).digest('hex').slice(0, 16);
 }
 
@@ -60,16 +66,26 @@ describe('graphile-worker schema version', function () {
   const install = async (names: TestSchemas, schemaVersion?: number) => {
     const client = await pool.connect();
     try {
-      return await installUniqueJobsSchema(client, new GraphileWorkerSql({ workerSchema: names.graphileSchema, uniqueSchema: names.uniqueSchema }), { schemaVersion });
+      return await installUniqueJobsSchema(
+        client,
+        new GraphileWorkerSql({ workerSchema: names.graphileSchema, uniqueSchema: names.uniqueSchema }),
+        { schemaVersion },
+      );
     } finally {
       client.release();
     }
   };
   const storedVersion = async (names: TestSchemas) =>
-    (await pool.query<{ value: string }>(`select value from "${names.uniqueSchema}".settings where name = 'schema_version'`)).rows[0]?.value;
+    (await pool.query<{ value: string }>(`select value from "${names.uniqueSchema}".settings where name = 'schema_version'`)).rows[0]
+      ?.value;
   /** Every function body of the adapter's schema, to tell whether an install rewrote one. */
   const bodies = async (names: TestSchemas) =>
-    (await pool.query<{ digest: string }>(`select md5(string_agg(p.proname || p.prosrc, '' order by p.oid)) as digest from pg_proc p where p.pronamespace = $1::regnamespace`, [names.uniqueSchema])).rows[0]!.digest;
+    (
+      await pool.query<{ digest: string }>(
+        `select md5(string_agg(p.proname || p.prosrc, '' order by p.oid)) as digest from pg_proc p where p.pronamespace = $1::regnamespace`,
+        [names.uniqueSchema],
+      )
+    ).rows[0]!.digest;
   /** A body only a newer package would have (lock_key, unchanged but for a comment). */
   const newerBody = (names: TestSchemas) =>
     pool.query(`create or replace function "${names.uniqueSchema}".lock_key(p_fingerprint text)
@@ -81,7 +97,12 @@ describe('graphile-worker schema version', function () {
       end
       $$`);
   const lockKeyBody = async (names: TestSchemas) =>
-    (await pool.query<{ src: string }>(`select prosrc as src from pg_proc where pronamespace = $1::regnamespace and proname = 'lock_key'`, [names.uniqueSchema])).rows[0]!.src;
+    (
+      await pool.query<{ src: string }>(
+        `select prosrc as src from pg_proc where pronamespace = $1::regnamespace and proname = 'lock_key'`,
+        [names.uniqueSchema],
+      )
+    ).rows[0]!.src;
 
   it('records SCHEMA_VERSION, and installs the functions again only for a newer version', async () => {
     const names = schemas.current();
@@ -104,7 +125,9 @@ describe('graphile-worker schema version', function () {
     expect(older).to.be.instanceOf(BackendError);
     expect(isBackendError(older) && older.written).to.equal(false);
     expect(older.message).to.match(
-      new RegExp(`the database holds a newer ojs-unique schema version ${SCHEMA_VERSION} \\(schema "${names.uniqueSchema}"\\) than this package's schema version ${SCHEMA_VERSION - 1}: upgrade the ojs-unique package`),
+      new RegExp(
+        `the database holds a newer ojs-unique schema version ${SCHEMA_VERSION} \\(schema "${names.uniqueSchema}"\\) than this package's schema version ${SCHEMA_VERSION - 1}: upgrade the ojs-unique package`,
+      ),
     );
     expect(await bodies(names)).to.equal(before);
     expect(await storedVersion(names)).to.equal(String(SCHEMA_VERSION));
@@ -114,7 +137,11 @@ describe('graphile-worker schema version', function () {
     try {
       const error = await rejectionOf(backend.ready());
       expect(error).to.be.instanceOf(BackendError);
-      expect(error.message).to.match(new RegExp(`newer ojs-unique schema version ${SCHEMA_VERSION + 1} .* than this package's schema version ${SCHEMA_VERSION}: upgrade`));
+      expect(error.message).to.match(
+        new RegExp(
+          `newer ojs-unique schema version ${SCHEMA_VERSION + 1} .* than this package's schema version ${SCHEMA_VERSION}: upgrade`,
+        ),
+      );
     } finally {
       await backend.close();
     }
@@ -128,7 +155,9 @@ describe('graphile-worker schema version', function () {
     const before = await bodies(names);
     const error = await rejectionOf(install(names));
     expect(error).to.be.instanceOf(BackendError);
-    expect(error.message).to.match(new RegExp(`newer ojs-unique migration 99 .* than this package's migration ${known}: upgrade the ojs-unique package`));
+    expect(error.message).to.match(
+      new RegExp(`newer ojs-unique migration 99 .* than this package's migration ${known}: upgrade the ojs-unique package`),
+    );
     expect(await bodies(names)).to.equal(before);
   });
 

@@ -8,9 +8,21 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import type pg from 'pg';
-import { BackendError, InvalidJobInputError, UNIQUE_STATE_GROUPS, type EnqueueResult, type JobInput, type UniqueJobsBackend } from '../../src/index.js';
+import {
+  BackendError,
+  InvalidJobInputError,
+  UNIQUE_STATE_GROUPS,
+  type EnqueueResult,
+  type JobInput,
+  type UniqueJobsBackend,
+} from '../../src/index.js';
 import { createMemoryBackend } from '../../adapters/memory/index.js';
-import { addJobWithClient, createGraphileWorkerBackend, makeUniqueWorkerUtils, type UniqueWorkerUtils } from '../../adapters/graphile-worker/index.js';
+import {
+  addJobWithClient,
+  createGraphileWorkerBackend,
+  makeUniqueWorkerUtils,
+  type UniqueWorkerUtils,
+} from '../../adapters/graphile-worker/index.js';
 import { quietLogger } from '../conformance/subjects/graphile-worker.js';
 import { rejection as rejectionOf } from '../conformance/suite-context.js';
 import { isolatePerTest, makePool } from './graphile-worker-fixture.js';
@@ -70,7 +82,9 @@ describe('graphile-worker: issue 9 seams', function () {
   };
 
   /** Runs `steps` on memory and on Graphile; each step returns a shaped outcome or an error's name. */
-  async function againstMemory(steps: (backend: UniqueJobsBackend, results: EnqueueResult[]) => Promise<void>): Promise<[unknown[], unknown[]]> {
+  async function againstMemory(
+    steps: (backend: UniqueJobsBackend, results: EnqueueResult[]) => Promise<void>,
+  ): Promise<[unknown[], unknown[]]> {
     const run = async (backend: UniqueJobsBackend) => {
       const results: EnqueueResult[] = [];
       await steps(backend, results);
@@ -116,7 +130,8 @@ describe('graphile-worker: issue 9 seams', function () {
 
   describe('§8.1 addJobWithClient needs a transaction of its own client', () => {
     const replace = { keys: ['type'] as 'type'[], on_conflict: 'replace' as const };
-    const issuePaths = (error: Error) => (error instanceof InvalidJobInputError ? error.issues.map((issue) => issue.path) : [error.message]);
+    const issuePaths = (error: Error) =>
+      error instanceof InvalidJobInputError ? error.issues.map((issue) => issue.path) : [error.message];
 
     it('§8.1 refuses a pg.Pool and a client outside BEGIN … COMMIT (nothing written); 40 concurrent replaces in transactions leave one live job', async () => {
       await makeUtils();
@@ -215,7 +230,14 @@ describe('graphile-worker: issue 9 seams', function () {
           for (const [via, call] of [
             ['addJob', () => u.addJob('t', {}, spec)],
             ['addJobWithClient', () => addJobWithClient(client, 't', {}, spec, { uniqueSchema, workerSchema: graphileSchema })],
-            ['addJobs', () => u.addJobs([{ identifier: 't', payload: {}, unique: {} }, { identifier: 't', payload: {}, ...(spec as object) }])],
+            [
+              'addJobs',
+              () =>
+                u.addJobs([
+                  { identifier: 't', payload: {}, unique: {} },
+                  { identifier: 't', payload: {}, ...(spec as object) },
+                ]),
+            ],
           ] as const) {
             const error = await rejectionOf(call());
             expect(error, `${label} via ${via}`).to.be.instanceOf(InvalidJobInputError);
@@ -242,7 +264,10 @@ describe('graphile-worker: issue 9 seams', function () {
       const client = await pool.connect();
       try {
         await client.query('begin');
-        const viaClient = await addJobWithClient(client, 'plain', { n: 3 }, { unique: null } as never, { uniqueSchema, workerSchema: graphileSchema });
+        const viaClient = await addJobWithClient(client, 'plain', { n: 3 }, { unique: null } as never, {
+          uniqueSchema,
+          workerSchema: graphileSchema,
+        });
         expect(viaClient).to.have.property('task_identifier', 'plain');
         await client.query('commit');
       } finally {
@@ -258,7 +283,9 @@ describe('graphile-worker: issue 9 seams', function () {
       const inheritedUnique = Object.create({ unique: {} }) as object;
       expect(await u.addJob('plain', {}, inheritedUnique)).to.have.property('task_identifier', 'plain');
       expect(await count(':ou.jobs')).to.equal(0);
-      const spec = Object.assign(Object.create({ queue: 'inherited', flags: 'not an array' }) as object, { unique: { keys: ['type', 'queue'] } });
+      const spec = Object.assign(Object.create({ queue: 'inherited', flags: 'not an array' }) as object, {
+        unique: { keys: ['type', 'queue'] },
+      });
       const result = await u.addJob('own', {}, spec as never);
       expect(result.job.queue).to.equal('default');
     });
@@ -288,7 +315,9 @@ describe('graphile-worker: issue 9 seams', function () {
 
   describe('§12 an unreachable database is a typed error, and every call settles', () => {
     it('§12 makeUniqueWorkerUtils on a port where nothing listens: BackendError, written false (not the raw pg error)', async () => {
-      const error = await rejectionOf(makeUniqueWorkerUtils({ connectionString: 'postgres://postgres@127.0.0.1:1/test', logger: quietLogger }));
+      const error = await rejectionOf(
+        makeUniqueWorkerUtils({ connectionString: 'postgres://postgres@127.0.0.1:1/test', logger: quietLogger }),
+      );
       expect(error).to.be.instanceOf(BackendError).and.include({ written: false });
       expect(error.message).to.match(/ECONNREFUSED/);
     });
@@ -300,7 +329,9 @@ describe('graphile-worker: issue 9 seams', function () {
       await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
       const url = `postgres://postgres@127.0.0.1:${(silent.address() as net.AddressInfo).port}/test`;
       try {
-        const viaUtils = await rejectionOf(makeUniqueWorkerUtils({ connectionString: url, connectionTimeoutMillis: 300, logger: quietLogger }));
+        const viaUtils = await rejectionOf(
+          makeUniqueWorkerUtils({ connectionString: url, connectionTimeoutMillis: 300, logger: quietLogger }),
+        );
         expect(viaUtils).to.be.instanceOf(BackendError).and.include({ written: false });
         const backend = createGraphileWorkerBackend({ connectionString: url, connectionTimeoutMillis: 300 });
         backends.push(backend);

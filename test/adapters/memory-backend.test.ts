@@ -69,24 +69,42 @@ describe('memory backend: lifecycle and options beyond the conformance suite', f
     expect(await backend.ack(job.id).catch((e) => e)).to.include({ code: 'invalid_transition' });
   });
 
-  it('§5.2 with replaceActive the active job is cancelled and its worker\'s ack is refused', async function () {
+  it("§5.2 with replaceActive the active job is cancelled and its worker's ack is refused", async function () {
     const { backend } = backendAt(undefined, { replaceActive: true });
     const unique = { on_conflict: 'replace' } as const;
     const { job } = await backend.enqueue({ type: 'a.b', args: [1], unique });
     await backend.fetch();
     const result = await backend.enqueue({ type: 'a.b', args: [2], unique });
     expect(result.outcome).to.equal('replaced');
-    if (result.outcome === 'replaced') expect(result.replaced).to.deep.include({ id: job.id, state: 'cancelled', replaced_by: result.job.id });
+    if (result.outcome === 'replaced')
+      expect(result.replaced).to.deep.include({ id: job.id, state: 'cancelled', replaced_by: result.job.id });
     expect(await backend.ack(job.id).catch((e) => e)).to.include({ code: 'invalid_transition', from: 'cancelled' });
   });
 
   it('refuses invalid job fields with every path named, the policy ones too, and writes nothing', async function () {
     const { backend } = backendAt();
     const error = await backend
-      .enqueue({ type: '', args: [], queue: '', max_attempts: 0, priority: 1.5, scheduled_at: '2026-02-12 10:00', meta: [] as never, unique: { keys: ['argz'] } as never })
+      .enqueue({
+        type: '',
+        args: [],
+        queue: '',
+        max_attempts: 0,
+        priority: 1.5,
+        scheduled_at: '2026-02-12 10:00',
+        meta: [] as never,
+        unique: { keys: ['argz'] } as never,
+      })
       .catch((e) => e);
     expect(isInvalidJobInputError(error)).to.equal(true);
-    expect(error.issues.map((i: { path: string }) => i.path)).to.deep.equal(['type', 'queue', 'meta', 'max_attempts', 'priority', 'scheduled_at', 'unique.keys[0]']);
+    expect(error.issues.map((i: { path: string }) => i.path)).to.deep.equal([
+      'type',
+      'queue',
+      'meta',
+      'max_attempts',
+      'priority',
+      'scheduled_at',
+      'unique.keys[0]',
+    ]);
     expect(backend.jobs()).to.deep.equal([]);
   });
 

@@ -59,7 +59,7 @@ describe('memory backend: the portable input rules (the reference answers)', fun
     }
   });
 
-  it('§2.2 reads only the job\'s own properties (a polluted Object.prototype adds no field)', async function () {
+  it("§2.2 reads only the job's own properties (a polluted Object.prototype adds no field)", async function () {
     const backend = createMemoryBackend();
     Object.defineProperty(Object.prototype, 'queue', { value: 'polluted', configurable: true, writable: true });
     Object.defineProperty(Object.prototype, 'unique', { value: { on_conflict: 'replace' }, configurable: true, writable: true });

@@ -73,7 +73,12 @@ export function keyComputation(ctx: SuiteContext): void {
     });
 
     it('§4.1 the key a backend records is computeUniquenessKey of the job (the same on every backend)', async function () {
-      const input = { type: 'email.send', queue: 'notifications', args: { user_id: 42, template: 'welcome' }, unique: { keys: ['type', 'queue', 'args'], args_keys: ['user_id'] } } as const;
+      const input = {
+        type: 'email.send',
+        queue: 'notifications',
+        args: { user_id: 42, template: 'welcome' },
+        unique: { keys: ['type', 'queue', 'args'], args_keys: ['user_id'] },
+      } as const;
       const job = await created(ctx, input);
       const expected = computeUniquenessKey(input, parseUniquePolicy(input.unique));
       expect(job.uniqueness_key).to.equal(expected.key);

@@ -11,13 +11,23 @@ export function conflictStrategies(ctx: SuiteContext): void {
       const first = await created(ctx, { type: 'email.send', args: { user_id: 42 }, unique });
       const error = await rejection(enqueue(ctx, { type: 'email.send', args: { user_id: 42 }, unique }));
       expect(isDuplicateJobError(error)).to.equal(true);
-      expect(error).to.include({ code: 'duplicate', existingJobId: first.id, existingJobState: 'available', uniquenessKey: first.uniqueness_key });
+      expect(error).to.include({
+        code: 'duplicate',
+        existingJobId: first.id,
+        existingJobState: 'available',
+        uniquenessKey: first.uniqueness_key,
+      });
       expect(JSON.parse(JSON.stringify(error))).to.deep.equal({
         error: {
           code: 'duplicate',
           message: error.message,
           retryable: false,
-          details: { existing_job_id: first.id, existing_job_state: 'available', uniqueness_key: first.uniqueness_key, reason: 'duplicate' },
+          details: {
+            existing_job_id: first.id,
+            existing_job_state: 'available',
+            uniqueness_key: first.uniqueness_key,
+            reason: 'duplicate',
+          },
         },
       });
       expect(error.message, 'the key never appears in a message (§12)').to.not.contain(first.uniqueness_key!);
@@ -32,20 +42,27 @@ export function conflictStrategies(ctx: SuiteContext): void {
       expect(second.job.id).to.equal(first.id);
       expect(second.job.state).to.equal('available');
       // Nothing new was inserted: a reject probe still finds the original as the only holder.
-      const probe = await rejection(enqueue(ctx, { type: 'invoice.generate', args: { order_id: 'o1' }, unique: { ...unique, on_conflict: 'reject' } }));
+      const probe = await rejection(
+        enqueue(ctx, { type: 'invoice.generate', args: { order_id: 'o1' }, unique: { ...unique, on_conflict: 'reject' } }),
+      );
       expect(probe.existingJobId).to.equal(first.id);
     });
 
     // The id check comes first: a caller-chosen id that already names a job is bad input whatever
     // the policy would answer, even when that job is the very duplicate (so the add is not a
     // duplicate outcome on one backend and invalid_request on another).
-    for (const [section, onConflict] of [['§5.1', 'reject'], ['§5.4', 'ignore']] as const) {
+    for (const [section, onConflict] of [
+      ['§5.1', 'reject'],
+      ['§5.4', 'ignore'],
+    ] as const) {
       it(`${section} ${onConflict}: a caller-chosen id taken by the very job the add duplicates is invalid_request naming the id, nothing written`, async function () {
         const unique = { keys: ['type', 'args'], on_conflict: onConflict } as const;
         const first = await created(ctx, { type: 'order.sync', id: 'order-7', args: { order_id: 7 }, unique });
         await expectIdTaken(enqueue(ctx, { type: 'order.sync', id: 'order-7', args: { order_id: 7 }, unique }));
         // Nothing was inserted: the original is still the key's only holder.
-        const probe = await rejection(enqueue(ctx, { type: 'order.sync', args: { order_id: 7 }, unique: { ...unique, on_conflict: 'reject' } }));
+        const probe = await rejection(
+          enqueue(ctx, { type: 'order.sync', args: { order_id: 7 }, unique: { ...unique, on_conflict: 'reject' } }),
+        );
         expect(probe.existingJobId).to.equal(first.id);
       });
 
@@ -58,7 +75,7 @@ export function conflictStrategies(ctx: SuiteContext): void {
       });
     }
 
-    it('§5.1 reject: an empty caller-chosen id is invalid_request naming the id, not the duplicate of the key\'s job', async function () {
+    it("§5.1 reject: an empty caller-chosen id is invalid_request naming the id, not the duplicate of the key's job", async function () {
       const unique = { keys: ['type'] } as const;
       await created(ctx, { type: 'order.empty-id', args: {}, unique });
       await expectIdTaken(enqueue(ctx, { type: 'order.empty-id', id: '', args: {}, unique }));
@@ -77,7 +94,9 @@ export function conflictStrategies(ctx: SuiteContext): void {
       expect(result.job.state).to.equal('available');
       expect(await stateOf(ctx, first.id)).to.equal('cancelled');
       // The new job now holds the key.
-      const probe = await rejection(enqueue(ctx, { type: 'resize.avatar', args: { user_id: 42 }, unique: { ...unique, on_conflict: 'reject' } }));
+      const probe = await rejection(
+        enqueue(ctx, { type: 'resize.avatar', args: { user_id: 42 }, unique: { ...unique, on_conflict: 'reject' } }),
+      );
       expect(probe.existingJobId).to.equal(result.job.id);
     });
 
@@ -92,7 +111,12 @@ export function conflictStrategies(ctx: SuiteContext): void {
           expect(await stateOf(ctx, first.id)).to.equal('cancelled');
         } else {
           const error = await rejection(enqueue(ctx, { type: 'report.daily', args: { v: 2 }, unique }));
-          expect(error).to.include({ code: 'duplicate', existingJobId: first.id, existingJobState: 'active', reason: 'active_not_replaceable' });
+          expect(error).to.include({
+            code: 'duplicate',
+            existingJobId: first.id,
+            existingJobState: 'active',
+            reason: 'active_not_replaceable',
+          });
           expect(await stateOf(ctx, first.id)).to.equal('active');
         }
       } finally {
@@ -143,7 +167,11 @@ export function conflictStrategies(ctx: SuiteContext): void {
       if (replaced.outcome !== 'replaced') return;
       expect(replaced.replaced.id).to.equal(j1.id);
       expect((replaced.also_replaced ?? []).map((job) => job.id)).to.deep.equal([j2.id]);
-      expect([await stateOf(ctx, j1.id), await stateOf(ctx, j2.id), await stateOf(ctx, replaced.job.id)]).to.deep.equal(['cancelled', 'cancelled', 'available']);
+      expect([await stateOf(ctx, j1.id), await stateOf(ctx, j2.id), await stateOf(ctx, replaced.job.id)]).to.deep.equal([
+        'cancelled',
+        'cancelled',
+        'available',
+      ]);
     });
 
     it('§5.2 replace of a scheduled job: the new job keeps its own schedule', async function () {

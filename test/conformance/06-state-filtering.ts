@@ -77,7 +77,9 @@ export function stateFiltering(ctx: SuiteContext): void {
       await created(ctx, { type: 'digest.send', args: {}, unique });
       const scheduled = await created(ctx, { type: 'digest.send', args: {}, scheduled_at: new Date(Date.now() + 3_600_000), unique });
       expect(scheduled.state).to.equal('scheduled');
-      const error = await rejection(enqueue(ctx, { type: 'digest.send', args: {}, scheduled_at: new Date(Date.now() + 7_200_000), unique }));
+      const error = await rejection(
+        enqueue(ctx, { type: 'digest.send', args: {}, scheduled_at: new Date(Date.now() + 7_200_000), unique }),
+      );
       expect(error).to.include({ existingJobId: scheduled.id, existingJobState: 'scheduled' });
       expect(await stateOf(ctx, scheduled.id)).to.equal('scheduled');
     });

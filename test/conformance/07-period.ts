@@ -14,7 +14,7 @@ export function period(ctx: SuiteContext): void {
       expect(second.id).to.not.equal(first.id);
     });
 
-    it('§7.2 the window is anchored at the existing job\'s created_at, not at rejected attempts', async function () {
+    it("§7.2 the window is anchored at the existing job's created_at, not at rejected attempts", async function () {
       const { iso, ms } = shortPeriod(ctx);
       const unique = { keys: ['type'], period: iso } as const;
       await created(ctx, { type: 'notification.push', args: {}, unique });

@@ -6,9 +6,7 @@ const N = 200;
 
 async function burst(ctx: SuiteContext, on_conflict: ConflictStrategy): Promise<PromiseSettledResult<EnqueueResult>[]> {
   const unique = { keys: ['type', 'args'], args_keys: ['user_id'], on_conflict } as const;
-  return Promise.allSettled(
-    Array.from({ length: N }, (_, i) => enqueue(ctx, { type: 'email.send', args: { user_id: 42, n: i }, unique })),
-  );
+  return Promise.allSettled(Array.from({ length: N }, (_, i) => enqueue(ctx, { type: 'email.send', args: { user_id: 42, n: i }, unique })));
 }
 
 export function concurrency(ctx: SuiteContext): void {
@@ -35,13 +33,24 @@ export function concurrency(ctx: SuiteContext): void {
     it(`§8.4 ${N} concurrent replace enqueues: exactly one live job at the end, every replaced job cancelled`, async function () {
       const results = await burst(ctx, 'replace');
       const values = results.map((r) => (r.status === 'fulfilled' ? r.value : expect.fail(String(r.reason))));
-      expect(values.filter((v) => v.outcome === 'created'), 'created').to.have.length(1);
-      expect(values.filter((v) => v.outcome === 'replaced'), 'replaced').to.have.length(N - 1);
+      expect(
+        values.filter((v) => v.outcome === 'created'),
+        'created',
+      ).to.have.length(1);
+      expect(
+        values.filter((v) => v.outcome === 'replaced'),
+        'replaced',
+      ).to.have.length(N - 1);
       const states = await Promise.all(values.map((v) => stateOf(ctx, v.job.id)));
-      expect(states.filter((s) => s !== 'cancelled'), 'live').to.deep.equal(['available']);
+      expect(
+        states.filter((s) => s !== 'cancelled'),
+        'live',
+      ).to.deep.equal(['available']);
       // Each replace cancelled exactly the job that was live just before it: every job but the
       // last one live was cancelled by exactly one replace, so the replaces form one chain.
-      const replacedIds = values.flatMap((v) => (v.outcome === 'replaced' ? [v.replaced.id, ...(v.also_replaced ?? []).map((j) => j.id)] : []));
+      const replacedIds = values.flatMap((v) =>
+        v.outcome === 'replaced' ? [v.replaced.id, ...(v.also_replaced ?? []).map((j) => j.id)] : [],
+      );
       const live = values.map((v) => v.job.id).filter((_, i) => states[i] !== 'cancelled');
       expect(replacedIds.length, 'one cancellation per replace').to.equal(N - 1);
       expect(new Set([...replacedIds, ...live]), 'cancelled + live = every job').to.deep.equal(new Set(values.map((v) => v.job.id)));
@@ -53,7 +62,14 @@ export function concurrency(ctx: SuiteContext): void {
       if (plainReason !== undefined) this.test!.title += ` [every add with a policy on this entry point: ${plainReason}]`;
       const results = await Promise.allSettled(
         // Half of them plain (no policy): the id must be claimed atomically on that path too.
-        Array.from({ length: 20 }, (_, i) => enqueue(ctx, { id, type: `report.v${i}`, args: { i }, ...(i % 2 === 0 || plainReason !== undefined ? { unique: { keys: ['type'] } } : {}) })),
+        Array.from({ length: 20 }, (_, i) =>
+          enqueue(ctx, {
+            id,
+            type: `report.v${i}`,
+            args: { i },
+            ...(i % 2 === 0 || plainReason !== undefined ? { unique: { keys: ['type'] } } : {}),
+          }),
+        ),
       );
       const winners = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
       expect(winners, 'created').to.have.length(1);

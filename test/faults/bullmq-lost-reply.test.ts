@@ -161,7 +161,9 @@ describe('faults: a BullMQ unique add whose reply is lost runs twice and still a
     await dropped;
     expect(result.outcome).to.equal('created');
     expect((await backend.getJob(result.job.id))?.state).to.equal('available');
-    expect(await waitingIds(direct, prefix, 'default')).to.have.length(2).and.include(result.job.id);
+    expect(await waitingIds(direct, prefix, 'default'))
+      .to.have.length(2)
+      .and.include(result.job.id);
     expect(await orphanedEntries(direct, prefix)).to.deep.equal([]);
   });
 
@@ -193,9 +195,15 @@ describe('faults: a BullMQ unique add whose reply is lost runs twice and still a
       queueName: 'burst',
     });
     stats.reconnects = proxy.accepted - 1;
-    console.log(`      burst (seed ${seed}): ${stats.adds} adds, ${stats.cuts} lost insert replies, ${stats.reconnects} reconnects; wrong outcomes ${stats.wrong}, duplicates ${stats.duplicates}, orphaned entries ${stats.orphans}`);
+    console.log(
+      `      burst (seed ${seed}): ${stats.adds} adds, ${stats.cuts} lost insert replies, ${stats.reconnects} reconnects; wrong outcomes ${stats.wrong}, duplicates ${stats.duplicates}, orphaned entries ${stats.orphans}`,
+    );
     expect(stats.reconnects).to.be.at.least(stats.cuts);
-    expect({ wrong: stats.wrong, duplicates: stats.duplicates, orphans: stats.orphans }).to.deep.equal({ wrong: 0, duplicates: 0, orphans: 0 });
+    expect({ wrong: stats.wrong, duplicates: stats.duplicates, orphans: stats.orphans }).to.deep.equal({
+      wrong: 0,
+      duplicates: 0,
+      orphans: 0,
+    });
   });
 });
 
@@ -242,8 +250,14 @@ describe('faults: a BullMQ unique add through a Redis restart (SIGKILL, append-o
       prefix,
       queueName: 'restart',
     });
-    console.log(`      restart: ${stats.adds} adds, ${stats.cuts} SIGKILL restarts after an insert's reply; wrong outcomes ${stats.wrong}, duplicates ${stats.duplicates}, orphaned entries ${stats.orphans}`);
-    expect({ wrong: stats.wrong, duplicates: stats.duplicates, orphans: stats.orphans }).to.deep.equal({ wrong: 0, duplicates: 0, orphans: 0 });
+    console.log(
+      `      restart: ${stats.adds} adds, ${stats.cuts} SIGKILL restarts after an insert's reply; wrong outcomes ${stats.wrong}, duplicates ${stats.duplicates}, orphaned entries ${stats.orphans}`,
+    );
+    expect({ wrong: stats.wrong, duplicates: stats.duplicates, orphans: stats.orphans }).to.deep.equal({
+      wrong: 0,
+      duplicates: 0,
+      orphans: 0,
+    });
   });
 });
 
@@ -321,7 +335,8 @@ async function burst(options: BurstOptions): Promise<BurstStats> {
   for (let id = 1; id <= counter; id++) if ((claims.get(String(id)) ?? 0) !== 1) wrong += 1;
   for (const [id, count] of claims) if (Number(id) > counter || count !== 1) wrong += 1;
   for (const id of named) if (!claims.has(id)) wrong += 1;
-  for (const [id, by] of replacedBy) if ((await direct.hget(`${prefix}:${queueName}:ojs:cancelled:${id}`, 'ojsReplacedBy')) !== by) wrong += 1;
+  for (const [id, by] of replacedBy)
+    if ((await direct.hget(`${prefix}:${queueName}:ojs:cancelled:${id}`, 'ojsReplacedBy')) !== by) wrong += 1;
 
   const live = new Map<string, number>();
   for (const id of await waitingIds(direct, prefix, queueName)) {
@@ -346,9 +361,13 @@ async function startOwnRedis(): Promise<OwnRedis> {
   let child: ChildProcess | undefined;
   const launch = (port: number): Promise<ChildProcess | null> =>
     new Promise((resolve) => {
-      const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const proc = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       let output = '';
       const onData = (chunk: Buffer): void => {
         output += chunk.toString();

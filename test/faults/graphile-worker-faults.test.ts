@@ -14,7 +14,12 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import pg from 'pg';
 import { isBackendError, isDuplicateJobError, type EnqueueResult, type UniquePolicyInput } from '../../src/index.js';
-import { createGraphileWorkerBackend, makeUniqueWorkerUtils, type GraphileWorkerBackend, type UniqueWorkerUtils } from '../../adapters/graphile-worker/index.js';
+import {
+  createGraphileWorkerBackend,
+  makeUniqueWorkerUtils,
+  type GraphileWorkerBackend,
+  type UniqueWorkerUtils,
+} from '../../adapters/graphile-worker/index.js';
 import { databaseUrl, quietLogger } from '../conformance/subjects/graphile-worker.js';
 import { dropSchemas, makePool, schemasFor, type TestSchemas } from '../adapters/graphile-worker-fixture.js';
 import { RUN_SALT } from '../run-salt.js';
@@ -128,7 +133,14 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
     await new Promise((resolve) => setTimeout(resolve, 20));
 
     // What the database shows.
-    const ledger = await q<{ ojs_id: string; call: number; fingerprint: string; terminal_state: string | null; present: boolean; replaced_by: string | null }>(
+    const ledger = await q<{
+      ojs_id: string;
+      call: number;
+      fingerprint: string;
+      terminal_state: string | null;
+      present: boolean;
+      replaced_by: string | null;
+    }>(
       `select l.ojs_id, (l.meta->>'call')::int as call, l.fingerprint, l.terminal_state, j.id is not null as present, l.replaced_by
          from :ou.jobs l left join :gw._private_jobs j on j.id = l.job_id`,
     );
@@ -137,10 +149,15 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
     const callOfJob = new Map(ledger.map((row) => [row.ojs_id, row.call]));
 
     const live = new Map<string, number>();
-    for (const row of ledger) if (row.terminal_state === null && row.present) live.set(row.fingerprint, (live.get(row.fingerprint) ?? 0) + 1);
+    for (const row of ledger)
+      if (row.terminal_state === null && row.present) live.set(row.fingerprint, (live.get(row.fingerprint) ?? 0) + 1);
     const duplicates = [...live.values()].filter((count) => count > 1).length;
     const orphanLedger = ledger.filter((row) => row.terminal_state === null && !row.present).length;
-    const orphanGraphile = (await q<{ n: number }>(`select count(*)::int as n from :gw._private_jobs j where not exists (select 1 from :ou.jobs l where l.job_id = j.id)`))[0]!.n;
+    const orphanGraphile = (
+      await q<{ n: number }>(
+        `select count(*)::int as n from :gw._private_jobs j where not exists (select 1 from :ou.jobs l where l.job_id = j.id)`,
+      )
+    )[0]!.n;
 
     const wrong: string[] = [];
     const tally = { created: 0, replaced: 0, deduplicated: 0, rejected: 0, writtenFalse: 0, writtenUnknown: 0, unknownCommitted: 0 };
@@ -152,9 +169,13 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
         tally[result.outcome === 'deduplicated' ? 'deduplicated' : result.outcome] += 1;
         if (result.outcome === 'deduplicated') {
           if (rows.length !== 0) wrong.push(`call ${call.n}: deduplicated but its job was written`);
-          if (callOfJob.get(result.job.id) === call.n || !callOfJob.has(result.job.id)) wrong.push(`call ${call.n}: deduplicated against ${result.job.id}, not another call's job`);
+          if (callOfJob.get(result.job.id) === call.n || !callOfJob.has(result.job.id))
+            wrong.push(`call ${call.n}: deduplicated against ${result.job.id}, not another call's job`);
         } else {
-          if (rows.length !== 1 || rows[0]!.ojs_id !== result.job.id) wrong.push(`call ${call.n}: ${result.outcome} ${result.job.id} but the ledger shows ${rows.map((r) => r.ojs_id).join(',') || 'nothing'}`);
+          if (rows.length !== 1 || rows[0]!.ojs_id !== result.job.id)
+            wrong.push(
+              `call ${call.n}: ${result.outcome} ${result.job.id} but the ledger shows ${rows.map((r) => r.ojs_id).join(',') || 'nothing'}`,
+            );
           if (result.outcome === 'replaced') {
             for (const replaced of [result.replaced, ...(result.also_replaced ?? [])]) {
               const row = ledger.find((r) => r.ojs_id === replaced.id);
@@ -226,10 +247,18 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
       const result = await add();
       await dropped;
       expect(result.outcome).to.equal('created');
-      const rows = await q<{ ojs_id: string }>(`select ojs_id from :ou.jobs where type = 'lost-insert' and meta = '{}' and ojs_id = $1`, [result.job.id]);
+      const rows = await q<{ ojs_id: string }>(`select ojs_id from :ou.jobs where type = 'lost-insert' and meta = '{}' and ojs_id = $1`, [
+        result.job.id,
+      ]);
       expect(rows, 'the job the caller was told about').to.have.length(1);
     }
-    expect((await q<{ n: number }>(`select count(*)::int as n from :gw._private_jobs j join :ou.jobs l on l.job_id = j.id where l.type = 'lost-insert'`))[0]!.n).to.equal(2);
+    expect(
+      (
+        await q<{ n: number }>(
+          `select count(*)::int as n from :gw._private_jobs j join :ou.jobs l on l.job_id = j.id where l.type = 'lost-insert'`,
+        )
+      )[0]!.n,
+    ).to.equal(2);
   });
 
   it('§8.1 a lost reply that cannot be checked (the database is unreachable afterwards) is written: unknown, never false', async () => {
@@ -240,7 +269,12 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
     const lonely = new pg.Pool({ connectionString: url.href, max: 1, connectionTimeoutMillis: 2_000 });
     lonely.on('error', () => undefined);
     lonely.on('connect', (client) => client.on('error', () => undefined));
-    const isolated = createGraphileWorkerBackend({ pgPool: lonely, uniqueSchema: schemas.uniqueSchema, workerSchema: schemas.graphileSchema, migrate: false });
+    const isolated = createGraphileWorkerBackend({
+      pgPool: lonely,
+      uniqueSchema: schemas.uniqueSchema,
+      workerSchema: schemas.graphileSchema,
+      migrate: false,
+    });
     try {
       const unique = { keys: ['type', 'args'] as ('type' | 'args')[], on_conflict: 'replace' as const };
       await isolated.enqueue({ type: 'unreachable', args: {}, unique });

@@ -93,11 +93,7 @@ function render(root: string, stack: readonly Frame[], length: number): string {
     const frame = stack[i]!;
     const segment = frame.keys === null ? frame.index - 1 : frame.keys[frame.index - 1]!;
     out +=
-      typeof segment === 'number'
-        ? `[${segment}]`
-        : /^[A-Za-z_$][\w$]*$/.test(segment)
-          ? `.${segment}`
-          : `[${JSON.stringify(segment)}]`;
+      typeof segment === 'number' ? `[${segment}]` : /^[A-Za-z_$][\w$]*$/.test(segment) ? `.${segment}` : `[${JSON.stringify(segment)}]`;
   }
   return out;
 }

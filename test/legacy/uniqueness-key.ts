@@ -85,7 +85,12 @@ export function canonicalPreimage(job: JobInput, policy: UniquePolicy): string {
     if (typeof meta === 'object' && meta !== null) {
       for (const key of policy.meta_keys) {
         if (Object.hasOwn(meta, key)) {
-          Object.defineProperty(selected, key, { value: (meta as Record<string, unknown>)[key], enumerable: true, writable: true, configurable: true });
+          Object.defineProperty(selected, key, {
+            value: (meta as Record<string, unknown>)[key],
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
         }
       }
     }

@@ -39,7 +39,13 @@ const usual: Record<string, fc.Arbitrary<unknown>> = {
     {},
     'text',
   ),
-  meta: fc.constantFrom(undefined, { tenant_id: 'acme' }, { tenant_id: 'acme' }, { tenant_id: 'acme', trace: 't2' }, { tenant_id: 'globex' }),
+  meta: fc.constantFrom(
+    undefined,
+    { tenant_id: 'acme' },
+    { tenant_id: 'acme' },
+    { tenant_id: 'acme', trace: 't2' },
+    { tenant_id: 'globex' },
+  ),
   scheduled_at: fc.constantFrom(undefined, undefined, undefined, undefined, '2099-01-01T00:00:00Z', '2000-01-01T00:00:00.000Z'),
   max_attempts: fc.constantFrom(undefined, undefined, 1, 3),
   priority: fc.constantFrom(undefined, undefined, 0, 5, -5),
@@ -63,27 +69,45 @@ const unusual: Record<string, fc.Arbitrary<unknown>> = {
     { s: 'a\u0000b' },
     DEEP,
   ),
-  meta: fc.constantFrom({ tenant_id: 'a\u0000b' }, { ['k\u0000']: 1 }, { tenant_id: Number.NaN }, { tenant_id: '\uDBFF' }, { tenant_id: 2 ** 53 }, 'not-an-object', [1], null, { deep: DEEP }),
-  scheduled_at: fc.constantFrom('9999-12-31T23:59:59Z', '0001-01-01T00:00:00Z', '1969-07-20T20:17:00Z', 'tomorrow', new Date(Number.NaN), new Date(8.64e15), 1_700_000_000_000),
+  meta: fc.constantFrom(
+    { tenant_id: 'a\u0000b' },
+    { ['k\u0000']: 1 },
+    { tenant_id: Number.NaN },
+    { tenant_id: '\uDBFF' },
+    { tenant_id: 2 ** 53 },
+    'not-an-object',
+    [1],
+    null,
+    { deep: DEEP },
+  ),
+  scheduled_at: fc.constantFrom(
+    '9999-12-31T23:59:59Z',
+    '0001-01-01T00:00:00Z',
+    '1969-07-20T20:17:00Z',
+    'tomorrow',
+    new Date(Number.NaN),
+    new Date(8.64e15),
+    1_700_000_000_000,
+  ),
   max_attempts: fc.constantFrom(0, 1.5, 40_000, Number.NaN, 2 ** 53, -1, '3'),
   priority: fc.constantFrom(40_000, Number.NaN, 1.5, 2 ** 31, Number.POSITIVE_INFINITY, -40_000, '1'),
 };
 
 const usualPolicy = fc
   .record(
-  {
-    keys: fc.subarray(['type', 'queue', 'args', 'meta']),
-    args_keys: fc.constantFrom(['user_id'], ['user_id'], null),
-    period: fc.constantFrom('P1D', 'PT24H', 'P1Y', 'P1M', 'PT1H30M0.5S'),
-    states: fc.constantFrom(
-      ['available', 'scheduled', 'pending', 'active', 'retryable'],
-      ['available', 'cancelled'],
-      ['available', 'scheduled', 'pending', 'active', 'retryable', 'completed', 'discarded', 'cancelled'],
-      ['scheduled'],
-    ),
-    on_conflict: fc.constantFrom('reject', 'ignore', 'replace', 'replace', 'replace_except_schedule'),
-  },
-  { requiredKeys: [] },
+    {
+      keys: fc.subarray(['type', 'queue', 'args', 'meta']),
+      args_keys: fc.constantFrom(['user_id'], ['user_id'], null),
+      period: fc.constantFrom('P1D', 'PT24H', 'P1Y', 'P1M', 'PT1H30M0.5S'),
+      states: fc.constantFrom(
+        ['available', 'scheduled', 'pending', 'active', 'retryable'],
+        ['available', 'cancelled'],
+        ['available', 'scheduled', 'pending', 'active', 'retryable', 'completed', 'discarded', 'cancelled'],
+        ['scheduled'],
+      ),
+      on_conflict: fc.constantFrom('reject', 'ignore', 'replace', 'replace', 'replace_except_schedule'),
+    },
+    { requiredKeys: [] },
   )
   // meta_keys exactly when the keys include meta (§2.2 requires it then), so most policies pass.
   // args_keys only with the args dimension.
@@ -94,14 +118,31 @@ const usualPolicy = fc
   });
 const unusualPolicyField: fc.Arbitrary<[string, unknown]> = fc.oneof(
   fc.tuple(fc.constant('keys'), fc.constantFrom<unknown>(['type', 'argz'], ['Args'], ['args', 'args'], 'type', [], [null])),
-  fc.tuple(fc.constant('args_keys'), fc.constantFrom<unknown>(['user_id', 'missing'], [], 'user_id', [1], ['\uD800'], Array.from({ length: 300 }, (_, i) => `k${i}`))),
+  fc.tuple(
+    fc.constant('args_keys'),
+    fc.constantFrom<unknown>(
+      ['user_id', 'missing'],
+      [],
+      'user_id',
+      [1],
+      ['\uD800'],
+      Array.from({ length: 300 }, (_, i) => `k${i}`),
+    ),
+  ),
   fc.tuple(fc.constant('meta_keys'), fc.constantFrom<unknown>([], ['t\u0000'], 'tenant_id', ['missing'])),
-  fc.tuple(fc.constant('period'), fc.constantFrom<unknown>('P273789Y', 'PT8639999999999S', 9007199254740991, 3600, '1h', 'P', 'PT1.5H', -1, Number.NaN, null, 'P10000Y')),
+  fc.tuple(
+    fc.constant('period'),
+    fc.constantFrom<unknown>('P273789Y', 'PT8639999999999S', 9007199254740991, 3600, '1h', 'P', 'PT1.5H', -1, Number.NaN, null, 'P10000Y'),
+  ),
   fc.tuple(fc.constant('states'), fc.constantFrom<unknown>(['available', 'done'], [], ['available', 'available'], 'available')),
   fc.tuple(fc.constant('on_conflict'), fc.constantFrom<unknown>('upsert', 5, null)),
   fc.tuple(fc.constant('unique_for'), fc.constant<unknown>(60)),
 );
-usual.unique = fc.oneof({ weight: 1, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constant({}) }, { weight: 6, arbitrary: usualPolicy });
+usual.unique = fc.oneof(
+  { weight: 1, arbitrary: fc.constant(undefined) },
+  { weight: 1, arbitrary: fc.constant({}) },
+  { weight: 6, arbitrary: usualPolicy },
+);
 unusual.unique = fc.oneof(
   fc.constantFrom<unknown>(null, 'reject', 42, [], true),
   fc.tuple(usualPolicy, unusualPolicyField).map(([policy, [field, value]]) => ({ ...policy, [field]: value })),
@@ -158,7 +199,10 @@ export const commandsArb: fc.Arbitrary<Command[]> = fc
       if (earlier.length === 0) continue;
       const { job } = earlier[step.pick % earlier.length]!;
       const unique = job.unique;
-      const sameJob = step.on_conflict !== null && typeof unique === 'object' && unique !== null && !Array.isArray(unique) ? { ...job, unique: { ...unique, on_conflict: step.on_conflict } } : job;
+      const sameJob =
+        step.on_conflict !== null && typeof unique === 'object' && unique !== null && !Array.isArray(unique)
+          ? { ...job, unique: { ...unique, on_conflict: step.on_conflict } }
+          : job;
       commands.push({ kind: 'enqueue', job: sameJob });
     }
     return commands;
@@ -185,7 +229,8 @@ export function describeJob(job: JobInput): string {
     if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
     if (value === undefined && key !== '') return '<undefined>';
     if (Array.isArray(value) && value.length > 20) return `<${value.length} items>`;
-    if (typeof value === 'string') return value.replace(/[\u0000\uD800-\uDFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).slice(0, 60);
+    if (typeof value === 'string')
+      return value.replace(/[\u0000\uD800-\uDFFF]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).slice(0, 60);
     if (value instanceof Date) return `Date(${value.getTime()})`;
     return value;
   });

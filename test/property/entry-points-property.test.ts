@@ -21,14 +21,26 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
-import { isDuplicateJobError, isInvalidJobInputError, type EnqueueResult, type JobInput, type OjsJob, type UniqueJobsBackend } from '../../src/index.js';
+import {
+  isDuplicateJobError,
+  isInvalidJobInputError,
+  type EnqueueResult,
+  type JobInput,
+  type OjsJob,
+  type UniqueJobsBackend,
+} from '../../src/index.js';
 import { scheduledAtMs } from '../../src/internal.js';
 import { createMemoryBackend } from '../../adapters/memory/index.js';
 import type { BullMQBackend } from '../../adapters/bullmq/index.js';
 import createBullMQSubject from '../conformance/subjects/bullmq.js';
 import { createGraphileWorkerSubject } from '../conformance/subjects/graphile-worker.js';
 import { escapeIdentifier } from '../../adapters/graphile-worker/graphile-worker-sql.js';
-import { bullmqAddArguments, createBullMQEntrySubject, Inexpressible, type BullMQEntryPoint } from '../conformance/entry-points/bullmq-entry-points.js';
+import {
+  bullmqAddArguments,
+  createBullMQEntrySubject,
+  Inexpressible,
+  type BullMQEntryPoint,
+} from '../conformance/entry-points/bullmq-entry-points.js';
 import {
   createGraphileEntrySubject,
   graphileAddArguments,
@@ -188,7 +200,10 @@ async function graphileEntryTarget(entry: GraphileEntryPoint, scenarios: number)
         return new Inexpressible('runAt is a Date: a scheduled_at that is neither a string nor a Date has no runAt');
       }
       // The closest runAt to a string that is not an OJS timestamp: a Date that is not a time.
-      const input = typeof job.scheduled_at === 'string' && scheduledAtMs(job.scheduled_at) === null ? { ...job, scheduled_at: new Date(Number.NaN) } : job;
+      const input =
+        typeof job.scheduled_at === 'string' && scheduledAtMs(job.scheduled_at) === null
+          ? { ...job, scheduled_at: new Date(Number.NaN) }
+          : job;
       const args = graphileAddArguments(input);
       if (args instanceof Inexpressible) return args;
       return async () => toResult(await subject.through.add(args));
@@ -242,7 +257,8 @@ function answerOf(settled: { ok: true; value: EnqueueResult } | { ok: false; err
     return { kind: value.outcome, job: value.job, replaced };
   }
   const { error } = settled;
-  if (isDuplicateJobError(error)) return { kind: 'duplicate', existingJobId: error.existingJobId, existingJobState: error.existingJobState };
+  if (isDuplicateJobError(error))
+    return { kind: 'duplicate', existingJobId: error.existingJobId, existingJobState: error.existingJobState };
   if (isInvalidJobInputError(error) && error.code === 'invalid_request') {
     return { kind: 'invalid', paths: [...new Set(error.issues.map((issue) => mapPath(issue.path)))].sort() };
   }
@@ -268,7 +284,9 @@ async function settle<T>(call: () => Promise<T>, ms = 20_000): Promise<{ ok: tru
   try {
     const value = await Promise.race([
       call(),
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${ms} ms`), { name: 'Hang' })), ms))),
+      new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${ms} ms`), { name: 'Hang' })), ms)),
+      ),
     ]);
     return { ok: true, value };
   } catch (error) {
@@ -360,7 +378,8 @@ async function runScenario(target: Target, commands: Command[], tally: Tally): P
       if (m.kind === 'invalid' && t.kind === 'invalid' && (t.paths.length === 0 || t.paths.some((path) => !m.paths.includes(path)))) {
         return diverge(signature, 'different fields named');
       }
-      if (m.kind === 'error' && t.kind === 'error' && m.name !== t.name) return diverge(signature, `different errors: ${m.message} / ${t.message}`);
+      if (m.kind === 'error' && t.kind === 'error' && m.name !== t.name)
+        return diverge(signature, `different errors: ${m.message} / ${t.message}`);
       if (before) {
         const after = await target.snapshot();
         const changed = [...new Set([...before.keys(), ...after.keys()])].filter((key) => before.get(key) !== after.get(key));
@@ -374,20 +393,29 @@ async function runScenario(target: Target, commands: Command[], tally: Tally): P
       const indexOf = (id: string, side: 'memory' | 'target') => pairs.findIndex((pair) => pair[side] === id);
       if (m.kind === 'duplicate' && t.kind === 'duplicate') {
         if (indexOf(m.existingJobId, 'memory') !== indexOf(t.existingJobId, 'target') || m.existingJobState !== t.existingJobState) {
-          return diverge(`${signature}: another existing job`, `existing job #${indexOf(t.existingJobId, 'target')} (${t.existingJobState}), memory #${indexOf(m.existingJobId, 'memory')} (${m.existingJobState})`);
+          return diverge(
+            `${signature}: another existing job`,
+            `existing job #${indexOf(t.existingJobId, 'target')} (${t.existingJobState}), memory #${indexOf(m.existingJobId, 'memory')} (${m.existingJobState})`,
+          );
         }
       }
       if ((m.kind === 'created' || m.kind === 'deduplicated' || m.kind === 'replaced') && m.kind === t.kind) {
         const replacedM = m.replaced.map((job) => indexOf(job.id, 'memory')).sort();
         const replacedT = t.replaced.map((job) => indexOf(job.id, 'target')).sort();
-        if (replacedM.join() !== replacedT.join()) return diverge(`${signature}: other jobs replaced`, `replaced #${replacedT.join(',#')}, memory #${replacedM.join(',#')}`);
+        if (replacedM.join() !== replacedT.join())
+          return diverge(`${signature}: other jobs replaced`, `replaced #${replacedT.join(',#')}, memory #${replacedM.join(',#')}`);
         if (m.kind === 'deduplicated' && indexOf(m.job.id, 'memory') !== indexOf(t.job.id, 'target')) {
-          return diverge(`${signature}: another existing job`, `deduplicated to #${indexOf(t.job.id, 'target')}, memory #${indexOf(m.job.id, 'memory')}`);
+          return diverge(
+            `${signature}: another existing job`,
+            `deduplicated to #${indexOf(t.job.id, 'target')}, memory #${indexOf(m.job.id, 'memory')}`,
+          );
         }
         for (const field of ['uniqueness_key', 'state', 'type', 'queue'] as const) {
-          if (m.job[field] !== t.job[field]) return diverge(`${signature}: another ${field}`, `${field} ${String(t.job[field])}, memory ${String(m.job[field])}`);
+          if (m.job[field] !== t.job[field])
+            return diverge(`${signature}: another ${field}`, `${field} ${String(t.job[field])}, memory ${String(m.job[field])}`);
         }
-        if (m.kind !== 'deduplicated') pairs.push({ memory: m.job.id, target: t.job.id, hostPlain: target.hostPlainAdds && plain, queue: m.job.queue });
+        if (m.kind !== 'deduplicated')
+          pairs.push({ memory: m.job.id, target: t.job.id, hostPlain: target.hostPlainAdds && plain, queue: m.job.queue });
       }
     }
     return null;
@@ -422,9 +450,12 @@ describe(`property: every backend and entry point answers as the memory backend 
         );
         for (const [reason, n] of tally.inexpressible) console.log(`        ${n} not expressible: ${reason}`);
         const bySignature = new Map<string, Divergence[]>();
-        for (const divergence of divergences) bySignature.set(divergence.signature, [...(bySignature.get(divergence.signature) ?? []), divergence]);
+        for (const divergence of divergences)
+          bySignature.set(divergence.signature, [...(bySignature.get(divergence.signature) ?? []), divergence]);
         if (bySignature.size > 0) {
-          const report = [...bySignature].map(([signature, list]) => `  ${list.length}× ${signature}\n      first: ${list[0]!.detail}`).join('\n');
+          const report = [...bySignature]
+            .map(([signature, list]) => `  ${list.length}× ${signature}\n      first: ${list[0]!.detail}`)
+            .join('\n');
           throw new Error(`${target.name} diverged from memory (${divergences.length} scenarios):\n${report}`);
         }
         passed = true;

@@ -8,7 +8,14 @@
  * fails compilation unless its two types are the same (not merely assignable).
  */
 import { Queue, type Job } from 'bullmq';
-import { removeUniquenessIndex, withUniqueness, type UniqueJob, type UniqueJobsOptions, type UniqueOutcome, type UniqueQueue } from '../../adapters/bullmq/index.js';
+import {
+  removeUniquenessIndex,
+  withUniqueness,
+  type UniqueJob,
+  type UniqueJobsOptions,
+  type UniqueOutcome,
+  type UniqueQueue,
+} from '../../adapters/bullmq/index.js';
 import type { OjsJobState, OjsUniqueError, UniquePolicyInput } from '../../src/index.js';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -121,7 +128,10 @@ export async function outcomesPerMethod(queue: MailQueue, opts: UniqueJobsOption
   exact<NonNullable<(typeof bulk)[number]>['unique']['outcome'], 'created' | 'deduplicated' | 'replaced' | 'rejected'>(true);
 
   // addBulk without policies: BullMQ's own addBulk.
-  const plainBulk = await q.addBulk([{ name: 'email.send', data: { userId: 1 } }, { name: 'email.digest', data: { userId: 2 }, opts: { unique: null } }]);
+  const plainBulk = await q.addBulk([
+    { name: 'email.send', data: { userId: 1 } },
+    { name: 'email.digest', data: { userId: 2 }, opts: { unique: null } },
+  ]);
   exact<typeof plainBulk, (Job<Payload, Receipt, Names> & { unique?: undefined })[]>(true);
 
   // A mixed batch: a plain entry has no `unique`, or is 'rejected' if it was not added.
@@ -171,8 +181,11 @@ export async function policyTyposFail(queue: MailQueue): Promise<void> {
   await q.add('email.send', { userId: 1 }, { unique: { keys: ['argz'] } });
   // @ts-expect-error misspelt field in a batch
   await q.addBulk([{ name: 'email.send', data: { userId: 1 }, opts: { unique: { periood: 5 } } }]);
-  // @ts-expect-error misspelt field in a mixed batch
-  await q.addBulk([{ name: 'email.send', data: { userId: 1 } }, { name: 'email.send', data: { userId: 1 }, opts: { unique: { periood: 5 } } }]);
+  await q.addBulk([
+    { name: 'email.send', data: { userId: 1 } },
+    // @ts-expect-error misspelt field in a mixed batch
+    { name: 'email.send', data: { userId: 1 }, opts: { unique: { periood: 5 } } },
+  ]);
   // @ts-expect-error misspelt field, options held in a variable
   const held: UniqueJobsOptions = { unique: { periood: 5 } };
   void held;

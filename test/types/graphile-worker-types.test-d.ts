@@ -187,7 +187,12 @@ export async function taskHelpers(helpers: UniqueJobHelpers): Promise<void> {
 }
 
 /** withUniqueHelpers takes Graphile's own tasks and gives back Graphile tasks. */
-export function taskLists(graphileTask: Task, emailTask: Task<'ojs_type_test_email'>, uniqueEmailTask: UniqueTask<'ojs_type_test_email'>, list: TaskList): void {
+export function taskLists(
+  graphileTask: Task,
+  emailTask: Task<'ojs_type_test_email'>,
+  uniqueEmailTask: UniqueTask<'ojs_type_test_email'>,
+  list: TaskList,
+): void {
   const wrapped = withUniqueHelpers({
     plain: graphileTask,
     ojs_type_test_email: emailTask,

@@ -7,7 +7,12 @@
  */
 import type { Queue } from 'bullmq';
 import { withUniqueness } from '../../adapters/bullmq/index.js';
-import { addJobWithClient, type TransactionClientLike, type UniqueWorkerUtils, type UniqueJobHelpers } from '../../adapters/graphile-worker/index.js';
+import {
+  addJobWithClient,
+  type TransactionClientLike,
+  type UniqueWorkerUtils,
+  type UniqueJobHelpers,
+} from '../../adapters/graphile-worker/index.js';
 import { UNIQUE_STATE_GROUPS, type JobInput, type UniquePolicyInput } from '../../src/index.js';
 import { createMemoryBackend } from '../../adapters/memory/index.js';
 

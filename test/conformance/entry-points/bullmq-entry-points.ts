@@ -15,7 +15,13 @@
  */
 import { Queue, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { withUniqueness, type BullMQBackend, type UniqueJobsOptions, type UniqueOutcome, type UniqueQueue } from '../../../adapters/bullmq/index.js';
+import {
+  withUniqueness,
+  type BullMQBackend,
+  type UniqueJobsOptions,
+  type UniqueOutcome,
+  type UniqueQueue,
+} from '../../../adapters/bullmq/index.js';
 import { bullmqPriority, PRIORITY_BASE } from '../../../adapters/bullmq/bullmq-ojs-job-view.js';
 import { type EnqueueResult, type JobInput, type OjsJob } from '../../../src/index.js';
 import { DEFAULT_QUEUE, scheduledAtMs, uuidv7 } from '../../../src/internal.js';
@@ -55,14 +61,18 @@ export function bullmqAddArguments(input: JobInput): BullMQAddArguments | Inexpr
   opts.jobId = input.id ?? uuidv7();
   if (input.max_attempts !== undefined) opts.attempts = input.max_attempts;
   if (input.priority !== undefined) {
-    if (typeof input.priority !== 'number' || !Number.isSafeInteger(input.priority)) return new Inexpressible('priority is not an integer: BullMQ has no such priority to map it to');
+    if (typeof input.priority !== 'number' || !Number.isSafeInteger(input.priority))
+      return new Inexpressible('priority is not an integer: BullMQ has no such priority to map it to');
     // OJS priorities outside the portable range are refused by the core; a BullMQ priority is
     // BullMQ's own scale, where the same number is a valid priority.
     if (input.priority < PRIORITY_RANGE.min || input.priority > PRIORITY_RANGE.max) {
-      return new Inexpressible(`priority ${input.priority} is outside the portable OJS range; BullMQ's own scale has no such bound to compare`);
+      return new Inexpressible(
+        `priority ${input.priority} is outside the portable OJS range; BullMQ's own scale has no such bound to compare`,
+      );
     }
     // The backend's scale clamps at its base; a higher OJS priority has no BullMQ priority of its own.
-    if (input.priority >= PRIORITY_BASE) return new Inexpressible(`priority ${input.priority} is beyond the BullMQ scale the backend maps OJS priorities to`);
+    if (input.priority >= PRIORITY_BASE)
+      return new Inexpressible(`priority ${input.priority} is beyond the BullMQ scale the backend maps OJS priorities to`);
     const priority = bullmqPriority(input.priority);
     if (priority !== undefined) opts.priority = priority;
   }
@@ -106,7 +116,11 @@ export class BullMQEntry {
    * constructed (its meta hash): those writes are the user's `new Queue`, not the add's.
    */
   async opened(): Promise<void> {
-    await Promise.all([...this.#wrapped.values()].map((queue) => (queue.unwrapped as unknown as { queueMetaInitialized?: Promise<void> }).queueMetaInitialized));
+    await Promise.all(
+      [...this.#wrapped.values()].map(
+        (queue) => (queue.unwrapped as unknown as { queueMetaInitialized?: Promise<void> }).queueMetaInitialized,
+      ),
+    );
   }
 
   /** The raw add: what the entry point returned (the one job), or what it threw. */
@@ -137,7 +151,8 @@ export class BullMQEntry {
       case 'created':
         return { outcome: 'created', job: await read(job.id!) };
       case 'deduplicated':
-        if (outcome.existingJobId !== job.id) throw new Error(`${this.entry}: deduplicated job ${job.id} is not existingJobId ${outcome.existingJobId}`);
+        if (outcome.existingJobId !== job.id)
+          throw new Error(`${this.entry}: deduplicated job ${job.id} is not existingJobId ${outcome.existingJobId}`);
         return { outcome: 'deduplicated', job: await read(job.id!) };
       case 'replaced': {
         const [first, ...others] = await Promise.all((outcome.replacedJobIds ?? []).map(read));
@@ -158,7 +173,10 @@ export class BullMQEntry {
 }
 
 /** The BullMQ conformance subject with `enqueue` going through `entry`. */
-export async function createBullMQEntrySubject(entry: BullMQEntryPoint, options: { prefix: string }): Promise<ConformanceSubject & { through: BullMQEntry }> {
+export async function createBullMQEntrySubject(
+  entry: BullMQEntryPoint,
+  options: { prefix: string },
+): Promise<ConformanceSubject & { through: BullMQEntry }> {
   const base = await createBullMQSubject({ prefix: options.prefix });
   const backend = base.backend as BullMQBackend;
   const through = new BullMQEntry(entry, backend.client as Redis, backend.prefix, backend);
@@ -173,8 +191,7 @@ export async function createBullMQEntrySubject(entry: BullMQEntryPoint, options:
       close: () => backend.close(),
     },
     inexpressible: {
-      plainCustomId:
-        "a plain add (no unique) is BullMQ's own add, which returns the existing job for a taken jobId instead of refusing it",
+      plainCustomId: "a plain add (no unique) is BullMQ's own add, which returns the existing job for a taken jobId instead of refusing it",
     },
     async close(result) {
       await through.close();

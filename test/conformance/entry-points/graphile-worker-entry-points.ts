@@ -28,7 +28,13 @@ import {
 } from '../../../adapters/graphile-worker/index.js';
 import { type EnqueueResult, type JobInput, type OjsJob } from '../../../src/index.js';
 import { DEFAULT_QUEUE } from '../../../src/internal.js';
-import { createGraphileWorkerSubject, databaseUrl, makeSubjectPool, quietLogger, type GraphileWorkerSubject } from '../subjects/graphile-worker.js';
+import {
+  createGraphileWorkerSubject,
+  databaseUrl,
+  makeSubjectPool,
+  quietLogger,
+  type GraphileWorkerSubject,
+} from '../subjects/graphile-worker.js';
 import type { TestSchemas } from '../../adapters/graphile-worker-fixture.js';
 import { Inexpressible } from './bullmq-entry-points.js';
 import type { ConformanceSubject } from '../conformance-subject.js';
@@ -57,8 +63,10 @@ export function graphileAddArguments(input: JobInput): GraphileAddArguments | In
   // `unique: null` is no policy (a plain add), like an absent one.
   const plain = unique === undefined || unique === null;
   if (plain) {
-    if (input.queue !== undefined && input.queue !== DEFAULT_QUEUE) return new Inexpressible("a plain Graphile add (no unique) has no OJS queue");
-    if (input.meta !== undefined && Object.keys(input.meta).length > 0) return new Inexpressible('a plain Graphile add (no unique) has no OJS meta');
+    if (input.queue !== undefined && input.queue !== DEFAULT_QUEUE)
+      return new Inexpressible('a plain Graphile add (no unique) has no OJS queue');
+    if (input.meta !== undefined && Object.keys(input.meta).length > 0)
+      return new Inexpressible('a plain Graphile add (no unique) has no OJS meta');
     if (input.id !== undefined) return new Inexpressible('a plain Graphile add (no unique) has no caller-chosen id');
   }
   if (!plain) {
@@ -69,7 +77,8 @@ export function graphileAddArguments(input: JobInput): GraphileAddArguments | In
   if (input.scheduled_at !== undefined) spec.runAt = input.scheduled_at instanceof Date ? input.scheduled_at : new Date(input.scheduled_at);
   if (input.max_attempts !== undefined) spec.maxAttempts = input.max_attempts;
   // A priority that is not a number is passed as given: the adapter must refuse it, not this mapping.
-  if (input.priority !== undefined && input.priority !== 0) spec.priority = typeof input.priority === 'number' ? -input.priority : input.priority;
+  if (input.priority !== undefined && input.priority !== 0)
+    spec.priority = typeof input.priority === 'number' ? -input.priority : input.priority;
   return { identifier: input.type, payload: input.args, spec };
 }
 
@@ -191,7 +200,10 @@ export class GraphileEntry {
         const client = await this.pool.connect();
         try {
           await client.query('begin');
-          const result = await addJobWithClient(client, identifier, payload, spec as never, { uniqueSchema: this.schemas.uniqueSchema, workerSchema: this.schemas.graphileSchema });
+          const result = await addJobWithClient(client, identifier, payload, spec as never, {
+            uniqueSchema: this.schemas.uniqueSchema,
+            workerSchema: this.schemas.graphileSchema,
+          });
           await client.query('commit');
           return result;
         } catch (error) {
@@ -215,7 +227,10 @@ export class GraphileEntry {
         const watchdog = setTimeout(() => {
           if (!this.#requests.delete(request)) return;
           const last = this.#runnerError instanceof Error ? this.#runnerError.message : String(this.#runnerError);
-          settle!({ ok: false, error: new Error(`${HELPERS_DRIVER_TASK}: the task did not run within 15 s (the runner's last error: ${last})`) });
+          settle!({
+            ok: false,
+            error: new Error(`${HELPERS_DRIVER_TASK}: the task did not run within 15 s (the runner's last error: ${last})`),
+          });
         }, 15_000);
         const outcome = await settled.finally(() => clearTimeout(watchdog));
         if (!outcome.ok) throw outcome.error;

@@ -79,7 +79,9 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
   let utils: WorkerUtils | null = null;
   let running: Runner | null = null;
   const dropSchemas = () =>
-    pool.query(`drop schema if exists ${escapeIdentifier(options.uniqueSchema)} cascade; drop schema if exists ${escapeIdentifier(options.graphileSchema)} cascade`);
+    pool.query(
+      `drop schema if exists ${escapeIdentifier(options.uniqueSchema)} cascade; drop schema if exists ${escapeIdentifier(options.graphileSchema)} cascade`,
+    );
   try {
     if (options.fresh) await dropSchemas();
     await backend.ready();
@@ -141,7 +143,9 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
     // over; nothing is written to them, and the locks go once the worker has taken `id`.
     const fence = await pool.connect();
     await fence.query('begin');
-    await fence.query(`select id from ${escapeIdentifier(options.graphileSchema)}._private_jobs where id <> $1 for update skip locked`, [graphileId]);
+    await fence.query(`select id from ${escapeIdentifier(options.graphileSchema)}._private_jobs where id <> $1 for update skip locked`, [
+      graphileId,
+    ]);
     const releaseFence = async () => {
       await fence.query('rollback').catch(() => undefined);
       fence.release();
