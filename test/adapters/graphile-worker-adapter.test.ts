@@ -28,17 +28,10 @@ import { createGraphileWorkerSubject, quietLogger, type GraphileWorkerSubject } 
 import { sqlFiles, type SqlFileName } from '../../adapters/graphile-worker/generated/sql.js';
 import { GraphileWorkerSql } from '../../adapters/graphile-worker/graphile-worker-sql.js';
 import { isolatePerTest, makePool } from './graphile-worker-fixture.js';
+import { rejection } from '../conformance/suite-context.js';
 
 const FILE = fileURLToPath(import.meta.url);
-
-async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  expect.fail('expected a rejection');
-}
+const rejectionOf = (promise: Promise<unknown>): Promise<Error> => rejection(promise);
 
 describe('graphile-worker adapter', function () {
   this.timeout(30_000);

@@ -30,8 +30,10 @@ import { GraphileWorkerSql } from '../../adapters/graphile-worker/graphile-worke
 import { sqlFiles } from '../../adapters/graphile-worker/generated/sql.js';
 import { quietLogger } from '../conformance/subjects/graphile-worker.js';
 import { isolatePerTest, makePool, type TestSchemas } from './graphile-worker-fixture.js';
+import { rejection } from '../conformance/suite-context.js';
 
 const FILE = fileURLToPath(import.meta.url);
+const rejectionOf = (promise: Promise<unknown>): Promise<Error> => rejection(promise);
 
 /** The adapter's options naming the two schemas, in one place. */
 const presetFor = (names: TestSchemas) => makeUniqueJobsPreset({ uniqueSchema: names.uniqueSchema });
@@ -40,15 +42,6 @@ const backendFor = (pool: pg.Pool, names: TestSchemas, migrate: boolean) =>
 const enqueueOptionsFor = (names: TestSchemas) => ({ uniqueSchema: names.uniqueSchema, workerSchema: names.graphileSchema });
 /** The adapter's schema names from the fixture's. */
 const namesOf = (names: TestSchemas) => ({ workerSchema: names.graphileSchema, uniqueSchema: names.uniqueSchema });
-
-async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  expect.fail('expected a rejection');
-}
 
 describe('graphile-worker host contract', function () {
   this.timeout(30_000);

@@ -16,8 +16,10 @@ import { GraphileWorkerSql } from '../../adapters/graphile-worker/graphile-worke
 import { sqlFiles } from '../../adapters/graphile-worker/generated/sql.js';
 import { quietLogger } from '../conformance/subjects/graphile-worker.js';
 import { isolatePerTest, makePool, type TestSchemas } from './graphile-worker-fixture.js';
+import { rejection } from '../conformance/suite-context.js';
 
 const FILE = fileURLToPath(import.meta.url);
+const rejectionOf = (promise: Promise<unknown>): Promise<Error> => rejection(promise);
 
 /**
  * A digest of the SQL each schema version installs (install-functions.sql and the migrations,
@@ -38,15 +40,6 @@ function versionedSqlDigest(): string {
         .join('\n')}`,
   );
   return createHash('sha256').update(code.join('\n')).digest('hex').slice(0, 16);
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  expect.fail('expected a rejection');
 }
 
 describe('graphile-worker schema version', function () {
