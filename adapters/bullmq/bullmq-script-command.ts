@@ -11,7 +11,7 @@
  * Encoding: a unique add is one command of about thirty arguments, two of them Buffers (BullMQ's
  * msgpacked args and options). One Buffer puts ioredis' encoder in a mode that measures and
  * copies every argument separately; `encodeCommand` writes each run of string arguments as one
- * string, in one allocation with the Buffers, the same bytes (test/adapters/bullmq-script-command.test.ts).
+ * string, in one allocation with the Buffers, the same bytes (test/adapters/bullmq-host-contract.test.ts).
  * bench/bullmq-node-cost.ts shows what it saves per add.
  */
 import { createHash } from 'node:crypto';
@@ -41,7 +41,7 @@ export class OjsScript {
     if (typeof target?.sendCommand !== 'function') throw notIoredis('the script target', target);
     const command = this.#command(keysAndArgs);
     command.promise = command.promise.catch((error: Error) => {
-      if (!error.message.includes('NOSCRIPT')) throw error;
+      if (!error.message.startsWith('NOSCRIPT')) throw error;
       // The connection lost the script (SCRIPT FLUSH, a failover): once more, as EVAL. A pipeline's
       // resend goes to its client, as ioredis' Script does it.
       const resend = this.#command(keysAndArgs);
@@ -82,7 +82,7 @@ class ScriptCommand extends Command {
   override toWritable(socket: object): string | Buffer {
     const reject = this.reject;
     this.reject = (error: Error) => {
-      if (error.message.includes('NOSCRIPT')) this.#loaded.delete(socket);
+      if (error.message.startsWith('NOSCRIPT')) this.#loaded.delete(socket);
       reject.call(this, error);
     };
     if (!this.#loaded.has(socket)) {

@@ -46,7 +46,7 @@ function shape(result: EnqueueResult, ids: Map<string, number>): unknown {
   return { outcome: result.outcome, job: view(result.job), replaced: view(result.replaced), also: (result.also_replaced ?? []).map(view) };
 }
 
-describe('graphile-worker: issue 9 seams', function () {
+describe('graphile-worker: seams (entry points, transactions, outages, input)', function () {
   this.timeout(30_000);
   const schemas = isolatePerTest(FILE);
   let pool: pg.Pool;
