@@ -39,6 +39,8 @@ const rejectionOf = (promise: Promise<unknown>): Promise<Error> => rejection(pro
 const presetFor = (names: TestSchemas) => makeUniqueJobsPreset({ uniqueSchema: names.uniqueSchema });
 const backendFor = (pool: pg.Pool, names: TestSchemas, migrate: boolean) =>
   createGraphileWorkerBackend({ pgPool: pool, uniqueSchema: names.uniqueSchema, workerSchema: names.graphileSchema, migrate });
+const utilsFor = (pool: pg.Pool, names: TestSchemas, logger: Logger = quietLogger) =>
+  makeUniqueWorkerUtils({ pgPool: pool, schema: names.graphileSchema, uniqueSchema: names.uniqueSchema, logger });
 const enqueueOptionsFor = (names: TestSchemas) => ({ uniqueSchema: names.uniqueSchema, workerSchema: names.graphileSchema });
 /** The adapter's schema names from the fixture's. */
 const namesOf = (names: TestSchemas) => ({ workerSchema: names.graphileSchema, uniqueSchema: names.uniqueSchema });
@@ -73,12 +75,7 @@ describe('graphile-worker host contract', function () {
   };
   const addPlain = async (identifier: string, spec: { maxAttempts?: number } = {}): Promise<Job> => {
     const names = schemas.current();
-    const utils = await makeUniqueWorkerUtils({
-      pgPool: pool,
-      schema: names.graphileSchema,
-      uniqueSchema: names.uniqueSchema,
-      logger: quietLogger,
-    });
+    const utils = await utilsFor(pool, names);
     try {
       return await utils.addJob(identifier, {}, spec);
     } finally {
@@ -102,12 +99,7 @@ describe('graphile-worker host contract', function () {
   describe('how Graphile Worker’s worker uses its rows (GRAPHILE_BEHAVIOURS)', () => {
     it(GRAPHILE_BEHAVIOURS.completionDeletesLockedRow, async () => {
       const names = schemas.current();
-      const utils = await makeUniqueWorkerUtils({
-        pgPool: pool,
-        schema: names.graphileSchema,
-        uniqueSchema: names.uniqueSchema,
-        logger: quietLogger,
-      });
+      const utils = await utilsFor(pool, names);
       try {
         const { job } = await utils.addJob('succeeds', {}, { unique: {} });
         const locks: (string | null)[] = [];
@@ -131,12 +123,7 @@ describe('graphile-worker host contract', function () {
 
     it(GRAPHILE_BEHAVIOURS.lastFailureKeepsRow, async () => {
       const names = schemas.current();
-      const utils = await makeUniqueWorkerUtils({
-        pgPool: pool,
-        schema: names.graphileSchema,
-        uniqueSchema: names.uniqueSchema,
-        logger: quietLogger,
-      });
+      const utils = await utilsFor(pool, names);
       try {
         const { job } = await utils.addJob('fails', {}, { unique: {}, maxAttempts: 1 });
         await runWorkerOnce({
@@ -282,7 +269,7 @@ describe('graphile-worker host contract', function () {
       const logger = new Logger(() => (level, message) => {
         if (level === 'warning') warnings.push(message);
       });
-      const utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: names.graphileSchema, uniqueSchema: names.uniqueSchema, logger });
+      const utils = await utilsFor(pool, names, logger);
       const backend = backendFor(pool, names, true);
       try {
         expect(warnings.join('\n')).to.match(
@@ -337,12 +324,7 @@ describe('graphile-worker host contract', function () {
       const names = schemas.current();
       // One connection: the one whose reliances were checked is the one the adds run on.
       const single = makePool(1);
-      const utils = await makeUniqueWorkerUtils({
-        pgPool: single,
-        schema: names.graphileSchema,
-        uniqueSchema: names.uniqueSchema,
-        logger: quietLogger,
-      });
+      const utils = await utilsFor(single, names);
       try {
         expect((await utils.addJob('first', {}, { unique: {} })).outcome).to.equal('created');
         await q('alter table :gw._private_jobs rename column locked_at to claimed_at');
@@ -363,12 +345,7 @@ describe('graphile-worker host contract', function () {
       const names = schemas.current();
       await q(`insert into :gw.migrations (id, breaking) values (21, false)`);
       // Graphile itself warns about the level and carries on; so does the preset.
-      const utils = await makeUniqueWorkerUtils({
-        pgPool: pool,
-        schema: names.graphileSchema,
-        uniqueSchema: names.uniqueSchema,
-        logger: quietLogger,
-      });
+      const utils = await utilsFor(pool, names);
       const backend = backendFor(pool, names, false);
       try {
         expect((await utils.addJob('after_21', { via: 'utils' }, { unique: {} })).outcome).to.equal('created');
