@@ -62,6 +62,17 @@ describe('graphile-worker host contract', function () {
     const { graphileSchema, uniqueSchema } = schemas.current();
     return (await pool.query<R>(text.replaceAll(':gw', `"${graphileSchema}"`).replaceAll(':ou', `"${uniqueSchema}"`), values)).rows;
   };
+  /**
+   * Waits (bounded) until `done` holds for the rows of `text`: Graphile's worker does not await
+   * its complete/fail write before `runOnce` resolves, so the row may not have settled yet.
+   */
+  const settledRows = async <R extends Record<string, unknown>>(text: string, done: (rows: R[]) => boolean): Promise<R[]> => {
+    for (let attempt = 0; ; attempt++) {
+      const rows = await q<R>(text);
+      if (done(rows) || attempt >= 50) return rows;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
   /** Graphile Worker's own migrations only, in a pair of the test's own. */
   const graphileOnly = async (): Promise<TestSchemas> => {
     const names = await schemas.ownSchemas();
@@ -112,7 +123,8 @@ describe('graphile-worker host contract', function () {
           },
         });
         expect(locks, 'the worker ran the job with its row locked').to.have.length(1).and.not.include(null);
-        expect((await q('select id from :gw._private_jobs')).length, 'a completed job’s row is deleted').to.equal(0);
+        const left = await settledRows('select id from :gw._private_jobs', (rows) => rows.length === 0);
+        expect(left.length, 'a completed job’s row is deleted').to.equal(0);
         expect((await utils.getUniqueJob(job.id))?.state, 'job_deleted() saw the row deleted while locked, i.e. completed').to.equal(
           'completed',
         );
@@ -131,8 +143,9 @@ describe('graphile-worker host contract', function () {
             throw Object.assign(new Error('planned failure'), { failure: true });
           },
         });
-        const rows = await q<{ attempts: number; max_attempts: number; locked_at: string | null }>(
+        const rows = await settledRows<{ attempts: number; max_attempts: number; locked_at: string | null }>(
           'select attempts, max_attempts, locked_at from :gw._private_jobs',
+          (found) => found.every((row) => row.locked_at === null),
         );
         expect(rows, 'the failed job keeps its row, unlocked, with attempts = max_attempts').to.deep.equal([
           { attempts: 1, max_attempts: 1, locked_at: null },
