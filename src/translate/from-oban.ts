@@ -92,11 +92,14 @@ function translateOban(system: string, options: ObanUniqueOptions): UniquePolicy
   const policy: UniquePolicyInput = { ...obanDimensions(reader) };
   const period = obanPeriod(reader);
   if (period !== null) policy.period = period;
-  const states = (reader.strings('states', STATES) ?? ['scheduled', 'available', 'executing', 'retryable', 'completed']).map((state) =>
-    ojsState(reader, state, 'states'),
-  );
+  // Oban's default, every state but discarded and cancelled, is OJS's `successful` group (which
+  // also has `pending`, a state Oban does not have).
+  const given = reader.strings('states', STATES);
+  const states: readonly OjsJobState[] = given
+    ? given.map((state, index) => ojsState(reader, state, `states[${index}]`))
+    : UNIQUE_STATE_GROUPS.successful;
   if (states.length === 0) reader.fail('states', 'must not be empty: no job would ever conflict');
-  policy.states = sameSet(states, UNIQUE_STATE_GROUPS.successful) ? UNIQUE_STATE_GROUPS.successful : states;
+  policy.states = states;
   policy.on_conflict = 'ignore';
   if (reader.oneOf('timestamp', ['inserted_at', 'scheduled_at'] as const) === 'scheduled_at' && period !== null) {
     policy.x_period_anchor = 'scheduled_at';
@@ -161,8 +164,4 @@ function obanReplace(reader: OptionReader, checked: readonly OjsJobState[]): Uni
     if (fields.length > 0) update[state as UpdateState] = fields as UpdateField[];
   }
   return Object.keys(update).length > 0 ? update : undefined;
-}
-
-function sameSet(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((item) => b.includes(item));
 }
