@@ -46,7 +46,7 @@ export function describeExpressiveness(name: string, makeSubject: MakeConformanc
         const missing = missingExtensions(subject!, row);
         if (missing.length > 0) {
           await expectRefused(subject!, row, missing);
-          this.test!.title += ` [pending on ${name}: needs the ${missing.join(', ')} extension]`;
+          this.test!.title += ` [pending on ${name}: needs ${missing.join(' and ')}, an extension it does not declare yet]`;
           this.skip();
         }
         await runScenario(subject!, row);
