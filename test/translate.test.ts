@@ -4,6 +4,7 @@
  * the validator accepts.
  */
 import { expect } from 'chai';
+import { readFile } from 'node:fs/promises';
 import { isUntranslatableOptionError, parseUniquePolicy, UntranslatableOptionError } from '../src/index.js';
 import { fromBullMQ, fromFaktory, fromGraphileWorker, fromOban, fromObanPro, fromZizq, zizqUniqueKey } from '../src/translate/index.js';
 import { secondsToPeriod } from '../src/translate/seconds-to-period.js';
@@ -118,5 +119,13 @@ describe('ojs-unique/translate', function () {
       null,
       null,
     ]);
+  });
+});
+
+describe('docs/expressiveness.md', function () {
+  it('shows every reference row and every inexpressible option by its translator call', async function () {
+    const doc = await readFile(new URL('../docs/expressiveness.md', import.meta.url), 'utf8');
+    const missing = [...ROWS, ...INEXPRESSIBLE].map((row) => row.call).filter((call) => !doc.includes(`\`${call}\``));
+    expect(missing).to.deep.equal([]);
   });
 });
