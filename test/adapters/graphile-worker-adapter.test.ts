@@ -1000,6 +1000,44 @@ describe('graphile-worker adapter', function () {
         await again.close();
       }
     });
+
+    it('migration 0007 keeps a ledger of the previous layout working: its keys get a head record on their next write', async () => {
+      const s = await makeSubject();
+      const { uniqueSchema } = s.backend.schemas;
+      const policy = { keys: ['type'] as ('type' | 'args')[] };
+      const live = (await s.backend.enqueue({ type: 'old.live', args: {}, unique: policy })).job;
+      const gone = (await s.backend.enqueue({ type: 'old.gone', args: {}, unique: policy })).job;
+      await s.backend.cancel(gone.id);
+      // Back to schema version 1: no head records, every key locked by its `heads` row.
+      await pool.query(
+        `drop index "${uniqueSchema}".jobs_head_idx; alter table "${uniqueSchema}".jobs drop column head;
+         insert into "${uniqueSchema}".heads (fingerprint) select distinct fingerprint from "${uniqueSchema}".jobs on conflict do nothing;
+         delete from "${uniqueSchema}".migrations where id = 7; update "${uniqueSchema}".settings set value = '1' where name = 'schema_version'`,
+      );
+      const again = createGraphileWorkerBackend({ pgPool: pool, ...schemasOf(s) });
+      try {
+        await again.ready();
+        expect(await count(':ou.jobs where head')).to.equal(0);
+        // A duplicate of a live job from before, read without a lock.
+        expect(await rejectionOf(again.enqueue({ type: 'old.live', args: {}, unique: policy }))).to.include({ existingJobId: live.id });
+        // A replace takes the key's lock: its oldest record becomes the head.
+        const replaced = await again.enqueue({ type: 'old.live', args: {}, unique: { ...policy, on_conflict: 'replace' } });
+        expect(replaced).to.include({ outcome: 'replaced' });
+        expect(await count(':ou.jobs where head and ojs_id = $1', [live.id])).to.equal(1);
+        // A key whose only record is finished: concurrent enqueues still leave one live job.
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 8 }, () => again.enqueue({ type: 'old.gone', args: {}, unique: policy })),
+        );
+        expect(outcomes.filter((o) => o.status === 'fulfilled')).to.have.length(1);
+        expect(await count(':ou.jobs l join :gw._private_jobs j on j.id = l.job_id where l.type = $1', ['old.gone'])).to.equal(1);
+        expect(await count(':ou.jobs where head and type = $1', ['old.gone'])).to.equal(1);
+        // A new key: its first record is its head.
+        await again.enqueue({ type: 'new.key', args: {}, unique: policy });
+        expect(await count(':ou.jobs where head and type = $1', ['new.key'])).to.equal(1);
+      } finally {
+        await again.close();
+      }
+    });
   });
 });
 
