@@ -1001,13 +1001,20 @@ describe('graphile-worker adapter', function () {
       }
     });
 
-    it('migration 0007 keeps a ledger of the previous layout working: its keys get a head record on their next write', async () => {
+    it('migration 0007 keeps a ledger of schema version 1 working: its keys, records and retention; a key gets a head record on its next write', async () => {
       const s = await makeSubject();
       const { uniqueSchema } = s.backend.schemas;
       const policy = { keys: ['type'] as ('type' | 'args')[] };
       const live = (await s.backend.enqueue({ type: 'old.live', args: {}, unique: policy })).job;
       const gone = (await s.backend.enqueue({ type: 'old.gone', args: {}, unique: policy })).job;
       await s.backend.cancel(gone.id);
+      // Retention memory: a wide policy (counting completed jobs) used on a key whose kept record
+      // was enqueued under the narrow default.
+      const wide = { keys: ['type'], states: ['available', 'active', 'scheduled', 'retryable', 'pending', 'completed'] } as const;
+      const w = (await s.backend.enqueue({ type: 'old.kept', args: {}, unique: wide })).job;
+      await s.backend.cancel(w.id);
+      const kept = (await s.backend.enqueue({ type: 'old.kept', args: {}, unique: policy })).job;
+      await (await s.start(kept.id)).complete();
       // Back to schema version 1: no head records, every key locked by its `heads` row.
       await pool.query(
         `drop index "${uniqueSchema}".jobs_head_idx; alter table "${uniqueSchema}".jobs drop column head;
@@ -1034,6 +1041,15 @@ describe('graphile-worker adapter', function () {
         // A new key: its first record is its head.
         await again.enqueue({ type: 'new.key', args: {}, unique: policy });
         expect(await count(':ou.jobs where head and type = $1', ['new.key'])).to.equal(1);
+        // The retention remembered before the upgrade still keeps the completed record (the
+        // cancelled wide one goes), and the wide policy still counts it.
+        await again.reclaim({ grace: 'PT0S' });
+        expect(await again.getJob(w.id)).to.equal(null);
+        expect((await again.getJob(kept.id))?.state).to.equal('completed');
+        expect(await rejectionOf(again.enqueue({ type: 'old.kept', args: {}, unique: wide }))).to.include({
+          existingJobId: kept.id,
+          existingJobState: 'completed',
+        });
       } finally {
         await again.close();
       }

@@ -12,7 +12,8 @@
 --        2. candidates(): every job recorded under a key, with state and envelope.
 --        3. lock_head(fingerprint): locks the key's head record (the per-key lock), promoting
 --           one when the key has records but no head; lock_key() calls it for lock-key.sql.
---        4. lock_and_read(fingerprint, states): lock_head, then reads candidates.
+--        4. lock_and_read(fingerprint, states): the live candidates' Graphile rows, then
+--           lock_head, then reads candidates (the lock order: see the function).
 --        5. record_job(): the ledger row of a job Graphile just added, and its policy's
 --           retention on the key's head row (migrations 0003, 0004).
 --        6. insert_job(): Graphile's add_job (no job key) plus record_job, in one statement;
@@ -182,25 +183,55 @@ $$;
 create or replace function :OJS_UNIQUE_SCHEMA.lock_and_read(p_fingerprint text, p_states text[])
 returns json language plpgsql volatile set plan_cache_mode = force_generic_plan set enable_seqscan = off as $$
 declare
+  v_locked bigint[];
+  v_late boolean;
   v_now timestamptz;
 begin
-  -- The caller read candidates before calling this, so the key has records; none any more means
-  -- reclaim removed them meanwhile, and no lock is held: the caller retries from its first read.
-  if not :OJS_UNIQUE_SCHEMA.lock_head(p_fingerprint) then
-    raise exception using errcode = 'serialization_failure',
-      message = 'ojs-unique: the key''s records were reclaimed during the enqueue';
-  end if;
-  -- Each statement below takes a fresh snapshot (READ COMMITTED, volatile function): it sees
-  -- every enqueue that committed while we waited. Doing this read in the same statement as the
-  -- upsert would miss them.
-  --
-  -- Lock the live candidates' Graphile rows: workers fetch with SKIP LOCKED, so none of them can
-  -- start one of these jobs between this read and the caller's cancel.
-  perform 1 from :GRAPHILE_WORKER_SCHEMA._private_jobs j
-    where j.id in (select l.job_id from :OJS_UNIQUE_SCHEMA.jobs l
-                   where l.fingerprint = p_fingerprint and l.terminal_state is null)
-    order by j.id
-    for update of j;
+  -- Lock order (docs/design/graphile-worker.md, "Lock order"): Graphile rows before ledger rows,
+  -- in every path that waits. A worker's completion DELETE holds the job's Graphile row while its
+  -- trigger labels the job's record, which may be the key's head: an enqueue that held the head
+  -- while waiting for that Graphile row would deadlock with it. So:
+  --  1. lock the Graphile rows of the key's live records (waiting; no ledger row held yet).
+  --     Workers fetch with SKIP LOCKED, so none of these jobs can start before the cancel;
+  --  2. lock the head record (waiting for a concurrent enqueue of the key to commit);
+  --  3. a job that turned live between 1 and 2 (the head's previous holder inserted it) has its
+  --     Graphile row locked NOWAIT: the one lock taken while holding the head never waits. When
+  --     it is busy, the block rolls back, releasing the head, and the loop starts again, step 1
+  --     now waiting for that row.
+  -- Each statement takes a fresh snapshot (READ COMMITTED, volatile function): it sees every
+  -- enqueue that committed while we waited.
+  loop
+    select coalesce(array_agg(g.id), '{}') into v_locked
+      from (select j.id from :GRAPHILE_WORKER_SCHEMA._private_jobs j
+            where j.id in (select l.job_id from :OJS_UNIQUE_SCHEMA.jobs l
+                           where l.fingerprint = p_fingerprint and l.terminal_state is null)
+            order by j.id
+            for update of j) g;
+    v_late := false;
+    begin
+      -- The caller read candidates before calling this, so the key has records; none any more
+      -- means reclaim removed them meanwhile, and no lock is held: the caller retries from its
+      -- first read (the adapter's own transaction does so itself).
+      if not :OJS_UNIQUE_SCHEMA.lock_head(p_fingerprint) then
+        raise exception using errcode = 'serialization_failure',
+          message = 'ojs-unique: the key''s records were reclaimed during the enqueue';
+      end if;
+      v_late := true;
+      perform 1 from :GRAPHILE_WORKER_SCHEMA._private_jobs j
+        where j.id in (select l.job_id from :OJS_UNIQUE_SCHEMA.jobs l
+                       where l.fingerprint = p_fingerprint and l.terminal_state is null)
+          and j.id <> all (v_locked)
+        order by j.id
+        for update of j nowait;
+      exit;
+    exception when lock_not_available then
+      -- Only step 3's NOWAIT goes round again; the session's lock_timeout while waiting for the
+      -- head is the caller's.
+      if not v_late then
+        raise;
+      end if;
+    end;
+  end loop;
   v_now := clock_timestamp();
   return json_build_object('now', floor(extract(epoch from v_now) * 1000),
     'candidates', :OJS_UNIQUE_SCHEMA.candidates(p_fingerprint, p_states, v_now));
@@ -354,24 +385,37 @@ begin
   --     flush. Any other decision takes the locked path (lock-and-read) to write.
   --  2. The key has no record the policy counts: take the key's lock, look again with a fresh
   --     snapshot and, still none, insert. When it has no record at all, the new record is the
-  --     key's head and its insert takes the lock: one write beside Graphile's. With no candidate there is nothing to decide: decideConflict answers
-  --     `insert` for an empty list whatever the policy.
+  --     key's head and its insert takes the lock: one write beside Graphile's. With no
+  --     candidate there is nothing to decide: decideConflict answers `insert` for an empty list
+  --     whatever the policy.
   --
   -- No plan_cache_mode clause (it would reach add_job, see the header): every statement here is
   -- a simple expression; the functions it calls carry their own.
   v_candidates := :OJS_UNIQUE_SCHEMA.candidates(p_fingerprint, p_states, clock_timestamp());
   if json_array_length(v_candidates) = 0 then
     loop
-      if :OJS_UNIQUE_SCHEMA.lock_head(p_fingerprint) then
-        -- The key has records, none the policy counts as of the first read: look again under its lock.
-        v_candidates := :OJS_UNIQUE_SCHEMA.candidates(p_fingerprint, p_states, clock_timestamp());
-        if json_array_length(v_candidates) = 0 then
-          return json_build_object('inserted', :OJS_UNIQUE_SCHEMA.insert_job(p_identifier, p_payload, p_queue_name,
-            p_run_at, p_max_attempts, p_priority, p_flags, p_ojs_id, p_fingerprint, p_queue, p_meta, p_policy, p_period,
-            p_ojs_priority, p_request_token));
+      -- The head's lock is taken inside a block (a subtransaction) so that it can be given back:
+      -- when candidates show up under the lock (the head's previous holder inserted them), they
+      -- are returned unlocked, as in case 1, and the head is released first. Kept, it would stay
+      -- held to the end of a caller's transaction (addJobWithClient), whose next step,
+      -- lock-and-read, waits for Graphile rows: a head held while waiting for a Graphile row
+      -- breaks the lock order (lock_and_read) and deadlocks with a worker's completion trigger
+      -- or a concurrent replace. A key with no record at all enters and leaves the block
+      -- without writing.
+      begin
+        if :OJS_UNIQUE_SCHEMA.lock_head(p_fingerprint) then
+          -- The key has records, none the policy counts as of the first read: look again under its lock.
+          v_candidates := :OJS_UNIQUE_SCHEMA.candidates(p_fingerprint, p_states, clock_timestamp());
+          if json_array_length(v_candidates) = 0 then
+            return json_build_object('inserted', :OJS_UNIQUE_SCHEMA.insert_job(p_identifier, p_payload, p_queue_name,
+              p_run_at, p_max_attempts, p_priority, p_flags, p_ojs_id, p_fingerprint, p_queue, p_meta, p_policy, p_period,
+              p_ojs_priority, p_request_token));
+          end if;
+          raise exception using errcode = 'OJSU1', message = 'ojs-unique: release the key''s head';
         end if;
-        exit;
-      end if;
+      exception when sqlstate 'OJSU1' then
+        return json_build_object('now', floor(extract(epoch from clock_timestamp()) * 1000), 'candidates', v_candidates);
+      end;
       -- The key has no record at all: the new record becomes its head, its insert the lock.
       v_inserted := :OJS_UNIQUE_SCHEMA.insert_head_job(p_identifier, p_payload, p_queue_name,
         p_run_at, p_max_attempts, p_priority, p_flags, p_ojs_id, p_fingerprint, p_queue, p_meta, p_policy, p_period,
