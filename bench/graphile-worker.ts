@@ -169,26 +169,9 @@ interface Breakdown {
   latencyMs: number;
   nodeUs: number;
   serverUs: number | null;
-  heapInserts: Record<string, number>;
-  wal: { records: number; bytes: number; fpiBytes: number; byRmgr: Record<string, number> } | null;
-}
-
-const TABLES = [
-  [GRAPHILE_SCHEMA, '_private_jobs'],
-  [UNIQUE_SCHEMA, 'jobs'],
-  [UNIQUE_SCHEMA, 'heads'],
-] as const;
-
-async function tableInserts(): Promise<Record<string, number>> {
-  // Each backend reports its counters when it goes idle, at most once a second.
-  await new Promise((resolve) => setTimeout(resolve, 1_500));
-  const { rows } = await pool.query<{ name: string; n: string }>(
-    `select relname as name, n_tup_ins as n from pg_stat_user_tables where (schemaname, relname) in (${TABLES.map(
-      (_, k) => `($${2 * k + 1}, $${2 * k + 2})`,
-    ).join(', ')})`,
-    TABLES.flat(),
-  );
-  return Object.fromEntries(rows.map((row) => [row.name, Number(row.n)]));
+  /** Per call; null without pg_walinspect (the cluster-wide figures are then in `clusterWal`). */
+  wal: Wal | null;
+  clusterWal: { records: number; bytes: number } | null;
 }
 
 function backendCpuUs(pid: number): number | null {
@@ -200,26 +183,50 @@ function backendCpuUs(pid: number): number | null {
   }
 }
 
-/** WAL of the bench's own transactions between two LSNs (pg_walinspect), by resource manager. */
-async function ownWal(
-  from: string,
-  to: string,
-): Promise<{ records: number; bytes: number; fpiBytes: number; byRmgr: Record<string, number> }> {
-  const { rows } = await pool.query<{ rmgr: string; records: number; bytes: string; fpi: string }>(
+interface Wal {
+  records: number;
+  bytes: number;
+  fpiBytes: number;
+  /** Records by resource manager and type (e.g. `Heap INSERT`, `Btree INSERT_LEAF`, `Transaction COMMIT`). */
+  byKind: Record<string, number>;
+  /** Heap inserts (Heap INSERT records, speculative ones included) by table. */
+  heapInserts: Record<string, number>;
+  /** Index entries written (Btree INSERT_* records) by index. */
+  indexInserts: Record<string, number>;
+}
+
+const noWal = (): Wal => ({ records: 0, bytes: 0, fpiBytes: 0, byKind: {}, heapInserts: {}, indexInserts: {} });
+
+/**
+ * WAL of the bench's own transactions between two LSNs (pg_walinspect): records of transactions
+ * that wrote one of the bench's relations, so other databases' load on the cluster does not enter.
+ */
+async function ownWal(from: string, to: string): Promise<Wal> {
+  // A path that wrote nothing (the duplicate path) may leave the flushed LSN where it started.
+  const { rows: span } = await pool.query<{ empty: boolean }>('select $2::pg_lsn <= $1::pg_lsn as empty', [from, to]);
+  if (span[0]!.empty) return noWal();
+  const { rows } = await pool.query<{ kind: string; rel: string | null; records: number; bytes: string; fpi: string }>(
     `with r as (select * from pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)),
-     rels as (select '/' || (select oid from pg_database where datname = current_database()) || '/' || c.relfilenode || ' ' as tag
+     rels as (select '/' || (select oid from pg_database where datname = current_database()) || '/' || c.relfilenode || ' ' as tag,
+                     c.relname as name
               from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = any($3) and c.relfilenode <> 0),
      ours as (select distinct r.xid from r where r.xid <> 0 and exists (select 1 from rels where strpos(r.block_ref, rels.tag) > 0))
-     select r.resource_manager as rmgr, count(*)::int as records, sum(r.record_length)::bigint as bytes, sum(r.fpi_length)::bigint as fpi
-       from r where r.xid in (select xid from ours) group by 1`,
+     select r.resource_manager || ' ' || r.record_type as kind,
+            (select rels.name from rels where strpos(r.block_ref, rels.tag) > 0 limit 1) as rel,
+            count(*)::int as records, sum(r.record_length)::bigint as bytes, sum(r.fpi_length)::bigint as fpi
+       from r where r.xid in (select xid from ours) group by 1, 2`,
     [from, to, [GRAPHILE_SCHEMA, UNIQUE_SCHEMA]],
   );
-  return {
-    records: rows.reduce((sum, row) => sum + row.records, 0),
-    bytes: rows.reduce((sum, row) => sum + Number(row.bytes), 0),
-    fpiBytes: rows.reduce((sum, row) => sum + Number(row.fpi), 0),
-    byRmgr: Object.fromEntries(rows.map((row) => [row.rmgr, row.records])),
-  };
+  const wal = noWal();
+  for (const row of rows) {
+    wal.records += row.records;
+    wal.bytes += Number(row.bytes);
+    wal.fpiBytes += Number(row.fpi);
+    wal.byKind[row.kind] = (wal.byKind[row.kind] ?? 0) + row.records;
+    if (row.rel && /^Heap INSERT/.test(row.kind)) wal.heapInserts[row.rel] = (wal.heapInserts[row.rel] ?? 0) + row.records;
+    if (row.rel && /^Btree INSERT/.test(row.kind)) wal.indexInserts[row.rel] = (wal.indexInserts[row.rel] ?? 0) + row.records;
+  }
+  return wal;
 }
 
 async function clusterWal(): Promise<{ records: number; bytes: number }> {
@@ -233,6 +240,7 @@ async function breakdown(walinspect: boolean): Promise<Breakdown[]> {
   // One connection, so its backend's CPU time is the server side of every call.
   const onePool = new pg.Pool({ connectionString, max: 1, idleTimeoutMillis: 0 });
   onePool.on('error', () => undefined);
+  onePool.on('connect', (client) => client.on('error', () => undefined));
   const utils = await makeUniqueWorkerUtils({ pgPool: onePool, schema: GRAPHILE_SCHEMA, uniqueSchema: UNIQUE_SCHEMA });
   const pid = await utils.withPgClient(
     async (client) => (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid,
@@ -240,17 +248,23 @@ async function breakdown(walinspect: boolean): Promise<Breakdown[]> {
   const p = paths(utils, `breakdown:${Date.now()}`);
   const names = Object.keys(p);
   for (const name of names) await batch(1, p[name]!, WARMUP);
-  const totals = new Map<
-    string,
-    { latencies: number[]; nodeUs: number; serverUs: number | null; heap: Record<string, number>; wal: Breakdown['wal'] }
-  >();
+  interface Total {
+    latencies: number[];
+    nodeUs: number;
+    serverUs: number | null;
+    wal: Wal;
+    cluster: { records: number; bytes: number };
+  }
+  const totals = new Map<string, Total>();
   const BREAKDOWN_ROUNDS = 3;
   const perRound = Math.ceil(BREAKDOWN_CALLS / BREAKDOWN_ROUNDS);
+  const add = (into: Record<string, number>, from: Record<string, number>) => {
+    for (const [name, n] of Object.entries(from)) into[name] = (into[name] ?? 0) + n;
+  };
   for (let round = 0; round < BREAKDOWN_ROUNDS; round++) {
     for (const name of round % 2 ? [...names].reverse() : names) {
-      const insertsBefore = await tableInserts();
       const lsnBefore = (await pool.query<{ lsn: string }>('select pg_current_wal_insert_lsn() as lsn')).rows[0]!.lsn;
-      const clusterBefore = walinspect ? null : await clusterWal();
+      const clusterBefore = await clusterWal();
       const server0 = backendCpuUs(pid);
       const node0 = process.cpuUsage();
       const latencies: number[] = [];
@@ -261,35 +275,28 @@ async function breakdown(walinspect: boolean): Promise<Breakdown[]> {
       }
       const node = process.cpuUsage(node0);
       const server1 = backendCpuUs(pid);
+      const clusterAfter = await clusterWal();
       const lsnAfter = (await pool.query<{ lsn: string }>('select pg_current_wal_flush_lsn() as lsn')).rows[0]!.lsn;
-      const insertsAfter = await tableInserts();
-      let wal: Breakdown['wal'];
-      if (walinspect) wal = await ownWal(lsnBefore, lsnAfter);
-      else {
-        const after = await clusterWal();
-        wal = { records: after.records - clusterBefore!.records, bytes: after.bytes - clusterBefore!.bytes, fpiBytes: 0, byRmgr: {} };
-      }
-      const entry = totals.get(name) ?? {
-        latencies: [],
-        nodeUs: 0,
-        serverUs: 0,
-        heap: {},
-        wal: { records: 0, bytes: 0, fpiBytes: 0, byRmgr: {} },
-      };
+      const wal = walinspect ? await ownWal(lsnBefore, lsnAfter) : noWal();
+      const entry: Total = totals.get(name) ?? { latencies: [], nodeUs: 0, serverUs: 0, wal: noWal(), cluster: { records: 0, bytes: 0 } };
       entry.latencies.push(...latencies);
       entry.nodeUs += node.user + node.system;
       entry.serverUs = server0 === null || server1 === null || entry.serverUs === null ? null : entry.serverUs + (server1 - server0);
-      for (const [table, n] of Object.entries(insertsAfter)) entry.heap[table] = (entry.heap[table] ?? 0) + n - (insertsBefore[table] ?? 0);
-      entry.wal!.records += wal!.records;
-      entry.wal!.bytes += wal!.bytes;
-      entry.wal!.fpiBytes += wal!.fpiBytes;
-      for (const [rmgr, n] of Object.entries(wal!.byRmgr)) entry.wal!.byRmgr[rmgr] = (entry.wal!.byRmgr[rmgr] ?? 0) + n;
+      entry.wal.records += wal.records;
+      entry.wal.bytes += wal.bytes;
+      entry.wal.fpiBytes += wal.fpiBytes;
+      add(entry.wal.byKind, wal.byKind);
+      add(entry.wal.heapInserts, wal.heapInserts);
+      add(entry.wal.indexInserts, wal.indexInserts);
+      entry.cluster.records += clusterAfter.records - clusterBefore.records;
+      entry.cluster.bytes += clusterAfter.bytes - clusterBefore.bytes;
       totals.set(name, entry);
     }
   }
   await utils.release();
   await onePool.end();
   const calls = perRound * BREAKDOWN_ROUNDS;
+  const per = (record: Record<string, number>) => Object.fromEntries(Object.entries(record).map(([name, n]) => [name, n / calls]));
   return names.map((name) => {
     const t = totals.get(name)!;
     return {
@@ -297,13 +304,17 @@ async function breakdown(walinspect: boolean): Promise<Breakdown[]> {
       latencyMs: median(t.latencies),
       nodeUs: t.nodeUs / calls,
       serverUs: t.serverUs === null ? null : t.serverUs / calls,
-      heapInserts: Object.fromEntries(Object.entries(t.heap).map(([table, n]) => [table, n / calls])),
-      wal: {
-        records: t.wal!.records / calls,
-        bytes: t.wal!.bytes / calls,
-        fpiBytes: t.wal!.fpiBytes / calls,
-        byRmgr: Object.fromEntries(Object.entries(t.wal!.byRmgr).map(([rmgr, n]) => [rmgr, n / calls])),
-      },
+      wal: walinspect
+        ? {
+            records: t.wal.records / calls,
+            bytes: t.wal.bytes / calls,
+            fpiBytes: t.wal.fpiBytes / calls,
+            byKind: per(t.wal.byKind),
+            heapInserts: per(t.wal.heapInserts),
+            indexInserts: per(t.wal.indexInserts),
+          }
+        : null,
+      clusterWal: walinspect ? null : { records: t.cluster.records / calls, bytes: t.cluster.bytes / calls },
     };
   });
 }
@@ -390,25 +401,40 @@ async function main(): Promise<void> {
   }
   console.log('');
   const wal = walinspect
-    ? "WAL: pg_walinspect, only transactions that wrote the bench's relations"
+    ? "WAL: pg_walinspect over the run's LSN range, only transactions that wrote the bench's relations (heap and index inserts counted from its Heap INSERT and Btree INSERT records)"
     : 'WAL: cluster-wide pg_stat_wal delta (pg_walinspect unavailable), inflated by other load';
   console.log(
-    `Per call, sequential on one connection, ${Math.ceil(BREAKDOWN_CALLS / 3) * 3} calls per path over 3 interleaved rounds. ${wal}; heap inserts: pg_stat_user_tables.n_tup_ins; PostgreSQL CPU: the backend's utime+stime (/proc).`,
+    `Per call, sequential on one connection, ${Math.ceil(BREAKDOWN_CALLS / 3) * 3} calls per path over 3 interleaved rounds. ${wal}. PostgreSQL CPU: the backend's utime+stime (/proc); Node CPU: process.cpuUsage.`,
   );
   console.log('');
   console.log(
-    '| path | latency median ms | Node CPU µs | PostgreSQL CPU µs | WAL records | WAL bytes (FPI) | WAL records by kind | heap inserts by table |',
+    '| path | latency median ms | Node CPU µs | PostgreSQL CPU µs | WAL records | WAL bytes (of which FPI) | heap inserts by table | index entries |',
   );
   console.log('|---|---|---|---|---|---|---|---|');
   const fmt = (record: Record<string, number>) =>
     Object.entries(record)
       .filter(([, n]) => n >= 0.005)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([name, n]) => `${name} ${n.toFixed(2)}`)
       .join(', ');
+  const sum = (record: Record<string, number>) => Object.values(record).reduce((a, b) => a + b, 0);
   for (const r of breakdownRows) {
-    console.log(
-      `| ${r.path} | ${r.latencyMs.toFixed(3)} | ${r.nodeUs.toFixed(0)} | ${r.serverUs === null ? 'n/a' : r.serverUs.toFixed(0)} | ${r.wal!.records.toFixed(2)} | ${r.wal!.bytes.toFixed(0)} (${r.wal!.fpiBytes.toFixed(0)}) | ${fmt(r.wal!.byRmgr)} | ${fmt(r.heapInserts)} |`,
-    );
+    const cpu = r.serverUs === null ? 'n/a' : r.serverUs.toFixed(0);
+    if (r.wal) {
+      console.log(
+        `| ${r.path} | ${r.latencyMs.toFixed(3)} | ${r.nodeUs.toFixed(0)} | ${cpu} | ${r.wal.records.toFixed(2)} | ${r.wal.bytes.toFixed(0)} (${r.wal.fpiBytes.toFixed(0)}) | ${fmt(r.wal.heapInserts)} | ${sum(r.wal.indexInserts).toFixed(2)} |`,
+      );
+    } else {
+      console.log(
+        `| ${r.path} | ${r.latencyMs.toFixed(3)} | ${r.nodeUs.toFixed(0)} | ${cpu} | ${r.clusterWal!.records.toFixed(2)} | ${r.clusterWal!.bytes.toFixed(0)} | | |`,
+      );
+    }
+  }
+  if (breakdownRows[0]?.wal) {
+    console.log('');
+    console.log('WAL records per call by kind:');
+    console.log('');
+    for (const r of breakdownRows) console.log(`- ${r.path}: ${fmt(r.wal!.byKind)}`);
   }
   if (depthRows.length > 0) {
     console.log('');
