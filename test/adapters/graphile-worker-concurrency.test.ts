@@ -5,6 +5,10 @@
  *
  * The control: with the head-row lock removed from lock_and_read, the reject rounds admit
  * several jobs (checked by hand while writing this; see docs/design/graphile-worker.md).
+ *
+ * Then the lock order (docs/design/graphile-worker.md, "Lock order"): replaces, workers and
+ * cancels racing on the same keys. The control: with lock_and_read taking the head record before
+ * the Graphile rows (schema version 2), a 40P01 reached a caller in each of two runs.
  */
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
