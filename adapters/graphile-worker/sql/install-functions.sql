@@ -86,10 +86,11 @@ create or replace function :OJS_UNIQUE_SCHEMA.candidates(p_fingerprint text, p_s
 -- every call. Generic plan: see the header.
 returns json language plpgsql stable set plan_cache_mode = force_generic_plan set enable_seqscan = off as $$
 begin
-  -- A key with no record at all (every unique insert of a new key asks twice): one index probe
-  -- answers, instead of the four-branch read below.
+  -- A key with no record at all: one index probe answers, instead of the four-branch read below,
+  -- and says so with null rather than '[]' (none the policy counts), so that try_enqueue can
+  -- insert the key's head record straight away.
   if not exists (select 1 from :OJS_UNIQUE_SCHEMA.jobs l where l.fingerprint = p_fingerprint) then
-    return '[]'::json;
+    return null;
   end if;
   -- Every job recorded under the key, with its derived state, the numbers decideConflict needs
   -- (ms on the database clock) and its OJS envelope (so `ignore` answers without another query).
@@ -234,7 +235,7 @@ begin
   end loop;
   v_now := clock_timestamp();
   return json_build_object('now', floor(extract(epoch from v_now) * 1000),
-    'candidates', :OJS_UNIQUE_SCHEMA.candidates(p_fingerprint, p_states, v_now));
+    'candidates', coalesce(:OJS_UNIQUE_SCHEMA.candidates(p_fingerprint, p_states, v_now), '[]'::json));
 end
 $$;
 
@@ -392,6 +393,19 @@ begin
   -- No plan_cache_mode clause (it would reach add_job, see the header): every statement here is
   -- a simple expression; the functions it calls carry their own.
   v_candidates := :OJS_UNIQUE_SCHEMA.candidates(p_fingerprint, p_states, clock_timestamp());
+  if v_candidates is null then
+    -- The key has no record at all (the common case, a new key): the new record becomes its
+    -- head, and its insert the lock. A record that appeared since this read is a head inserted
+    -- meanwhile (a conflict: then the loop below locks it) or one whose head was reclaimed
+    -- (record_job's late-record check refuses it).
+    v_inserted := :OJS_UNIQUE_SCHEMA.insert_head_job(p_identifier, p_payload, p_queue_name,
+      p_run_at, p_max_attempts, p_priority, p_flags, p_ojs_id, p_fingerprint, p_queue, p_meta, p_policy, p_period,
+      p_ojs_priority, p_request_token);
+    if v_inserted is not null then
+      return json_build_object('inserted', v_inserted);
+    end if;
+    v_candidates := '[]'::json;
+  end if;
   if json_array_length(v_candidates) = 0 then
     loop
       -- The head's lock is taken inside a block (a subtransaction) so that it can be given back:
@@ -400,12 +414,12 @@ begin
       -- held to the end of a caller's transaction (addJobWithClient), whose next step,
       -- lock-and-read, waits for Graphile rows: a head held while waiting for a Graphile row
       -- breaks the lock order (lock_and_read) and deadlocks with a worker's completion trigger
-      -- or a concurrent replace. A key with no record at all enters and leaves the block
-      -- without writing.
+      -- or a concurrent replace. Reached by a key with records none the policy counts, or by a
+      -- new key's enqueue that lost the race for its head.
       begin
         if :OJS_UNIQUE_SCHEMA.lock_head(p_fingerprint) then
           -- The key has records, none the policy counts as of the first read: look again under its lock.
-          v_candidates := :OJS_UNIQUE_SCHEMA.candidates(p_fingerprint, p_states, clock_timestamp());
+          v_candidates := coalesce(:OJS_UNIQUE_SCHEMA.candidates(p_fingerprint, p_states, clock_timestamp()), '[]'::json);
           if json_array_length(v_candidates) = 0 then
             return json_build_object('inserted', :OJS_UNIQUE_SCHEMA.insert_job(p_identifier, p_payload, p_queue_name,
               p_run_at, p_max_attempts, p_priority, p_flags, p_ojs_id, p_fingerprint, p_queue, p_meta, p_policy, p_period,
