@@ -632,9 +632,46 @@ describe('graphile-worker adapter', function () {
         [uniqueSchema],
       );
       const generic = Object.fromEntries(rows.map((row) => [row.proname, row.generic]));
-      for (const name of ['try_enqueue', 'insert_job', 'replace_jobs']) expect(generic[name], name).to.equal(false);
+      for (const name of ['try_enqueue', 'insert_job', 'insert_head_job', 'replace_jobs']) expect(generic[name], name).to.equal(false);
       for (const name of ['candidates', 'lock_key', 'lock_and_read', 'record_job', 'cancel_jobs'])
         expect(generic[name], name).to.equal(true);
+    });
+
+    it('the lost-reply check waits for a key’s first record still being inserted (its head, invisible until commit)', async () => {
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      await makeUtils();
+      const writer = await pool.connect();
+      const checker = await pool.connect();
+      try {
+        await writer.query('begin');
+        const added = (await addJobWithClient(
+          writer,
+          'in_flight',
+          {},
+          { unique: {} },
+          { uniqueSchema, workerSchema: graphileSchema },
+        )) as EnqueueResult;
+        const key = added.job.uniqueness_key!;
+        // lock-key as the recovery runs it: in a transaction it rolls back, under a lock timeout.
+        const lockKey = async () => {
+          await checker.query('begin');
+          try {
+            await checker.query('set local lock_timeout = 300');
+            await checker.query(new GraphileWorkerSql({ workerSchema: graphileSchema, uniqueSchema }).text('lock-key'), [key]);
+          } finally {
+            await checker.query('rollback');
+          }
+        };
+        expect(await rejectionOf(lockKey())).to.include({ code: '55P03' });
+        await writer.query('rollback');
+        // Nothing in flight any more: it returns at once, and its placeholder is gone with its rollback.
+        await lockKey();
+        expect(await count(':ou.jobs')).to.equal(0);
+      } finally {
+        await writer.query('rollback').catch(() => undefined);
+        writer.release();
+        checker.release();
+      }
     });
 
     it('never lets the trigger fail Graphile’s delete: a failing ledger update becomes a warning', async () => {
