@@ -86,8 +86,8 @@ export function isConnectionLoss(error: unknown): boolean {
  * failure or a deadlock: PostgreSQL rolled the transaction back, so whoever owns it may run it again.
  */
 export function isRetryableConflict(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code ?? (error as { cause?: { code?: unknown } } | null)?.cause?.code;
-  return code === '40001' || code === '40P01';
+  const retryable = (code: unknown) => code === '40001' || code === '40P01';
+  return retryable((error as { code?: unknown } | null)?.code) || retryable((error as { cause?: { code?: unknown } } | null)?.cause?.code);
 }
 
 /**

@@ -674,6 +674,59 @@ describe('graphile-worker adapter', function () {
       }
     });
 
+    it('retries its own transaction after a serialisation failure or deadlock; addJobWithClient leaves the retry to the caller', async () => {
+      const u = await makeUtils();
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      // The first ledger insert of a job whose type starts with `fail_once` fails as PostgreSQL
+      // fails a transaction it rolls back (a sequence: its nextval survives the rollback).
+      await pool.query(`create sequence "${uniqueSchema}".fail_once;
+        create function "${uniqueSchema}".fail_once() returns trigger language plpgsql as $$
+        begin
+          if new.type like 'fail_once%' and nextval('"${uniqueSchema}".fail_once') % 2 = 1 then
+            raise exception using errcode = case when new.type like '%deadlock' then '40P01' else '40001' end;
+          end if;
+          return new;
+        end $$;
+        create trigger fail_once before insert on "${uniqueSchema}".jobs for each row execute function "${uniqueSchema}".fail_once()`);
+      const attempts = async () =>
+        Number((await pool.query<{ n: string }>(`select last_value as n from "${uniqueSchema}".fail_once`)).rows[0]!.n);
+      // Pool-based addJob: the new key's one-statement insert, then an insert beside a finished
+      // record (the locked path, in the adapter's transaction), then addJobs.
+      expect((await u.addJob('fail_once', {}, { unique: {} })).outcome).to.equal('created');
+      expect(await attempts()).to.equal(2);
+      const first = await u.addJob('fail_once_deadlock', {}, { unique: { keys: ['type'] } });
+      expect(await attempts()).to.equal(4);
+      // Removed before it ran: its record reads cancelled, which the next policy counts.
+      await pool.query(`select "${graphileSchema}".complete_jobs(array(select job_id from "${uniqueSchema}".jobs where ojs_id = $1))`, [
+        first.job.id,
+      ]);
+      const beside = await u.addJob(
+        'fail_once_deadlock',
+        {},
+        { unique: { keys: ['type'], states: ['cancelled'], on_conflict: 'replace' } },
+      );
+      expect(beside).to.include({ outcome: 'replaced' });
+      expect(await attempts()).to.equal(6);
+      const batch = await u.addJobs([{ identifier: 'fail_once_batch', payload: {}, unique: {} }]);
+      expect(batch.map((r) => r.outcome)).to.deep.equal(['created']);
+      expect(await attempts()).to.equal(8);
+      expect(await count(':ou.jobs where type like $1', ['fail_once%'])).to.equal(4);
+      // The caller's transaction: the typed error, nothing written, the transaction still usable.
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        const error = await rejectionOf(
+          addJobWithClient(client, 'fail_once_mine', {}, { unique: {} }, { uniqueSchema, workerSchema: graphileSchema }),
+        );
+        expect(error).to.be.instanceOf(BackendError).and.to.include({ written: false });
+        expect(error.message).to.match(/retry the transaction/);
+        await client.query('commit');
+      } finally {
+        client.release();
+      }
+      expect(await count(':ou.jobs where type = $1', ['fail_once_mine'])).to.equal(0);
+    });
+
     it('never lets the trigger fail Graphile’s delete: a failing ledger update becomes a warning', async () => {
       const u = await makeUtils();
       const { graphileSchema, uniqueSchema } = schemas.current();
