@@ -6,8 +6,9 @@
  *   npm run bench:graphile-worker                  # DATABASE_URL, default postgres://127.0.0.1:5432/test
  *   BENCH_DEPTH=1000000 npm run bench:graphile-worker   # also the depth ratio (fills 1M jobs: minutes)
  *
- * 1. Ratios. Plain addJob, the unique insert (a new key per call) and the duplicate path
- *    (`ignore` and `reject` on one existing key) run in batches of BENCH_BATCH calls (default
+ * 1. Ratios. Plain addJob, the unique insert (a new key per call), the duplicate path (`ignore`
+ *    and `reject` on one existing key) and, for reference, addJob with a Graphile jobKey (a new
+ *    key per call) and `replace` (one key) run in batches of BENCH_BATCH calls (default
  *    300), one batch of each per round, the order rotated every round, BENCH_ROUNDS rounds
  *    (default 10), sequentially (1 lane) and 20 in flight (20 lanes over a pool of 20). A round's
  *    ratio is a path's jobs/s over plain addJob's in that round; the table gives the median round
@@ -105,6 +106,8 @@ function paths(utils: UniqueWorkerUtils, tag: string): Record<string, Call> {
   const hot = { hot: tag };
   return {
     'plain addJob': () => utils.addJob('bench', { i: next++, tag }),
+    // Graphile's own deduplication, for reference: a job key (replace mode), a new key per call.
+    'addJob with Graphile jobKey': () => utils.addJob('bench', { i: next++, tag }, { jobKey: `${tag}:${next++}` }),
     'unique insert': () => utils.addJob('bench', { i: next++, tag }, { unique: { keys: ['type', 'args'] } }),
     'duplicate (ignore)': () => utils.addJob('bench', hot, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } }),
     // A reject duplicate throws DuplicateJobError: that is its answer.
@@ -137,10 +140,13 @@ interface RatioRow {
   target: string;
 }
 
+/** The issue's paths with their targets, then two for reference (no target). */
 const RATIO_PATHS: [string, string][] = [
   ['unique insert', '≥ 0.95'],
   ['duplicate (ignore)', '≥ 3'],
   ['duplicate (reject)', '≥ 3'],
+  ['addJob with Graphile jobKey', ''],
+  ['replace', ''],
 ];
 
 async function ratios(utils: UniqueWorkerUtils): Promise<RatioRow[]> {
