@@ -22,7 +22,7 @@ import { prepareUnique, scheduledAtMs, type PreparedUnique } from '../../src/uni
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import type { UniquePolicy } from '../../src/unique-policy.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
-import { isConnectionLoss, translatePgError } from './graphile-worker-errors.js';
+import { isConnectionLoss, isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import { assertGraphileReliances, recheckReliancesAfter } from './graphile-worker-host.js';
 import type { SqlFileName } from './generated/sql.js';
 import { runQuery, type PgClientLike, type PgQueryResultLike } from './graphile-worker-pg.js';
@@ -121,7 +121,17 @@ export async function enqueueOnClient(
     }
   }
   try {
-    return await decideAndApply(client, settings, request, prepared, mode);
+    // The adapter's own transaction is retried on a serialisation failure or deadlock: it was
+    // rolled back, nothing of it committed, so running it again (same request token: no row
+    // holds it) is the same enqueue. A COMMIT whose reply was lost is never retried (see
+    // commit()); a caller's transaction is theirs to retry (the typed error says so).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await decideAndApply(client, settings, request, prepared, mode);
+      } catch (error) {
+        if (!mode.ownTransaction || attempt >= OWN_TRANSACTION_ATTEMPTS || !isRetryableConflict(error)) throw error;
+      }
+    }
   } catch (error) {
     recheckReliancesAfter(error, client, settings.sql);
     // On the adapter's own path every write happens in one statement or one transaction that
