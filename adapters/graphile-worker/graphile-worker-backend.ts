@@ -16,7 +16,13 @@ import { TERMINAL_STATES, type OjsJobState } from '../../src/job.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { enqueueSettings } from './graphile-worker-add-job.js';
-import { enqueueOnClient, prepareGraphileEnqueue, readJob, type EnqueueSettings } from './graphile-worker-enqueue.js';
+import {
+  enqueueOnClient,
+  GRAPHILE_WORKER_EXTENSIONS,
+  prepareGraphileEnqueue,
+  readJob,
+  type EnqueueSettings,
+} from './graphile-worker-enqueue.js';
 import { backendClosedError, translatePgError } from './graphile-worker-errors.js';
 import {
   DEFAULT_CONNECTION_TIMEOUT_MS,
@@ -126,6 +132,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
         mechanism:
           'PostgreSQL transaction: per-key head row lock (INSERT … ON CONFLICT DO UPDATE), candidate read, then Graphile add_job (no job_key) and cancel, committed together',
         replace_active: this.#settings.replaceActive,
+        extensions: GRAPHILE_WORKER_EXTENSIONS,
       },
     };
   }

@@ -25,6 +25,10 @@
 --       10. lock_job(): locks one job for OJS CANCEL, Graphile's row before the ledger's.
 --       11. job_deleted(): trigger function recording completed/discarded/cancelled (the trigger
 --           itself: install-trigger.sql).
+--       12. retained_at(): reclaim's retention test, measuring each policy's period from its
+--           anchor (x_period_anchor).
+--       13. touch_jobs(): records a duplicate attempt (x_period_anchor "last_duplicate").
+--       14. update_job(): copies a new job's fields onto an existing one in place (x_update).
 -- What these bodies use of Graphile Worker's schema (_private_jobs and its columns, add_job, the
 -- stale-lock threshold) is listed, checked and tested in graphile-worker-host.ts.
 -- Idempotent. Raises: nothing of its own (plpgsql bodies resolve Graphile's objects when called).
@@ -101,6 +105,7 @@ begin
       j.max_attempts, j.run_at, p_now),
     'created_at', floor(extract(epoch from l.created_at) * 1000),
     'scheduled_at', floor(extract(epoch from coalesce(j.run_at, l.scheduled_at)) * 1000),
+    'last_duplicate_at', floor(extract(epoch from l.last_duplicate_at) * 1000),
     'view', json_build_object(
       'type', l.type, 'queue', l.queue, 'args', j.payload, 'meta', l.meta, 'policy', l.policy,
       'fingerprint', l.fingerprint, 'attempt', coalesce(j.attempts, l.final_attempts, 0),
@@ -263,6 +268,7 @@ create or replace function :OJS_UNIQUE_SCHEMA.record_job(
 language plpgsql volatile set plan_cache_mode = force_generic_plan set enable_seqscan = off as $$
 declare
   v_now timestamptz := clock_timestamp();
+  v_anchor timestamptz := case when p_policy ->> 'x_period_anchor' = 'scheduled_at' then p_scheduled_at else v_now end;
   v_row json;
 begin
   -- Two statements, not one with a conditional ON CONFLICT: a plain insert is not speculative.
@@ -272,8 +278,10 @@ begin
     values (p_job_id, coalesce(p_ojs_id, p_job_id::text), p_fingerprint, p_identifier, p_queue, p_meta, p_policy,
       v_now,
       -- On the UTC calendar, as the core's addPeriod: timestamptz + interval would follow the
-      -- session's time zone and make P1D 23 or 25 hours across a DST change.
-      ((v_now at time zone 'UTC') + p_period) at time zone 'UTC',
+      -- session's time zone and make P1D 23 or 25 hours across a DST change. Measured from the
+      -- policy's anchor (x_period_anchor): the due time, or creation (also for last_duplicate,
+      -- which touch_jobs moves on).
+      ((v_anchor at time zone 'UTC') + p_period) at time zone 'UTC',
       p_scheduled_at, p_max_attempts, p_ojs_priority, p_request_token, p_head)
     on conflict (fingerprint) where head do nothing
     returning json_build_object('job_id', l.job_id::text, 'id', l.ojs_id, 'created_at', l.created_at,
@@ -292,7 +300,7 @@ begin
     insert into :OJS_UNIQUE_SCHEMA.jobs as l (job_id, ojs_id, fingerprint, type, queue, meta, policy,
       created_at, expires_at, scheduled_at, max_attempts, priority, request_token)
     values (p_job_id, coalesce(p_ojs_id, p_job_id::text), p_fingerprint, p_identifier, p_queue, p_meta, p_policy,
-      v_now, ((v_now at time zone 'UTC') + p_period) at time zone 'UTC',
+      v_now, ((v_anchor at time zone 'UTC') + p_period) at time zone 'UTC',
       p_scheduled_at, p_max_attempts, p_ojs_priority, p_request_token)
     returning json_build_object('job_id', l.job_id::text, 'id', l.ojs_id, 'created_at', l.created_at,
       'scheduled_at', l.scheduled_at, 'max_attempts', l.max_attempts) into v_row;
@@ -307,7 +315,10 @@ begin
   -- something (`@>`).
   if p_fingerprint is not null and (p_policy -> 'states') ?| array['completed', 'cancelled', 'discarded'] then
     insert into :OJS_UNIQUE_SCHEMA.heads as h (fingerprint, retention)
-    select p_fingerprint, jsonb_object_agg(s.state, jsonb_build_array(coalesce(p_policy ->> 'period', 'forever')))
+    -- An entry is the period ("P1D"), prefixed with the policy's anchor when it has one
+    -- ("scheduled_at P1D", "last_duplicate P1D"; retained_at reads both), or "forever".
+    select p_fingerprint, jsonb_object_agg(s.state, jsonb_build_array(coalesce(
+        (p_policy ->> 'x_period_anchor') || ' ' || (p_policy ->> 'period'), p_policy ->> 'period', 'forever')))
       from jsonb_array_elements_text(p_policy -> 'states') s(state)
       where s.state in ('completed', 'cancelled', 'discarded')
     on conflict (fingerprint) do update set retention = :OJS_UNIQUE_SCHEMA.merge_retention(h.retention, excluded.retention)
@@ -561,5 +572,97 @@ begin
     raise warning 'ojs-unique: could not record the end of job % (%: %)', old.id, sqlstate, sqlerrm;
   end;
   return null;
+end
+$$;
+
+create or replace function :OJS_UNIQUE_SCHEMA.retained_at(
+  entries jsonb, created_at timestamptz, scheduled_at timestamptz, last_duplicate_at timestamptz, at timestamptz
+) returns boolean language sql immutable as $$
+  -- §7.4 with the x_period_anchor extension: a record is a duplicate while now < anchor + period,
+  -- the anchor being the record's creation (the spec's), its due time ("scheduled_at P1D") or
+  -- its last duplicate attempt, creation until one happened ("last_duplicate P1D"). "forever" is
+  -- a policy without a period. `entries` is null when no policy on the key checks the state.
+  select coalesce((
+    select bool_or(case
+      when e.entry = 'forever' then true
+      else ((case split_part(e.entry, ' ', 1)
+               when 'scheduled_at' then scheduled_at
+               when 'last_duplicate' then greatest(created_at, last_duplicate_at)
+               else created_at
+             end at time zone 'UTC')
+            + (case when position(' ' in e.entry) > 0 then split_part(e.entry, ' ', 2) else e.entry end)::interval)
+           at time zone 'UTC' > at
+    end)
+    from jsonb_array_elements_text(entries) e(entry)), false)
+$$;
+
+create or replace function :OJS_UNIQUE_SCHEMA.touch_jobs(p_job_ids bigint[], p_period interval)
+returns void language plpgsql volatile set plan_cache_mode = force_generic_plan set enable_seqscan = off as $$
+declare
+  v_now timestamptz := clock_timestamp();
+begin
+  -- Under the key's lock, with the live candidates' Graphile rows locked first (lock_and_read):
+  -- the lock order holds, and no completion trigger writes these records meanwhile.
+  update :OJS_UNIQUE_SCHEMA.jobs l
+  set last_duplicate_at = v_now,
+      expires_at = greatest(l.expires_at, ((v_now at time zone 'UTC') + p_period) at time zone 'UTC')
+  where l.job_id = any(p_job_ids);
+end
+$$;
+
+create or replace function :OJS_UNIQUE_SCHEMA.update_job(
+  p_job_id bigint, p_fields text[], p_payload json, p_meta jsonb, p_ojs_priority int, p_priority int,
+  p_max_attempts int, p_run_at timestamptz
+) returns json language plpgsql volatile set plan_cache_mode = force_generic_plan set enable_seqscan = off as $$
+declare
+  v_job record;
+  v_rec record;
+  v_priority int := coalesce(p_priority, 0);
+  -- The new job's defaults, as Graphile's add_job fills them.
+  v_max_attempts int := coalesce(p_max_attempts, 25);
+  v_run_at timestamptz := coalesce(p_run_at, now());
+  v_changed text[] := '{}';
+  v_field text;
+begin
+  -- Graphile's row, then the ledger's: the lock order (lock_and_read already holds the first).
+  select j.payload, j.priority, j.max_attempts, j.run_at into v_job
+    from :GRAPHILE_WORKER_SCHEMA._private_jobs j where j.id = p_job_id for update;
+  if not found then
+    raise exception using errcode = 'no_data_found', message = 'ojs-unique: the job to update has no Graphile row';
+  end if;
+  select l.meta, l.priority, l.policy into v_rec from :OJS_UNIQUE_SCHEMA.jobs l where l.job_id = p_job_id for update;
+  foreach v_field in array p_fields loop
+    if (v_field = 'args' and v_job.payload::jsonb is distinct from p_payload::jsonb)
+       or (v_field = 'meta' and v_rec.meta is distinct from p_meta)
+       or (v_field = 'priority' and (v_rec.priority <> p_ojs_priority or v_job.priority <> v_priority))
+       or (v_field = 'max_attempts' and v_job.max_attempts <> v_max_attempts)
+       or (v_field = 'scheduled_at' and v_job.run_at <> v_run_at) then
+      v_changed := v_changed || v_field;
+    end if;
+  end loop;
+  if cardinality(v_changed) = 0 then
+    return json_build_object('changed', '[]'::json);
+  end if;
+  -- Run state (locked_at, locked_by, attempts, last_error) is never written: a running attempt
+  -- goes on as it started and reads the new values only if it runs again.
+  update :GRAPHILE_WORKER_SCHEMA._private_jobs j set
+    payload = case when 'args' = any(v_changed) then p_payload else j.payload end,
+    priority = case when 'priority' = any(v_changed) then v_priority else j.priority end,
+    max_attempts = case when 'max_attempts' = any(v_changed) then v_max_attempts else j.max_attempts end,
+    run_at = case when 'scheduled_at' = any(v_changed) then v_run_at else j.run_at end,
+    revision = j.revision + 1,
+    updated_at = now()
+  where j.id = p_job_id;
+  update :OJS_UNIQUE_SCHEMA.jobs l set
+    meta = case when 'meta' = any(v_changed) then p_meta else l.meta end,
+    priority = case when 'priority' = any(v_changed) then p_ojs_priority else l.priority end,
+    max_attempts = case when 'max_attempts' = any(v_changed) then v_max_attempts else l.max_attempts end,
+    scheduled_at = case when 'scheduled_at' = any(v_changed) then v_run_at else l.scheduled_at end,
+    expires_at = case
+      when 'scheduled_at' = any(v_changed) and l.policy ->> 'x_period_anchor' = 'scheduled_at'
+        then ((v_run_at at time zone 'UTC') + (l.policy ->> 'period')::interval) at time zone 'UTC'
+      else l.expires_at end
+  where l.job_id = p_job_id;
+  return json_build_object('changed', to_json(v_changed));
 end
 $$;
