@@ -636,7 +636,9 @@ begin
        or (v_field = 'meta' and v_rec.meta is distinct from p_meta)
        or (v_field = 'priority' and (v_rec.priority <> p_ojs_priority or v_job.priority <> v_priority))
        or (v_field = 'max_attempts' and v_job.max_attempts <> v_max_attempts)
-       or (v_field = 'scheduled_at' and v_job.run_at <> v_run_at) then
+       -- In milliseconds, as OJS (and candidates()) read times: Graphile's now() has microseconds.
+       or (v_field = 'scheduled_at'
+           and floor(extract(epoch from v_job.run_at) * 1000) <> floor(extract(epoch from v_run_at) * 1000)) then
       v_changed := v_changed || v_field;
     end if;
   end loop;
