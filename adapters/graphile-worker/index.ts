@@ -15,6 +15,8 @@ export type { UniqueJobsPresetOptions } from './graphile-worker-preset.js';
 export { createGraphileWorkerBackend } from './graphile-worker-backend.js';
 export type { GraphileWorkerBackend, GraphileWorkerBackendOptions } from './graphile-worker-backend.js';
 export { RECLAIM_TASK_IDENTIFIER, makeReclaimTask } from './graphile-worker-reclaim.js';
+export { UNIQUE_CRON_TASK_IDENTIFIER, makeUniqueCronTask, uniqueCronItems } from './graphile-worker-cron.js';
+export type { CronItemPolicy } from './graphile-worker-cron.js';
 export type { ReclaimOptions, ReclaimResult, ReclaimTaskOptions } from './graphile-worker-reclaim.js';
 export { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA } from './graphile-worker-sql.js';
 export type { SchemaNames } from './graphile-worker-sql.js';
