@@ -261,7 +261,7 @@ function messageOf(error: unknown): string {
 }
 
 /** A candidate as lock_and_read reports it (install-functions.sql, `candidates`). */
-interface CandidateRow {
+export interface CandidateRow {
   job_id: string;
   id: string;
   state: OjsJobState;
@@ -507,6 +507,23 @@ async function refuseTakenId(
     read.candidates.some((candidate) => candidate.id === id) ||
     (await statement<{ taken: boolean }>(client, settings, 'id-taken', [id])).rows[0]!.taken;
   if (taken) throw new InvalidJobInputError([{ path: 'id', message: `a job with id ${id} already exists` }]);
+}
+
+/** A key's candidates read without its lock (read-candidates.sql), and how to view one as a job. */
+export interface KeyCandidates {
+  now: number;
+  candidates: CandidateRow[];
+  view(candidate: CandidateRow): OjsJob;
+}
+
+export async function readCandidates(
+  client: PgClientLike,
+  sql: GraphileWorkerSql,
+  key: string,
+  states: readonly OjsJobState[],
+): Promise<KeyCandidates> {
+  const { rows } = await client.query<{ result: LockAndRead }>(sql.text('read-candidates'), [key, states]);
+  return { ...rows[0]!.result, view: candidateView };
 }
 
 /** The outcome of an `ignore` or `reject` decision, from the read it was made on. */

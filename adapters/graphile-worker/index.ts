@@ -3,7 +3,8 @@
  * See docs/graphile-worker.md.
  */
 export { makeUniqueWorkerUtils } from './graphile-worker-utils.js';
-export type { UniqueWorkerUtils, UniqueWorkerUtilsOptions } from './graphile-worker-utils.js';
+export type { UniqueKeyLookup, UniqueWorkerUtils, UniqueWorkerUtilsOptions } from './graphile-worker-utils.js';
+export type { UniquenessKeyRef } from './graphile-worker-lookups.js';
 export type { UniqueAddJob, UniqueAddJobs } from './graphile-worker-unique-add.js';
 export { addJobWithClient } from './graphile-worker-add-job.js';
 export type { PlainAddJobsSpec, UniqueAddJobsSpec, UniqueAddJobsSpecWithPolicy, UniqueEnqueueOptions } from './graphile-worker-add-job.js';

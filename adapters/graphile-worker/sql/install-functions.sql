@@ -29,6 +29,7 @@
 --           anchor (x_period_anchor).
 --       13. touch_jobs(): records a duplicate attempt (x_period_anchor "last_duplicate").
 --       14. update_job(): copies a new job's fields onto an existing one in place (x_update).
+--       15. release_key(): releases a key (releaseUniqueKey): its records stop counting.
 -- What these bodies use of Graphile Worker's schema (_private_jobs and its columns, add_job, the
 -- stale-lock threshold) is listed, checked and tested in graphile-worker-host.ts.
 -- Idempotent. Raises: nothing of its own (plpgsql bodies resolve Graphile's objects when called).
@@ -666,5 +667,31 @@ begin
       else l.expires_at end
   where l.job_id = p_job_id;
   return json_build_object('changed', to_json(v_changed));
+end
+$$;
+
+create or replace function :OJS_UNIQUE_SCHEMA.release_key(p_fingerprint text)
+returns int language plpgsql volatile set plan_cache_mode = force_generic_plan set enable_seqscan = off as $$
+declare
+  v_released int;
+begin
+  -- Nothing recorded under the key: nothing to release (and no lock to take).
+  if not exists (select 1 from :OJS_UNIQUE_SCHEMA.jobs l where l.fingerprint = p_fingerprint) then
+    return 0;
+  end if;
+  -- The key's lock, in the lock order (Graphile rows of its live jobs, then its head record), so
+  -- that no enqueue of the key is between its read and its write meanwhile. Raises 40001 when
+  -- reclaim removed the key's records in between: the caller runs the transaction again.
+  perform :OJS_UNIQUE_SCHEMA.lock_and_read(p_fingerprint, '{}'::text[]);
+  -- Every record of the key, live or finished, leaves it: the next enqueue finds no record and
+  -- inserts (its record becoming the key's new head). The jobs themselves are untouched: a live
+  -- one runs as it would have, under no key.
+  update :OJS_UNIQUE_SCHEMA.jobs l
+  set released_fingerprint = l.fingerprint, fingerprint = null, head = null
+  where l.fingerprint = p_fingerprint;
+  get diagnostics v_released = row_count;
+  -- Its retention memory served those records only.
+  delete from :OJS_UNIQUE_SCHEMA.heads h where h.fingerprint = p_fingerprint;
+  return v_released;
 end
 $$;
