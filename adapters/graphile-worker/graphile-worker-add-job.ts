@@ -257,15 +257,27 @@ export async function addJobsOnClient(
   } catch (error) {
     if (!isConnectionLoss(error)) throw translatePgError(error, { operation: 'addJobs', rolledBack: true });
     // A lost reply to COMMIT: one entry's request token tells whether the batch committed.
-    const wrote = requests.findIndex((request, index) => request.prepared !== null && results[index]!.outcome !== 'deduplicated');
+    // Only an inserted row carries a token: an entry that updated a job in place (x_update) or
+    // recorded a duplicate attempt wrote without one.
+    const wrote = requests.findIndex(
+      (request, index) => request.prepared !== null && (results[index]!.outcome === 'created' || results[index]!.outcome === 'replaced'),
+    );
     if (wrote >= 0) {
       await recoverRequest(reconnect, settings, requests[wrote]!.prepared!.key, requests[wrote]!.token, {
         error,
         client,
         heldKeyLock: true,
       });
-    } else if (requests.some((request) => request.prepared === null)) {
-      // Only jobs without a policy were written: their ledger rows have no key to look up by.
+    } else if (
+      requests.some(
+        (request, index) =>
+          request.prepared === null ||
+          results[index]!.outcome === 'updated' ||
+          request.prepared.policy.x_period_anchor === 'last_duplicate',
+      )
+    ) {
+      // Only jobs without a policy, updates or duplicate attempts were written: no row to look up
+      // by key and token.
       await recoverRequest(undefined, settings, '', '', { error, client, heldKeyLock: true });
     }
   }
