@@ -160,6 +160,18 @@ describe('graphile-worker: policy extensions', function () {
       expect(row.run_at.toISOString()).to.equal(later.toISOString());
     });
 
+    it('50 concurrent adds of one key: one created, 49 updated in place, one Graphile row holding one of their payloads', async () => {
+      const s = await makeSubject();
+      const unique = { keys: ['type'], x_update: { available: ['args'] } } as const;
+      const results = await Promise.all(Array.from({ length: 50 }, (_, n) => s.backend.enqueue({ type: 'burst', args: { n }, unique })));
+      expect(results.filter((result) => result.outcome === 'created')).to.have.length(1);
+      expect(results.filter((result) => result.outcome === 'updated')).to.have.length(49);
+      expect(new Set(results.map((result) => result.job.id)).size).to.equal(1);
+      const { rows } = await pool.query<{ payload: { n: number } }>(`select payload from ${graphileJobs()}`);
+      expect(rows).to.have.length(1);
+      expect(rows[0]!.payload.n).to.be.within(0, 49);
+    });
+
     it('meets a worker fetching the job: the worker skips it while the update’s transaction holds it, then runs the updated payload', async () => {
       const u = await makeUtils();
       const { graphileSchema, uniqueSchema } = schemas.current();
