@@ -67,7 +67,8 @@ class BullmqGatewayStore implements GatewayStore {
 
   constructor(options: BullmqGatewayStoreOptions) {
     this.#prefix = options.prefix ?? 'bull';
-    this.#redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 2, commandTimeout: 5000 });
+    // Auto-pipelining: the commands of concurrent requests issued in one tick go out in one write.
+    this.#redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 2, commandTimeout: 5000, enableAutoPipelining: true });
     this.#redis.on('error', () => undefined);
     this.#workerRedis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
     this.#workerRedis.on('error', () => undefined);
@@ -84,14 +85,14 @@ class BullmqGatewayStore implements GatewayStore {
     if (pending)
       throw new InvalidJobInputError([{ path: 'options.pending', message: 'pending jobs are not supported on the BullMQ backend' }]);
     const result = await this.#backend.enqueue(job);
+    const side: SideRecord = {};
     if (result.outcome !== 'deduplicated') {
-      const side: SideRecord = {};
       if (extras.envelope && Object.keys(extras.envelope).length > 0) side.envelope = extras.envelope;
       if (!job.unique && job.meta && Object.keys(job.meta).length > 0) side.meta = job.meta as Record<string, JsonValue>;
       if (job.priority !== undefined && job.priority < 0) side.priority = job.priority;
       if (Object.keys(side).length > 0) await this.#writeSide(result.job.id, side);
     }
-    return this.#result(result);
+    return this.#result(result, side);
   }
 
   async enqueueBatch(inputs: GatewayJobInput[]): Promise<GatewayEnqueueResult[]> {
@@ -239,15 +240,17 @@ class BullmqGatewayStore implements GatewayStore {
     return this.#view(job);
   }
 
-  async #result(result: EnqueueResult): Promise<GatewayEnqueueResult> {
-    if (result.outcome === 'replaced')
-      return { outcome: 'replaced', job: await this.#view(result.job), replaced: await this.#view(result.replaced) };
-    return { outcome: result.outcome, job: await this.#view(result.job) };
+  /** `side`: what this enqueue recorded for its new job (a new job has nothing else recorded: no read needed). */
+  async #result(result: EnqueueResult, side: SideRecord): Promise<GatewayEnqueueResult> {
+    if (result.outcome === 'replaced') {
+      return { outcome: 'replaced', job: await this.#view(result.job, side), replaced: await this.#view(result.replaced) };
+    }
+    return { outcome: result.outcome, job: await this.#view(result.job, result.outcome === 'created' ? side : undefined) };
   }
 
   /** The adapter's envelope view, plus what BullMQ records of the run (start, result, failure) and the kept fields. */
-  async #view(job: OjsJob): Promise<GatewayJob> {
-    const side = await this.#readSide(job.id);
+  async #view(job: OjsJob, known?: SideRecord): Promise<GatewayJob> {
+    const side = known ?? (await this.#readSide(job.id));
     const view: GatewayJob = { ...job, enqueued_at: job.created_at, envelope: side.envelope ?? {} };
     if (side.meta && Object.keys(job.meta).length === 0) view.meta = side.meta;
     if (side.priority !== undefined && job.priority === 0) view.priority = side.priority;

@@ -106,13 +106,13 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     await this.#start();
     // OJS ids are UUIDv7; the adapter would otherwise use Graphile's numeric id.
     const result = await this.#backend.enqueue({ ...job, id: job.id ?? uuidv7() });
+    const side: Side = {};
     if (result.outcome !== 'deduplicated') {
-      const side: Side = {};
       if (extras.envelope && Object.keys(extras.envelope).length > 0) side.envelope = extras.envelope;
       if (extras.retry) side.retry = extras.retry;
       if (Object.keys(side).length > 0) await this.#fetcher.writeSide(result.job.id, side as Record<string, JsonValue>);
     }
-    return this.#result(result);
+    return this.#result(result, side);
   }
 
   async enqueueBatch(inputs: GatewayJobInput[]): Promise<GatewayEnqueueResult[]> {
@@ -256,14 +256,16 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     return { graphileId, state: job.state, side: (await this.#fetcher.readSide(id)) as Side, job };
   }
 
-  async #result(result: EnqueueResult): Promise<GatewayEnqueueResult> {
-    if (result.outcome === 'replaced')
-      return { outcome: 'replaced', job: await this.#view(result.job), replaced: await this.#view(result.replaced) };
-    return { outcome: result.outcome, job: await this.#view(result.job) };
+  /** `side`: what this enqueue recorded for its new job (a new job has nothing else recorded: no read needed). */
+  async #result(result: EnqueueResult, side: Side): Promise<GatewayEnqueueResult> {
+    if (result.outcome === 'replaced') {
+      return { outcome: 'replaced', job: await this.#view(result.job, side), replaced: await this.#view(result.replaced) };
+    }
+    return { outcome: result.outcome, job: await this.#view(result.job, result.outcome === 'created' ? side : undefined) };
   }
 
-  async #view(job: OjsJob & { last_error?: string | null; locked_by?: string | null }): Promise<GatewayJob> {
-    const side = (await this.#fetcher.readSide(job.id)) as Side;
+  async #view(job: OjsJob & { last_error?: string | null; locked_by?: string | null }, known?: Side): Promise<GatewayJob> {
+    const side = known ?? ((await this.#fetcher.readSide(job.id)) as Side);
     const { last_error: lastError, locked_by: _lockedBy, ...envelopeView } = job;
     const view: GatewayJob = { ...envelopeView, enqueued_at: job.created_at, envelope: side.envelope ?? {} };
     if (side.started_at) view.started_at = side.started_at;

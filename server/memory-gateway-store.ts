@@ -47,6 +47,8 @@ class MemoryGatewayStore implements GatewayStore {
   readonly backend = 'memory' as const;
   #memory: MemoryBackend = createMemoryBackend({ retryDelayMs: () => NEVER_MS });
   #side = new Map<string, SideRecord>();
+  /** Ids with a retry or a reservation pending: what #tick looks at (not every job). */
+  #timed = new Set<string>();
 
   get capabilities() {
     return this.#memory.capabilities;
@@ -98,6 +100,7 @@ class MemoryGatewayStore implements GatewayStore {
       const now = Date.now();
       side.startedAt = now;
       side.reservedUntil = now + request.visibilityTimeoutMs;
+      this.#timed.add(job.id);
       jobs.push(this.#view(job));
     }
     return jobs;
@@ -126,6 +129,7 @@ class MemoryGatewayStore implements GatewayStore {
     if (!job) throw new JobNotFoundError(id);
     if (job.state !== 'active') throw new InvalidTransitionError(id, job.state, 'active');
     this.#sideOf(id).reservedUntil = Date.now() + visibilityTimeoutMs;
+    this.#timed.add(id);
     return this.#view(job);
   }
 
@@ -144,6 +148,7 @@ class MemoryGatewayStore implements GatewayStore {
     await this.#memory.close();
     this.#memory = createMemoryBackend({ retryDelayMs: () => NEVER_MS });
     this.#side.clear();
+    this.#timed.clear();
   }
 
   async close(): Promise<void> {
@@ -154,13 +159,21 @@ class MemoryGatewayStore implements GatewayStore {
     const side = this.#sideOf(job.id);
     side.error = error;
     delete side.reservedUntil;
-    if (job.state === 'retryable') side.retryAt = Date.now() + retryDelayMs(side.retry, job.attempt);
+    if (job.state === 'retryable') {
+      side.retryAt = Date.now() + retryDelayMs(side.retry, job.attempt);
+      this.#timed.add(job.id);
+    }
   }
 
   /** Promotes retries whose backoff passed and fails back expired reservations. */
   async #tick(): Promise<void> {
     const now = Date.now();
-    for (const [id, side] of this.#side) {
+    for (const id of this.#timed) {
+      const side = this.#side.get(id);
+      if (!side || (side.retryAt === undefined && side.reservedUntil === undefined)) {
+        this.#timed.delete(id);
+        continue;
+      }
       if (side.retryAt !== undefined && side.retryAt <= now) {
         delete side.retryAt;
         await this.#memory.promote(id).catch(() => undefined);

@@ -29,7 +29,7 @@ describe('ojs-unique serve', function () {
     const serve = startServe(['--port', '0']);
     const address = await serve.address;
     expect(address).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
-    const manifest = await (await fetch(`${address}/ojs/manifest`)).json();
+    const manifest = (await (await fetch(`${address}/ojs/manifest`)).json()) as { backend: string };
     expect(manifest.backend).to.equal('memory');
     const pushed = await fetch(`${address}/ojs/v1/jobs`, {
       method: 'POST',

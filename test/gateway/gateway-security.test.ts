@@ -53,23 +53,26 @@ describe('gateway security and limits', function () {
     });
     after(() => gateway.app.close());
     const send = (method: string, path: string, body?: string) =>
-      fetch(gateway.baseUrl + path, { method, ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/openjobspec+json' } }) });
+      fetch(gateway.baseUrl + path, {
+        method,
+        ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/openjobspec+json' } }),
+      });
 
     it('has no reset route unless testReset is given (404 with hint and docs_url)', async () => {
       const reply = await send('POST', '/ojs/v1/admin/reset');
       expect(reply.status).to.equal(404);
-      const body = await reply.json();
+      const body = (await reply.json()) as { error: object };
       expect(body.error).to.include.keys('hint', 'docs_url');
     });
 
     it('refuses a body over the limit with 413, and an empty or malformed one with invalid_payload', async () => {
       const big = await send('POST', '/ojs/v1/jobs', JSON.stringify({ type: 'a.b', args: ['x'.repeat(2000)] }));
       expect(big.status).to.equal(413);
-      expect((await big.json()).error.code).to.equal('payload_too_large');
+      expect(((await big.json()) as { error: { code: string } }).error.code).to.equal('payload_too_large');
       for (const body of [undefined, '', '{ nope']) {
         const reply = await send('POST', '/ojs/v1/jobs', body);
         expect(reply.status).to.equal(400);
-        expect((await reply.json()).error.code).to.equal('invalid_payload');
+        expect(((await reply.json()) as { error: { code: string } }).error.code).to.equal('invalid_payload');
       }
     });
 
@@ -82,7 +85,10 @@ describe('gateway security and limits', function () {
     });
 
     it("reports each backend's strength and mechanism in the manifest", async () => {
-      const manifest = await (await send('GET', '/ojs/manifest')).json();
+      const manifest = (await (await send('GET', '/ojs/manifest')).json()) as {
+        capabilities: { unique_jobs: { mechanism: string } };
+        unique_job_strength: string;
+      };
       expect(manifest.capabilities.unique_jobs).to.include({ strength: 'strong' });
       expect(manifest.capabilities.unique_jobs.mechanism).to.be.a('string').that.is.not.empty;
       expect(manifest.unique_job_strength).to.equal('strong');
@@ -90,7 +96,9 @@ describe('gateway security and limits', function () {
   });
 
   it('answers health with 503 when the store is down', async () => {
-    const app = await createOjsServer({ store: createBullmqGatewayStore({ redisUrl: 'redis://127.0.0.1:1', prefix: 'ojs-test:unreachable' }) });
+    const app = await createOjsServer({
+      store: createBullmqGatewayStore({ redisUrl: 'redis://127.0.0.1:1', prefix: 'ojs-test:unreachable' }),
+    });
     try {
       const reply = await app.inject({ method: 'GET', url: '/ojs/v1/health' });
       expect(reply.statusCode).to.equal(503);
