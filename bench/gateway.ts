@@ -31,7 +31,7 @@ const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://127.0.0.1:5432/test
 const BACKENDS = (process.env.BENCH_BACKENDS ?? 'memory,bullmq,graphile-worker').split(',') as GatewayBackendName[];
 const PREFIX = 'ojs-bench:gateway';
 const GRAPHILE_SCHEMA = 'ojs_bench_gw_graphile_worker';
-const UNIQUE_SCHEMA = `${GRAPHILE_SCHEMA}_ojs_unique`; // as the gateway names it from --prefix
+const UNIQUE_SCHEMA = 'ojs_bench_gw_unique';
 const unique = { keys: ['type', 'args'], args_keys: ['n'] } as const;
 
 let run = 0;
@@ -121,6 +121,7 @@ async function bench(backend: GatewayBackendName): Promise<{ direct: number; htt
     redisUrl: REDIS_URL,
     databaseUrl: DATABASE_URL,
     prefix: backend === 'bullmq' ? PREFIX : GRAPHILE_SCHEMA,
+    uniqueSchema: UNIQUE_SCHEMA,
   });
   const app: FastifyInstance = await createOjsServer({ store, testReset: true });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });

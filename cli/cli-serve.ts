@@ -3,7 +3,7 @@
  * Worker. Runs until SIGINT/SIGTERM, then closes the server and the backend's connections.
  *
  *   ojs-unique serve [--backend memory|bullmq|graphile-worker] [--port 8080] [--host 127.0.0.1]
- *                    [--prefix <p>] [--redis-url <url>] [--database-url <url>] [--token <t>]
+ *                    [--prefix <p>] [--unique-schema <s>] [--redis-url <url>] [--database-url <url>] [--token <t>]
  *                    [--test-reset] [--body-limit <bytes>] [--request-timeout <ms>] [--log-level <level>]
  *
  * `REDIS_URL`, `DATABASE_URL` and `OJS_GATEWAY_TOKEN` are read when the flags are absent.
@@ -13,7 +13,8 @@ import { parseArgs } from 'node:util';
 import { createGatewayStore, createOjsServer, type GatewayBackendName } from '../server/index.js';
 
 export const SERVE_USAGE = `usage:
-  ojs-unique serve [--backend memory|bullmq|graphile-worker] [--port <n>] [--host <addr>] [--prefix <p>]
+  ojs-unique serve [--backend memory|bullmq|graphile-worker] [--port <n>] [--host <addr>]
+                   [--prefix <BullMQ key prefix | Graphile schema>] [--unique-schema <adapter schema>]
                    [--redis-url <url>] [--database-url <url>] [--token <t>] [--test-reset]
                    [--body-limit <bytes>] [--request-timeout <ms>] [--log-level <level>]`;
 
@@ -30,6 +31,7 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
         port: { type: 'string', default: '8080' },
         host: { type: 'string', default: '127.0.0.1' },
         prefix: { type: 'string' },
+        'unique-schema': { type: 'string' },
         'redis-url': { type: 'string' },
         'database-url': { type: 'string' },
         token: { type: 'string' },
@@ -68,6 +70,7 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
       redisUrl: values['redis-url'] ?? env.REDIS_URL,
       databaseUrl: values['database-url'] ?? env.DATABASE_URL,
       ...(values.prefix ? { prefix: values.prefix } : {}),
+      ...(values['unique-schema'] ? { uniqueSchema: values['unique-schema'] } : {}),
     });
     const app = await createOjsServer({
       store,

@@ -14,11 +14,12 @@ export interface GatewayStoreOptions {
   /** Graphile Worker: the database to connect to. Required for that backend. */
   databaseUrl?: string;
   /**
-   * BullMQ: the queues' key prefix (default `bull`, BullMQ's own). Graphile Worker: the schema
-   * name Graphile Worker uses (default `graphile_worker`); the adapter's own schema is
-   * `<prefix>_ojs_unique` then, else `ojs_unique`.
+   * BullMQ: the queues' key prefix (default `bull`, BullMQ's own). Graphile Worker: Graphile
+   * Worker's schema (default `graphile_worker`).
    */
   prefix?: string;
+  /** Graphile Worker: the adapter's own schema. (Default: `ojs_unique`.) */
+  uniqueSchema?: string;
 }
 
 export async function createGatewayStore(options: GatewayStoreOptions): Promise<GatewayStore> {
@@ -34,7 +35,8 @@ export async function createGatewayStore(options: GatewayStoreOptions): Promise<
       const { createGraphileWorkerGatewayStore } = await import('./graphile-worker-gateway-store.js');
       return createGraphileWorkerGatewayStore({
         databaseUrl: options.databaseUrl,
-        ...(options.prefix ? { graphileSchema: options.prefix, uniqueSchema: `${options.prefix}_ojs_unique` } : {}),
+        ...(options.prefix ? { graphileSchema: options.prefix } : {}),
+        ...(options.uniqueSchema ? { uniqueSchema: options.uniqueSchema } : {}),
       });
     }
   }
