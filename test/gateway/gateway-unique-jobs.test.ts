@@ -124,5 +124,18 @@ for (const backend of GATEWAY_BACKENDS) {
       expect(statuses.filter((status) => status === 201)).to.have.length(1);
       expect(statuses.filter((status) => status === 409)).to.have.length(19);
     });
+
+    it('batch: all-or-nothing, a reject duplicate part-way cancels the jobs the batch created before it (409)', async () => {
+      const policy = { keys: ['type', 'args'] };
+      const existing = await push('batch.item', [{ n: 2 }], policy);
+      const batch = await gateway.request('POST', '/ojs/v1/jobs/batch', {
+        jobs: [1, 2, 3].map((n) => ({ type: 'batch.item', args: [{ n }], options: { unique: policy } })),
+      });
+      expect(batch.status).to.equal(409);
+      expect(batch.body.error.details.existing_job_id).to.equal(existing.body.job.id);
+      const stats = await gateway.request('GET', '/ojs/v1/queues/default/stats');
+      expect(stats.body.queue).to.include({ available: 1 });
+      expect(await fetchOne()).to.include({ id: existing.body.job.id });
+    });
   });
 }

@@ -112,7 +112,7 @@ async function runStep(baseUrl: string, step: Step, responses: Map<string, StepR
     await sleep(step.duration_ms || step.delay_ms || 0);
     return [];
   }
-  if (step.action === 'ASSERT') return [];
+  if (step.action === 'ASSERT') return checkAssertStep(step, responses);
   const path = resolveTemplates(step.path ?? '', responses);
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(step.headers ?? {})) headers[name] = value;
@@ -141,6 +141,41 @@ async function runStep(baseUrl: string, step: Step, responses: Map<string, StepR
   responses.set(step.id, response);
   const assertions = step.assertions ? (JSON.parse(resolveTemplates(JSON.stringify(step.assertions), responses)) as Assertions) : {};
   return checkAssertions(assertions, response);
+}
+
+/**
+ * ASSERT steps, which the official runner does not evaluate: this one does, as a stricter runner
+ * may. `exclusive_claim`: exactly one of the named fetches got the job (and, with
+ * `exactly_one_empty`, the other got none). `equality`: the named responses' bodies are equal.
+ */
+function checkAssertStep(step: Step, responses: Map<string, StepResponse | null>): string[] {
+  const problems: string[] = [];
+  /** `{{steps.<id>.response.body[.<path>]}}` or `$.steps.<id>.response.body[.<path>]`: that value of an earlier response. */
+  const reference = (text: string): unknown => {
+    const match = /^(?:\{\{|\$\.)steps\.([^.}]+)\.response\.body(?:\.([^}]+))?(?:\}\})?$/.exec(text);
+    const body = match ? responses.get(match[1]!)?.body : undefined;
+    if (!match || !body) return undefined;
+    if (!match[2]) return body;
+    const resolved = resolvePath(body, match[2]);
+    return resolved.ok ? resolved.value : undefined;
+  };
+  for (const [kind, spec] of Object.entries(step.assertions ?? {})) {
+    const rule = spec as Record<string, unknown>;
+    if (kind === 'exclusive_claim') {
+      const jobId = resolveTemplates(String(rule.job_id), responses);
+      const fetches = (rule.fetches as string[]).map((template) => reference(template));
+      const holding = fetches.filter((jobs) => Array.isArray(jobs) && jobs.some((job) => (job as { id?: string })?.id === jobId));
+      const empty = fetches.filter((jobs) => Array.isArray(jobs) && jobs.length === 0);
+      if (rule.exactly_one_has_job && holding.length !== 1) problems.push(`exclusive_claim: ${holding.length} fetches got job ${jobId}`);
+      if (rule.exactly_one_empty && empty.length !== 1) problems.push(`exclusive_claim: ${empty.length} fetches were empty`);
+    } else if (kind === 'equality') {
+      for (const [left, right] of Object.entries(rule)) {
+        const [a, b] = [reference(left), reference(String(right))];
+        if (a === undefined || JSON.stringify(a) !== JSON.stringify(b)) problems.push(`equality: ${left} differs from ${String(right)}`);
+      }
+    }
+  }
+  return problems;
 }
 
 /** `{{steps.<id>.response.body.<path>}}` in `text` (the path, or the body's JSON text) replaced. */
