@@ -8,7 +8,7 @@
  * `getNextJob(token)` claims a job with a lock, `extendLock` is the heartbeat,
  * `moveToCompleted` / `moveToFailed` end the attempt (BullMQ's attempts and backoff decide the
  * retry; a non-retryable error is an `UnrecoverableError`). A job whose lock expires is
- * recovered by any running BullMQ worker's stalled-job check, as for the user's own workers. So a
+ * recovered by the stalled-job check (this store's, and any running BullMQ worker's). So a
  * job added with `queue.add` is fetchable here, and a job fetched here is never also processed
  * by a user's `Worker` (BullMQ's lock).
  *
@@ -208,6 +208,9 @@ class BullmqGatewayStore implements GatewayStore {
       // No processor: jobs are taken with getNextJob and ended by the HTTP worker's ack/nack.
       worker = new Worker(queue, null, { connection: this.#workerRedis, prefix: this.#prefix, autorun: false });
       worker.on('error', () => undefined);
+      // A manual worker runs no stalled-job check unless started (BullMQ's "manually fetching
+      // jobs" pattern): a job whose HTTP worker stopped renewing its lock goes back to wait.
+      void worker.startStalledCheckTimer().catch(() => undefined);
       this.#workers.set(queue, worker);
     }
     return worker;

@@ -174,14 +174,16 @@ class MemoryGatewayStore implements GatewayStore {
         this.#timed.delete(id);
         continue;
       }
-      if (side.retryAt !== undefined && side.retryAt <= now) {
-        delete side.retryAt;
-        await this.#memory.promote(id).catch(() => undefined);
-      } else if (side.reservedUntil !== undefined && side.reservedUntil <= now) {
+      if (side.reservedUntil !== undefined && side.reservedUntil <= now) {
         delete side.reservedUntil;
         const job = await this.#memory.nack(id, { message: 'visibility timeout expired' }).catch(() => null);
         if (job)
           this.#recordFailure(job, { type: 'visibility_timeout', code: 'visibility_timeout', message: 'visibility timeout expired' });
+      }
+      // After a lapsed reservation too: its retry may be due at once.
+      if (side.retryAt !== undefined && side.retryAt <= Date.now()) {
+        delete side.retryAt;
+        await this.#memory.promote(id).catch(() => undefined);
       }
     }
   }
