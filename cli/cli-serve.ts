@@ -22,6 +22,10 @@ const BACKENDS: readonly GatewayBackendName[] = ['memory', 'bullmq', 'graphile-w
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
 export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(SERVE_USAGE);
+    return 0;
+  }
   let values;
   try {
     ({ values } = parseArgs({

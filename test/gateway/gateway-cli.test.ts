@@ -42,6 +42,12 @@ describe('ojs-unique serve', function () {
     expect(await serve.exited).to.equal(0);
   });
 
+  it('--help prints the usage (exit 0)', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', 'serve', '--help'], { encoding: 'utf8' });
+    expect(result.status).to.equal(0);
+    expect(result.stdout).to.include('ojs-unique serve [--backend memory|bullmq|graphile-worker]');
+  });
+
   it('refuses bad flags with exit code 2 and the usage', () => {
     for (const args of [['--backend', 'sqs'], ['--port', 'x'], ['--nope']]) {
       const result = spawnSync(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', 'serve', ...args], { encoding: 'utf8' });
