@@ -64,6 +64,9 @@ class BullmqGatewayStore implements GatewayStore {
   readonly #prefix: string;
   readonly #sideKey: string;
   readonly #workers = new Map<string, Worker>();
+  /** Queues found by #discoverQueues, and when it last looked. */
+  readonly #opened = new Set<string>();
+  #discoveredAt = 0;
 
   constructor(options: BullmqGatewayStoreOptions) {
     this.#prefix = options.prefix ?? 'bull';
@@ -108,7 +111,10 @@ class BullmqGatewayStore implements GatewayStore {
   }
 
   async getJob(id: string): Promise<GatewayJob | null> {
-    const job = await this.#backend.getJob(id);
+    let job = await this.#backend.getJob(id);
+    // A job in a queue this process has not opened yet (added with the user's own queue.add):
+    // look for BullMQ's queues under the prefix, then once more.
+    if (!job && (await this.#discoverQueues())) job = await this.#backend.getJob(id);
     return job ? this.#view(job) : null;
   }
 
@@ -125,6 +131,7 @@ class BullmqGatewayStore implements GatewayStore {
   async fetch(request: FetchRequest): Promise<GatewayJob[]> {
     const jobs: GatewayJob[] = [];
     for (const queue of request.queues) {
+      this.#backend.queue(queue); // known to the backend's INFO from now on
       const worker = this.#worker(queue);
       while (jobs.length < request.count) {
         const token = randomUUID();
@@ -200,6 +207,32 @@ class BullmqGatewayStore implements GatewayStore {
     await this.#backend.close();
     await this.#redis.quit().catch(() => this.#redis.disconnect());
     await this.#workerRedis.quit().catch(() => this.#workerRedis.disconnect());
+  }
+
+  /**
+   * Opens, in the backend, every queue BullMQ has under the prefix (a `<prefix>:<queue>:meta` hash,
+   * which BullMQ's Queue and Worker write). A SCAN of the keyspace: at most once a second, and only
+   * when INFO misses. True when it found a queue not open before.
+   */
+  async #discoverQueues(): Promise<boolean> {
+    const now = Date.now();
+    if (now - this.#discoveredAt < 1000) return false;
+    this.#discoveredAt = now;
+    let found = false;
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', `${this.#prefix}:*:meta`, 'COUNT', 1000);
+      cursor = next;
+      for (const key of keys) {
+        const name = key.slice(this.#prefix.length + 1, -':meta'.length);
+        if (!this.#opened.has(name)) {
+          this.#opened.add(name);
+          this.#backend.queue(name);
+          found = true;
+        }
+      }
+    } while (cursor !== '0');
+    return found;
   }
 
   #worker(queue: string): Worker {

@@ -89,6 +89,16 @@ describe('gateway cross-path: BullMQ', function () {
     expect(await (await queue('mail').getJob(added.id!))!.getState()).to.equal('completed');
   });
 
+  it('a job added to a queue the gateway never served is visible to INFO and fetchable', async () => {
+    const added = await queue('fresh-queue').add('report.build', { day: 3 });
+    const info = await gateway.request('GET', `/ojs/v1/jobs/${added.id}`);
+    expect(info.status).to.equal(200);
+    expect(info.body.job).to.include({ queue: 'fresh-queue', state: 'available' });
+    const other = await queue('fresh-queue-2').add('report.build', { day: 4 });
+    const fetched = await gateway.request('POST', '/ojs/v1/workers/fetch', { queues: ['fresh-queue-2'] });
+    expect(fetched.body.jobs.map((job: { id: string }) => job.id)).to.deep.equal([other.id]);
+  });
+
   it('the same job enqueued with withUniqueness and over HTTP is one job, in either order', async () => {
     const unique = { keys: ['type', 'args'] as ('type' | 'args')[], args_keys: ['order_id'] };
     const host = withUniqueness(queue('orders'));
