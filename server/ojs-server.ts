@@ -118,6 +118,44 @@ function validationError(issues: readonly ValidationIssue[], extra: Record<strin
   return new HttpError(400, 'invalid_request', message, { field: first?.path, issues, ...extra });
 }
 
+/**
+ * Fastify schemas of the worker routes' bodies (validated by Fastify's ajv before the handler; a
+ * failure is `invalid_request` naming the field). The PUSH bodies are checked by ojs-request.ts,
+ * whose messages name OJS's own fields and rules.
+ */
+const JOB_ID = { type: 'string', minLength: 1 } as const;
+const VISIBILITY = { type: 'integer', minimum: 1 } as const;
+const WORKER_SCHEMAS = {
+  fetch: {
+    type: 'object',
+    properties: {
+      queues: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
+      count: { type: 'integer', minimum: 1, maximum: MAX_FETCH_COUNT },
+      worker_id: { type: 'string' },
+      visibility_timeout_ms: VISIBILITY,
+    },
+  },
+  ack: { type: 'object', required: ['job_id'], properties: { job_id: JOB_ID } },
+  nack: {
+    type: 'object',
+    required: ['job_id'],
+    properties: {
+      job_id: JOB_ID,
+      requeue: { type: 'boolean' },
+      error: {
+        type: 'object',
+        properties: { code: { type: 'string' }, type: { type: 'string' }, message: { type: 'string' }, retryable: { type: 'boolean' } },
+      },
+    },
+  },
+  heartbeat: { type: 'object', required: ['job_id'], properties: { job_id: JOB_ID, visibility_timeout_ms: VISIBILITY } },
+} as const;
+
+/** An empty body is OJS's `invalid_payload`, before schema validation would call it a bad field. */
+async function bodyRequired(request: FastifyRequest): Promise<void> {
+  requireObject(request.body);
+}
+
 export async function createOjsServer(options: OjsServerOptions): Promise<FastifyInstance> {
   const { store } = options;
   const startedAt = Date.now();
@@ -128,6 +166,8 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     requestTimeout: options.requestTimeoutMs ?? 30_000,
     genReqId: () => `req_${uuidv7()}`,
+    // Wire types as sent: "5" is not a count.
+    ajv: { customOptions: { coerceTypes: false } },
     requestIdHeader: false,
   });
 
@@ -288,7 +328,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     return { job: { ...wireJob(job), previous_state: 'pending' } };
   });
 
-  app.post('/ojs/v1/workers/fetch', async (request) => {
+  app.post('/ojs/v1/workers/fetch', { schema: { body: WORKER_SCHEMAS.fetch }, preValidation: bodyRequired }, async (request) => {
     const body = requireObject(request.body);
     const queues = body.queues ?? ['default'];
     if (!Array.isArray(queues) || queues.length === 0 || !queues.every((queue) => typeof queue === 'string' && queue !== '')) {
@@ -304,7 +344,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     return { jobs: jobs.map(wireJob) };
   });
 
-  app.post('/ojs/v1/workers/ack', async (request) => {
+  app.post('/ojs/v1/workers/ack', { schema: { body: WORKER_SCHEMAS.ack }, preValidation: bodyRequired }, async (request) => {
     const body = requireObject(request.body);
     const id = requireId(body);
     const job = await store.ack(id, body.result as JsonValue | undefined);
@@ -313,7 +353,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     return { acknowledged: true, id: job.id, state: job.state, completed_at: job.completed_at ?? null, job: wireJob(job) };
   });
 
-  app.post('/ojs/v1/workers/nack', async (request) => {
+  app.post('/ojs/v1/workers/nack', { schema: { body: WORKER_SCHEMAS.nack }, preValidation: bodyRequired }, async (request) => {
     const body = requireObject(request.body);
     const id = requireId(body);
     const raw = isPlainObject(body.error) ? body.error : {};
@@ -339,7 +379,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     return answer;
   });
 
-  app.post('/ojs/v1/workers/heartbeat', async (request) => {
+  app.post('/ojs/v1/workers/heartbeat', { schema: { body: WORKER_SCHEMAS.heartbeat }, preValidation: bodyRequired }, async (request) => {
     const body = requireObject(request.body);
     const id = requireId(body);
     const visibility = positiveInteger(body.visibility_timeout_ms, 'visibility_timeout_ms', DEFAULT_VISIBILITY_TIMEOUT_MS);
@@ -412,7 +452,27 @@ function toHttpError(error: unknown): HttpError {
   }
   if (isOjsUniqueError(error) && error.code === 'backend_error')
     return new HttpError(503, 'backend_unavailable', 'the backend failed; see the server log');
-  const fastify = error as { statusCode?: number; code?: string; message?: string };
+  const fastify = error as {
+    statusCode?: number;
+    code?: string;
+    message?: string;
+    validation?: { instancePath: string; message?: string; params?: { missingProperty?: string } }[];
+  };
+  if (fastify.validation) {
+    const issues = fastify.validation.map((issue) => {
+      const path = [
+        issue.instancePath
+          .replace(/^\//, '')
+          .replace(/\/(\d+)/g, '[$1]')
+          .replace(/\//g, '.'),
+        issue.params?.missingProperty,
+      ]
+        .filter(Boolean)
+        .join('.');
+      return { path: path || 'body', message: issue.message ?? 'is invalid' };
+    });
+    return validationError(issues);
+  }
   if (fastify.statusCode === 413) return new HttpError(413, 'payload_too_large', 'the request body is larger than the server accepts');
   if (fastify.statusCode === 415) return new HttpError(415, 'unsupported_media_type', 'send application/openjobspec+json');
   if (fastify.statusCode && fastify.statusCode >= 400 && fastify.statusCode < 500) {

@@ -84,6 +84,22 @@ describe('gateway security and limits', function () {
       }
     });
 
+    it('validates the worker routes against their schemas: invalid_request naming the field, no coercion', async () => {
+      for (const [path, body, field] of [
+        ['/ojs/v1/workers/fetch', { queues: ['default'], count: 0 }, 'count'],
+        ['/ojs/v1/workers/fetch', { queues: ['default'], count: '5' }, 'count'],
+        ['/ojs/v1/workers/fetch', { queues: [] }, 'queues'],
+        ['/ojs/v1/workers/ack', { result: 1 }, 'job_id'],
+        ['/ojs/v1/workers/heartbeat', { job_id: 'x', visibility_timeout_ms: -1 }, 'visibility_timeout_ms'],
+      ] as const) {
+        const reply = await send('POST', path, JSON.stringify(body));
+        const answer = (await reply.json()) as { error: { code: string; details: { field: string } } };
+        expect(reply.status, `${path} ${JSON.stringify(body)}`).to.equal(400);
+        expect(answer.error.code).to.equal('invalid_request');
+        expect(answer.error.details.field).to.equal(field);
+      }
+    });
+
     it("reports each backend's strength and mechanism in the manifest", async () => {
       const manifest = (await (await send('GET', '/ojs/manifest')).json()) as {
         capabilities: { unique_jobs: { mechanism: string } };
