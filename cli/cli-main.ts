@@ -3,6 +3,7 @@
  *
  *   ojs-unique key <job.json|->        the uniqueness key and the canonical pre-image it hashes
  *   ojs-unique validate <file.json|->  every problem of a policy (or of a job and its policy)
+ *   ojs-unique serve [options]         the OJS HTTP gateway (cli-serve.ts)
  *
  * A job file is an OJS job: `type`, `args`, optional `queue`/`meta`, and the policy as `unique`
  * or `options.unique` (both forms appear in the spec). A file without `type` is a bare policy.
@@ -16,7 +17,8 @@ import { prepareUnique } from '../src/internal.js';
 
 const USAGE = `usage:
   ojs-unique key <job.json|-> [--policy <policy.json>] [--json]
-  ojs-unique validate <policy-or-job.json|-> [--json]`;
+  ojs-unique validate <policy-or-job.json|-> [--json]
+  ojs-unique serve [--backend memory|bullmq|graphile-worker] [--port <n>] [--host <addr>] … (see ojs-unique serve --help)`;
 
 interface Output {
   out: (line: string) => void;

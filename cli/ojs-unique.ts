@@ -1,4 +1,11 @@
 #!/usr/bin/env node
 import { main } from './cli-main.js';
 
-process.exitCode = main(process.argv.slice(2));
+const argv = process.argv.slice(2);
+if (argv[0] === 'serve') {
+  // Loaded only for `serve`: `key` and `validate` do not start Fastify.
+  const { serve } = await import('./cli-serve.js');
+  process.exitCode = await serve(argv.slice(1));
+} else {
+  process.exitCode = main(argv);
+}

@@ -5,7 +5,9 @@
  *   src/             the spec layer: imports src/ only (plus node builtins and the package's
  *                    dependencies), never an adapter or a host
  *   adapters/<name>/ imports src/, its own folder and its own host, never another adapter
- *   cli/             imports src/ only
+ *   server/          the OJS HTTP gateway: imports src/, any adapter, its own folder, the
+ *                    dependencies (fastify) and the hosts the adapters drive
+ *   cli/             imports src/ and server/ only
  *   examples/        import the published names (`ojs-unique`, `ojs-unique/bullmq`, …, never
  *                    `ojs-unique/internal`), the hosts, node builtins and other examples
  *   test/            imports anything but examples/, bench/ and scripts/ (run an example as a
@@ -28,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const ROOT = process.argv[2] ? resolve(process.argv[2]) : join(dirname(fileURLToPath(import.meta.url)), '..');
-const DIRS = ['src', 'adapters', 'cli', 'examples', 'test', 'bench', 'scripts'];
+const DIRS = ['src', 'adapters', 'server', 'cli', 'examples', 'test', 'bench', 'scripts'];
 const EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs']);
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 const DEPENDENCIES = Object.keys(pkg.dependencies ?? {});
@@ -41,6 +43,7 @@ const ENTRY_POINTS = {
   'ojs-unique/memory': 'adapters/memory',
   'ojs-unique/bullmq': 'adapters/bullmq',
   'ojs-unique/graphile-worker': 'adapters/graphile-worker',
+  'ojs-unique/server': 'server',
 };
 /** The packages each adapter drives; an adapter imports no other host. */
 const ADAPTER_HOSTS = {
@@ -168,9 +171,20 @@ function violation(from, target) {
     if (target.layer && target.layer !== 'src' && target.layer !== layer) return `${layer} imports src/ and its own folder only`;
     return null;
   }
+  if (layer === 'server') {
+    const hosts = Object.values(ADAPTER_HOSTS).flat();
+    if (target.package && !DEPENDENCIES.includes(target.package) && !hosts.includes(target.package)) {
+      return `server/ imports the dependencies and the adapters' hosts (${hosts.join(', ')}) only`;
+    }
+    if (target.layer && target.layer !== 'src' && target.layer !== 'server' && !target.layer.startsWith('adapters/')) {
+      return 'server/ imports src/, adapters/ and its own folder only';
+    }
+    return null;
+  }
   if (layer === 'cli') {
     if (target.package && !DEPENDENCIES.includes(target.package)) return 'cli/ imports src/, node builtins and the dependencies only';
-    if (target.layer && target.layer !== 'src' && target.layer !== 'cli') return 'cli/ imports src/ only';
+    if (target.layer && target.layer !== 'src' && target.layer !== 'cli' && target.layer !== 'server')
+      return 'cli/ imports src/ and server/ only';
     return null;
   }
   if (layer === 'examples') {
@@ -186,7 +200,7 @@ function violation(from, target) {
     return null;
   }
   if (layer === 'test') {
-    if (target.layer === 'root') return 'test/ imports files of src/, adapters/, cli/ and test/ only';
+    if (target.layer === 'root') return 'test/ imports files of src/, adapters/, server/, cli/ and test/ only';
     return null;
   }
   return null; // scripts/: anything

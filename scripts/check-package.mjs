@@ -6,7 +6,7 @@
 //
 // Usage: node scripts/check-package.mjs [--keep]   (--keep leaves the temp projects in place)
 // Needs no services. Peer versions are the ones installed here, so npm finds them in its cache.
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,6 +43,35 @@ async function runAsync(name, command, args, cwd, expect) {
   } catch (error) {
     const output = `${error.stdout ?? ''}${error.stderr ?? ''}`.trim();
     failures.push(`${name}: ${error.message.split('\n')[0]}\n${output}`);
+  }
+}
+
+/** `npx ojs-unique serve` (memory, no arguments but an ephemeral port) answers the manifest, then stops on SIGTERM. */
+async function checkServe(cwd) {
+  checks += 1;
+  const child = spawn('npx', ['--no', 'ojs-unique', 'serve', '--port', '0'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  try {
+    const address = await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no "listening on" within 30 s')), 30_000);
+      const onData = (chunk) => {
+        output += String(chunk);
+        const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
+        if (match) {
+          clearTimeout(timer);
+          resolve(match[1]);
+        }
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      child.on('exit', (code) => reject(new Error(`exited with ${code}`)));
+    });
+    const manifest = await (await fetch(`${address}/ojs/manifest`)).json();
+    if (manifest.backend !== 'memory') throw new Error(`unexpected manifest ${JSON.stringify(manifest)}`);
+  } catch (error) {
+    failures.push(`npx ojs-unique serve: ${error.message}\n${output}`);
+  } finally {
+    child.kill('SIGTERM');
   }
 }
 
@@ -221,6 +250,7 @@ export const wrongGraphile: number = makeUniqueWorkerUtils;
   const printsKey = /^key:\s+[0-9a-f]{64}$/m;
   const bin = ['--no', 'ojs-unique', 'key', 'job.json'];
   tasks.push(() => runAsync('npx ojs-unique key job.json', 'npx', bin, consumer, printsKey));
+  tasks.push(() => checkServe(consumer));
   await inPairs(tasks);
   timed('attw, programs, tsc, bin');
 

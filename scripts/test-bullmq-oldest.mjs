@@ -18,5 +18,9 @@ const env = {
 };
 console.log(`BullMQ adapter suites on bullmq ${version} (bullmq-oldest)`);
 const mocha = join(root, 'node_modules/.bin/mocha');
-const result = spawnSync(mocha, ['test/adapters/bullmq-*.test.ts', 'test/faults/bullmq-*.test.ts'], { cwd: root, stdio: 'inherit', env });
+const result = spawnSync(
+  mocha,
+  ['test/adapters/bullmq-*.test.ts', 'test/faults/bullmq-*.test.ts', 'test/gateway/gateway-conformance-bullmq.test.ts'],
+  { cwd: root, stdio: 'inherit', env },
+);
 process.exit(result.status ?? 1);

@@ -31,6 +31,7 @@ export type {
 export { uniquePolicyJsonSchema } from './unique-policy-json-schema.js';
 export { computeUniquenessKey } from './uniqueness-key.js';
 export type { UniquenessKey } from './uniqueness-key.js';
+export { OJS_ARGS_PAYLOAD_KEY, argsToPayload, payloadToArgs } from './ojs-args-payload.js';
 
 export {
   BackendError,

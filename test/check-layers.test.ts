@@ -38,7 +38,9 @@ describe('scripts/check-layers.mjs', function () {
         'adapters/bullmq/index.ts': "import { Queue } from 'bullmq';\nconst lazy = () => import('../graphile-worker/index.js');\n",
         'adapters/graphile-worker/index.ts': "type Backend = import('ojs-unique/memory').MemoryBackend;\nimport pg from 'pg';\n",
         'cli/main.ts':
-          "import { createMemoryBackend } from '../adapters/memory/index.js';\nimport { parseUniquePolicy } from '../src/index.js';\n",
+          "import { createMemoryBackend } from '../adapters/memory/index.js';\nimport { parseUniquePolicy } from '../src/index.js';\nimport { createOjsServer } from '../server/index.js';\n",
+        'server/index.ts':
+          "import { createMemoryBackend } from '../adapters/memory/index.js';\nimport { Queue } from 'bullmq';\nimport express from 'express';\nimport { main } from '../cli/main.js';\n",
         'examples/demo.ts':
           "import { parseUniquePolicy } from '../src/index.js';\nimport { prepareUnique } from 'ojs-unique/internal';\nimport { createMemoryBackend } from 'ojs-unique/memory';\nimport { helper } from '../test/helper.js';\nimport scripts from 'bullmq/dist/cjs/scripts';\nimport { Queue } from 'bullmq';\nconst name = 'memory';\nawait import(`./demo/${name}.js`);\n",
         'examples/demo/memory.ts': "import type { DemoBackend } from './demo-backend.js';\n",
@@ -63,7 +65,7 @@ describe('scripts/check-layers.mjs', function () {
 
     it('exits 1 and counts the imports that break a rule', function () {
       expect(status).to.equal(1);
-      expect(report).to.match(/^check-layers: 13 imports break the layering rules:/);
+      expect(report).to.match(/^check-layers: 15 imports break the layering rules:/);
     });
 
     it('src/ imports neither an adapter nor a host', function () {
@@ -81,9 +83,15 @@ describe('scripts/check-layers.mjs', function () {
       expect(report).not.to.match(/adapters\/bullmq\/index\.ts:1:|adapters\/graphile-worker\/index\.ts:2:/);
     });
 
-    it('cli/ imports src/ only', function () {
-      expect(report).to.contain("cli/main.ts:1: imports '../adapters/memory/index.js': cli/ imports src/ only");
-      expect(report).not.to.match(/cli\/main\.ts:2:/);
+    it('cli/ imports src/ and server/ only', function () {
+      expect(report).to.contain("cli/main.ts:1: imports '../adapters/memory/index.js': cli/ imports src/ and server/ only");
+      expect(report).not.to.match(/cli\/main\.ts:[23]:/);
+    });
+
+    it("server/ imports src/, the adapters, the dependencies and the adapters' hosts only", function () {
+      expect(report).to.contain("server/index.ts:3: imports 'express': server/ imports the dependencies and the adapters' hosts");
+      expect(report).to.contain("server/index.ts:4: imports '../cli/main.js': server/ imports src/, adapters/ and its own folder only");
+      expect(report).not.to.match(/server\/index\.ts:[12]:/);
     });
 
     it("examples import the published names and the hosts, never sources, internal, tests or a host's deep path", function () {

@@ -52,8 +52,11 @@ export interface MemoryBackend extends UniqueJobsBackend {
   fetch(queues?: readonly string[]): Promise<OjsJob | null>;
   /** OJS ACK: an active job is `completed`. */
   ack(id: string): Promise<OjsJob>;
-  /** OJS FAIL: an active job is `retryable` while attempts remain, else `discarded`. */
-  nack(id: string, error?: { message: string }): Promise<OjsJob>;
+  /**
+   * OJS FAIL: an active job is `retryable` while attempts remain, else `discarded`; with
+   * `retry: false` (a non-retryable error) it is `discarded` at once. (Default: `retry: true`.)
+   */
+  nack(id: string, error?: { message: string }, options?: { retry?: boolean }): Promise<OjsJob>;
   /** A `pending` job becomes `available`. */
   activate(id: string): Promise<OjsJob>;
   /** A `scheduled` or `retryable` job becomes due now (it is `available` from then on). */
@@ -243,9 +246,10 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     return this.#transition(id, ['active'], 'completed', () => ({ state: 'completed', completed_at: this.#clock.now() }));
   }
 
-  async nack(id: string, error: { message: string } = { message: 'failed' }): Promise<OjsJob> {
+  async nack(id: string, error: { message: string } = { message: 'failed' }, options: { retry?: boolean } = {}): Promise<OjsJob> {
+    const retry = options.retry ?? true;
     return this.#transition(id, ['active'], 'retryable', (job) =>
-      job.attempt < job.max_attempts
+      retry && job.attempt < job.max_attempts
         ? { state: 'retryable', error, scheduled_at: this.#clock.now() + this.#retryDelayMs(job.attempt) }
         : { state: 'discarded', error, completed_at: this.#clock.now() },
     );

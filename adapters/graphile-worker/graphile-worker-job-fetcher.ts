@@ -1,0 +1,128 @@
+/**
+ * The worker protocol of the OJS gateway on Graphile Worker: an HTTP worker takes, renews,
+ * completes and fails jobs with Graphile Worker's own lock (`locked_by` / `locked_at` on
+ * `_private_jobs`), the way Graphile's worker does in its getJobs / completeJobs / failJobs
+ * queries, so a Graphile runner and an HTTP worker never both hold a job. These statements
+ * (gateway-*.sql) read and write `_private_jobs`, `_private_job_queues` and `_private_tasks`,
+ * Graphile internals like those graphile-worker-host.ts lists; their contract test is
+ * test/adapters/graphile-worker-job-fetcher.test.ts.
+ *
+ * The lock owner is one id per fetcher (`ojs-gateway-<uuid>`): Graphile's worker ids are
+ * `worker-<random>`, so the two never collide.
+ */
+import { randomUUID } from 'node:crypto';
+import type { JsonValue, OjsJob, OjsJobState } from '../../src/job.js';
+import { translatePgError } from './graphile-worker-errors.js';
+import type { PgClientLike } from './graphile-worker-pg.js';
+import { GraphileWorkerSql, type SchemaNames } from './graphile-worker-sql.js';
+
+export interface GraphileClaimedJob {
+  /** Graphile's job id. */
+  jobId: string;
+  /** The OJS id the adapter recorded, or null for a job added with Graphile's own `addJob`. */
+  ojsId: string | null;
+}
+
+export interface GraphileJobFetcher {
+  /** The lock owner written to `locked_by`. */
+  readonly owner: string;
+  /** Claims the next due job of OJS queue `queue`, or null. */
+  claim(queue: string): Promise<GraphileClaimedJob | null>;
+  /** Deletes a job this fetcher holds (completed); false when it does not hold it. */
+  complete(jobId: string): Promise<boolean>;
+  /** Fails a job this fetcher holds; `retryDelayMs` null keeps Graphile's own backoff. False when it does not hold it. */
+  fail(jobId: string, message: string, options: { permanent: boolean; retryDelayMs: number | null }): Promise<boolean>;
+  /** Renews the lock of a job this fetcher holds; false when it does not hold it. */
+  touch(jobId: string): Promise<boolean>;
+  /** The OJS view of a job Graphile holds that the adapter did not record (added with `addJob`); its id is Graphile's. */
+  readGraphileJob(jobId: string): Promise<(OjsJob & { locked_by: string | null; last_error: string | null }) | null>;
+  /** Creates the gateway's own table (gateway-install.sql) if it is missing. */
+  install(): Promise<void>;
+  /** The gateway's fields of a job (gateway_jobs), `{}` when none. */
+  readSide(id: string): Promise<Record<string, JsonValue>>;
+  /** Merges fields into the job's gateway row; a field set to null is removed. */
+  writeSide(id: string, fields: Record<string, JsonValue>): Promise<void>;
+  /** Job counts of one OJS queue by OJS state. */
+  queueStats(queue: string): Promise<Partial<Record<OjsJobState, number>>>;
+}
+
+export function createGraphileJobFetcher(client: PgClientLike, schemas: SchemaNames): GraphileJobFetcher {
+  const sql = GraphileWorkerSql.for(schemas);
+  const owner = `ojs-gateway-${randomUUID()}`;
+  const run = async <R>(name: Parameters<GraphileWorkerSql['text']>[0], values: unknown[], operation: string) => {
+    try {
+      return (await client.query<R>(sql.text(name), values)).rows;
+    } catch (error) {
+      throw translatePgError(error, { operation, rolledBack: true });
+    }
+  };
+  const isBigint = (id: string) => /^[1-9]\d{0,18}$/.test(id);
+  return {
+    owner,
+    async claim(queue) {
+      const rows = await run<{ job_id: string; ojs_id: string | null }>('gateway-fetch-job', [owner, queue], 'fetch');
+      const row = rows[0];
+      return row ? { jobId: row.job_id, ojsId: row.ojs_id } : null;
+    },
+    async complete(jobId) {
+      return (await run('gateway-complete-job', [jobId, owner], 'ack')).length > 0;
+    },
+    async fail(jobId, message, options) {
+      return (await run('gateway-fail-job', [jobId, owner, message, options.permanent, options.retryDelayMs], 'nack')).length > 0;
+    },
+    async touch(jobId) {
+      return (await run('gateway-touch-lock', [jobId, owner], 'heartbeat')).length > 0;
+    },
+    async install() {
+      await run('gateway-install', [], 'start-up (installing the gateway table)');
+    },
+    async readSide(id) {
+      const rows = await run<{ side: Record<string, JsonValue> }>('gateway-read-side', [id], 'getJob');
+      return rows[0]?.side ?? {};
+    },
+    async writeSide(id, fields) {
+      await run('gateway-write-side', [id, JSON.stringify(fields)], 'recording the job');
+    },
+    async queueStats(queue) {
+      const rows = await run<{ state: OjsJobState; count: string }>('gateway-queue-stats', [queue], 'queue stats');
+      return Object.fromEntries(rows.map((row) => [row.state, Number(row.count)]));
+    },
+    async readGraphileJob(jobId) {
+      if (!isBigint(jobId)) return null;
+      const rows = await run<{
+        job_id: string;
+        type: string;
+        queue: string;
+        args: JsonValue;
+        state: OjsJobState;
+        attempt: number;
+        max_attempts: number;
+        priority: number;
+        created_at: Date;
+        scheduled_at: Date;
+        locked_by: string | null;
+        last_error: string | null;
+      }>('gateway-read-graphile-job', [jobId], 'getJob');
+      const row = rows[0];
+      if (!row) return null;
+      return {
+        id: row.job_id,
+        type: row.type,
+        queue: row.queue,
+        args: row.args,
+        meta: {},
+        state: row.state,
+        attempt: row.attempt,
+        max_attempts: row.max_attempts,
+        // Graphile runs smaller first; OJS runs higher first.
+        priority: -row.priority,
+        created_at: row.created_at.toISOString(),
+        scheduled_at: row.scheduled_at.toISOString(),
+        unique: null,
+        uniqueness_key: null,
+        locked_by: row.locked_by,
+        last_error: row.last_error,
+      };
+    },
+  };
+}

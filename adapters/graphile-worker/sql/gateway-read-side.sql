@@ -1,0 +1,5 @@
+-- gateway-read-side: a job's gateway row (gateway-install.sql).
+--
+-- $1 text  OJS id
+-- Returns: zero or one row: side (jsonb). SQLSTATEs: none of its own.
+select side from :OJS_UNIQUE_SCHEMA.gateway_jobs where id = $1::text;

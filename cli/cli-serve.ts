@@ -1,0 +1,101 @@
+/**
+ * `ojs-unique serve`: the OJS HTTP gateway (ojs-http-binding) over memory, BullMQ or Graphile
+ * Worker. Runs until SIGINT/SIGTERM, then closes the server and the backend's connections.
+ *
+ *   ojs-unique serve [--backend memory|bullmq|graphile-worker] [--port 8080] [--host 127.0.0.1]
+ *                    [--prefix <p>] [--unique-schema <s>] [--redis-url <url>] [--database-url <url>] [--token <t>]
+ *                    [--test-reset] [--body-limit <bytes>] [--request-timeout <ms>] [--log-level <level>]
+ *
+ * `REDIS_URL`, `DATABASE_URL` and `OJS_GATEWAY_TOKEN` are read when the flags are absent.
+ * Exit codes: 0 after a clean shutdown, 2 for bad usage, 1 when the server cannot start.
+ */
+import { parseArgs } from 'node:util';
+import { createGatewayStore, createOjsServer, type GatewayBackendName } from '../server/index.js';
+
+export const SERVE_USAGE = `usage:
+  ojs-unique serve [--backend memory|bullmq|graphile-worker] [--port <n>] [--host <addr>]
+                   [--prefix <BullMQ key prefix | Graphile schema>] [--unique-schema <adapter schema>]
+                   [--redis-url <url>] [--database-url <url>] [--token <t>] [--test-reset]
+                   [--body-limit <bytes>] [--request-timeout <ms>] [--log-level <level>]`;
+
+const BACKENDS: readonly GatewayBackendName[] = ['memory', 'bullmq', 'graphile-worker'];
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(SERVE_USAGE);
+    return 0;
+  }
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        backend: { type: 'string', default: 'memory' },
+        port: { type: 'string', default: '8080' },
+        host: { type: 'string', default: '127.0.0.1' },
+        prefix: { type: 'string' },
+        'unique-schema': { type: 'string' },
+        'redis-url': { type: 'string' },
+        'database-url': { type: 'string' },
+        token: { type: 'string' },
+        'test-reset': { type: 'boolean', default: false },
+        'body-limit': { type: 'string', default: String(1024 * 1024) },
+        'request-timeout': { type: 'string', default: '30000' },
+        'log-level': { type: 'string', default: 'info' },
+      },
+      strict: true,
+    }));
+  } catch (error) {
+    console.error(`ojs-unique serve: ${(error as Error).message}\n${SERVE_USAGE}`);
+    return 2;
+  }
+  const backend = values.backend as GatewayBackendName;
+  const port = Number(values.port);
+  const bodyLimit = Number(values['body-limit']);
+  const requestTimeoutMs = Number(values['request-timeout']);
+  const problems: string[] = [];
+  if (!BACKENDS.includes(backend)) problems.push(`--backend must be one of ${BACKENDS.join(', ')}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push('--port must be an integer from 0 to 65535');
+  if (!Number.isInteger(bodyLimit) || bodyLimit <= 0) problems.push('--body-limit must be a positive integer');
+  if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs <= 0) problems.push('--request-timeout must be a positive integer');
+  if (problems.length > 0) {
+    console.error(`ojs-unique serve: ${problems.join('; ')}\n${SERVE_USAGE}`);
+    return 2;
+  }
+  const token = values.token ?? env.OJS_GATEWAY_TOKEN;
+  const host = values.host!;
+  if (!LOOPBACK.has(host) && !token) {
+    console.error(`ojs-unique serve: warning: listening on ${host} without --token: anyone who can reach it can enqueue and cancel jobs`);
+  }
+  try {
+    const store = await createGatewayStore({
+      backend,
+      redisUrl: values['redis-url'] ?? env.REDIS_URL,
+      databaseUrl: values['database-url'] ?? env.DATABASE_URL,
+      ...(values.prefix ? { prefix: values.prefix } : {}),
+      ...(values['unique-schema'] ? { uniqueSchema: values['unique-schema'] } : {}),
+    });
+    const app = await createOjsServer({
+      store,
+      ...(token ? { token } : {}),
+      testReset: values['test-reset'],
+      bodyLimit,
+      requestTimeoutMs,
+      // Keys and args are logged at debug only; the token never.
+      logger: { level: values['log-level']!, redact: ['req.headers.authorization'] },
+    });
+    const address = await app.listen({ host, port });
+    app.log.info(`OJS gateway (${backend}) listening on ${address}`);
+    await new Promise<void>((resolve) => {
+      const stop = () => resolve();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    await app.close();
+    return 0;
+  } catch (error) {
+    console.error(`ojs-unique serve: ${(error as Error).message}`);
+    return 1;
+  }
+}

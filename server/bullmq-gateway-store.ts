@@ -1,0 +1,305 @@
+/**
+ * The gateway over BullMQ. An OJS queue is the BullMQ queue of that name under the prefix; a job
+ * POSTed here is an ordinary BullMQ job (name = OJS type, data = the payload of
+ * `src/ojs-args-payload.ts`), added by the adapter's `createBullMQBackend`, so the user's own
+ * `Worker`s process it and `withUniqueness(queue).add` of the same job meets it as a duplicate.
+ *
+ * The worker protocol is BullMQ's own manual processing (a `Worker` without a processor):
+ * `getNextJob(token)` claims a job with a lock, `extendLock` is the heartbeat,
+ * `moveToCompleted` / `moveToFailed` end the attempt (BullMQ's attempts and backoff decide the
+ * retry; a non-retryable error is an `UnrecoverableError`). A job whose lock expires is
+ * recovered by the stalled-job check (this store's, and any running BullMQ worker's). So a
+ * job added with `queue.add` is fetchable here, and a job fetched here is never also processed
+ * by a user's `Worker` (BullMQ's lock).
+ *
+ * What BullMQ has no field for (the lock token of a job fetched here, OJS envelope fields such as
+ * `tags`, the structured error) is kept in one hash, `<prefix>:ojs-gateway:jobs`.
+ */
+import { Job, UnrecoverableError, Worker, type Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { createBullMQBackend, type BullMQBackend } from '../adapters/bullmq/index.js';
+import { InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../src/errors.js';
+import type { JsonValue, OjsJob, OjsJobState } from '../src/job.js';
+import type { EnqueueResult } from '../src/unique-jobs-backend.js';
+import type {
+  FetchRequest,
+  GatewayEnqueueResult,
+  GatewayJob,
+  GatewayJobInput,
+  GatewayStore,
+  JobError,
+  StoreHealth,
+} from './gateway-store.js';
+import { validateAt } from './memory-gateway-store.js';
+
+export interface BullmqGatewayStoreOptions {
+  redisUrl: string;
+  /** BullMQ key prefix. (Default: `bull`.) */
+  prefix?: string;
+}
+
+interface SideRecord {
+  envelope?: Record<string, JsonValue>;
+  /** OJS meta of a job without a policy (the adapter stores meta with the policy only). */
+  meta?: Record<string, JsonValue>;
+  /** The OJS priority asked for, when BullMQ cannot hold it (negative: BullMQ has no "below default"). */
+  priority?: number;
+  token?: string;
+  /** When this gateway's fetch started the job (a cancelled job's BullMQ hash is archived without it). */
+  startedAt?: string;
+  error?: JobError;
+}
+
+export function createBullmqGatewayStore(options: BullmqGatewayStoreOptions): GatewayStore {
+  return new BullmqGatewayStore(options);
+}
+
+class BullmqGatewayStore implements GatewayStore {
+  readonly backend = 'bullmq' as const;
+  readonly #backend: BullMQBackend;
+  readonly #redis: Redis;
+  /** For the manual workers: BullMQ requires `maxRetriesPerRequest: null` on a worker's connection. */
+  readonly #workerRedis: Redis;
+  readonly #prefix: string;
+  readonly #sideKey: string;
+  readonly #workers = new Map<string, Worker>();
+  /** Queues found by #discoverQueues, and when it last looked. */
+  readonly #opened = new Set<string>();
+  #discoveredAt = 0;
+
+  constructor(options: BullmqGatewayStoreOptions) {
+    this.#prefix = options.prefix ?? 'bull';
+    // Auto-pipelining: the commands of concurrent requests issued in one tick go out in one write.
+    this.#redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 2, commandTimeout: 5000, enableAutoPipelining: true });
+    this.#redis.on('error', () => undefined);
+    this.#workerRedis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
+    this.#workerRedis.on('error', () => undefined);
+    this.#backend = createBullMQBackend({ connection: this.#redis, prefix: this.#prefix });
+    this.#sideKey = `${this.#prefix}:ojs-gateway:jobs`;
+  }
+
+  get capabilities() {
+    return this.#backend.capabilities;
+  }
+
+  async enqueue(input: GatewayJobInput): Promise<GatewayEnqueueResult> {
+    const { extras, pending, ...job } = input;
+    if (pending)
+      throw new InvalidJobInputError([{ path: 'options.pending', message: 'pending jobs are not supported on the BullMQ backend' }]);
+    const result = await this.#backend.enqueue(job);
+    const side: SideRecord = {};
+    if (result.outcome !== 'deduplicated') {
+      if (extras.envelope && Object.keys(extras.envelope).length > 0) side.envelope = extras.envelope;
+      if (!job.unique && job.meta && Object.keys(job.meta).length > 0) side.meta = job.meta as Record<string, JsonValue>;
+      if (job.priority !== undefined && job.priority < 0) side.priority = job.priority;
+      if (Object.keys(side).length > 0) await this.#writeSide(result.job.id, side);
+    }
+    return this.#result(result, side);
+  }
+
+  async enqueueBatch(inputs: GatewayJobInput[]): Promise<GatewayEnqueueResult[]> {
+    inputs.forEach((input, index) => validateAt(input, index));
+    const results: GatewayEnqueueResult[] = [];
+    try {
+      for (const input of inputs) results.push(await this.enqueue(input));
+    } catch (error) {
+      for (const result of results) if (result.outcome !== 'deduplicated') await this.#backend.cancel(result.job.id).catch(() => undefined);
+      throw error;
+    }
+    return results;
+  }
+
+  async getJob(id: string): Promise<GatewayJob | null> {
+    let job = await this.#backend.getJob(id);
+    // A job in a queue this process has not opened yet (added with the user's own queue.add):
+    // look for BullMQ's queues under the prefix, then once more.
+    if (!job && (await this.#discoverQueues())) job = await this.#backend.getJob(id);
+    return job ? this.#view(job) : null;
+  }
+
+  async cancel(id: string): Promise<GatewayJob> {
+    return this.#view(await this.#backend.cancel(id));
+  }
+
+  async activate(id: string): Promise<GatewayJob> {
+    const job = await this.#backend.getJob(id);
+    if (!job) throw new JobNotFoundError(id);
+    throw new InvalidTransitionError(id, job.state, 'available');
+  }
+
+  async fetch(request: FetchRequest): Promise<GatewayJob[]> {
+    const jobs: GatewayJob[] = [];
+    for (const queue of request.queues) {
+      this.#backend.queue(queue); // known to the backend's INFO from now on
+      const worker = this.#worker(queue);
+      while (jobs.length < request.count) {
+        const token = randomUUID();
+        const job = (await worker.getNextJob(token, { block: false })) as Job | undefined;
+        if (!job) break;
+        await job.extendLock(token, request.visibilityTimeoutMs);
+        await this.#writeSide(job.id!, { token, startedAt: new Date(job.processedOn ?? Date.now()).toISOString() });
+        const view = await this.#backend.getJob(job.id!);
+        if (view) jobs.push(await this.#view(view));
+      }
+      if (jobs.length >= request.count) break;
+    }
+    return jobs;
+  }
+
+  async ack(id: string, result: JsonValue | undefined): Promise<GatewayJob> {
+    const { job, token } = await this.#claimed(id, 'completed');
+    await job.moveToCompleted(result ?? null, token, false);
+    await this.#writeSide(id, { token: undefined, error: undefined });
+    return this.#viewOf(id);
+  }
+
+  async nack(id: string, error: JobError, retry: boolean): Promise<GatewayJob> {
+    const { job, token } = await this.#claimed(id, 'retryable');
+    const failure = retry ? new Error(error.message) : new UnrecoverableError(error.message);
+    await job.moveToFailed(failure, token, false);
+    await this.#writeSide(id, { token: undefined, error });
+    return this.#viewOf(id);
+  }
+
+  async heartbeat(id: string, visibilityTimeoutMs: number): Promise<GatewayJob> {
+    const { job, token } = await this.#claimed(id, 'active');
+    await job.extendLock(token, visibilityTimeoutMs);
+    return this.#viewOf(id);
+  }
+
+  async queueStats(queue: string): Promise<Partial<Record<OjsJobState, number>>> {
+    const counts = await this.#backend
+      .queue(queue)
+      .getJobCounts('wait', 'prioritized', 'active', 'delayed', 'completed', 'failed', 'waiting-children');
+    return {
+      available: (counts.wait ?? 0) + (counts.prioritized ?? 0),
+      active: counts.active ?? 0,
+      scheduled: counts.delayed ?? 0,
+      completed: counts.completed ?? 0,
+      discarded: counts.failed ?? 0,
+      pending: counts['waiting-children'] ?? 0,
+    };
+  }
+
+  async health(): Promise<StoreHealth> {
+    const started = Date.now();
+    try {
+      await this.#redis.ping();
+      return { ok: true, type: 'redis', latency_ms: Date.now() - started };
+    } catch (error) {
+      return { ok: false, type: 'redis', error: (error as Error).message };
+    }
+  }
+
+  /** Deletes every key under this store's prefix: the queues it serves and the adapter's sidecars. */
+  async reset(): Promise<void> {
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', `${this.#prefix}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await this.#redis.del(...keys);
+    } while (cursor !== '0');
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.#workers.values()].map((worker) => worker.close()));
+    await this.#backend.close();
+    await this.#redis.quit().catch(() => this.#redis.disconnect());
+    await this.#workerRedis.quit().catch(() => this.#workerRedis.disconnect());
+  }
+
+  /**
+   * Opens, in the backend, every queue BullMQ has under the prefix (a `<prefix>:<queue>:meta` hash,
+   * which BullMQ's Queue and Worker write). A SCAN of the keyspace: at most once a second, and only
+   * when INFO misses. True when it found a queue not open before.
+   */
+  async #discoverQueues(): Promise<boolean> {
+    const now = Date.now();
+    if (now - this.#discoveredAt < 1000) return false;
+    this.#discoveredAt = now;
+    let found = false;
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', `${this.#prefix}:*:meta`, 'COUNT', 1000);
+      cursor = next;
+      for (const key of keys) {
+        const name = key.slice(this.#prefix.length + 1, -':meta'.length);
+        if (!this.#opened.has(name)) {
+          this.#opened.add(name);
+          this.#backend.queue(name);
+          found = true;
+        }
+      }
+    } while (cursor !== '0');
+    return found;
+  }
+
+  #worker(queue: string): Worker {
+    let worker = this.#workers.get(queue);
+    if (!worker) {
+      // No processor: jobs are taken with getNextJob and ended by the HTTP worker's ack/nack.
+      worker = new Worker(queue, null, { connection: this.#workerRedis, prefix: this.#prefix, autorun: false });
+      worker.on('error', () => undefined);
+      // A manual worker runs no stalled-job check unless started (BullMQ's "manually fetching
+      // jobs" pattern): a job whose HTTP worker stopped renewing its lock goes back to wait.
+      void worker.startStalledCheckTimer().catch(() => undefined);
+      this.#workers.set(queue, worker);
+    }
+    return worker;
+  }
+
+  /** The active job fetched here and its lock token; anything else is OJS's `conflict`. */
+  async #claimed(id: string, to: OjsJobState): Promise<{ job: Job; token: string }> {
+    const view = await this.#backend.getJob(id);
+    if (!view) throw new JobNotFoundError(id);
+    const side = await this.#readSide(id);
+    if (view.state !== 'active' || !side.token) throw new InvalidTransitionError(id, view.state, to);
+    const job = await Job.fromId(this.#backend.queue(view.queue) as Queue, id);
+    if (!job) throw new JobNotFoundError(id);
+    return { job, token: side.token };
+  }
+
+  async #readSide(id: string): Promise<SideRecord> {
+    const raw = await this.#redis.hget(this.#sideKey, id);
+    return raw ? (JSON.parse(raw) as SideRecord) : {};
+  }
+
+  async #writeSide(id: string, patch: Partial<SideRecord>): Promise<void> {
+    const side = { ...(await this.#readSide(id)), ...patch };
+    await this.#redis.hset(this.#sideKey, id, JSON.stringify(side));
+  }
+
+  async #viewOf(id: string): Promise<GatewayJob> {
+    const job = await this.#backend.getJob(id);
+    if (!job) throw new JobNotFoundError(id);
+    return this.#view(job);
+  }
+
+  /** `side`: what this enqueue recorded for its new job (a new job has nothing else recorded: no read needed). */
+  async #result(result: EnqueueResult, side: SideRecord): Promise<GatewayEnqueueResult> {
+    if (result.outcome === 'replaced') {
+      return { outcome: 'replaced', job: await this.#view(result.job, side), replaced: await this.#view(result.replaced) };
+    }
+    if (result.outcome === 'updated') return { outcome: 'updated', job: await this.#view(result.job), changed: result.changed };
+    return { outcome: result.outcome, job: await this.#view(result.job, result.outcome === 'created' ? side : undefined) };
+  }
+
+  /** The adapter's envelope view, plus what BullMQ records of the run (start, result, failure) and the kept fields. */
+  async #view(job: OjsJob, known?: SideRecord): Promise<GatewayJob> {
+    const side = known ?? (await this.#readSide(job.id));
+    const view: GatewayJob = { ...job, enqueued_at: job.created_at, envelope: side.envelope ?? {} };
+    if (side.meta && Object.keys(job.meta).length === 0) view.meta = side.meta;
+    if (side.priority !== undefined && job.priority === 0) view.priority = side.priority;
+    if (job.state === 'available' || job.state === 'scheduled') return view;
+    const host = await Job.fromId(this.#backend.queue(job.queue) as Queue, job.id);
+    if (host?.processedOn) view.started_at = new Date(host.processedOn).toISOString();
+    else if (side.startedAt) view.started_at = side.startedAt;
+    if (job.state === 'completed' && host && host.returnvalue !== undefined && host.returnvalue !== null)
+      view.result = host.returnvalue as JsonValue;
+    if (job.state === 'retryable' || job.state === 'discarded') {
+      view.error = side.error ?? { type: host?.stacktrace?.length ? 'Error' : 'error', message: host?.failedReason ?? 'failed' };
+    }
+    return view;
+  }
+}

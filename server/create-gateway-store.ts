@@ -1,0 +1,43 @@
+/**
+ * The store for `--backend`: memory is loaded at once; BullMQ and Graphile Worker only when
+ * chosen, so the memory gateway runs without either host installed (both are optional peers).
+ */
+import type { GatewayStore } from './gateway-store.js';
+import { createMemoryGatewayStore } from './memory-gateway-store.js';
+
+export type GatewayBackendName = 'memory' | 'bullmq' | 'graphile-worker';
+
+export interface GatewayStoreOptions {
+  backend: GatewayBackendName;
+  /** BullMQ: the Redis to connect to. (Default: `redis://127.0.0.1:6379`.) */
+  redisUrl?: string;
+  /** Graphile Worker: the database to connect to. Required for that backend. */
+  databaseUrl?: string;
+  /**
+   * BullMQ: the queues' key prefix (default `bull`, BullMQ's own). Graphile Worker: Graphile
+   * Worker's schema (default `graphile_worker`).
+   */
+  prefix?: string;
+  /** Graphile Worker: the adapter's own schema. (Default: `ojs_unique`.) */
+  uniqueSchema?: string;
+}
+
+export async function createGatewayStore(options: GatewayStoreOptions): Promise<GatewayStore> {
+  switch (options.backend) {
+    case 'memory':
+      return createMemoryGatewayStore();
+    case 'bullmq': {
+      const { createBullmqGatewayStore } = await import('./bullmq-gateway-store.js');
+      return createBullmqGatewayStore({ redisUrl: options.redisUrl ?? 'redis://127.0.0.1:6379', prefix: options.prefix ?? 'bull' });
+    }
+    case 'graphile-worker': {
+      if (!options.databaseUrl) throw new Error('the graphile-worker backend needs a database URL (--database-url or DATABASE_URL)');
+      const { createGraphileWorkerGatewayStore } = await import('./graphile-worker-gateway-store.js');
+      return createGraphileWorkerGatewayStore({
+        databaseUrl: options.databaseUrl,
+        ...(options.prefix ? { graphileSchema: options.prefix } : {}),
+        ...(options.uniqueSchema ? { uniqueSchema: options.uniqueSchema } : {}),
+      });
+    }
+  }
+}

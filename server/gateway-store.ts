@@ -1,0 +1,109 @@
+/**
+ * What the OJS HTTP gateway needs from a backend: the unique-jobs PUSH/INFO/CANCEL of
+ * `UniqueJobsBackend`, plus the worker protocol (fetch, ack, nack, heartbeat), the events level 0
+ * queue counts, health and the test reset. The events level 0 lists are the server's own record of
+ * what went through it. One implementation per backend, each built on that backend's
+ * public API: memory (`memory-gateway-store.ts`), BullMQ and Graphile Worker.
+ *
+ * `args` here is the host payload (see `args-payload.ts`): the server maps OJS `args` to it
+ * before `enqueue` and back when it answers, so every entry point computes keys over one form.
+ */
+import type { JobInput, JsonValue, OjsJob, OjsJobState } from '../src/job.js';
+import type { UniqueJobsCapabilities } from '../src/unique-jobs-backend.js';
+import type { UpdateField } from '../src/unique-policy.js';
+
+/** Envelope fields the gateway keeps beside a job: what OJS reports but the host does not store. */
+export interface GatewayExtras {
+  /** Unknown top-level envelope fields (`x_…`) and OJS options the host has no field for (`timeout_ms`, `tags`, `retry` …). */
+  envelope?: Record<string, JsonValue>;
+  /** Retry policy read from `options.retry`. */
+  retry?: RetryPolicy;
+}
+
+export interface RetryPolicy {
+  initialIntervalMs: number;
+  backoffCoefficient: number;
+  maxIntervalMs: number;
+}
+
+export interface GatewayJobInput extends JobInput {
+  args: JsonValue;
+  /** Staged as `pending` until ACTIVATE (ojs-core §6.1). (Default: false.) */
+  pending?: boolean;
+  extras: GatewayExtras;
+}
+
+/** The failure a worker reported (ojs-core §8). */
+export interface JobError {
+  type: string;
+  message: string;
+  code?: string;
+  retryable?: boolean;
+  details?: JsonValue;
+}
+
+/** A job as the gateway reports it: the envelope view plus what the worker protocol records. */
+export interface GatewayJob extends OjsJob {
+  args: JsonValue;
+  enqueued_at: string;
+  started_at?: string;
+  result?: JsonValue;
+  error?: JobError;
+  envelope: Record<string, JsonValue>;
+}
+
+export type GatewayEnqueueResult =
+  | { outcome: 'created'; job: GatewayJob }
+  | { outcome: 'deduplicated'; job: GatewayJob }
+  | { outcome: 'replaced'; job: GatewayJob; replaced: GatewayJob }
+  /** The `x_update` extension: the existing job, updated in place; `changed` names what differed. */
+  | { outcome: 'updated'; job: GatewayJob; changed: UpdateField[] };
+
+export interface OjsEvent {
+  id: string;
+  type: string;
+  time: string;
+  data: Record<string, JsonValue>;
+}
+
+export interface FetchRequest {
+  queues: readonly string[];
+  count: number;
+  workerId: string | null;
+  visibilityTimeoutMs: number;
+}
+
+export interface StoreHealth {
+  ok: boolean;
+  type: string;
+  latency_ms?: number;
+  error?: string;
+}
+
+export interface GatewayStore {
+  readonly backend: 'memory' | 'bullmq' | 'graphile-worker';
+  readonly capabilities: UniqueJobsCapabilities;
+  /** PUSH with the unique-jobs check; `reject` throws `DuplicateJobError`, bad input `InvalidJobInputError`. */
+  enqueue(job: GatewayJobInput): Promise<GatewayEnqueueResult>;
+  /**
+   * PUSH batch, all-or-nothing: every job is validated before any is written, and a `reject`
+   * duplicate met part-way cancels what the batch had created before it rethrows.
+   */
+  enqueueBatch(jobs: GatewayJobInput[]): Promise<GatewayEnqueueResult[]>;
+  getJob(id: string): Promise<GatewayJob | null>;
+  cancel(id: string): Promise<GatewayJob>;
+  activate(id: string): Promise<GatewayJob>;
+  /** Claims up to `count` due jobs, the queues in the order given; each is `active` and reserved for the visibility timeout. */
+  fetch(request: FetchRequest): Promise<GatewayJob[]>;
+  ack(id: string, result: JsonValue | undefined): Promise<GatewayJob>;
+  /** `retry: false` discards at once; otherwise `retryable` while attempts remain. */
+  nack(id: string, error: JobError, retry: boolean): Promise<GatewayJob>;
+  /** Extends an active job's reservation by `visibilityTimeoutMs` from now. */
+  heartbeat(id: string, visibilityTimeoutMs: number): Promise<GatewayJob>;
+  /** How many jobs of `queue` are in each OJS state (states without jobs may be omitted). */
+  queueStats(queue: string): Promise<Partial<Record<OjsJobState, number>>>;
+  health(): Promise<StoreHealth>;
+  /** Clears what this store owns (its prefix, its schemas, its memory): the `--test-reset` endpoint. */
+  reset(): Promise<void>;
+  close(): Promise<void>;
+}

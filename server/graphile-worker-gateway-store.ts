@@ -1,0 +1,282 @@
+/**
+ * The gateway over Graphile Worker. A job POSTed here is an ordinary Graphile job (task
+ * identifier = OJS type, payload = the payload of `src/ojs-args-payload.ts`) added by the
+ * adapter's `createGraphileWorkerBackend`, so the user's task runners process it and
+ * `makeUniqueWorkerUtils(...).addJob` of the same job meets it as a duplicate.
+ *
+ * The worker protocol takes Graphile's own lock (graphile-worker-job-fetcher.ts): a job an HTTP
+ * worker holds is never run by a Graphile runner, and the other way round. A job added with
+ * Graphile's own `addJob` is fetchable too, from its named queue or `default`; its OJS id is its
+ * Graphile id, and INFO knows it only while Graphile keeps its row (Graphile deletes a completed
+ * job).
+ *
+ * Reservations: Graphile's lock is taken back after four hours (its stale-lock recovery). The
+ * shorter OJS visibility timeout is enforced by this process: a job it handed out whose
+ * reservation lapsed without a heartbeat is failed back (retried) at the next fetch.
+ */
+import pg from 'pg';
+import { createGraphileWorkerBackend, type GraphileWorkerBackend } from '../adapters/graphile-worker/index.js';
+import { createGraphileJobFetcher, type GraphileJobFetcher } from '../adapters/graphile-worker/graphile-worker-job-fetcher.js';
+import { InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../src/errors.js';
+import type { JsonValue, OjsJob, OjsJobState } from '../src/job.js';
+import type { EnqueueResult } from '../src/unique-jobs-backend.js';
+import type {
+  FetchRequest,
+  GatewayEnqueueResult,
+  GatewayJob,
+  GatewayJobInput,
+  GatewayStore,
+  JobError,
+  RetryPolicy,
+  StoreHealth,
+} from './gateway-store.js';
+import { validateAt } from './memory-gateway-store.js';
+import { retryDelayMs } from './retry-delay.js';
+import { uuidv7 } from '../src/uuid-v7.js';
+
+export interface GraphileWorkerGatewayStoreOptions {
+  databaseUrl: string;
+  /** Graphile Worker's schema. (Default: `graphile_worker`.) */
+  graphileSchema?: string;
+  /** The adapter's schema. (Default: `ojs_unique`.) */
+  uniqueSchema?: string;
+  /** Size of the gateway's pool. (Default: 10.) */
+  maxPoolSize?: number;
+}
+
+interface Side {
+  envelope?: Record<string, JsonValue>;
+  retry?: RetryPolicy;
+  started_at?: string;
+  result?: JsonValue;
+  error?: JobError;
+  /** The attempt an HTTP worker started: a cancel fences a running job (attempts = max_attempts), which is not its attempt. */
+  attempt?: number;
+  /** When an HTTP worker's nack discarded the job: Graphile keeps a permanently failed row, and no finish time. */
+  finished_at?: string;
+}
+
+export function createGraphileWorkerGatewayStore(options: GraphileWorkerGatewayStoreOptions): GatewayStore {
+  return new GraphileWorkerGatewayStore(options);
+}
+
+class GraphileWorkerGatewayStore implements GatewayStore {
+  readonly backend = 'graphile-worker' as const;
+  readonly #pool: pg.Pool;
+  readonly #backend: GraphileWorkerBackend;
+  readonly #fetcher: GraphileJobFetcher;
+  /** Graphile id -> when the reservation of a job this process handed out lapses. */
+  readonly #reservations = new Map<string, { id: string; until: number }>();
+  #ready: Promise<void> | null = null;
+
+  constructor(options: GraphileWorkerGatewayStoreOptions) {
+    this.#pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.maxPoolSize ?? 10, connectionTimeoutMillis: 10_000 });
+    this.#pool.on('error', () => undefined);
+    this.#pool.on('connect', (client) => client.on('error', () => undefined));
+    this.#backend = createGraphileWorkerBackend({
+      pgPool: this.#pool,
+      ...(options.graphileSchema ? { workerSchema: options.graphileSchema } : {}),
+      ...(options.uniqueSchema ? { uniqueSchema: options.uniqueSchema } : {}),
+    });
+    this.#fetcher = createGraphileJobFetcher(this.#pool, this.#backend.schemas);
+  }
+
+  get capabilities() {
+    return this.#backend.capabilities;
+  }
+
+  /** Both schemas migrated (the backend's start-up), then the gateway's table. */
+  #start(): Promise<void> {
+    this.#ready ??= (async () => {
+      await this.#backend.ready();
+      await this.#fetcher.install();
+    })().catch((error: unknown) => {
+      this.#ready = null;
+      throw error;
+    });
+    return this.#ready;
+  }
+
+  async enqueue(input: GatewayJobInput): Promise<GatewayEnqueueResult> {
+    const { extras, pending, ...job } = input;
+    if (pending)
+      throw new InvalidJobInputError([
+        { path: 'options.pending', message: 'pending jobs are not supported on the Graphile Worker backend' },
+      ]);
+    await this.#start();
+    // OJS ids are UUIDv7; the adapter would otherwise use Graphile's numeric id.
+    const result = await this.#backend.enqueue({ ...job, id: job.id ?? uuidv7() });
+    const side: Side = {};
+    if (result.outcome !== 'deduplicated') {
+      if (extras.envelope && Object.keys(extras.envelope).length > 0) side.envelope = extras.envelope;
+      if (extras.retry) side.retry = extras.retry;
+      if (Object.keys(side).length > 0) await this.#fetcher.writeSide(result.job.id, side as Record<string, JsonValue>);
+    }
+    return this.#result(result, side);
+  }
+
+  async enqueueBatch(inputs: GatewayJobInput[]): Promise<GatewayEnqueueResult[]> {
+    inputs.forEach((input, index) => validateAt(input, index));
+    const results: GatewayEnqueueResult[] = [];
+    try {
+      for (const input of inputs) results.push(await this.enqueue(input));
+    } catch (error) {
+      for (const result of results) if (result.outcome !== 'deduplicated') await this.#backend.cancel(result.job.id).catch(() => undefined);
+      throw error;
+    }
+    return results;
+  }
+
+  async getJob(id: string): Promise<GatewayJob | null> {
+    await this.#start();
+    const job = (await this.#backend.getJob(id)) ?? (await this.#fetcher.readGraphileJob(id));
+    return job ? this.#view(job) : null;
+  }
+
+  async cancel(id: string): Promise<GatewayJob> {
+    await this.#start();
+    return this.#view(await this.#backend.cancel(id));
+  }
+
+  async activate(id: string): Promise<GatewayJob> {
+    const job = await this.getJob(id);
+    if (!job) throw new JobNotFoundError(id);
+    throw new InvalidTransitionError(id, job.state, 'available');
+  }
+
+  async fetch(request: FetchRequest): Promise<GatewayJob[]> {
+    await this.#start();
+    await this.#failLapsed();
+    const jobs: GatewayJob[] = [];
+    for (const queue of request.queues) {
+      while (jobs.length < request.count) {
+        const claimed = await this.#fetcher.claim(queue);
+        if (!claimed) break;
+        const id = claimed.ojsId ?? claimed.jobId;
+        this.#reservations.set(claimed.jobId, { id, until: Date.now() + request.visibilityTimeoutMs });
+        const job = await this.getJob(id);
+        if (!job) continue;
+        await this.#fetcher.writeSide(id, { started_at: new Date().toISOString(), attempt: job.attempt, error: null, result: null });
+        jobs.push((await this.getJob(id))!);
+      }
+      if (jobs.length >= request.count) break;
+    }
+    return jobs;
+  }
+
+  async ack(id: string, result: JsonValue | undefined): Promise<GatewayJob> {
+    const { graphileId, state, job: before } = await this.#held(id, 'completed');
+    if (result !== undefined) await this.#fetcher.writeSide(id, { result, error: null });
+    if (!(await this.#fetcher.complete(graphileId))) throw new InvalidTransitionError(id, state, 'completed');
+    this.#reservations.delete(graphileId);
+    const after = await this.getJob(id);
+    if (after) return after;
+    // A job added with Graphile's own addJob: Graphile deleted its row, and no ledger keeps it.
+    const completed: GatewayJob = { ...before, state: 'completed', completed_at: new Date().toISOString() };
+    delete completed.error;
+    if (result !== undefined) completed.result = result;
+    return completed;
+  }
+
+  async nack(id: string, error: JobError, retry: boolean): Promise<GatewayJob> {
+    const { graphileId, state, side } = await this.#held(id, 'retryable');
+    const job = await this.getJob(id);
+    const delay = side.retry && job ? retryDelayMs(side.retry, job.attempt) : null;
+    await this.#fetcher.writeSide(id, { error: error as unknown as JsonValue });
+    if (!(await this.#fetcher.fail(graphileId, error.message, { permanent: !retry, retryDelayMs: delay }))) {
+      throw new InvalidTransitionError(id, state, 'retryable');
+    }
+    this.#reservations.delete(graphileId);
+    const failed = (await this.getJob(id))!;
+    if (failed.state !== 'discarded') return failed;
+    await this.#fetcher.writeSide(id, { finished_at: new Date().toISOString() });
+    return (await this.getJob(id))!;
+  }
+
+  async heartbeat(id: string, visibilityTimeoutMs: number): Promise<GatewayJob> {
+    const { graphileId, state } = await this.#held(id, 'active');
+    if (!(await this.#fetcher.touch(graphileId))) throw new InvalidTransitionError(id, state, 'active');
+    this.#reservations.set(graphileId, { id, until: Date.now() + visibilityTimeoutMs });
+    return (await this.getJob(id))!;
+  }
+
+  async queueStats(queue: string): Promise<Partial<Record<OjsJobState, number>>> {
+    await this.#start();
+    return this.#fetcher.queueStats(queue);
+  }
+
+  async health(): Promise<StoreHealth> {
+    const started = Date.now();
+    try {
+      await this.#pool.query('select 1');
+      return { ok: true, type: 'postgresql', latency_ms: Date.now() - started };
+    } catch (error) {
+      return { ok: false, type: 'postgresql', error: (error as Error).message };
+    }
+  }
+
+  /** Deletes the rows of the schemas this store serves (Graphile's jobs and queues, the ledger, the gateway's table). */
+  async reset(): Promise<void> {
+    await this.#start();
+    const { workerSchema, uniqueSchema } = this.#backend.schemas;
+    const { rows } = await this.#pool.query<{ name: string }>(
+      `select format('%I.%I', schemaname, tablename) as name from pg_tables
+        where (schemaname = $1 and tablename in ('_private_jobs', '_private_job_queues'))
+           or (schemaname = $2 and tablename not in ('migrations', 'settings'))`,
+      [workerSchema, uniqueSchema],
+    );
+    if (rows.length > 0) await this.#pool.query(`truncate ${rows.map((row) => row.name).join(', ')}`);
+    this.#reservations.clear();
+  }
+
+  async close(): Promise<void> {
+    await this.#backend.close();
+    await this.#pool.end();
+  }
+
+  /** Fails back the jobs this process handed out whose reservation lapsed without a heartbeat. */
+  async #failLapsed(): Promise<void> {
+    const now = Date.now();
+    for (const [graphileId, reservation] of this.#reservations) {
+      if (reservation.until > now) continue;
+      this.#reservations.delete(graphileId);
+      const error: JobError = { type: 'visibility_timeout', code: 'visibility_timeout', message: 'visibility timeout expired' };
+      await this.#fetcher.writeSide(reservation.id, { error: error as unknown as JsonValue });
+      await this.#fetcher.fail(graphileId, error.message, { permanent: false, retryDelayMs: 0 });
+    }
+  }
+
+  /** The Graphile id of an active job this gateway holds, or OJS's `conflict`. */
+  async #held(id: string, to: OjsJobState): Promise<{ graphileId: string; state: OjsJobState; side: Side; job: GatewayJob }> {
+    await this.#start();
+    const job = await this.getJob(id);
+    if (!job) throw new JobNotFoundError(id);
+    if (job.state !== 'active') throw new InvalidTransitionError(id, job.state, to);
+    const graphileId = (await this.#backend.graphileJobId(id)) ?? id;
+    return { graphileId, state: job.state, side: (await this.#fetcher.readSide(id)) as Side, job };
+  }
+
+  /** `side`: what this enqueue recorded for its new job (a new job has nothing else recorded: no read needed). */
+  async #result(result: EnqueueResult, side: Side): Promise<GatewayEnqueueResult> {
+    if (result.outcome === 'replaced') {
+      return { outcome: 'replaced', job: await this.#view(result.job, side), replaced: await this.#view(result.replaced) };
+    }
+    if (result.outcome === 'updated') return { outcome: 'updated', job: await this.#view(result.job), changed: result.changed };
+    return { outcome: result.outcome, job: await this.#view(result.job, result.outcome === 'created' ? side : undefined) };
+  }
+
+  async #view(job: OjsJob & { last_error?: string | null; locked_by?: string | null }, known?: Side): Promise<GatewayJob> {
+    const side = known ?? ((await this.#fetcher.readSide(job.id)) as Side);
+    const { last_error: lastError, locked_by: _lockedBy, ...envelopeView } = job;
+    const view: GatewayJob = { ...envelopeView, enqueued_at: job.created_at, envelope: side.envelope ?? {} };
+    if (side.started_at) view.started_at = side.started_at;
+    if (job.state === 'cancelled' && side.attempt !== undefined) view.attempt = side.attempt;
+    if (job.state === 'discarded' && !view.completed_at && side.finished_at) view.completed_at = side.finished_at;
+    if (job.state === 'completed' && side.result !== undefined) view.result = side.result;
+    if (job.state === 'retryable' || job.state === 'discarded' || job.state === 'active') {
+      const error = side.error ?? (lastError ? { type: 'error', message: lastError } : undefined);
+      if (error && job.state !== 'active') view.error = error;
+    }
+    return view;
+  }
+}

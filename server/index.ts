@@ -1,0 +1,21 @@
+/**
+ * `ojs-unique/server`: the OJS HTTP gateway (`ojs-unique serve`) as a library.
+ *
+ *   const app = await createOjsServer({ store: await createGatewayStore({ backend: 'bullmq', redisUrl }) });
+ *   await app.listen({ host: '127.0.0.1', port: 8080 });
+ */
+export { createOjsServer, OJS_CONTENT_TYPE } from './ojs-server.js';
+export type { OjsServerOptions } from './ojs-server.js';
+export { createGatewayStore } from './create-gateway-store.js';
+export type { GatewayBackendName, GatewayStoreOptions } from './create-gateway-store.js';
+export type {
+  FetchRequest,
+  GatewayEnqueueResult,
+  GatewayExtras,
+  GatewayJob,
+  GatewayJobInput,
+  GatewayStore,
+  JobError,
+  RetryPolicy,
+  StoreHealth,
+} from './gateway-store.js';

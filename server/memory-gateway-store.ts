@@ -1,0 +1,224 @@
+/**
+ * The gateway over the in-memory backend (`createMemoryBackend`): the embedded default of
+ * `ojs-unique serve`. The backend does the unique-jobs work and the lifecycle; this store keeps
+ * beside each job what the worker protocol adds (result, error, start time, reservation, retry
+ * schedule, envelope fields).
+ *
+ * Retries: the backend is given a retry delay it never reaches, and a retryable job is promoted
+ * (`promote`) once its own backoff (from `options.retry`) has passed, checked whenever the store
+ * is read. An active job whose reservation expired is failed back the same way (`nack`), so a
+ * crashed HTTP worker's job runs again.
+ */
+import { createMemoryBackend, type MemoryBackend } from '../adapters/memory/index.js';
+import { InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../src/errors.js';
+import type { JsonValue, OjsJob, OjsJobState } from '../src/job.js';
+import { prepareUnique } from '../src/unique-enqueue.js';
+import type { EnqueueResult } from '../src/unique-jobs-backend.js';
+import type {
+  FetchRequest,
+  GatewayEnqueueResult,
+  GatewayJob,
+  GatewayJobInput,
+  GatewayStore,
+  JobError,
+  RetryPolicy,
+  StoreHealth,
+} from './gateway-store.js';
+import { retryDelayMs } from './retry-delay.js';
+
+/** Far enough that the backend never promotes a retry itself. */
+const NEVER_MS = 10 * 365 * 24 * 3600 * 1000;
+
+interface SideRecord {
+  envelope: Record<string, JsonValue>;
+  retry: RetryPolicy | undefined;
+  startedAt?: number;
+  reservedUntil?: number;
+  retryAt?: number;
+  result?: JsonValue;
+  error?: JobError;
+}
+
+export function createMemoryGatewayStore(): GatewayStore {
+  return new MemoryGatewayStore();
+}
+
+class MemoryGatewayStore implements GatewayStore {
+  readonly backend = 'memory' as const;
+  #memory: MemoryBackend = createMemoryBackend({ retryDelayMs: () => NEVER_MS });
+  #side = new Map<string, SideRecord>();
+  /** Ids with a retry or a reservation pending: what #tick looks at (not every job). */
+  #timed = new Set<string>();
+
+  get capabilities() {
+    return this.#memory.capabilities;
+  }
+
+  async enqueue(input: GatewayJobInput): Promise<GatewayEnqueueResult> {
+    await this.#tick();
+    const { extras, ...job } = input;
+    const result = await this.#memory.enqueue(job);
+    if (result.outcome !== 'deduplicated') this.#side.set(result.job.id, { envelope: extras.envelope ?? {}, retry: extras.retry });
+    return this.#result(result);
+  }
+
+  async enqueueBatch(inputs: GatewayJobInput[]): Promise<GatewayEnqueueResult[]> {
+    inputs.forEach((input, index) => validateAt(input, index));
+    const results: GatewayEnqueueResult[] = [];
+    try {
+      for (const input of inputs) results.push(await this.enqueue(input));
+    } catch (error) {
+      for (const result of results) if (result.outcome !== 'deduplicated') await this.#memory.cancel(result.job.id).catch(() => undefined);
+      throw error;
+    }
+    return results;
+  }
+
+  async getJob(id: string): Promise<GatewayJob | null> {
+    await this.#tick();
+    const job = await this.#memory.getJob(id);
+    return job ? this.#view(job) : null;
+  }
+
+  async cancel(id: string): Promise<GatewayJob> {
+    await this.#tick();
+    return this.#view(await this.#memory.cancel(id));
+  }
+
+  async activate(id: string): Promise<GatewayJob> {
+    await this.#tick();
+    return this.#view(await this.#memory.activate(id));
+  }
+
+  async fetch(request: FetchRequest): Promise<GatewayJob[]> {
+    await this.#tick();
+    const jobs: GatewayJob[] = [];
+    while (jobs.length < request.count) {
+      const job = await this.#memory.fetch(request.queues);
+      if (!job) break;
+      const side = this.#sideOf(job.id);
+      const now = Date.now();
+      side.startedAt = now;
+      side.reservedUntil = now + request.visibilityTimeoutMs;
+      this.#timed.add(job.id);
+      jobs.push(this.#view(job));
+    }
+    return jobs;
+  }
+
+  async ack(id: string, result: JsonValue | undefined): Promise<GatewayJob> {
+    await this.#tick();
+    const job = await this.#memory.ack(id);
+    const side = this.#sideOf(id);
+    delete side.error;
+    delete side.reservedUntil;
+    if (result !== undefined) side.result = result;
+    return this.#view(job);
+  }
+
+  async nack(id: string, error: JobError, retry: boolean): Promise<GatewayJob> {
+    await this.#tick();
+    const job = await this.#memory.nack(id, { message: error.message }, { retry });
+    this.#recordFailure(job, error);
+    return this.#view(job);
+  }
+
+  async heartbeat(id: string, visibilityTimeoutMs: number): Promise<GatewayJob> {
+    await this.#tick();
+    const job = await this.#memory.getJob(id);
+    if (!job) throw new JobNotFoundError(id);
+    if (job.state !== 'active') throw new InvalidTransitionError(id, job.state, 'active');
+    this.#sideOf(id).reservedUntil = Date.now() + visibilityTimeoutMs;
+    this.#timed.add(id);
+    return this.#view(job);
+  }
+
+  async queueStats(queue: string): Promise<Partial<Record<OjsJobState, number>>> {
+    await this.#tick();
+    const counts: Partial<Record<OjsJobState, number>> = {};
+    for (const job of this.#memory.jobs()) if (job.queue === queue) counts[job.state] = (counts[job.state] ?? 0) + 1;
+    return counts;
+  }
+
+  async health(): Promise<StoreHealth> {
+    return { ok: true, type: 'memory' };
+  }
+
+  async reset(): Promise<void> {
+    await this.#memory.close();
+    this.#memory = createMemoryBackend({ retryDelayMs: () => NEVER_MS });
+    this.#side.clear();
+    this.#timed.clear();
+  }
+
+  async close(): Promise<void> {
+    await this.#memory.close();
+  }
+
+  #recordFailure(job: OjsJob, error: JobError): void {
+    const side = this.#sideOf(job.id);
+    side.error = error;
+    delete side.reservedUntil;
+    if (job.state === 'retryable') {
+      side.retryAt = Date.now() + retryDelayMs(side.retry, job.attempt);
+      this.#timed.add(job.id);
+    }
+  }
+
+  /** Promotes retries whose backoff passed and fails back expired reservations. */
+  async #tick(): Promise<void> {
+    const now = Date.now();
+    for (const id of this.#timed) {
+      const side = this.#side.get(id);
+      if (!side || (side.retryAt === undefined && side.reservedUntil === undefined)) {
+        this.#timed.delete(id);
+        continue;
+      }
+      if (side.reservedUntil !== undefined && side.reservedUntil <= now) {
+        delete side.reservedUntil;
+        const job = await this.#memory.nack(id, { message: 'visibility timeout expired' }).catch(() => null);
+        if (job)
+          this.#recordFailure(job, { type: 'visibility_timeout', code: 'visibility_timeout', message: 'visibility timeout expired' });
+      }
+      // After a lapsed reservation too: its retry may be due at once.
+      if (side.retryAt !== undefined && side.retryAt <= Date.now()) {
+        delete side.retryAt;
+        await this.#memory.promote(id).catch(() => undefined);
+      }
+    }
+  }
+
+  #sideOf(id: string): SideRecord {
+    let side = this.#side.get(id);
+    if (!side) this.#side.set(id, (side = { envelope: {}, retry: undefined }));
+    return side;
+  }
+
+  #result(result: EnqueueResult): GatewayEnqueueResult {
+    if (result.outcome === 'replaced') return { outcome: 'replaced', job: this.#view(result.job), replaced: this.#view(result.replaced) };
+    if (result.outcome === 'updated') return { outcome: 'updated', job: this.#view(result.job), changed: result.changed };
+    return { outcome: result.outcome, job: this.#view(result.job) };
+  }
+
+  #view(job: OjsJob): GatewayJob {
+    const side = this.#side.get(job.id);
+    const view: GatewayJob = { ...job, enqueued_at: job.created_at, envelope: side?.envelope ?? {} };
+    if (side?.startedAt !== undefined) view.started_at = new Date(side.startedAt).toISOString();
+    if (side?.result !== undefined && job.state === 'completed') view.result = side.result;
+    if (side?.error !== undefined && job.state !== 'completed') view.error = side.error;
+    return view;
+  }
+}
+
+/** Validates one job of a batch, naming its index: nothing of the batch is written when one is bad. */
+export function validateAt(input: GatewayJobInput, index: number): void {
+  const { extras: _extras, pending: _pending, ...job } = input;
+  try {
+    prepareUnique(job);
+  } catch (error) {
+    if (error instanceof InvalidJobInputError) {
+      throw new InvalidJobInputError(error.issues.map((issue) => ({ ...issue, path: `jobs[${index}].${issue.path}` })));
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * Reads an OJS PUSH request body (ojs-http-binding §9.1, ojs-json-format) into the store's job
+ * input, checking the wire rules the library's core does not know (lowercase UUIDv7 ids, the
+ * dot-namespaced type, the queue pattern, priority −100..100, `args` an array) and collecting
+ * every problem, each naming its field. The unique-jobs rules are then the core's
+ * (`prepareUnique`, run by the store), so a bad policy is the same `invalid_request` as everywhere.
+ *
+ * The policy is read from `options.unique` or, as some SDKs send it, the top-level `unique`; the
+ * JS SDK's `key` (the args keys to hash) is accepted as `args_keys`.
+ */
+import { InvalidJobInputError, type ValidationIssue } from '../src/errors.js';
+import type { JsonValue } from '../src/job.js';
+import { argsToPayload } from '../src/ojs-args-payload.js';
+import { isPlainObject } from '../src/selectable-args.js';
+import type { GatewayJobInput, RetryPolicy } from './gateway-store.js';
+import { DEFAULT_RETRY_POLICY } from './retry-delay.js';
+
+export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
+const QUEUE_PATTERN = /^[a-z0-9][a-z0-9\-.]*$/;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+const DURATION = /^PT(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?$/;
+export const OJS_PRIORITY_RANGE = { min: -100, max: 100 } as const;
+
+/** Envelope fields with a meaning here; any other top-level field is kept and reported back as sent. */
+const KNOWN_FIELDS = new Set(['type', 'args', 'id', 'meta', 'options', 'unique', 'specversion']);
+/** Options the store has a field for; the others (`timeout_ms`, `tags`, `expires_at` …) are kept on the envelope. */
+const STORED_OPTIONS = new Set(['queue', 'priority', 'delay_until', 'scheduled_at', 'retry', 'unique', 'pending']);
+
+/** Where the policy was written: issues of the core name `unique.…`, answered as written. */
+export interface ParsedPush {
+  input: GatewayJobInput;
+  policyPath: 'options.unique' | 'unique' | null;
+}
+
+function durationMs(value: unknown, path: string, issues: ValidationIssue[]): number | undefined {
+  if (value === undefined) return undefined;
+  const match = typeof value === 'string' ? DURATION.exec(value) : null;
+  if (!match || value === 'PT') {
+    issues.push({ path, message: 'must be an ISO 8601 duration such as "PT1S"' });
+    return undefined;
+  }
+  return (Number(match[1] ?? 0) * 3600 + Number(match[2] ?? 0) * 60 + Number(match[3] ?? 0)) * 1000;
+}
+
+function nonNegativeMs(value: unknown, path: string, issues: ValidationIssue[]): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    issues.push({ path, message: 'must be a non-negative number of milliseconds' });
+    return undefined;
+  }
+  return value;
+}
+
+function readRetry(retry: unknown, issues: ValidationIssue[]): { maxAttempts?: number; policy: RetryPolicy } {
+  const policy = { ...DEFAULT_RETRY_POLICY };
+  if (retry === undefined) return { policy };
+  if (!isPlainObject(retry)) {
+    issues.push({ path: 'options.retry', message: 'must be an object' });
+    return { policy };
+  }
+  const initial =
+    durationMs(retry.initial_interval, 'options.retry.initial_interval', issues) ??
+    nonNegativeMs(retry.initial_interval_ms, 'options.retry.initial_interval_ms', issues);
+  const max =
+    durationMs(retry.max_interval, 'options.retry.max_interval', issues) ??
+    nonNegativeMs(retry.max_interval_ms, 'options.retry.max_interval_ms', issues);
+  if (initial !== undefined) policy.initialIntervalMs = initial;
+  if (max !== undefined) policy.maxIntervalMs = max;
+  if (retry.backoff_coefficient !== undefined) {
+    if (typeof retry.backoff_coefficient !== 'number' || !(retry.backoff_coefficient >= 1)) {
+      issues.push({ path: 'options.retry.backoff_coefficient', message: 'must be a number ≥ 1' });
+    } else policy.backoffCoefficient = retry.backoff_coefficient;
+  }
+  // max_attempts is checked by the core (1..32767), which names the field `max_attempts`.
+  return retry.max_attempts === undefined ? { policy } : { maxAttempts: retry.max_attempts as number, policy };
+}
+
+/** The policy with the JS SDK's `key` spelling read as `args_keys`. */
+function readPolicy(policy: unknown, path: string, issues: ValidationIssue[]): unknown {
+  if (!isPlainObject(policy) || !Object.hasOwn(policy, 'key')) return policy;
+  const { key, ...rest } = policy;
+  if (Object.hasOwn(policy, 'args_keys')) {
+    issues.push({ path: `${path}.key`, message: 'give either key or args_keys, not both' });
+    return rest;
+  }
+  return { ...rest, args_keys: key };
+}
+
+/** @throws InvalidJobInputError naming every bad field. */
+export function parsePush(body: unknown, at = ''): ParsedPush {
+  const issues: ValidationIssue[] = [];
+  if (!isPlainObject(body)) throw new InvalidJobInputError([{ path: at || 'body', message: 'must be a JSON object' }]);
+  const { type, args, id, meta, options: rawOptions } = body;
+  if (typeof type !== 'string' || !TYPE_PATTERN.test(type)) {
+    issues.push({ path: 'type', message: type === undefined ? 'is required' : 'must be dot-separated segments of [a-z][a-z0-9_]*' });
+  }
+  if (!Array.isArray(args)) issues.push({ path: 'args', message: args === undefined ? 'is required' : 'must be a JSON array' });
+  if (id !== undefined && (typeof id !== 'string' || !UUID_V7.test(id))) issues.push({ path: 'id', message: 'must be a lowercase UUIDv7' });
+  if (meta !== undefined && !isPlainObject(meta)) issues.push({ path: 'meta', message: 'must be an object' });
+  if (rawOptions !== undefined && !isPlainObject(rawOptions)) issues.push({ path: 'options', message: 'must be an object' });
+  const options = isPlainObject(rawOptions) ? rawOptions : {};
+  const queue = options.queue;
+  if (queue !== undefined && (typeof queue !== 'string' || queue.length > 128 || !QUEUE_PATTERN.test(queue))) {
+    issues.push({ path: 'options.queue', message: 'must match [a-z0-9][a-z0-9.-]*, at most 128 characters' });
+  }
+  const priority = options.priority;
+  if (
+    priority !== undefined &&
+    (!Number.isInteger(priority) || (priority as number) < OJS_PRIORITY_RANGE.min || (priority as number) > OJS_PRIORITY_RANGE.max)
+  ) {
+    issues.push({ path: 'options.priority', message: `must be an integer from ${OJS_PRIORITY_RANGE.min} to ${OJS_PRIORITY_RANGE.max}` });
+  }
+  const scheduledAt = options.delay_until ?? options.scheduled_at;
+  if (
+    scheduledAt !== undefined &&
+    (typeof scheduledAt !== 'string' || !RFC3339.test(scheduledAt) || Number.isNaN(Date.parse(scheduledAt)))
+  ) {
+    issues.push({
+      path: options.delay_until !== undefined ? 'options.delay_until' : 'options.scheduled_at',
+      message: 'must be an RFC 3339 date-time',
+    });
+  }
+  if (options.pending !== undefined && typeof options.pending !== 'boolean')
+    issues.push({ path: 'options.pending', message: 'must be a boolean' });
+  for (const field of ['timeout_ms', 'visibility_timeout_ms'] as const) {
+    const value = options[field];
+    if (value !== undefined && (!Number.isInteger(value) || (value as number) <= 0))
+      issues.push({ path: `options.${field}`, message: 'must be a positive integer' });
+  }
+  const retry = readRetry(options.retry, issues);
+
+  let policy: unknown = null;
+  let policyPath: ParsedPush['policyPath'] = null;
+  if (options.unique !== undefined && options.unique !== null) {
+    policyPath = 'options.unique';
+    policy = readPolicy(options.unique, policyPath, issues);
+    if (body.unique !== undefined && body.unique !== null)
+      issues.push({ path: 'unique', message: 'give the policy once: options.unique or unique' });
+  } else if (body.unique !== undefined && body.unique !== null) {
+    policyPath = 'unique';
+    policy = readPolicy(body.unique, policyPath, issues);
+  }
+
+  if (issues.length > 0) throw new InvalidJobInputError(prefixed(issues, at));
+
+  const envelope: Record<string, JsonValue> = {};
+  for (const [field, value] of Object.entries(body)) if (!KNOWN_FIELDS.has(field)) envelope[field] = value as JsonValue;
+  for (const [field, value] of Object.entries(options)) if (!STORED_OPTIONS.has(field)) envelope[field] = value as JsonValue;
+
+  const input: GatewayJobInput = {
+    type: type as string,
+    args: argsToPayload(args as JsonValue[]),
+    extras: { envelope, retry: retry.policy },
+  };
+  if (id !== undefined) input.id = id as string;
+  if (meta !== undefined) input.meta = meta as Record<string, unknown>;
+  if (queue !== undefined) input.queue = queue as string;
+  if (priority !== undefined) input.priority = priority as number;
+  if (scheduledAt !== undefined) input.scheduled_at = scheduledAt as string;
+  if (retry.maxAttempts !== undefined) input.max_attempts = retry.maxAttempts;
+  if (options.pending === true) input.pending = true;
+  if (policy !== null) input.unique = policy as GatewayJobInput['unique'];
+  return { input, policyPath };
+}
+
+function prefixed(issues: ValidationIssue[], at: string): ValidationIssue[] {
+  return at ? issues.map((issue) => ({ ...issue, path: `${at}.${issue.path}` })) : issues;
+}

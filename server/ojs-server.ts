@@ -1,0 +1,489 @@
+/**
+ * The OJS HTTP binding (ojs-http-binding.md) on Fastify, over one `GatewayStore`: what
+ * `ojs-unique serve` runs, and `createOjsServer` from `ojs-unique/server`.
+ *
+ * Wire rules every response follows: `Content-Type: application/openjobspec+json` (no charset),
+ * `OJS-Version: 1.0`, `X-Request-Id`; errors are `{ error: { code, message, retryable, details,
+ * request_id } }`, with `hint` and `docs_url` on a 404.
+ *
+ * Logging: Fastify's logger (off unless given) sees method, URL, status and timings. Job args,
+ * meta and uniqueness keys are logged only at debug level, and the Authorization header is
+ * redacted.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import {
+  DuplicateJobError,
+  InvalidJobInputError,
+  InvalidTransitionError,
+  JobNotFoundError,
+  isOjsUniqueError,
+  type ValidationIssue,
+} from '../src/errors.js';
+import { OJS_JOB_STATES, type JsonValue } from '../src/job.js';
+import { payloadToArgs } from '../src/ojs-args-payload.js';
+import { isPlainObject } from '../src/selectable-args.js';
+import { uuidv7 } from '../src/uuid-v7.js';
+import type { GatewayEnqueueResult, GatewayJob, GatewayStore, JobError, OjsEvent } from './gateway-store.js';
+import { parsePush, type ParsedPush } from './ojs-request.js';
+
+export const OJS_CONTENT_TYPE = 'application/openjobspec+json';
+const DOCS_URL = 'https://openjobspec.org/spec/http-binding#errors';
+const DEFAULT_VISIBILITY_TIMEOUT_MS = 30_000;
+const MAX_FETCH_COUNT = 100;
+const MAX_BATCH = 1000;
+const MAX_EVENTS = 10_000;
+
+export interface OjsServerOptions {
+  store: GatewayStore;
+  /** Bearer token required on every route but health. (Default: none: no authentication.) */
+  token?: string;
+  /** Adds `POST /ojs/v1/admin/reset`, which clears what the store owns. (Default: false.) */
+  testReset?: boolean;
+  /** Largest request body, in bytes. (Default: 1 MiB.) */
+  bodyLimit?: number;
+  /** Time allowed to receive a whole request, in ms. (Default: 30 000.) */
+  requestTimeoutMs?: number;
+  /** Fastify's logger options, or false. (Default: false.) */
+  logger?: FastifyServerOptions['logger'];
+  /** The version reported by the manifest. (Default: the package's.) */
+  version?: string;
+}
+
+/** An HTTP error of the OJS catalog. */
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: Record<string, unknown>,
+    readonly hint?: string,
+  ) {
+    super(message);
+  }
+}
+
+const invalidPayload = (message: string) => new HttpError(400, 'invalid_payload', message);
+
+function requireObject(body: unknown): Record<string, unknown> {
+  if (body === undefined || body === null || body === '') throw invalidPayload('the request body is empty; send a JSON object');
+  if (!isPlainObject(body)) throw invalidPayload('the request body must be a JSON object');
+  return body;
+}
+
+function requireId(body: Record<string, unknown>): string {
+  const id = body.job_id ?? body.id;
+  if (typeof id !== 'string' || id === '') throw new HttpError(400, 'invalid_request', 'job_id is required', { field: 'job_id' });
+  return id;
+}
+
+function positiveInteger(value: unknown, field: string, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || (value as number) <= 0 || (value as number) > max) {
+    throw new HttpError(400, 'invalid_request', `${field} must be an integer from 1 to ${max}`, { field });
+  }
+  return value as number;
+}
+
+/** The job as the wire shows it: OJS `args` from the host payload, the kept envelope fields, `error`/`result` when set. */
+export function wireJob(job: GatewayJob): Record<string, unknown> {
+  const { envelope, args, unique, uniqueness_key, ...rest } = job;
+  const wire: Record<string, unknown> = { ...envelope, specversion: '1.0', ...rest, args: payloadToArgs(args) };
+  if (unique !== null) wire.unique = unique;
+  if (uniqueness_key !== null) wire.uniqueness_key = uniqueness_key;
+  if (job.state === 'discarded' && job.completed_at) wire.discarded_at = job.completed_at;
+  // A cancelled job never completed: OJS reports when it was cancelled instead.
+  if (job.state === 'cancelled') {
+    delete wire.completed_at;
+    if (job.completed_at) wire.cancelled_at = job.completed_at;
+  }
+  return wire;
+}
+
+function issuesFor(error: InvalidJobInputError, policyPath: ParsedPush['policyPath'], prefix = ''): ValidationIssue[] {
+  return error.issues.map((issue) => {
+    let path = issue.path;
+    if (policyPath && (path === 'unique' || path.startsWith('unique.'))) path = policyPath + path.slice('unique'.length);
+    return { ...issue, path: prefix && !path.startsWith(prefix) ? `${prefix}${path}` : path };
+  });
+}
+
+function validationError(issues: readonly ValidationIssue[], extra: Record<string, unknown> = {}): HttpError {
+  const first = issues[0];
+  // A caller-chosen id that is taken: OJS's `duplicate`.
+  if (first && issues.length === 1 && /(^|\.)id$/.test(first.path) && /already exists/.test(first.message)) {
+    return new HttpError(409, 'duplicate', `a job with this id already exists`, { field: first.path });
+  }
+  const message = issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
+  return new HttpError(400, 'invalid_request', message, { field: first?.path, issues, ...extra });
+}
+
+/**
+ * Fastify schemas of the worker routes' bodies (validated by Fastify's ajv before the handler; a
+ * failure is `invalid_request` naming the field). The PUSH bodies are checked by ojs-request.ts,
+ * whose messages name OJS's own fields and rules.
+ */
+const JOB_ID = { type: 'string', minLength: 1 } as const;
+const VISIBILITY = { type: 'integer', minimum: 1 } as const;
+const WORKER_SCHEMAS = {
+  fetch: {
+    type: 'object',
+    properties: {
+      queues: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
+      count: { type: 'integer', minimum: 1, maximum: MAX_FETCH_COUNT },
+      worker_id: { type: 'string' },
+      visibility_timeout_ms: VISIBILITY,
+    },
+  },
+  ack: { type: 'object', required: ['job_id'], properties: { job_id: JOB_ID } },
+  nack: {
+    type: 'object',
+    required: ['job_id'],
+    properties: {
+      job_id: JOB_ID,
+      requeue: { type: 'boolean' },
+      error: {
+        type: 'object',
+        properties: { code: { type: 'string' }, type: { type: 'string' }, message: { type: 'string' }, retryable: { type: 'boolean' } },
+      },
+    },
+  },
+  heartbeat: { type: 'object', required: ['job_id'], properties: { job_id: JOB_ID, visibility_timeout_ms: VISIBILITY } },
+} as const;
+
+/** An empty body is OJS's `invalid_payload`, before schema validation would call it a bad field. */
+async function bodyRequired(request: FastifyRequest): Promise<void> {
+  requireObject(request.body);
+}
+
+export async function createOjsServer(options: OjsServerOptions): Promise<FastifyInstance> {
+  const { store } = options;
+  const startedAt = Date.now();
+  const token = options.token ? Buffer.from(options.token) : null;
+  const events: OjsEvent[] = [];
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    requestTimeout: options.requestTimeoutMs ?? 30_000,
+    genReqId: () => `req_${uuidv7()}`,
+    // Wire types as sent: "5" is not a count.
+    ajv: { customOptions: { coerceTypes: false } },
+    requestIdHeader: false,
+  });
+
+  const record = (type: string, job: GatewayJob, data: Record<string, JsonValue> = {}) => {
+    events.push({
+      id: uuidv7(),
+      type,
+      time: new Date().toISOString(),
+      data: { job_id: job.id, job_type: job.type, queue: job.queue, attempt: job.attempt, ...data },
+    });
+    if (events.length > MAX_EVENTS) events.splice(0, events.length - MAX_EVENTS);
+  };
+
+  // Every body is read as text and parsed here, so that an empty or malformed one is OJS's
+  // `invalid_payload`, whatever content type it claims.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(invalidPayload('the request body is not valid JSON'), undefined);
+    }
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('OJS-Version', '1.0');
+    reply.header('X-Request-Id', request.id);
+    if (!token || request.url === '/ojs/v1/health') return;
+    const header = request.headers.authorization ?? '';
+    const given = Buffer.from(header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '');
+    if (given.length !== token.length || !timingSafeEqual(given, token)) {
+      throw new HttpError(401, 'unauthenticated', 'a valid bearer token is required', undefined, 'send Authorization: Bearer <token>');
+    }
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('Content-Type', OJS_CONTENT_TYPE);
+    return payload;
+  });
+
+  app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const http = toHttpError(error);
+    if (http.status >= 500) request.log.error({ err: error }, 'request failed');
+    const body: Record<string, unknown> = { code: http.code, message: http.message, retryable: http.status >= 500 || http.status === 429 };
+    if (http.details) body.details = http.details;
+    if (http.status === 404) {
+      body.hint = http.hint ?? 'check the job id or the route; the routes are listed in the OJS HTTP binding';
+      body.docs_url = DOCS_URL;
+    } else if (http.hint) body.hint = http.hint;
+    body.request_id = request.id;
+    void reply.status(http.status).send({ error: body });
+  });
+  app.setNotFoundHandler((request) => {
+    throw new HttpError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`, { resource_type: 'route' });
+  });
+
+  app.get('/ojs/manifest', async () => ({
+    specversion: '1.0',
+    implementation: { name: 'ojs-unique', version: options.version ?? '0.1.0', language: 'typescript', backend: store.backend },
+    conformance_level: 0,
+    protocols: ['http'],
+    backend: store.backend,
+    capabilities: { ...store.capabilities, batch_enqueue: true },
+    unique_job_strength: store.capabilities.unique_jobs.strength,
+    extensions: { supported: ['unique-jobs', 'bulk'] },
+  }));
+
+  app.get('/ojs/v1/health', async (_request, reply) => {
+    const health = await store.health().catch((error: unknown) => ({ ok: false, type: store.backend, error: (error as Error).message }));
+    const { ok, ...backend } = health;
+    void reply.status(ok ? 200 : 503);
+    return {
+      status: ok ? 'ok' : 'degraded',
+      version: '1.0',
+      uptime_seconds: Math.floor((Date.now() - startedAt) / 1000),
+      backend: { ...backend, status: ok ? 'connected' : 'disconnected' },
+    };
+  });
+
+  app.post('/ojs/v1/jobs', async (request, reply) => {
+    const parsed = parsePush(requireObject(request.body));
+    request.log.debug({ type: parsed.input.type, args: parsed.input.args, unique: parsed.input.unique }, 'push');
+    let result: GatewayEnqueueResult;
+    try {
+      result = await store.enqueue(parsed.input);
+    } catch (error) {
+      if (error instanceof InvalidJobInputError) throw validationError(issuesFor(error, parsed.policyPath));
+      throw error;
+    }
+    return answerPush(result, reply);
+  });
+
+  const answerPush = (result: GatewayEnqueueResult, reply: FastifyReply) => {
+    if (result.outcome === 'deduplicated') {
+      void reply.status(200);
+      return { job: wireJob(result.job), deduplicated: true };
+    }
+    if (result.outcome === 'updated') {
+      // The x_update extension: nothing was enqueued; the existing job now holds the new values.
+      void reply.status(200);
+      return { job: wireJob(result.job), updated: true, changed: result.changed };
+    }
+    record('job.enqueued', result.job);
+    void reply.status(201).header('Location', `/ojs/v1/jobs/${result.job.id}`);
+    if (result.outcome === 'replaced') {
+      record('job.cancelled', result.replaced, { replaced_by: result.job.id });
+      return { job: wireJob(result.job), replaced_job_id: result.replaced.id };
+    }
+    return { job: wireJob(result.job) };
+  };
+
+  app.post('/ojs/v1/jobs/batch', async (request, reply) => {
+    const body = requireObject(request.body);
+    if (!Array.isArray(body.jobs) || body.jobs.length === 0) {
+      throw new HttpError(400, 'invalid_request', 'jobs must be a non-empty array', { field: 'jobs' });
+    }
+    if (body.jobs.length > MAX_BATCH) throw new HttpError(400, 'invalid_request', `at most ${MAX_BATCH} jobs per batch`, { field: 'jobs' });
+    const parsed: ParsedPush[] = [];
+    const issues: ValidationIssue[] = [];
+    body.jobs.forEach((job: unknown, index: number) => {
+      try {
+        parsed.push(parsePush(job, `jobs[${index}]`));
+      } catch (error) {
+        if (!(error instanceof InvalidJobInputError)) throw error;
+        issues.push(
+          ...error.issues.map((issue) => (issue.path.startsWith('jobs[') ? issue : { ...issue, path: `jobs[${index}].${issue.path}` })),
+        );
+      }
+    });
+    if (issues.length > 0) throw validationError(issues, { index: Number(/^jobs\[(\d+)\]/.exec(issues[0]!.path)?.[1] ?? 0) });
+    let results: GatewayEnqueueResult[];
+    try {
+      results = await store.enqueueBatch(parsed.map((p) => p.input));
+    } catch (error) {
+      if (error instanceof InvalidJobInputError) throw validationError(error.issues);
+      throw error;
+    }
+    const jobs = results.map((result) => {
+      if (result.outcome === 'deduplicated') return { ...wireJob(result.job), deduplicated: true };
+      if (result.outcome === 'updated') return { ...wireJob(result.job), updated: true, changed: result.changed };
+      record('job.enqueued', result.job);
+      return wireJob(result.job);
+    });
+    void reply.status(201);
+    return { jobs, count: jobs.length };
+  });
+
+  app.get<{ Params: { id: string } }>('/ojs/v1/jobs/:id', async (request) => {
+    const job = await store.getJob(request.params.id);
+    if (!job) throw notFound(request.params.id);
+    return { job: wireJob(job) };
+  });
+
+  app.delete<{ Params: { id: string } }>('/ojs/v1/jobs/:id', async (request) => {
+    const before = await store.getJob(request.params.id);
+    if (!before) throw notFound(request.params.id);
+    const job = await store.cancel(request.params.id);
+    record('job.cancelled', job);
+    return { job: { ...wireJob(job), previous_state: before.state } };
+  });
+
+  app.post<{ Params: { id: string } }>('/ojs/v1/jobs/:id/activate', async (request) => {
+    const job = await store.activate(request.params.id);
+    return { job: { ...wireJob(job), previous_state: 'pending' } };
+  });
+
+  app.post('/ojs/v1/workers/fetch', { schema: { body: WORKER_SCHEMAS.fetch }, preValidation: bodyRequired }, async (request) => {
+    const body = requireObject(request.body);
+    const queues = body.queues ?? ['default'];
+    if (!Array.isArray(queues) || queues.length === 0 || !queues.every((queue) => typeof queue === 'string' && queue !== '')) {
+      throw new HttpError(400, 'invalid_request', 'queues must be a non-empty array of queue names', { field: 'queues' });
+    }
+    const jobs = await store.fetch({
+      queues: queues as string[],
+      count: positiveInteger(body.count, 'count', 1, MAX_FETCH_COUNT),
+      workerId: typeof body.worker_id === 'string' ? body.worker_id : null,
+      visibilityTimeoutMs: positiveInteger(body.visibility_timeout_ms, 'visibility_timeout_ms', DEFAULT_VISIBILITY_TIMEOUT_MS),
+    });
+    for (const job of jobs) record('job.started', job);
+    return { jobs: jobs.map(wireJob) };
+  });
+
+  app.post('/ojs/v1/workers/ack', { schema: { body: WORKER_SCHEMAS.ack }, preValidation: bodyRequired }, async (request) => {
+    const body = requireObject(request.body);
+    const id = requireId(body);
+    const job = await store.ack(id, body.result as JsonValue | undefined);
+    const started = job.started_at ? Date.parse(job.started_at) : Date.now();
+    record('job.completed', job, { duration_ms: Math.max(0, Date.now() - started) });
+    return { acknowledged: true, id: job.id, state: job.state, completed_at: job.completed_at ?? null, job: wireJob(job) };
+  });
+
+  app.post('/ojs/v1/workers/nack', { schema: { body: WORKER_SCHEMAS.nack }, preValidation: bodyRequired }, async (request) => {
+    const body = requireObject(request.body);
+    const id = requireId(body);
+    const raw = isPlainObject(body.error) ? body.error : {};
+    const error: JobError = {
+      type: typeof raw.type === 'string' ? raw.type : typeof raw.code === 'string' ? raw.code : 'error',
+      message: typeof raw.message === 'string' ? raw.message : 'the job failed',
+    };
+    if (typeof raw.code === 'string') error.code = raw.code;
+    if (typeof raw.retryable === 'boolean') error.retryable = raw.retryable;
+    if (raw.details !== undefined) error.details = raw.details as JsonValue;
+    const retry = raw.retryable !== false && body.requeue !== false;
+    const job = await store.nack(id, error, retry);
+    record(job.state === 'discarded' ? 'job.discarded' : 'job.failed', job, { error: { type: error.type, message: error.message } });
+    const answer: Record<string, unknown> = {
+      id: job.id,
+      state: job.state,
+      attempt: job.attempt,
+      max_attempts: job.max_attempts,
+      job: wireJob(job),
+    };
+    if (job.state === 'discarded') answer.discarded_at = answer.completed_at = job.completed_at ?? new Date().toISOString();
+    if (job.state === 'retryable') answer.next_attempt_at = job.scheduled_at;
+    return answer;
+  });
+
+  app.post('/ojs/v1/workers/heartbeat', { schema: { body: WORKER_SCHEMAS.heartbeat }, preValidation: bodyRequired }, async (request) => {
+    const body = requireObject(request.body);
+    const id = requireId(body);
+    const visibility = positiveInteger(body.visibility_timeout_ms, 'visibility_timeout_ms', DEFAULT_VISIBILITY_TIMEOUT_MS);
+    const job = await store.heartbeat(id, visibility);
+    return { id: job.id, state: job.state, visibility_timeout_ms: visibility, directive: 'continue' };
+  });
+
+  app.get<{ Querystring: Record<string, string | undefined> }>('/ojs/v1/events', async (request) => {
+    const list = (value: string | undefined) => (value ? value.split(',').filter(Boolean) : null);
+    const types = list(request.query.types);
+    const queues = list(request.query.queues);
+    const limit = Math.min(
+      positiveInteger(request.query.limit === undefined ? undefined : Number(request.query.limit), 'limit', 100),
+      1000,
+    );
+    const selected = events.filter(
+      (event) => (!types || types.includes(event.type)) && (!queues || queues.includes(String(event.data.queue))),
+    );
+    return { events: selected.slice(-limit) };
+  });
+
+  app.get<{ Params: { name: string } }>('/ojs/v1/queues/:name/stats', async (request) => {
+    const counts = await store.queueStats(request.params.name);
+    const queue: Record<string, unknown> = { name: request.params.name };
+    for (const state of OJS_JOB_STATES) queue[state] = counts[state] ?? 0;
+    return { queue };
+  });
+
+  if (options.testReset) {
+    app.post('/ojs/v1/admin/reset', async () => {
+      await store.reset();
+      events.length = 0;
+      return { reset: true };
+    });
+  }
+
+  app.addHook('onClose', async () => {
+    await store.close();
+  });
+  return app;
+}
+
+function notFound(id: string): HttpError {
+  return new HttpError(
+    404,
+    'not_found',
+    `job ${id} not found`,
+    { resource_type: 'job', resource_id: id },
+    'the id may be mistyped, or the job was removed by its host',
+  );
+}
+
+function toHttpError(error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error instanceof DuplicateJobError) {
+    return new HttpError(409, 'duplicate', error.message, {
+      existing_job_id: error.existingJobId,
+      existing_job_state: error.existingJobState,
+      uniqueness_key: error.uniquenessKey,
+      reason: error.reason,
+    });
+  }
+  if (error instanceof InvalidJobInputError) return validationError(error.issues);
+  if (error instanceof JobNotFoundError) return notFound(error.jobId);
+  if (error instanceof InvalidTransitionError) {
+    return new HttpError(409, 'conflict', `job ${error.jobId} is ${error.from}: it cannot become ${error.to}`, {
+      job_id: error.jobId,
+      current_state: error.from,
+    });
+  }
+  if (isOjsUniqueError(error) && error.code === 'backend_error')
+    return new HttpError(503, 'backend_unavailable', 'the backend failed; see the server log');
+  const fastify = error as {
+    statusCode?: number;
+    code?: string;
+    message?: string;
+    validation?: { instancePath: string; message?: string; params?: { missingProperty?: string } }[];
+  };
+  if (fastify.validation) {
+    const issues = fastify.validation.map((issue) => {
+      const path = [
+        issue.instancePath
+          .replace(/^\//, '')
+          .replace(/\/(\d+)/g, '[$1]')
+          .replace(/\//g, '.'),
+        issue.params?.missingProperty,
+      ]
+        .filter(Boolean)
+        .join('.');
+      return { path: path || 'body', message: issue.message ?? 'is invalid' };
+    });
+    return validationError(issues);
+  }
+  if (fastify.statusCode === 413) return new HttpError(413, 'payload_too_large', 'the request body is larger than the server accepts');
+  if (fastify.statusCode === 415) return new HttpError(415, 'unsupported_media_type', 'send application/openjobspec+json');
+  if (fastify.statusCode && fastify.statusCode >= 400 && fastify.statusCode < 500) {
+    return new HttpError(fastify.statusCode, 'invalid_request', fastify.message ?? 'bad request');
+  }
+  return new HttpError(500, 'internal_error', 'internal error; see the server log');
+}

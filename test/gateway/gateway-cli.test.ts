@@ -1,0 +1,58 @@
+/**
+ * `ojs-unique serve`: with no arguments it serves the memory gateway on loopback; flags are
+ * checked; SIGTERM shuts it down cleanly (exit 0).
+ */
+import { expect } from 'chai';
+import { spawn, spawnSync } from 'node:child_process';
+
+function startServe(args: string[]) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const address = new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += String(chunk);
+      const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => reject(new Error(`serve exited (${code}) before listening:\n${output}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, address, exited, output: () => output };
+}
+
+describe('ojs-unique serve', function () {
+  this.timeout(30_000);
+
+  it('serves the memory gateway on 127.0.0.1 by default, and exits 0 on SIGTERM', async () => {
+    const serve = startServe(['--port', '0']);
+    const address = await serve.address;
+    expect(address).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const manifest = (await (await fetch(`${address}/ojs/manifest`)).json()) as { backend: string };
+    expect(manifest.backend).to.equal('memory');
+    const pushed = await fetch(`${address}/ojs/v1/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/openjobspec+json' },
+      body: JSON.stringify({ type: 'a.b', args: [] }),
+    });
+    expect(pushed.status).to.equal(201);
+    expect((await fetch(`${address}/ojs/v1/admin/reset`, { method: 'POST' })).status, 'no reset without --test-reset').to.equal(404);
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).to.equal(0);
+  });
+
+  it('--help prints the usage (exit 0)', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', 'serve', '--help'], { encoding: 'utf8' });
+    expect(result.status).to.equal(0);
+    expect(result.stdout).to.include('ojs-unique serve [--backend memory|bullmq|graphile-worker]');
+  });
+
+  it('refuses bad flags with exit code 2 and the usage', () => {
+    for (const args of [['--backend', 'sqs'], ['--port', 'x'], ['--nope']]) {
+      const result = spawnSync(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', 'serve', ...args], { encoding: 'utf8' });
+      expect(result.status, args.join(' ')).to.equal(2);
+      expect(result.stderr).to.include('usage:');
+    }
+  });
+});

@@ -1,0 +1,43 @@
+/**
+ * Runs every suite file (one mocha test each, titled by test id and file) against a gateway
+ * started in-process on an ephemeral port with `--test-reset`. Skips, saying so, when
+ * `../shared/ojs-conformance/suites` is absent.
+ */
+import { expect } from 'chai';
+import type { FastifyInstance } from 'fastify';
+import type { GatewayStore } from '../../server/gateway-store.js';
+import { createOjsServer } from '../../server/ojs-server.js';
+import { loadSuites, runConformanceTest, SUITES_DIR } from './ojs-conformance-runner.js';
+
+export function describeConformance(backend: string, makeStore: () => Promise<GatewayStore>): void {
+  describe(`OJS conformance suites over HTTP: ${backend}`, function () {
+    this.timeout(30_000);
+    const suites = loadSuites();
+    let app: FastifyInstance;
+    let baseUrl = '';
+    before(async function () {
+      if (suites.length === 0) return;
+      app = await createOjsServer({ store: await makeStore(), testReset: true });
+      baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+    });
+    after(async () => {
+      await app?.close();
+    });
+    if (suites.length === 0) {
+      it(`skipped: the conformance suites are absent (${SUITES_DIR})`, function () {
+        this.skip();
+      });
+      return;
+    }
+    const reset = async () => {
+      const response = await fetch(`${baseUrl}/ojs/v1/admin/reset`, { method: 'POST' });
+      expect(response.status, 'reset').to.equal(200);
+    };
+    for (const { file, test } of suites) {
+      it(`${test.test_id} ${file}`, async () => {
+        const failures = await runConformanceTest(baseUrl, test, reset);
+        expect(failures, failures.join('\n')).to.deep.equal([]);
+      });
+    }
+  });
+}

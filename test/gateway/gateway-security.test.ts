@@ -1,0 +1,159 @@
+/**
+ * The gateway's security and limits: the bearer token on every route but health, the body size
+ * limit, the reset route only with `testReset`, the wire headers on every answer (errors too),
+ * health answering 503 when the store is down, and what reaches the log.
+ */
+import { expect } from 'chai';
+import { Writable } from 'node:stream';
+import { createOjsServer } from '../../server/ojs-server.js';
+import { createMemoryGatewayStore } from '../../server/memory-gateway-store.js';
+import { createBullmqGatewayStore } from '../../server/bullmq-gateway-store.js';
+import { startGateway, type TestGateway } from './gateway-test-server.js';
+
+const job = { type: 'email.send', args: [{ to: 'secret-recipient@example.com' }], options: { unique: { keys: ['type', 'args'] } } };
+
+describe('gateway security and limits', function () {
+  this.timeout(10_000);
+
+  describe('with a bearer token', () => {
+    let gateway: TestGateway;
+    before(async () => {
+      gateway = await startGateway('memory', 'token', { token: 's3cret' });
+    });
+    after(() => gateway.close());
+
+    it('refuses every route but health without the token (401 unauthenticated)', async () => {
+      for (const [method, path] of [
+        ['POST', '/ojs/v1/jobs'],
+        ['GET', '/ojs/v1/jobs/x'],
+        ['POST', '/ojs/v1/workers/fetch'],
+        ['GET', '/ojs/manifest'],
+        ['POST', '/ojs/v1/admin/reset'],
+      ] as const) {
+        const reply = await gateway.request(method, path, method === 'POST' ? {} : undefined);
+        expect(reply.status, `${method} ${path}`).to.equal(401);
+        expect(reply.body.error.code).to.equal('unauthenticated');
+      }
+      expect((await gateway.request('GET', '/ojs/v1/health')).status).to.equal(200);
+    });
+
+    it('refuses a wrong token and accepts the right one', async () => {
+      expect((await gateway.request('POST', '/ojs/v1/jobs', job, { authorization: 'Bearer s3creT' })).status).to.equal(401);
+      expect((await gateway.request('POST', '/ojs/v1/jobs', job, { authorization: 's3cret' })).status).to.equal(401);
+      expect((await gateway.request('POST', '/ojs/v1/jobs', job, { authorization: 'Bearer s3cret' })).status).to.equal(201);
+    });
+  });
+
+  describe('without options', () => {
+    let gateway: TestGateway;
+    before(async () => {
+      const app = await createOjsServer({ store: createMemoryGatewayStore(), bodyLimit: 1024 });
+      const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+      gateway = { app, baseUrl } as TestGateway;
+    });
+    after(() => gateway.app.close());
+    const send = (method: string, path: string, body?: string) =>
+      fetch(gateway.baseUrl + path, {
+        method,
+        ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/openjobspec+json' } }),
+      });
+
+    it('has no reset route unless testReset is given (404 with hint and docs_url)', async () => {
+      const reply = await send('POST', '/ojs/v1/admin/reset');
+      expect(reply.status).to.equal(404);
+      const body = (await reply.json()) as { error: object };
+      expect(body.error).to.include.keys('hint', 'docs_url');
+    });
+
+    it('refuses a body over the limit with 413, and an empty or malformed one with invalid_payload', async () => {
+      const big = await send('POST', '/ojs/v1/jobs', JSON.stringify({ type: 'a.b', args: ['x'.repeat(2000)] }));
+      expect(big.status).to.equal(413);
+      expect(((await big.json()) as { error: { code: string } }).error.code).to.equal('payload_too_large');
+      for (const body of [undefined, '', '{ nope']) {
+        const reply = await send('POST', '/ojs/v1/jobs', body);
+        expect(reply.status).to.equal(400);
+        expect(((await reply.json()) as { error: { code: string } }).error.code).to.equal('invalid_payload');
+      }
+    });
+
+    it('answers every response, errors included, with the OJS content type (no charset), OJS-Version and X-Request-Id', async () => {
+      for (const reply of [await send('GET', '/ojs/manifest'), await send('GET', '/nowhere'), await send('POST', '/ojs/v1/jobs', '{}')]) {
+        expect(reply.headers.get('content-type')).to.equal('application/openjobspec+json');
+        expect(reply.headers.get('ojs-version')).to.equal('1.0');
+        expect(reply.headers.get('x-request-id')).to.match(/^req_[0-9a-f-]{36}$/);
+      }
+    });
+
+    it('validates the worker routes against their schemas: invalid_request naming the field, no coercion', async () => {
+      for (const [path, body, field] of [
+        ['/ojs/v1/workers/fetch', { queues: ['default'], count: 0 }, 'count'],
+        ['/ojs/v1/workers/fetch', { queues: ['default'], count: '5' }, 'count'],
+        ['/ojs/v1/workers/fetch', { queues: [] }, 'queues'],
+        ['/ojs/v1/workers/ack', { result: 1 }, 'job_id'],
+        ['/ojs/v1/workers/heartbeat', { job_id: 'x', visibility_timeout_ms: -1 }, 'visibility_timeout_ms'],
+      ] as const) {
+        const reply = await send('POST', path, JSON.stringify(body));
+        const answer = (await reply.json()) as { error: { code: string; details: { field: string } } };
+        expect(reply.status, `${path} ${JSON.stringify(body)}`).to.equal(400);
+        expect(answer.error.code).to.equal('invalid_request');
+        expect(answer.error.details.field).to.equal(field);
+      }
+    });
+
+    it("reports each backend's strength and mechanism in the manifest", async () => {
+      const manifest = (await (await send('GET', '/ojs/manifest')).json()) as {
+        capabilities: { unique_jobs: { mechanism: string } };
+        unique_job_strength: string;
+      };
+      expect(manifest.capabilities.unique_jobs).to.include({ strength: 'strong' });
+      expect(manifest.capabilities.unique_jobs.mechanism).to.be.a('string').that.is.not.empty;
+      expect(manifest.unique_job_strength).to.equal('strong');
+    });
+  });
+
+  it('answers health with 503 when the store is down', async () => {
+    const app = await createOjsServer({
+      store: createBullmqGatewayStore({ redisUrl: 'redis://127.0.0.1:1', prefix: 'ojs-test:unreachable' }),
+    });
+    try {
+      const reply = await app.inject({ method: 'GET', url: '/ojs/v1/health' });
+      expect(reply.statusCode).to.equal(503);
+      expect(reply.json()).to.deep.include({ status: 'degraded' });
+      expect(reply.json().backend.status).to.equal('disconnected');
+    } finally {
+      await app.close();
+    }
+  });
+
+  for (const [level, logged] of [
+    ['info', false],
+    ['debug', true],
+  ] as const) {
+    it(`logs job args and uniqueness keys ${logged ? 'at debug' : 'never at info'}, and never the token`, async () => {
+      const lines: string[] = [];
+      const stream = new Writable({
+        write(chunk, _encoding, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      });
+      const app = await createOjsServer({
+        store: createMemoryGatewayStore(),
+        token: 'tok-123',
+        logger: { level, stream, redact: ['req.headers.authorization'] },
+      });
+      try {
+        const headers = { authorization: 'Bearer tok-123', 'content-type': 'application/openjobspec+json' };
+        const first = await app.inject({ method: 'POST', url: '/ojs/v1/jobs', headers, payload: JSON.stringify(job) });
+        const again = await app.inject({ method: 'POST', url: '/ojs/v1/jobs', headers, payload: JSON.stringify(job) });
+        expect(again.statusCode).to.equal(409);
+        const log = lines.join('');
+        expect(log).to.not.include('tok-123');
+        expect(log.includes('secret-recipient')).to.equal(logged);
+        expect(log).to.not.include(first.json().job.uniqueness_key.slice(-16));
+      } finally {
+        await app.close();
+      }
+    });
+  }
+});

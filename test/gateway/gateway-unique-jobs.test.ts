@@ -1,0 +1,162 @@
+/**
+ * The unique-jobs spec's §14 conformance list (11 scenarios) over HTTP, on every backend the
+ * gateway serves: one server per backend, reset before each test.
+ */
+import { expect } from 'chai';
+import { GATEWAY_BACKENDS, startGateway, type TestGateway } from './gateway-test-server.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+for (const backend of GATEWAY_BACKENDS) {
+  describe(`gateway §14 unique jobs over HTTP: ${backend}`, function () {
+    this.timeout(20_000);
+    let gateway: TestGateway;
+    before(async () => {
+      gateway = await startGateway(backend, 'uniq');
+    });
+    after(async () => {
+      await gateway?.close();
+    });
+    beforeEach(async () => {
+      await gateway.reset();
+    });
+    const push = (type: string, args: unknown[], unique: unknown, options: Record<string, unknown> = {}) =>
+      gateway.request('POST', '/ojs/v1/jobs', { type, args, options: { ...options, unique } });
+    const fetchOne = async (queue = 'default') =>
+      (await gateway.request('POST', '/ojs/v1/workers/fetch', { queues: [queue] })).body.jobs[0];
+
+    it('§14.1 basic deduplication: the second identical reject enqueue is 409 duplicate', async () => {
+      const policy = { keys: ['type', 'args'], on_conflict: 'reject' };
+      const first = await push('email.send', [{ to: 'a@example.com' }], policy);
+      const second = await push('email.send', [{ to: 'a@example.com' }], policy);
+      expect(first.status).to.equal(201);
+      expect(second.status).to.equal(409);
+      expect(second.body.error.code).to.equal('duplicate');
+      expect(second.body.error.details).to.include({ existing_job_id: first.body.job.id, existing_job_state: 'available' });
+      expect(second.body.error.details.uniqueness_key).to.equal(first.body.job.uniqueness_key);
+    });
+
+    it('§14.2 args-key filtering: same args_keys values, other args differ: duplicate (also spelled `key`, as the JS SDK does)', async () => {
+      const first = await push('order.sync', [{ order_id: 7, note: 'a' }], { keys: ['type', 'args'], args_keys: ['order_id'] });
+      const second = await push('order.sync', [{ order_id: 7, note: 'b' }], { keys: ['type', 'args'], key: ['order_id'] });
+      expect(first.status).to.equal(201);
+      expect(second.status).to.equal(409);
+      expect(second.body.error.details.existing_job_id).to.equal(first.body.job.id);
+    });
+
+    it('§14.3 period expiry: after the period the same job is enqueued', async () => {
+      const policy = { keys: ['type', 'args'], period: 'PT1S' };
+      expect((await push('report.build', [{ day: 1 }], policy)).status).to.equal(201);
+      expect((await push('report.build', [{ day: 1 }], policy)).status).to.equal(409);
+      await sleep(1200);
+      expect((await push('report.build', [{ day: 1 }], policy)).status).to.equal(201);
+    });
+
+    it('§14.4 state filtering: a completed job is no duplicate under the default states', async () => {
+      const policy = { keys: ['type', 'args'] };
+      const first = await push('invoice.send', [{ id: 1 }], policy);
+      expect((await fetchOne()).id).to.equal(first.body.job.id);
+      expect((await gateway.request('POST', '/ojs/v1/workers/ack', { job_id: first.body.job.id })).status).to.equal(200);
+      expect((await push('invoice.send', [{ id: 1 }], policy)).status).to.equal(201);
+    });
+
+    it('§14.5 state filtering with terminal states: states including completed keep the completed job a duplicate', async () => {
+      const policy = { keys: ['type', 'args'], states: ['available', 'active', 'completed'] };
+      const first = await push('invoice.send', [{ id: 2 }], policy);
+      await fetchOne();
+      await gateway.request('POST', '/ojs/v1/workers/ack', { job_id: first.body.job.id });
+      const again = await push('invoice.send', [{ id: 2 }], policy);
+      expect(again.status).to.equal(409);
+      expect(again.body.error.details).to.include({ existing_job_id: first.body.job.id, existing_job_state: 'completed' });
+    });
+
+    it('§14.6 replace: the original is cancelled and the new job enqueued (201)', async () => {
+      const policy = { keys: ['type'], on_conflict: 'replace' };
+      const first = await push('cache.warm', [{ v: 1 }], policy);
+      const second = await push('cache.warm', [{ v: 2 }], policy);
+      expect(second.status).to.equal(201);
+      expect(second.body.job.id).to.not.equal(first.body.job.id);
+      expect(second.body.replaced_job_id).to.equal(first.body.job.id);
+      expect((await gateway.request('GET', `/ojs/v1/jobs/${first.body.job.id}`)).body.job.state).to.equal('cancelled');
+    });
+
+    it('§14.7 ignore: 200 with the original job and deduplicated: true', async () => {
+      const policy = { keys: ['type', 'args'], on_conflict: 'ignore' };
+      const first = await push('webhook.process', [{ event: 'e1' }], policy);
+      const second = await push('webhook.process', [{ event: 'e1' }], policy);
+      expect(second.status).to.equal(200);
+      expect(second.body.deduplicated).to.equal(true);
+      expect(second.body.job.id).to.equal(first.body.job.id);
+    });
+
+    it('§14.8 queue scoping: keys type+queue on queue a, then queue b: both enqueued', async () => {
+      const policy = { keys: ['type', 'queue'] };
+      expect((await push('index.rebuild', [], policy, { queue: 'a' })).status).to.equal(201);
+      expect((await push('index.rebuild', [], policy, { queue: 'b' })).status).to.equal(201);
+      expect((await push('index.rebuild', [], policy, { queue: 'a' })).status).to.equal(409);
+    });
+
+    it('§14.9 invalid policy: keys meta without meta_keys is 400 invalid_request naming the field', async () => {
+      const reply = await push('audit.log', [{}], { keys: ['meta'] });
+      expect(reply.status).to.equal(400);
+      expect(reply.body.error.code).to.equal('invalid_request');
+      expect(reply.body.error.details.issues.map((issue: { path: string }) => issue.path)).to.include('options.unique.meta_keys');
+      const topLevel = await gateway.request('POST', '/ojs/v1/jobs', { type: 'audit.log', args: [{}], unique: { on_conflict: 'merge' } });
+      expect(topLevel.status).to.equal(400);
+      expect(topLevel.body.error.details.field).to.equal('unique.on_conflict');
+    });
+
+    it('§14.10 retry interaction: a retryable job is a duplicate', async () => {
+      const policy = { keys: ['type', 'args'] };
+      const first = await push('payment.charge', [{ id: 9 }], policy, { retry: { max_attempts: 3, initial_interval: 'PT60S' } });
+      await fetchOne();
+      const nack = await gateway.request('POST', '/ojs/v1/workers/nack', { job_id: first.body.job.id, error: { message: 'declined' } });
+      expect(nack.body.state).to.equal('retryable');
+      const again = await push('payment.charge', [{ id: 9 }], policy);
+      expect(again.status).to.equal(409);
+      expect(again.body.error.details.existing_job_state).to.equal('retryable');
+    });
+
+    it('§14.11 concurrent enqueue: of N concurrent reject enqueues of one key exactly one succeeds', async () => {
+      const policy = { keys: ['type', 'args'] };
+      const replies = await Promise.all(Array.from({ length: 20 }, () => push('sync.run', [{ account: 'x' }], policy)));
+      const statuses = replies.map((reply) => reply.status).sort();
+      expect(statuses.filter((status) => status === 201)).to.have.length(1);
+      expect(statuses.filter((status) => status === 409)).to.have.length(19);
+    });
+
+    it('x_update (extension): a duplicate updates the existing job in place where the backend declares it, 400 naming the field where not', async () => {
+      const manifest = await gateway.request('GET', '/ojs/manifest');
+      const declared: string[] = manifest.body.capabilities.unique_jobs.extensions ?? [];
+      const policy = { keys: ['type', 'args'], args_keys: ['account'], on_conflict: 'ignore', x_update: { available: ['args'] } };
+      const first = await push('account.sync', [{ account: 'a', full: false }], policy);
+      const second = await push('account.sync', [{ account: 'a', full: true }], policy);
+      if (!declared.includes('x_update')) {
+        expect(first.status).to.equal(400);
+        expect(first.body.error.code).to.equal('invalid_request');
+        expect(JSON.stringify(first.body.error)).to.contain('x_update');
+        return;
+      }
+      expect(first.status).to.equal(201);
+      expect(second.status).to.equal(200);
+      expect(second.body).to.include({ updated: true });
+      expect(second.body.changed).to.deep.equal(['args']);
+      expect(second.body.job.id).to.equal(first.body.job.id);
+      const info = await gateway.request('GET', `/ojs/v1/jobs/${first.body.job.id}`);
+      expect(info.body.job.args).to.deep.equal([{ account: 'a', full: true }]);
+    });
+
+    it('batch: all-or-nothing, a reject duplicate part-way cancels the jobs the batch created before it (409)', async () => {
+      const policy = { keys: ['type', 'args'] };
+      const existing = await push('batch.item', [{ n: 2 }], policy);
+      const batch = await gateway.request('POST', '/ojs/v1/jobs/batch', {
+        jobs: [1, 2, 3].map((n) => ({ type: 'batch.item', args: [{ n }], options: { unique: policy } })),
+      });
+      expect(batch.status).to.equal(409);
+      expect(batch.body.error.details.existing_job_id).to.equal(existing.body.job.id);
+      const stats = await gateway.request('GET', '/ojs/v1/queues/default/stats');
+      expect(stats.body.queue).to.include({ available: 1 });
+      expect(await fetchOne()).to.include({ id: existing.body.job.id });
+    });
+  });
+}
