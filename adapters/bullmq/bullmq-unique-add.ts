@@ -157,9 +157,7 @@ function metaArg(meta: Record<string, unknown>): string {
 /** The terminal states a policy counts, as the index stores them (lua/includes/ojs-own-policy.lua). */
 function terminalBits(policy: UniquePolicy): number {
   const states = policy.states;
-  return (
-    (states.includes('completed') ? 1 : 0) + (states.includes('discarded') ? 2 : 0) + (states.includes('cancelled') ? 4 : 0)
-  );
+  return (states.includes('completed') ? 1 : 0) + (states.includes('discarded') ? 2 : 0) + (states.includes('cancelled') ? 4 : 0);
 }
 
 /** Sends a prepared add on `target` (the queue's client, or a pipeline of it). */

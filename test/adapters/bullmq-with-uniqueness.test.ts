@@ -10,33 +10,13 @@ import { expect } from 'chai';
 import { createBullMQBackend, removeUniquenessIndex, withUniqueness, type UniqueJobsOptions } from '../../adapters/bullmq/index.js';
 import { BackendError, DuplicateJobError, InvalidJobInputError, computeUniquenessKey, parseUniquePolicy } from '../../src/index.js';
 import { rejection } from '../conformance/suite-context.js';
-import { REDIS_URL, redisTimeMs, useRedisPrefix } from './bullmq-test-redis.js';
+import { indexEntries, REDIS_URL, redisTimeMs, useRedisPrefix, type IndexEntry } from './bullmq-test-redis.js';
 
 const FILE = 'bullmq-with-uniqueness.test.ts';
 
-/** The index entries of one key (lua/includes/ojs-index.lua), in the order they are stored. */
-async function indexEntries(
-  ctx: { redis: Redis; prefix: string },
-  index: string,
-  uniquenessKey: string,
-): Promise<{ us: number; queue: string; id: string; bits: number; periodEnd: number }[]> {
-  // Unpacked by Redis' own cmsgpack, as the scripts do (the numbers come back as integers).
-  const flat = (await ctx.redis.eval(
-    "local v = redis.call('HGET', KEYS[1], ARGV[1]) if not v then return {} end return cmsgpack.unpack(v)",
-    1,
-    `${ctx.prefix}:${index}`,
-    uniquenessKey.slice(0, 32),
-  )) as (string | number)[];
-  const entries = [];
-  for (let i = 0; i < flat.length; i += 5)
-    entries.push({
-      us: flat[i] as number,
-      queue: flat[i + 1] as string,
-      id: flat[i + 2] as string,
-      bits: flat[i + 3] as number,
-      periodEnd: flat[i + 4] as number,
-    });
-  return entries;
+/** The index entries of one key, under the test's prefix. */
+function entriesOf(ctx: { redis: Redis; prefix: string }, index: string, uniquenessKey: string): Promise<IndexEntry[]> {
+  return indexEntries(ctx.redis, `${ctx.prefix}:${index}`, uniquenessKey);
 }
 
 async function ojsKeys(ctx: { redis: { keys(p: string): Promise<string[]> }; prefix: string }): Promise<string[]> {
@@ -396,10 +376,10 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       const unique = { keys: ['type', 'queue'] } as const;
       const gone = await queue.add('old', {}, { unique });
       await gone.remove();
-      expect(await indexEntries(ctx, 'mail:ojs:index', gone.unique!.uniquenessKey)).to.have.length(1);
+      expect(await entriesOf(ctx, 'mail:ojs:index', gone.unique!.uniquenessKey)).to.have.length(1);
       // The sweep draws fields at random: a handful of inserts draw the only other one.
       for (let i = 0; i < 20; i++) await queue.add('new', { i }, { unique: { keys: ['type', 'queue', 'args'] } });
-      expect(await indexEntries(ctx, 'mail:ojs:index', gone.unique!.uniquenessKey)).to.deep.equal([]);
+      expect(await entriesOf(ctx, 'mail:ojs:index', gone.unique!.uniquenessKey)).to.deep.equal([]);
       expect(await ctx.redis.hlen(`${ctx.prefix}:mail:ojs:index`)).to.equal(20);
     });
 
@@ -429,7 +409,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       for (let i = batch; i < 2 * batch; i++) live.push(await queue.add('sync', { i }, { unique }));
       const fields = await ctx.redis.hlen(`${ctx.prefix}:ojs:global:index`);
       expect(fields).to.be.at.most(1.5 * batch);
-      for (const job of live) expect(await indexEntries(ctx, 'ojs:global:index', job.unique!.uniquenessKey)).to.have.length(1);
+      for (const job of live) expect(await entriesOf(ctx, 'ojs:global:index', job.unique!.uniquenessKey)).to.have.length(1);
       // A completed job is still found by a re-add of its key: as a finished job the policy does not count.
       expect((await queue.add('sync', { i: 0 }, { unique })).unique?.outcome).to.equal('created');
     });
@@ -447,11 +427,11 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       await worker.close();
       // A later policy counts the second one (completed, its own default policy does not): its entry is widened.
       expect(await rejection(queue.add('report', { n: 2 }, { unique: counting }))).to.include({ existingJobId: widened.id });
-      expect((await indexEntries(ctx, 'mail:ojs:index', widened.unique!.uniquenessKey))[0]!.bits).to.equal(1);
+      expect((await entriesOf(ctx, 'mail:ojs:index', widened.unique!.uniquenessKey))[0]!.bits).to.equal(1);
       // Many inserts later (each sweeping drawn fields), both are still there and still block.
       for (let i = 0; i < 200; i++) await queue.add('filler', { i }, { unique: narrow });
-      expect(await indexEntries(ctx, 'mail:ojs:index', kept.unique!.uniquenessKey)).to.have.length(1);
-      expect(await indexEntries(ctx, 'mail:ojs:index', widened.unique!.uniquenessKey)).to.have.length(1);
+      expect(await entriesOf(ctx, 'mail:ojs:index', kept.unique!.uniquenessKey)).to.have.length(1);
+      expect(await entriesOf(ctx, 'mail:ojs:index', widened.unique!.uniquenessKey)).to.have.length(1);
       expect(await rejection(queue.add('report', { n: 1 }, { unique: counting }))).to.include({ existingJobId: kept.id });
       expect(await rejection(queue.add('report', { n: 2 }, { unique: counting }))).to.include({ existingJobId: widened.id });
     });
@@ -474,7 +454,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       await queue.add('cleanup', { anything: true }, { jobId: 'report-jan' });
       const second = await queue.add('build', { month: '2026-01' }, { unique });
       expect(second.unique?.outcome).to.equal('created');
-      const entries = await indexEntries(ctx, 'ojs:global:index', first.unique!.uniquenessKey);
+      const entries = await entriesOf(ctx, 'ojs:global:index', first.unique!.uniquenessKey);
       expect(entries.map((entry) => [entry.queue, entry.id])).to.deep.equal([['reports', second.id]]);
     });
 
@@ -489,20 +469,20 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       };
       const narrow = await queue.add('welcome', {}, { unique: { keys: ['type'] } });
       await complete(narrow.id!);
-      const entriesOf = async () =>
-        (await indexEntries(ctx, 'ojs:global:index', narrow.unique!.uniquenessKey)).map((entry) => `${entry.queue}:${entry.id}`);
+      const listed = async () =>
+        (await entriesOf(ctx, 'ojs:global:index', narrow.unique!.uniquenessKey)).map((entry) => `${entry.queue}:${entry.id}`);
       // The adding policy counts the completed job: it stays, and blocks.
       const wide = { keys: ['type'], states: ['available', 'active', 'completed'] } as const;
       expect(await rejection(queue.add('welcome', {}, { unique: wide }))).to.include({
         existingJobId: narrow.id,
         existingJobState: 'completed',
       });
-      expect(await entriesOf()).to.deep.equal([`mail:${narrow.id}`]);
+      expect(await listed()).to.deep.equal([`mail:${narrow.id}`]);
       // Neither its own policy (default states) nor this one counts it, nor one that counted it (widened:
       // it counts `completed` without a period now): kept.
       const next = await queue.add('welcome', {}, { unique: { keys: ['type'], period: 'PT1H' } });
       expect(next.unique?.outcome).to.equal('created');
-      expect(await entriesOf()).to.deep.equal([`mail:${narrow.id}`, `mail:${next.id}`]);
+      expect(await listed()).to.deep.equal([`mail:${narrow.id}`, `mail:${next.id}`]);
     });
 
     it('a finished entry no policy counts any more is dropped by the next add of its key', async function () {
@@ -513,14 +493,14 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       const job = await worker.getNextJob('token', { block: false });
       await job!.moveToCompleted('done', 'token', false);
       const next = await queue.add('welcome', {}, { unique: { keys: ['type'] } });
-      const entries = await indexEntries(ctx, 'ojs:global:index', first.unique!.uniquenessKey);
+      const entries = await entriesOf(ctx, 'ojs:global:index', first.unique!.uniquenessKey);
       expect(entries.map((entry) => `${entry.queue}:${entry.id}`)).to.deep.equal([`mail:${next.id}`]);
     });
 
     it("the index entry holds the insert's Redis TIME in microseconds (insertion order within a millisecond)", async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       const job = await queue.add('a', {}, { unique: { keys: ['type', 'queue'] } });
-      const [entry] = await indexEntries(ctx, 'mail:ojs:index', job.unique!.uniquenessKey);
+      const [entry] = await entriesOf(ctx, 'mail:ojs:index', job.unique!.uniquenessKey);
       expect(entry).to.include({ queue: '', id: job.id, bits: 0, periodEnd: 0 });
       expect(Math.floor(entry!.us / 1000)).to.equal(job.timestamp);
       expect(entry!.us % 1).to.equal(0);

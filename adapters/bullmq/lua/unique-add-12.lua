@@ -104,7 +104,7 @@
 local rcall = redis.call
 -- Index fields the sweep draws per insert (includes/ojs-index): dead entries settle at about
 -- 1/(k-1) of the live ones.
-local OJS_SWEEP_SAMPLES = 3
+local OJS_SWEEP_SAMPLES = 2
 
 --- @bullmq-host
 
@@ -266,7 +266,7 @@ if queueSet ~= "" then rcall("SADD", queueSet, queueName) end
 -- few fields and drops their dead entries: amortised O(1), and dead entries stay a fraction of
 -- the live ones whatever BullMQ's retention keeps. Random draws rather than an HSCAN cursor: a
 -- small hash is a listpack, which HSCAN returns whole at every call.
-if uniquenessKey ~= "" then ojsSweep(indexKey, field, homeQueue, rootPrefix, nowMs, OJS_SWEEP_SAMPLES) end
+if uniquenessKey ~= "" and OJS_SWEEP_SAMPLES > 0 then ojsSweep(indexKey, field, homeQueue, rootPrefix, nowMs, OJS_SWEEP_SAMPLES) end
 
 if action == "replace" then return { "replaced", jobId, nowMs, replaced } end
 return { "created", jobId, nowMs }

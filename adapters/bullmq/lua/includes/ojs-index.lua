@@ -65,12 +65,18 @@ local function ojsIndexWrite(indexKey, field, entries, homeQueue)
 end
 
 -- Whether the sweep may drop `entry` (the field `field` of the index). Cheaper than the full
--- state: a live job is kept whatever it is doing, so only `completed`, `failed` and the archive
--- are looked at.
+-- state: a live job is kept whatever it is doing. An entry whose own policy counts no finished
+-- state (the common case) is dead once its job is finished (BullMQ's `finishedOn`), archived or
+-- gone, or its id holds another job: one HMGET. Otherwise the finished state is told apart
+-- (completed / failed / the archive) and checked against the entry's own policy.
 local function ojsSweepDrops(entry, field, nowMs)
-  local key = rcall("HGET", entry.base .. entry.id, "ojsKey")
+  local jobKey = entry.base .. entry.id
+  local own = rcall("HMGET", jobKey, "ojsKey", BULLMQ_FINISHED_ON)
+  local ours = own[1] and string.sub(own[1], 1, 32) == field
+  if ours and not own[2] then return false end
+  if entry.bits == 0 then return true end
   local state
-  if key and string.sub(key, 1, 32) == field then
+  if ours then
     if rcall("ZSCORE", entry.base .. "completed", entry.id) then
       state = "completed"
     elseif rcall("ZSCORE", entry.base .. "failed", entry.id) then
@@ -79,7 +85,7 @@ local function ojsSweepDrops(entry, field, nowMs)
       return false
     end
   else
-    key = rcall("HGET", entry.base .. "ojs:cancelled:" .. entry.id, "ojsKey")
+    local key = rcall("HGET", entry.base .. "ojs:cancelled:" .. entry.id, "ojsKey")
     if not key or string.sub(key, 1, 32) ~= field then return true end
     state = "cancelled"
   end
