@@ -28,7 +28,7 @@ const CLIENT: RedisOptions = { maxRetriesPerRequest: null, retryStrategy: () => 
 
 /** The reply of a unique-add that inserted (its request names an index hash). */
 const LOST_INSERT_REPLY = {
-  request: (chunk: Buffer) => contains(':ojs:index')(chunk),
+  request: (chunk: Buffer) => contains(':ojs:index')(chunk) || contains(':ojs:global:index')(chunk),
   reply: (chunk: Buffer) => contains('created')(chunk) || contains('replaced')(chunk),
 };
 
