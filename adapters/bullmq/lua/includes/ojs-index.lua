@@ -20,8 +20,9 @@
   ojsSweep(indexKey, skipField, homeQueue, rootPrefix, nowMs, samples)
     The amortised reclaim, run by an insert: `samples` fields drawn at random (HRANDFIELD with
     a negative count: O(samples) on a hashtable, one pass in C over a small listpack) lose the
-    entries no policy can count any more: job gone or its id now another job's, or a finished
-    job that its own (possibly widened) policy no longer counts. A live job is never dropped.
+    entries no policy can count any more: job gone or its id now another job's, or a completed
+    or failed job that its own (possibly widened) policy no longer counts. A live job is never
+    dropped; a cancelled one is left to its key's next add (observe) or its archive's expiry.
     With k samples per insert, dead entries settle at about 1/(k-1) of the live ones, whatever
     the retention of finished jobs.
 ]]
@@ -66,28 +67,27 @@ end
 
 -- Whether the sweep may drop `entry` (the field `field` of the index). Cheaper than the full
 -- state: a live job is kept whatever it is doing. An entry whose own policy counts no finished
--- state (the common case) is dead once its job is finished (BullMQ's `finishedOn`), archived or
--- gone, or its id holds another job: one HMGET. Otherwise the finished state is told apart
--- (completed / failed / the archive) and checked against the entry's own policy.
+-- state (the common case) is dead once its job is finished (BullMQ's `finishedOn`) or gone, or its
+-- id holds another job: one HMGET. A cancelled job's entry stays while its archive does (or until
+-- its key's next add): a re-sent add whose reply was lost, whose job a replace archived meanwhile,
+-- finds its token there (unique-add, "Idempotent"). Otherwise completed and failed are told apart
+-- and checked against the entry's own policy.
 local function ojsSweepDrops(entry, field, nowMs)
   local jobKey = entry.base .. entry.id
   local own = rcall("HMGET", jobKey, "ojsKey", BULLMQ_FINISHED_ON)
-  local ours = own[1] and string.sub(own[1], 1, 32) == field
-  if ours and not own[2] then return false end
+  if not own[1] or string.sub(own[1], 1, 32) ~= field then
+    local archived = rcall("HGET", entry.base .. "ojs:cancelled:" .. entry.id, "ojsKey")
+    return not archived or string.sub(archived, 1, 32) ~= field
+  end
+  if not own[2] then return false end
   if entry.bits == 0 then return true end
   local state
-  if ours then
-    if rcall("ZSCORE", entry.base .. "completed", entry.id) then
-      state = "completed"
-    elseif rcall("ZSCORE", entry.base .. "failed", entry.id) then
-      state = "discarded"
-    else
-      return false
-    end
+  if rcall("ZSCORE", entry.base .. "completed", entry.id) then
+    state = "completed"
+  elseif rcall("ZSCORE", entry.base .. "failed", entry.id) then
+    state = "discarded"
   else
-    local key = rcall("HGET", entry.base .. "ojs:cancelled:" .. entry.id, "ojsKey")
-    if not key or string.sub(key, 1, 32) ~= field then return true end
-    state = "cancelled"
+    return false
   end
   return not ojsOwnCounts(entry.bits, entry.periodEnd, state, nowMs)
 end
