@@ -35,8 +35,8 @@
     2. A caller's id already in use -> "id_exists" (unique-add checks it first too).
     3. Observe the key's jobs (includes/ojs-observe, which only reads) and decide
        (includes/ojs-decide-conflict).
-    4. ignore / reject -> the key's entries written back when observing changed them (dead ones
-       dropped, or one widened so the sweep keeps a finished job this policy counts), then
+    4. ignore / reject -> the key's entries written back, none dropped, when this policy widened
+       one (so the sweep keeps a finished job this policy counts), then
        includes/ojs-answer-duplicate; insert -> "miss", nothing written.
 
   Output:
@@ -78,10 +78,12 @@ end
 local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
 local field = string.sub(uniquenessKey, 1, 32)
 local entries = ojsIndexRead(KEYS[1], field, ARGV[13], rootPrefix)
-local candidates, kept, changed = ojsObserve(entries, uniquenessKey, policy, tonumber(ARGV[12]), nowMs, "")
+local candidates, _, _, _, widened = ojsObserve(entries, uniquenessKey, policy, tonumber(ARGV[12]), nowMs, "")
 local action, existing = ojsDecideConflict(candidates, policy, nowMs)
 if action == "ignore" or action == "reject" then
-  if changed then ojsIndexWrite(KEYS[1], field, kept, ARGV[13]) end
+  -- Only a widening is written, with every entry: dropping is left to unique-add, so that a
+  -- duplicate answered here forgets no more than the full add would have.
+  if widened then ojsIndexWrite(KEYS[1], field, entries, ARGV[13]) end
   return ojsAnswerDuplicate(action, existing, KEYS[2], KEYS[3], uniquenessKey, customId, nowMs)
 end
 return { "miss" }

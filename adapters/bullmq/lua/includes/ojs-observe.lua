@@ -1,5 +1,5 @@
 --[[
-  ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request) -> candidates, kept, changed, own
+  ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request) -> candidates, kept, changed, own, widened
 
   Every job of a key's index entries (includes/ojs-index, ojsIndexRead) with its OJS state, as
   candidates for ojsDecideConflict: { id, queue, base, state, location, created, seq, due }.
@@ -10,7 +10,8 @@
   dropped. When this add's policy counts a finished job its own policy no longer does, the kept
   entry is widened by this policy (ojsWidenOwn), so the sweep (ojsSweep) keeps it for a later add
   of the same policy. `changed` says whether `kept` differs from `entries`; the caller writes it
-  back (ojsIndexWrite) once every check has passed. Leaving dropped entries out of `candidates`
+  back (ojsIndexWrite) once every check has passed; `widened` whether an entry was widened (the
+  entry tables are updated in place, so `entries` itself then holds the widened entries). Leaving dropped entries out of `candidates`
   changes no decision: an entry this policy does not count is never a duplicate.
 
   `own`: when `request` is not "" and a job of the entries (live or archived, whatever its
@@ -18,7 +19,7 @@
   it: this add is a re-execution (see unique-add, "Idempotent").
 ]]
 local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request)
-  local candidates, kept, changed, own = {}, {}, false, nil
+  local candidates, kept, changed, own, widened = {}, {}, false, nil, false
   for _, entry in ipairs(entries) do
     local jobId, base = entry.id, entry.base
     local created = math.floor(entry.us / 1000)
@@ -34,7 +35,7 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
           local addEnd = 0
           if policy.fixedMs ~= nil then addEnd = ojsPeriodEnd(created, policy.years, policy.months, policy.fixedMs) end
           entry.bits, entry.periodEnd = ojsWidenOwn(entry.bits, entry.periodEnd, policyBits, addEnd)
-          changed = true
+          changed, widened = true, true
         end
       end
     end
@@ -46,5 +47,5 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
       changed = true
     end
   end
-  return candidates, kept, changed, own
+  return candidates, kept, changed, own, widened
 end
