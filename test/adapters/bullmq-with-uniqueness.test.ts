@@ -399,7 +399,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       const unique = { keys: ['type', 'args'] } as const;
       const batch = 200;
       for (let i = 0; i < batch; i++) await queue.add('sync', { i }, { unique });
-      const worker = new Worker('mail', async () => 'done', { connection: ctx.redis.duplicate(), prefix: ctx.prefix, concurrency: 20 });
+      const worker = new Worker('mail', async () => 'done', { connection: ctx.connect(), prefix: ctx.prefix, concurrency: 20 });
       ctx.closeLater(worker);
       while ((await raw.getCompletedCount()) < batch) await new Promise((resolve) => setTimeout(resolve, 50));
       await worker.close();
@@ -421,7 +421,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       const narrow = { keys: ['type', 'queue', 'args'] } as const;
       const kept = await queue.add('report', { n: 1 }, { unique: counting });
       const widened = await queue.add('report', { n: 2 }, { unique: narrow });
-      const worker = new Worker('mail', async () => 'done', { connection: ctx.redis.duplicate(), prefix: ctx.prefix });
+      const worker = new Worker('mail', async () => 'done', { connection: ctx.connect(), prefix: ctx.prefix });
       ctx.closeLater(worker);
       while ((await raw.getCompletedCount()) < 2) await new Promise((resolve) => setTimeout(resolve, 20));
       await worker.close();
