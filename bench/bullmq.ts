@@ -1,20 +1,34 @@
 /**
- * BullMQ adapter benchmark: unique adds against plain `queue.add`, measured in the same run.
- * Not a test: it prints a table (summarised in docs/benchmarks.md) and the targets it checks.
+ * BullMQ adapter benchmark: unique adds against BullMQ's own adds, measured in the same run. Not a
+ * test: it prints issue 11's table (each ratio against its target), a per-path breakdown and the
+ * sidecar's memory (summarised in docs/benchmarks.md).
  *
  *   npm run bench:bullmq
- *   BENCH_N=5000 BENCH_REPS=3 BENCH_DEPTH=1000000 REDIS_URL=redis://127.0.0.1:6379 npm run bench:bullmq
+ *   BENCH_N=5000 BENCH_REPS=3 BENCH_DEPTH=1000000 BENCH_MEM_N=5000 npm run bench:bullmq
+ *   BENCH_REDIS=shared REDIS_URL=redis://127.0.0.1:6379 npm run bench:bullmq   (no server of its own)
  *
- * Method: each measurement uses a fresh queue under `ojs-bench:<uuid>` (deleted afterwards); 500
- * warm-up adds, then BENCH_N measured adds sequentially (one await at a time; per-call latency
- * with hrtime) and BENCH_N with 50 concurrent loops sharing the queue's connection. Repetitions
- * are interleaved across methods and the median repetition is reported.
- *
- * Depth: the duplicate check (reject path) on a queue holding BENCH_DEPTH waiting jobs against
- * an empty one. The check must not grow with queue depth.
+ * Method (printed with the results):
+ *  - Redis: a redis-server of the benchmark's own on a free port (default), so that INFO
+ *    commandstats counts this benchmark's commands only; BENCH_REDIS=shared uses REDIS_URL.
+ *  - Throughput: each measurement uses a fresh queue under `ojs-bench:<uuid>` (deleted afterwards);
+ *    500 warm-up adds, then BENCH_N sequential adds (one await at a time) and BENCH_N with 50
+ *    concurrent loops sharing the queue's connection. One unrecorded pass, then BENCH_REPS
+ *    rounds, the methods interleaved within each round; the median round is reported.
+ *  - Breakdown, per path, over the sequential adds of every recorded round (median): Redis µs per
+ *    add = the usec INFO commandstats adds up for the commands clients sent (EVALSHA/EVAL, which
+ *    include what their scripts run, BullMQ's add scripts among them) ÷ adds; Node CPU µs per add =
+ *    process.cpuUsage (user + system, so the socket's system calls too) ÷ adds.
+ *  - Depth: the duplicate check (reject) on a queue holding BENCH_DEPTH waiting jobs against an
+ *    empty one, sequential median latency.
+ *  - Sidecar memory: BENCH_MEM_N unique adds; the sum of MEMORY USAGE (SAMPLES 0) of every key
+ *    under the prefix with `ojs` in its name, per live job. Then a BullMQ Worker completes them
+ *    all with BullMQ's default retention (completed jobs kept) and BENCH_MEM_N more are added:
+ *    the sidecar then ÷ the sidecar of BENCH_MEM_N live jobs.
  */
 import { randomUUID } from 'node:crypto';
-import { Queue } from 'bullmq';
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { withUniqueness, type UniqueQueue } from '../adapters/bullmq/index.js';
 import { unlinkPrefix } from './bullmq-bench-keys.js';
@@ -22,9 +36,43 @@ import { unlinkPrefix } from './bullmq-bench-keys.js';
 const N = Number(process.env.BENCH_N ?? 5000);
 const REPS = Number(process.env.BENCH_REPS ?? 3);
 const DEPTH = Number(process.env.BENCH_DEPTH ?? 1_000_000);
+const MEM_N = Number(process.env.BENCH_MEM_N ?? 5000);
 const WARMUP = 500;
 const CONCURRENCY = 50;
-const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
+
+/** A redis-server of the benchmark's own (BENCH_REDIS=shared: REDIS_URL instead). */
+async function ownRedis(): Promise<{ url: string; child?: ChildProcess }> {
+  if (process.env.BENCH_REDIS === 'shared') return { url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' };
+  const free = await new Promise<number>((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+  const child = spawn('redis-server', ['--port', String(free), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: 'ignore',
+  });
+  const url = `redis://127.0.0.1:${free}`;
+  for (let i = 0; i < 100; i++) {
+    const probe = new Redis(url, { lazyConnect: true, retryStrategy: () => null });
+    probe.on('error', () => {});
+    try {
+      await probe.connect();
+      await probe.quit();
+      return { url, child };
+    } catch {
+      probe.disconnect();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  child.kill();
+  throw new Error('the benchmark could not start a redis-server of its own');
+}
+
+const server = await ownRedis();
+const redis = new Redis(server.url, { maxRetriesPerRequest: null });
 
 type AddFn = (queue: UniqueQueue, i: number) => Promise<unknown>;
 
@@ -70,10 +118,24 @@ interface Sample {
   concOps: number;
   concP50Ms: number;
   concP99Ms: number;
+  /** Node CPU µs per sequential add. */
+  nodeUs: number;
+  /** Redis µs per sequential add (INFO commandstats). */
+  redisUs: number;
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
+
+/** usec INFO commandstats counts for the commands clients sent (a script's own commands are inside its EVALSHA's usec). */
+async function clientCommandUsec(): Promise<number> {
+  const info = await redis.info('commandstats');
+  let usec = 0;
+  for (const match of info.matchAll(/cmdstat_([\w|]+):calls=\d+,usec=(\d+)/g)) {
+    if (match[1] === 'evalsha' || match[1] === 'eval') usec += Number(match[2]);
+  }
+  return usec;
+}
 
 async function withQueue<T>(body: (queue: UniqueQueue, raw: Queue) => Promise<T>, duplicateProbe = true): Promise<T> {
   const prefix = `ojs-bench:${randomUUID()}`;
@@ -111,6 +173,8 @@ async function run(method: (typeof METHODS)[number], queue: UniqueQueue): Promis
     let i = 0;
     for (let w = 0; w < WARMUP; w++) await method.add(queue, i++);
     const latencies: number[] = [];
+    const usecBefore = await clientCommandUsec();
+    const cpu = process.cpuUsage();
     let start = process.hrtime.bigint();
     for (let n = 0; n < N; n++) {
       const t = process.hrtime.bigint();
@@ -118,6 +182,9 @@ async function run(method: (typeof METHODS)[number], queue: UniqueQueue): Promis
       latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
     }
     const seqOps = N / (Number(process.hrtime.bigint() - start) / 1e9);
+    const used = process.cpuUsage(cpu);
+    const redisUs = ((await clientCommandUsec()) - usecBefore) / N;
+    const nodeUs = (used.user + used.system) / N;
     const concLatencies: number[] = [];
     let next = 0;
     start = process.hrtime.bigint();
@@ -132,12 +199,20 @@ async function run(method: (typeof METHODS)[number], queue: UniqueQueue): Promis
       }),
     );
     const concOps = N / (Number(process.hrtime.bigint() - start) / 1e9);
-    return { seqMedianMs: median(latencies), seqOps, concOps, concP50Ms: median(concLatencies), concP99Ms: pct(concLatencies, 0.99) };
+    return {
+      seqMedianMs: median(latencies),
+      seqOps,
+      concOps,
+      concP50Ms: median(concLatencies),
+      concP99Ms: pct(concLatencies, 0.99),
+      nodeUs,
+      redisUs,
+    };
   }
 }
 
 function medianSample(samples: Sample[]): Sample {
-  return samples.sort((a, b) => a.concOps - b.concOps)[Math.floor(samples.length / 2)]!;
+  return [...samples].sort((a, b) => a.concOps - b.concOps)[Math.floor(samples.length / 2)]!;
 }
 
 async function fill(raw: Queue, count: number): Promise<void> {
@@ -147,10 +222,43 @@ async function fill(raw: Queue, count: number): Promise<void> {
   }
 }
 
+/** Bytes (MEMORY USAGE, SAMPLES 0) of the keys under `prefix` with `ojs` in their name. */
+async function sidecarBytes(prefix: string): Promise<number> {
+  let bytes = 0;
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*ojs*`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of keys) bytes += Number(await redis.memory('USAGE', key, 'SAMPLES', 0));
+  } while (cursor !== '0');
+  return bytes;
+}
+
+/** The sidecar per live unique job, and its growth once those jobs completed (kept) and as many more were added. */
+async function sidecarMemory(): Promise<{ perJob: number; afterCompleted: number; live: number }> {
+  const unique = { keys: ['type', 'args'] } as const;
+  return withQueue(async (queue, raw) => {
+    const prefix = raw.opts.prefix!;
+    for (let i = 0; i < MEM_N; i++) await queue.add('job', { user_id: i }, { unique });
+    const live = await sidecarBytes(prefix);
+    const connection = new Redis(server.url, { maxRetriesPerRequest: null });
+    const worker = new Worker('bench', async () => 'done', { connection, prefix, concurrency: 50 });
+    while ((await raw.getCompletedCount()) < MEM_N) await new Promise((resolve) => setTimeout(resolve, 100));
+    await worker.close();
+    await connection.quit();
+    for (let i = MEM_N; i < 2 * MEM_N; i++) await queue.add('job', { user_id: i }, { unique });
+    const after = await sidecarBytes(prefix);
+    return { perJob: live / MEM_N, afterCompleted: after / live, live };
+  });
+}
+
 async function main(): Promise<void> {
   const redisVersion = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1] ?? '?';
   console.log(
-    `BullMQ adapter benchmark: N=${N}, reps=${REPS}, concurrency=${CONCURRENCY}, depth=${DEPTH}, Redis ${redisVersion}, Node ${process.version}`,
+    `BullMQ adapter benchmark: N=${N}, reps=${REPS}, concurrency=${CONCURRENCY}, depth=${DEPTH}, memory N=${MEM_N}, Redis ${redisVersion} (${server.child ? "the benchmark's own server" : server.url}), Node ${process.version}`,
+  );
+  console.log(
+    'Method: fresh queue per measurement, 500 warm-up adds, N sequential then N with 50 in flight; one unrecorded pass, then the methods interleaved in each round; median round. Breakdown over the sequential adds: Redis µs = INFO commandstats usec of EVALSHA/EVAL (scripts include what they run) ÷ adds; Node µs = process.cpuUsage (user + system) ÷ adds.',
   );
   const results = new Map<string, Sample[]>();
   // One unrecorded pass first: JIT and connection warm-up would otherwise land on whichever
@@ -176,6 +284,32 @@ async function main(): Promise<void> {
     );
   }
 
+  // The breakdown: medians over the recorded rounds, each path's own.
+  const perPath = (name: string) => {
+    const samples = results.get(name)!;
+    return { node: median(samples.map((s) => s.nodeUs)), redis: median(samples.map((s) => s.redisUs)) };
+  };
+  const breakdown: [string, string][] = [
+    ['plain', 'plain add'],
+    ['dedup', 'BullMQ deduplication {id} add (insert)'],
+    ['insert', 'unique add, insert path'],
+    ['reject', 'unique add, duplicate path (reject)'],
+    ['ignore', 'unique add, duplicate path (ignore)'],
+    ['replace', 'unique replace'],
+    ['reject, no probe', 'unique add, duplicate path (reject), no probe'],
+    ['ignore, no probe', 'unique add, duplicate path (ignore), no probe'],
+  ];
+  const cost = new Map(breakdown.map(([short, name]) => [short, perPath(name)]));
+  console.log('\n| path | Redis µs per add | ×dedup | ×plain | Node CPU µs per add | ×dedup | ×plain |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const [short, c] of cost) {
+    const d = cost.get('dedup')!;
+    const p = cost.get('plain')!;
+    console.log(
+      `| ${short} | ${fmt(c.redis, 1)} | ${fmt(c.redis / d.redis, 2)} | ${fmt(c.redis / p.redis, 2)} | ${fmt(c.node, 1)} | ${fmt(c.node / d.node, 2)} | ${fmt(c.node / p.node, 2)} |`,
+    );
+  }
+
   const reject = METHODS.find((m) => m.name === 'unique add, duplicate path (reject)')!;
   const empty: Sample[] = [];
   const deep: Sample[] = [];
@@ -184,7 +318,7 @@ async function main(): Promise<void> {
     await settle();
     console.error(`filled: ${await raw.getWaitingCount()} waiting jobs`);
     for (let rep = 0; rep < REPS; rep++) {
-      // Each rep checks a fresh fingerprint in the deep queue (the setup adds its one job).
+      // Each rep checks a fresh key in the deep queue (the setup adds its one job).
       const unique = { keys: ['type', 'args'] } as const;
       const fresh = {
         name: reject.name,
@@ -203,23 +337,57 @@ async function main(): Promise<void> {
   console.log('|---|---|---|');
   console.log(`| empty queue | ${fmt(e.seqMedianMs, 3)} | ${fmt(e.concOps)} |`);
   console.log(`| ${DEPTH.toLocaleString('en')} waiting jobs | ${fmt(d.seqMedianMs, 3)} | ${fmt(d.concOps)} |`);
-  console.log(
-    `| depth ratio (latency deep / empty) | ${fmt(d.seqMedianMs / e.seqMedianMs, 2)} | ${fmt(e.concOps / d.concOps, 2)} (throughput empty / deep) |`,
-  );
+
+  const memory = await sidecarMemory();
 
   const insert = table.get('unique add, insert path')!;
   const dupReject = table.get('unique add, duplicate path (reject)')!;
   const dupIgnore = table.get('unique add, duplicate path (ignore)')!;
-  const targets = [
-    [`unique insert conc50 throughput ≥ 0.85 × deduplication add`, insert.concOps / dedup.concOps, insert.concOps >= 0.85 * dedup.concOps],
-    [`duplicate path (reject) no slower than plain add (conc50)`, dupReject.concOps / plain.concOps, dupReject.concOps >= plain.concOps],
-    [`duplicate path (ignore) no slower than plain add (conc50)`, dupIgnore.concOps / plain.concOps, dupIgnore.concOps >= plain.concOps],
-    [`depth ratio ≤ 1.1 (sequential latency)`, d.seqMedianMs / e.seqMedianMs, d.seqMedianMs / e.seqMedianMs <= 1.1],
-  ] as const;
-  console.log('\n| target | measured | met |');
-  console.log('|---|---|---|');
-  for (const [name, value, met] of targets) console.log(`| ${name} | ${fmt(value, 2)} | ${met ? 'yes' : 'NO'} |`);
+  const replace = table.get('unique replace')!;
+  const c = (short: string) => cost.get(short)!;
+  const rows: [string, number, string, boolean][] = [
+    [
+      'unique insert, 50 in flight ÷ BullMQ deduplication add',
+      insert.concOps / dedup.concOps,
+      '≥ 0.85',
+      insert.concOps >= 0.85 * dedup.concOps,
+    ],
+    ['duplicate path (reject), 50 in flight ÷ plain add', dupReject.concOps / plain.concOps, '≥ 1.0', dupReject.concOps >= plain.concOps],
+    ['duplicate path (ignore), 50 in flight ÷ plain add', dupIgnore.concOps / plain.concOps, '≥ 1.0', dupIgnore.concOps >= plain.concOps],
+    ['replace, 50 in flight ÷ plain add', replace.concOps / plain.concOps, '≥ 0.6', replace.concOps >= 0.6 * plain.concOps],
+    [
+      'Redis µs per unique insert ÷ deduplication add',
+      c('insert').redis / c('dedup').redis,
+      '≤ 1.15',
+      c('insert').redis <= 1.15 * c('dedup').redis,
+    ],
+    [
+      'Node CPU µs per unique insert ÷ deduplication add',
+      c('insert').node / c('dedup').node,
+      '≤ 1.3',
+      c('insert').node <= 1.3 * c('dedup').node,
+    ],
+    ['Node CPU µs per duplicate (reject) ÷ plain add', c('reject').node / c('plain').node, '≤ 1.0', c('reject').node <= c('plain').node],
+    ['Node CPU µs per duplicate (ignore) ÷ plain add', c('ignore').node / c('plain').node, '≤ 1.0', c('ignore').node <= c('plain').node],
+    [
+      `duplicate check with ${DEPTH.toLocaleString('en')} queued jobs ÷ empty (sequential latency)`,
+      d.seqMedianMs / e.seqMedianMs,
+      '≤ 1.1',
+      d.seqMedianMs / e.seqMedianMs <= 1.1,
+    ],
+    ['sidecar bytes per live unique job (keys with `ojs` in their name)', memory.perJob, '≤ 150', memory.perJob <= 150],
+    [
+      `sidecar after ${MEM_N.toLocaleString('en')} completed (kept) + ${MEM_N.toLocaleString('en')} more ÷ sidecar of ${MEM_N.toLocaleString('en')} live`,
+      memory.afterCompleted,
+      '≤ 1.5',
+      memory.afterCompleted <= 1.5,
+    ],
+  ];
+  console.log('\n| path (issue 11) | now | target | met |');
+  console.log('|---|---|---|---|');
+  for (const [name, value, target, met] of rows) console.log(`| ${name} | ${fmt(value, 2)} | ${target} | ${met ? 'yes' : 'NO'} |`);
   await redis.quit();
+  server.child?.kill();
 }
 
 await main();

@@ -19,7 +19,8 @@
  *     the next one is `GET id + 1`; a delayed job's score is its due time in ms × 4096 plus a
  *     sequence; the events stream's bound (`opts.maxLenEvents` in the meta hash, 10,000 when
  *     unset); the names and fields of the `deduplicated` and `removed` events; the keys beside a
- *     job hash (`:lock`, `:logs` …), the attempts-made field `atm`, the state keys of a queue.
+ *     job hash (`:lock`, `:logs` …), the attempts-made field `atm`, the `finishedOn` field present
+ *     exactly while a job is finished, the state keys of a queue.
  *  6. Job hash field names, read back into a `Job` (`jobFromHash`) and an OJS view.
  *  7. ioredis: the scripts run through ioredis only (a node-redis, Bun or Valkey GLIDE client,
  *     which BullMQ 6 also accepts, is refused: `checkConnection`), as the adapter's own `Command`
@@ -258,7 +259,10 @@ local function bullmqDeleteJobSubkeys(jobKey)
     jobKey .. ":failed", jobKey .. ":unsuccessful")
 end
 -- The lock a worker holds on an active job, and the job hash field counting attempts made.
-local BULLMQ_LOCK_SUFFIX, BULLMQ_ATTEMPTS_MADE = ":lock", "atm"`;
+local BULLMQ_LOCK_SUFFIX, BULLMQ_ATTEMPTS_MADE = ":lock", "atm"
+-- The job hash field set when a job finishes (completed, or failed for good), in the script that
+-- moves it to completed/failed, and deleted when a finished job is sent back to wait (retry).
+local BULLMQ_FINISHED_ON = "finishedOn"`;
 
 // ---------------------------------------------------------------------------------------------
 // 3-4, 7. A queue's internals

@@ -15,7 +15,7 @@
  * pay a probe on every add.
  *
  * Bounded: at most `capacity` fingerprints, the least recently used dropped first (a Map keeps
- * insertion order; `remember` re-inserts). Nothing of a job is kept, only fingerprint set keys.
+ * insertion order; `remember` re-inserts). Nothing of a job is kept, only uniqueness keys.
  */
 export class ProbeHints {
   readonly #capacity: number;

@@ -3,11 +3,11 @@
  * the queue's own key base (`<prefix>:<queue>:`), so BullMQ's hash-tagged prefixes keep working
  * on Redis Cluster.
  *
- * Every sidecar key has at least two segments after the queue's base (`ojs:fp:<key>`,
+ * Every sidecar key has at least two segments after the queue's base (`ojs:index`,
  * `ojs:cancelled:<id>`): BullMQ's `removeOrphanedJobs` treats a one-segment key under the base
  * as a job id and would delete it.
  *
- * A policy without the `queue` dimension is unique across queues (§3.2), so its fingerprint set
+ * A policy without the `queue` dimension is unique across queues (§3.2), so its index entries
  * cannot belong to one queue: it lives under the root prefix (`<prefix>:ojs:global:…`). On Redis
  * Cluster that needs every queue sharing such a fingerprint in one hash slot, i.e. a hash-tagged
  * prefix (`{app}`) rather than hash-tagged queue names.
@@ -24,26 +24,25 @@ export function rootPrefixOf(queue: { name: string; qualifiedName: string }): st
   return queue.qualifiedName.slice(0, queue.qualifiedName.length - queue.name.length);
 }
 
-export interface FingerprintKeys {
-  /** ZSET: member `<queue>:<jobId>`, score the insert's Redis TIME in µs (created_at = score / 1000; the score is the insertion order). */
-  set: string;
-  /** SET of fingerprint set keys; sampled by the lazy reclaim. */
-  registry: string;
+export interface IndexKey {
+  /** The hash listing the key's jobs (lua/includes/ojs-index.lua): field = the key's first 32 hex digits. */
+  key: string;
+  /** Its home queue, whose name its entries omit: the queue's NFC name, '' for the prefix's index. */
+  home: string;
 }
 
 /**
- * A per-queue fingerprint lives under the base of the queue's name in Unicode NFC: the key is
- * built from the NFC form (§4.2), so `'caf\u00e9'` and `'cafe\u0301'` share a key and must share
- * the set that finds each other's jobs (the members keep the raw queue names, which locate the
- * jobs). Same key, same hash slot whenever the prefix is hash-tagged; a hash-tagged queue name
- * that NFC changes is not in its own queue's slot (docs/bullmq.md, "Redis Cluster").
+ * The index a policy's keys are listed in. A per-queue index lives under the base of the queue's
+ * name in Unicode NFC: the key is built from the NFC form (§4.2), so `'caf\u00e9'` and
+ * `'cafe\u0301'` share a key and must share the index that finds each other's jobs (the entries
+ * keep the raw queue names, which locate the jobs). Same key, same hash slot whenever the prefix
+ * is hash-tagged; a hash-tagged queue name that NFC changes is not in its own queue's slot
+ * (docs/bullmq.md, "Redis Cluster").
  */
-export function fingerprintKeys(rootPrefix: string, queueName: string, policy: UniquePolicy, uniquenessKey: string): FingerprintKeys {
-  if (!policy.keys.includes('queue')) {
-    return { set: `${rootPrefix}ojs:global:fp:${uniquenessKey}`, registry: `${rootPrefix}ojs:global:fingerprints` };
-  }
-  const base = queueBase(rootPrefix, queueName.normalize('NFC'));
-  return { set: `${base}ojs:fp:${uniquenessKey}`, registry: `${base}ojs:idx:fingerprints` };
+export function indexKey(rootPrefix: string, queueName: string, policy: UniquePolicy): IndexKey {
+  if (!policy.keys.includes('queue')) return { key: `${rootPrefix}ojs:global:index`, home: '' };
+  const home = queueName.normalize('NFC');
+  return { key: `${queueBase(rootPrefix, home)}ojs:index`, home };
 }
 
 /** The archive of a cancelled job (the job hash, renamed). */

@@ -18,7 +18,7 @@ import { ProbeHints } from './bullmq-probe-hints.js';
 import { errorForReply } from './bullmq-reply-errors.js';
 import { encodeAdd, internalsOf, queueClient, validateJobOptions } from './bullmq-host.js';
 import { COMMANDS, runScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
-import { fingerprintKeys, queueBase, rootPrefixOf } from './bullmq-sidecar-keys.js';
+import { indexKey, queueBase, rootPrefixOf } from './bullmq-sidecar-keys.js';
 
 export interface UniqueAddRequest {
   queue: Queue;
@@ -89,8 +89,8 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
   const idClaimQueues = request.idClaimQueues ?? '';
   if (request.prepared === null) {
     // No policy: the script only claims the id and runs BullMQ's add. It never touches the
-    // fingerprint keys; the queue's meta key stands in for both (same hash slot).
-    const keys = [...queueKeys, queue.keys.meta!, queue.keys.meta!];
+    // index; the queue's meta key stands in for it (same hash slot).
+    const keys = [...queueKeys, queue.keys.meta!];
     const argv = [
       ...bullmqArgv,
       rootPrefix,
@@ -106,12 +106,14 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
       request.cancelledRetentionMs,
       idClaimQueues,
       requestToken(),
+      0,
+      '',
     ];
     return { request, job, keys, argv };
   }
   const { policy, key } = request.prepared;
-  const fingerprint = fingerprintKeys(rootPrefix, queue.name, policy, key);
-  const keys = [...queueKeys, fingerprint.set, fingerprint.registry];
+  const index = indexKey(rootPrefix, queue.name, policy);
+  const keys = [...queueKeys, index.key];
 
   const argv = [
     ...bullmqArgv,
@@ -122,10 +124,12 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
     // and would turn every unique job's hash into a hashtable, several times the memory and
     // slower to write.
     JSON.stringify(compactUniquePolicy(policy)),
-    JSON.stringify(request.meta),
+    metaArg(request.meta),
     request.cancelledRetentionMs,
     idClaimQueues,
     requestToken(),
+    terminalBits(policy),
+    index.home,
   ];
   return { request, job, keys, argv };
 }
@@ -142,6 +146,18 @@ let tokenCounter = 0;
 function requestToken(): string {
   tokenCounter += 1;
   return TOKEN_NONCE + tokenCounter.toString(36);
+}
+
+/** OJS meta as stored on the job: nothing for the default `{}` (the job view reads a missing one as `{}`). */
+function metaArg(meta: Record<string, unknown>): string {
+  for (const _ in meta) return JSON.stringify(meta);
+  return '';
+}
+
+/** The terminal states a policy counts, as the index stores them (lua/includes/ojs-own-policy.lua). */
+function terminalBits(policy: UniquePolicy): number {
+  const states = policy.states;
+  return (states.includes('completed') ? 1 : 0) + (states.includes('discarded') ? 2 : 0) + (states.includes('cancelled') ? 4 : 0);
 }
 
 /** Sends a prepared add on `target` (the queue's client, or a pipeline of it). */
@@ -166,12 +182,11 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
   const probeable =
     unique !== null && request.probe !== false && (unique.policy.on_conflict === 'reject' || unique.policy.on_conflict === 'ignore');
   const hints = probeable ? hintsFor(request.queue) : undefined;
-  const fingerprint = probeable
-    ? fingerprintKeys(rootPrefixOf(internalsOf(request.queue)), request.queue.name, unique.policy, unique.key).set
-    : '';
+  // A hint is per key and index (a policy with and without `queue` can share a key).
+  const fingerprint = probeable ? unique.key + (unique.policy.keys.includes('queue') ? 'q' : 'g') : '';
   try {
     if (hints?.has(fingerprint)) {
-      const answered = decodeProbeReply(request, await runScript(client, COMMANDS.uniqueProbe, probeArgs(request, fingerprint)));
+      const answered = decodeProbeReply(request, await runScript(client, COMMANDS.uniqueProbe, probeArgs(request)));
       if (answered) return answered;
       // A miss: the job this hint was about no longer counts. Nothing was written; the full add decides.
       hints.forget(fingerprint);
@@ -186,12 +201,13 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
   }
 }
 
-function probeArgs(request: UniqueAddRequest, fingerprint: string): (string | number)[] {
+function probeArgs(request: UniqueAddRequest): (string | number)[] {
   const queue = internalsOf(request.queue);
   const { policy, key } = request.prepared!;
   const rootPrefix = rootPrefixOf(queue);
+  const index = indexKey(rootPrefix, queue.name, policy);
   return [
-    fingerprint,
+    index.key,
     queue.keys.events!,
     queue.keys.meta!,
     rootPrefix,
@@ -200,6 +216,8 @@ function probeArgs(request: UniqueAddRequest, fingerprint: string): (string | nu
     request.opts.jobId ?? '',
     request.idClaimQueues ?? '',
     ...decisionArgs(policy, key),
+    terminalBits(policy),
+    index.home,
   ];
 }
 

@@ -1,9 +1,8 @@
 /**
- * Explicit cleanup of the adapter's keys for one queue: its fingerprint sets, its fingerprint
- * registry and the archives of its cancelled jobs (`<prefix>:<queue>:ojs:*`). BullMQ's
- * `obliterate` does not remove them. With `{ global: true }` it also removes the cross-queue
- * fingerprint sets (`<prefix>:ojs:global:*`), shared by every queue under the prefix: use it
- * when obliterating all of them.
+ * Explicit cleanup of the adapter's keys for one queue: its index hash and the archives of its
+ * cancelled jobs (`<prefix>:<queue>:ojs:*`). BullMQ's `obliterate` does not remove them. With
+ * `{ global: true }` it also removes the cross-queue index and queue set (`<prefix>:ojs:global:*`),
+ * shared by every queue under the prefix: use it when obliterating all of them.
  *
  * This SCANs, so it is for maintenance, never for the enqueue path (which reclaims lazily). On a
  * Redis Cluster it scans every master (a SCAN sees one node's keys only) and deletes key by key

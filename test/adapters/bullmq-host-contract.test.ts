@@ -266,6 +266,33 @@ describe('bullmq host contract: facts the Lua scripts use (BULLMQ_LUA)', functio
     expect(await ctx.redis.hget(jobKey, 'atm'), `BULLMQ_ATTEMPTS_MADE in ${HOST}`).to.equal('1');
   });
 
+  it('finishedOn is on a job hash exactly while the job is finished: set on completing and failing for good, deleted by a retry', async function () {
+    const queue = ctx.queue('finish');
+    const done = await queue.add('ok', {});
+    const failed = await queue.add('bad', {});
+    const worker = new Worker(
+      'finish',
+      async (job) => {
+        if (job.name === 'bad') throw new Error('fails');
+        return 'done';
+      },
+      { connection: ctx.connect(), prefix: ctx.prefix },
+    );
+    ctx.closeLater(worker);
+    while ((await queue.getCompletedCount()) < 1 || (await queue.getFailedCount()) < 1)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    await worker.close();
+    const finishedOn = (id: string) => ctx.redis.hexists(`${ctx.prefix}:finish:${id}`, 'finishedOn');
+    expect(await finishedOn(done.id!), `BULLMQ_FINISHED_ON (completed) in ${HOST}`).to.equal(1);
+    expect(await finishedOn(failed.id!), `BULLMQ_FINISHED_ON (failed) in ${HOST}`).to.equal(1);
+    await (await queue.getJob(failed.id!))!.retry('failed');
+    expect(await finishedOn(failed.id!), `BULLMQ_FINISHED_ON (retried) in ${HOST}`).to.equal(0);
+    const waiting = await queue.add('later', {});
+    expect(await finishedOn(waiting.id!), `BULLMQ_FINISHED_ON (waiting) in ${HOST}`).to.equal(0);
+    await queue.retryJobs({ state: 'completed' });
+    expect(await finishedOn(done.id!), `BULLMQ_FINISHED_ON (completed, retried) in ${HOST}`).to.equal(0);
+  });
+
   it("the queue's keys are <prefix>:<queue>:<name> for every state key the scripts read", function () {
     const queue = ctx.queue('layout');
     const { keys } = internalsOf(queue);

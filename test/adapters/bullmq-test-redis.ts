@@ -85,3 +85,44 @@ export function useRedisPrefix(file: string, url: () => string = () => REDIS_URL
     },
   };
 }
+
+/** One job of an index field (adapters/bullmq/lua/includes/ojs-index.lua); `queue` is '' for the index's home queue. */
+export interface IndexEntry {
+  us: number;
+  queue: string;
+  id: string;
+  bits: number;
+  periodEnd: number;
+}
+
+/**
+ * Every field of an index hash (`<prefix>:<queue>:ojs:index` or `<prefix>:ojs:global:index`) with
+ * its entries, unpacked by Redis' own cmsgpack as the scripts do.
+ */
+export async function readIndex(redis: Redis, indexKey: string): Promise<Map<string, IndexEntry[]>> {
+  const flat = (await redis.eval(
+    "local all = redis.call('HGETALL', KEYS[1]) for i = 2, #all, 2 do all[i] = cmsgpack.unpack(all[i]) end return all",
+    1,
+    indexKey,
+  )) as (string | (string | number)[])[];
+  const out = new Map<string, IndexEntry[]>();
+  for (let i = 0; i < flat.length; i += 2) {
+    const values = flat[i + 1] as (string | number)[];
+    const entries: IndexEntry[] = [];
+    for (let j = 0; j < values.length; j += 5)
+      entries.push({
+        us: Number(values[j]),
+        queue: String(values[j + 1]),
+        id: String(values[j + 2]),
+        bits: Number(values[j + 3]),
+        periodEnd: Number(values[j + 4]),
+      });
+    out.set(String(flat[i]), entries);
+  }
+  return out;
+}
+
+/** The index entries of one uniqueness key (its field is the key's first 32 hex digits). */
+export async function indexEntries(redis: Redis, indexKey: string, uniquenessKey: string): Promise<IndexEntry[]> {
+  return (await readIndex(redis, indexKey)).get(uniquenessKey.slice(0, 32)) ?? [];
+}

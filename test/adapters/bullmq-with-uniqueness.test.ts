@@ -10,9 +10,14 @@ import { expect } from 'chai';
 import { createBullMQBackend, removeUniquenessIndex, withUniqueness, type UniqueJobsOptions } from '../../adapters/bullmq/index.js';
 import { BackendError, DuplicateJobError, InvalidJobInputError, computeUniquenessKey, parseUniquePolicy } from '../../src/index.js';
 import { rejection } from '../conformance/suite-context.js';
-import { REDIS_URL, redisTimeMs, useRedisPrefix } from './bullmq-test-redis.js';
+import { indexEntries, REDIS_URL, redisTimeMs, useRedisPrefix, type IndexEntry } from './bullmq-test-redis.js';
 
 const FILE = 'bullmq-with-uniqueness.test.ts';
+
+/** The index entries of one key, under the test's prefix. */
+function entriesOf(ctx: { redis: Redis; prefix: string }, index: string, uniquenessKey: string): Promise<IndexEntry[]> {
+  return indexEntries(ctx.redis, `${ctx.prefix}:${index}`, uniquenessKey);
+}
 
 async function ojsKeys(ctx: { redis: { keys(p: string): Promise<string[]> }; prefix: string }): Promise<string[]> {
   return (await ctx.redis.keys(`${ctx.prefix}:*ojs:*`)).map((key) => key.slice(ctx.prefix.length + 1)).sort();
@@ -344,8 +349,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       const before = await ojsKeys(ctx);
       expect(before.map((key) => key.replace(/[0-9a-f]{64}/, '<key>'))).to.deep.equal([
         'mail:ojs:cancelled:1',
-        'mail:ojs:fp:<key>',
-        'mail:ojs:idx:fingerprints',
+        'mail:ojs:index',
         'ojs:global:queues',
       ]);
       await raw.removeOrphanedJobs();
@@ -361,34 +365,75 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       await queue.add('a', {}, { unique: { keys: ['type', 'queue'] } });
       await queue.add('b', {}, { unique: {} });
       await raw.obliterate({ force: true });
-      expect(await ojsKeys(ctx)).to.have.length(5);
-      expect(await removeUniquenessIndex(raw)).to.equal(2);
-      expect(await removeUniquenessIndex(raw, { global: true })).to.equal(3);
+      expect(await ojsKeys(ctx)).to.have.length(3);
+      expect(await removeUniquenessIndex(raw)).to.equal(1);
+      expect(await removeUniquenessIndex(raw, { global: true })).to.equal(2);
       expect(await ctx.redis.keys(`${ctx.prefix}:*`)).to.deep.equal([]);
     });
 
-    it('fingerprints of gone jobs are reclaimed lazily by the next new fingerprint, without scanning', async function () {
+    it('entries of gone jobs are reclaimed by the sweep of later inserts, without scanning', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       const unique = { keys: ['type', 'queue'] } as const;
       const gone = await queue.add('old', {}, { unique });
-      const setKey = `${ctx.prefix}:mail:ojs:fp:${gone.unique!.uniquenessKey}`;
-      const registry = `${ctx.prefix}:mail:ojs:idx:fingerprints`;
       await gone.remove();
-      expect(await ctx.redis.exists(setKey)).to.equal(1);
-      await queue.add('new', {}, { unique });
-      expect(await ctx.redis.exists(setKey)).to.equal(0);
-      expect(await ctx.redis.sismember(registry, setKey)).to.equal(0);
-      expect(await ctx.redis.scard(registry)).to.equal(1);
+      expect(await entriesOf(ctx, 'mail:ojs:index', gone.unique!.uniquenessKey)).to.have.length(1);
+      // The sweep draws fields at random: a handful of inserts draw the only other one.
+      for (let i = 0; i < 20; i++) await queue.add('new', { i }, { unique: { keys: ['type', 'queue', 'args'] } });
+      expect(await entriesOf(ctx, 'mail:ojs:index', gone.unique!.uniquenessKey)).to.deep.equal([]);
+      expect(await ctx.redis.hlen(`${ctx.prefix}:mail:ojs:index`)).to.equal(20);
     });
 
-    it('the registry stays bounded when every fingerprint dies: 300 one-shot fingerprints leave only a handful', async function () {
+    it('the index stays bounded when every key dies: 300 one-shot keys leave only a fraction', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       for (let i = 0; i < 300; i++) {
         const job = await queue.add('one-shot', { i }, { unique: { keys: ['type', 'queue', 'args'] } });
         await job.remove();
       }
-      // Each registration samples two; dead fingerprints stay around the number of live ones (0 here).
-      expect(await ctx.redis.scard(`${ctx.prefix}:mail:ojs:idx:fingerprints`)).to.be.below(30);
+      // Each insert sweeps three drawn fields: dead ones settle at a fraction of the live ones (none here).
+      expect(await ctx.redis.hlen(`${ctx.prefix}:mail:ojs:index`)).to.be.below(30);
+    });
+
+    it('with BullMQ default retention (completed jobs kept), the index stays proportional to live jobs', async function () {
+      const raw = ctx.queue('mail');
+      const queue = withUniqueness(raw);
+      const unique = { keys: ['type', 'args'] } as const;
+      const batch = 200;
+      for (let i = 0; i < batch; i++) await queue.add('sync', { i }, { unique });
+      const worker = new Worker('mail', async () => 'done', { connection: ctx.connect(), prefix: ctx.prefix, concurrency: 20 });
+      ctx.closeLater(worker);
+      while ((await raw.getCompletedCount()) < batch) await new Promise((resolve) => setTimeout(resolve, 50));
+      await worker.close();
+      // The completed jobs are kept by BullMQ; their entries are dead (the default policy does not count `completed`).
+      expect(await raw.getCompletedCount()).to.equal(batch);
+      const live = [];
+      for (let i = batch; i < 2 * batch; i++) live.push(await queue.add('sync', { i }, { unique }));
+      const fields = await ctx.redis.hlen(`${ctx.prefix}:ojs:global:index`);
+      expect(fields).to.be.at.most(1.5 * batch);
+      for (const job of live) expect(await entriesOf(ctx, 'ojs:global:index', job.unique!.uniquenessKey)).to.have.length(1);
+      // A completed job is still found by a re-add of its key: as a finished job the policy does not count.
+      expect((await queue.add('sync', { i: 0 }, { unique })).unique?.outcome).to.equal('created');
+    });
+
+    it('the sweep never drops an entry a policy still counts: its own, or a later one that counted it', async function () {
+      const raw = ctx.queue('mail');
+      const queue = withUniqueness(raw);
+      const counting = { keys: ['type', 'queue', 'args'], states: ['available', 'active', 'completed'] } as const;
+      const narrow = { keys: ['type', 'queue', 'args'] } as const;
+      const kept = await queue.add('report', { n: 1 }, { unique: counting });
+      const widened = await queue.add('report', { n: 2 }, { unique: narrow });
+      const worker = new Worker('mail', async () => 'done', { connection: ctx.connect(), prefix: ctx.prefix });
+      ctx.closeLater(worker);
+      while ((await raw.getCompletedCount()) < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+      await worker.close();
+      // A later policy counts the second one (completed, its own default policy does not): its entry is widened.
+      expect(await rejection(queue.add('report', { n: 2 }, { unique: counting }))).to.include({ existingJobId: widened.id });
+      expect((await entriesOf(ctx, 'mail:ojs:index', widened.unique!.uniquenessKey))[0]!.bits).to.equal(1);
+      // Many inserts later (each sweeping drawn fields), both are still there and still block.
+      for (let i = 0; i < 200; i++) await queue.add('filler', { i }, { unique: narrow });
+      expect(await entriesOf(ctx, 'mail:ojs:index', kept.unique!.uniquenessKey)).to.have.length(1);
+      expect(await entriesOf(ctx, 'mail:ojs:index', widened.unique!.uniquenessKey)).to.have.length(1);
+      expect(await rejection(queue.add('report', { n: 1 }, { unique: counting }))).to.include({ existingJobId: kept.id });
+      expect(await rejection(queue.add('report', { n: 2 }, { unique: counting }))).to.include({ existingJobId: widened.id });
     });
 
     it('an add whose period is over for a live job does not drop it: an add without a period still finds it', async function () {
@@ -409,8 +454,8 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       await queue.add('cleanup', { anything: true }, { jobId: 'report-jan' });
       const second = await queue.add('build', { month: '2026-01' }, { unique });
       expect(second.unique?.outcome).to.equal('created');
-      const setKey = `${ctx.prefix}:ojs:global:fp:${first.unique!.uniquenessKey}`;
-      expect(await ctx.redis.zrange(setKey, '0', '-1')).to.deep.equal([`reports:${second.id}`]);
+      const entries = await entriesOf(ctx, 'ojs:global:index', first.unique!.uniquenessKey);
+      expect(entries.map((entry) => [entry.queue, entry.id])).to.deep.equal([['reports', second.id]]);
     });
 
     it('a finished entry is dropped only when neither its own policy nor the adding one counts it', async function () {
@@ -424,25 +469,41 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       };
       const narrow = await queue.add('welcome', {}, { unique: { keys: ['type'] } });
       await complete(narrow.id!);
-      const setKey = `${ctx.prefix}:ojs:global:fp:${narrow.unique!.uniquenessKey}`;
+      const listed = async () =>
+        (await entriesOf(ctx, 'ojs:global:index', narrow.unique!.uniquenessKey)).map((entry) => `${entry.queue}:${entry.id}`);
       // The adding policy counts the completed job: it stays, and blocks.
       const wide = { keys: ['type'], states: ['available', 'active', 'completed'] } as const;
       expect(await rejection(queue.add('welcome', {}, { unique: wide }))).to.include({
         existingJobId: narrow.id,
         existingJobState: 'completed',
       });
-      expect(await ctx.redis.zcard(setKey)).to.equal(1);
-      // Neither its own policy (default states) nor this one counts it: dropped (the bound).
-      const next = await queue.add('welcome', {}, { unique: { keys: ['type'] } });
-      expect(await ctx.redis.zrange(setKey, '0', '-1')).to.deep.equal([`mail:${next.id}`]);
+      expect(await listed()).to.deep.equal([`mail:${narrow.id}`]);
+      // Neither its own policy (default states) nor this one counts it, nor one that counted it (widened:
+      // it counts `completed` without a period now): kept.
+      const next = await queue.add('welcome', {}, { unique: { keys: ['type'], period: 'PT1H' } });
+      expect(next.unique?.outcome).to.equal('created');
+      expect(await listed()).to.deep.equal([`mail:${narrow.id}`, `mail:${next.id}`]);
     });
 
-    it("the index score is the insert's Redis TIME in microseconds (insertion order within a millisecond)", async function () {
+    it('a finished entry no policy counts any more is dropped by the next add of its key', async function () {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const worker = new Worker('mail', null, { connection: ctx.redis, prefix: ctx.prefix, autorun: false });
+      ctx.closeLater(worker);
+      const first = await queue.add('welcome', {}, { unique: { keys: ['type'] } });
+      const job = await worker.getNextJob('token', { block: false });
+      await job!.moveToCompleted('done', 'token', false);
+      const next = await queue.add('welcome', {}, { unique: { keys: ['type'] } });
+      const entries = await entriesOf(ctx, 'ojs:global:index', first.unique!.uniquenessKey);
+      expect(entries.map((entry) => `${entry.queue}:${entry.id}`)).to.deep.equal([`mail:${next.id}`]);
+    });
+
+    it("the index entry holds the insert's Redis TIME in microseconds (insertion order within a millisecond)", async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       const job = await queue.add('a', {}, { unique: { keys: ['type', 'queue'] } });
-      const score = Number(await ctx.redis.zscore(`${ctx.prefix}:mail:ojs:fp:${job.unique!.uniquenessKey}`, `mail:${job.id}`));
-      expect(Math.floor(score / 1000)).to.equal(job.timestamp);
-      expect(score % 1).to.equal(0);
+      const [entry] = await entriesOf(ctx, 'mail:ojs:index', job.unique!.uniquenessKey);
+      expect(entry).to.include({ queue: '', id: job.id, bits: 0, periodEnd: 0 });
+      expect(Math.floor(entry!.us / 1000)).to.equal(job.timestamp);
+      expect(entry!.us % 1).to.equal(0);
     });
 
     it('a gone job (removed) no longer blocks, as with BullMQ jobIds', async function () {

@@ -18,7 +18,7 @@ import { expect } from 'chai';
 import { Redis, type RedisOptions } from 'ioredis';
 import { createBullMQBackend, withUniqueness, type UniqueQueue } from '../../adapters/bullmq/index.js';
 import { BackendError, isDuplicateJobError } from '../../src/index.js';
-import { deleteKeys, REDIS_URL } from '../adapters/bullmq-test-redis.js';
+import { deleteKeys, readIndex, REDIS_URL } from '../adapters/bullmq-test-redis.js';
 import { RUN_SALT } from '../run-salt.js';
 import { seededRandom } from '../seeded-random.js';
 import { contains, startTcpProxy, type TcpProxy } from './tcp-proxy.js';
@@ -26,9 +26,9 @@ import { contains, startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 const target = new URL(REDIS_URL);
 const CLIENT: RedisOptions = { maxRetriesPerRequest: null, retryStrategy: () => 20 };
 
-/** The reply of a unique-add that inserted (its request names a fingerprint set). */
+/** The reply of a unique-add that inserted (its request names an index hash). */
 const LOST_INSERT_REPLY = {
-  request: (chunk: Buffer) => contains(':ojs:fp:')(chunk) || contains(':ojs:global:fp:')(chunk),
+  request: (chunk: Buffer) => contains(':ojs:index')(chunk) || contains(':ojs:global:index')(chunk),
   reply: (chunk: Buffer) => contains('created')(chunk) || contains('replaced')(chunk),
 };
 
@@ -36,20 +36,21 @@ function freshPrefix(): string {
   return `ojs-test:${RUN_SALT}:faults:${randomBytes(4).toString('hex')}`;
 }
 
-/** Index entries (fingerprint-set members) whose job and archive are both gone. */
+/** Index entries whose job and archive are both gone, as `<queue>:<id>`. */
 async function orphanedEntries(redis: Redis, prefix: string): Promise<string[]> {
   const orphans: string[] = [];
   let cursor = '0';
   do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*ojs:*fp:*`, 'COUNT', 1000);
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*ojs:*index`, 'COUNT', 1000);
     cursor = next;
     for (const key of keys) {
-      if ((await redis.type(key)) !== 'zset') continue;
-      for (const member of await redis.zrange(key, '0', '-1')) {
-        const sep = member.indexOf(':');
-        const base = `${prefix}:${member.slice(0, sep)}:`;
-        const id = member.slice(sep + 1);
-        if ((await redis.exists(`${base}${id}`, `${base}ojs:cancelled:${id}`)) === 0) orphans.push(member);
+      const home = key.endsWith(':ojs:global:index') ? '' : key.slice(prefix.length + 1, -':ojs:index'.length);
+      for (const entries of (await readIndex(redis, key)).values()) {
+        for (const entry of entries) {
+          const base = `${prefix}:${entry.queue || home}:`;
+          if ((await redis.exists(`${base}${entry.id}`, `${base}ojs:cancelled:${entry.id}`)) === 0)
+            orphans.push(`${entry.queue || home}:${entry.id}`);
+        }
       }
     }
   } while (cursor !== '0');

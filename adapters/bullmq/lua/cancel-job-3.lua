@@ -1,7 +1,7 @@
 --[[
   cancel-job: OJS CANCEL of one job. A job in a non-terminal state is archived as `cancelled`
-  (includes/ojs-archive-job); its entry in its fingerprint set stays, so that policies whose
-  `states` include `cancelled` still see it.
+  (includes/ojs-archive-job); its index entry stays, so that policies whose `states` include
+  `cancelled` still see it.
 
   Input:
     KEYS[1] the job's hash key (<base><jobId>), declared for Redis Cluster routing

@@ -12,7 +12,7 @@
   likely; a wrong guess costs this small script and one round trip.
 
   Input:
-    KEYS[1]  fingerprint set (as unique-add's KEYS[12])
+    KEYS[1]  the index hash (as unique-add's KEYS[12])
     KEYS[2]  the adding queue's events stream
     KEYS[3]  the adding queue's meta hash (opts.maxLenEvents)
 
@@ -27,13 +27,17 @@
     ARGV[9]  period years, "" when the policy has no period
     ARGV[10] period months
     ARGV[11] period fixed part in ms
+    ARGV[12] the terminal states the policy counts, as index bits (as unique-add's ARGV[17])
+    ARGV[13] the index's home queue (as unique-add's ARGV[18])
 
   Steps:
     1. now = Redis TIME (the clock unique-add uses).
     2. A caller's id already in use -> "id_exists" (unique-add checks it first too).
-    3. Observe the fingerprint's jobs (includes/ojs-observe, which only reads; its drops are
-       left to unique-add) and decide (includes/ojs-decide-conflict).
-    4. ignore / reject -> includes/ojs-answer-duplicate; insert -> "miss".
+    3. Observe the key's jobs (includes/ojs-observe, which only reads) and decide
+       (includes/ojs-decide-conflict).
+    4. ignore / reject -> the key's entries written back, none dropped, when this policy widened
+       one (so the sweep keeps a finished job this policy counts), then
+       includes/ojs-answer-duplicate; insert -> "miss", nothing written.
 
   Output:
     { "miss" }                                   nothing written
@@ -41,7 +45,8 @@
     { "ignored", existingId, existingState, existingQueue, nowMs, existingHash }
     { "duplicate", existingId, existingState, existingQueue, nowMs }
 
-  All-or-nothing: its one write is the XADD of the answer, the last thing it does.
+  All-or-nothing: it writes only after deciding, an HSET of a hash field and the XADD of the
+  answer, neither of which can fail.
 ]]
 local rcall = redis.call
 
@@ -55,6 +60,7 @@ local rcall = redis.call
 --- @include "includes/ojs-split-member"
 --- @include "includes/ojs-read-policy"
 --- @include "includes/ojs-id-taken"
+--- @include "includes/ojs-index"
 --- @include "includes/ojs-observe"
 --- @include "includes/ojs-answer-duplicate"
 
@@ -70,9 +76,14 @@ if customId ~= "" and ojsIdTaken(rootPrefix, ARGV[2], ARGV[3], customId, ARGV[5]
 end
 
 local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
-local candidates = ojsObserve(KEYS[1], rootPrefix, uniquenessKey, policy, nowMs, "")
+local field = string.sub(uniquenessKey, 1, 32)
+local entries = ojsIndexRead(KEYS[1], field, ARGV[13], rootPrefix)
+local candidates, _, _, _, widened = ojsObserve(entries, uniquenessKey, policy, tonumber(ARGV[12]), nowMs, "")
 local action, existing = ojsDecideConflict(candidates, policy, nowMs)
 if action == "ignore" or action == "reject" then
+  -- Only a widening is written, with every entry: dropping is left to unique-add, so that a
+  -- duplicate answered here forgets no more than the full add would have.
+  if widened then ojsIndexWrite(KEYS[1], field, entries, ARGV[13]) end
   return ojsAnswerDuplicate(action, existing, KEYS[2], KEYS[3], uniquenessKey, customId, nowMs)
 end
 return { "miss" }

@@ -36,8 +36,7 @@ local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reaso
   end
   local jobKey = base .. jobId
   local archiveKey = base .. "ojs:cancelled:" .. jobId
-  local own = rcall("HMGET", jobKey, "ojsStates", "ojsPeriodEnd")
-  local ttlMs = ojsArchiveTtlMs(own[1], own[2], retentionMs, nowMs)
+  local ttlMs = ojsArchiveTtlMs(rcall("HGET", jobKey, "ojsOwn"), retentionMs, nowMs)
   rcall("RENAME", jobKey, archiveKey)
   rcall("HSET", archiveKey, "ojsState", "cancelled", "ojsPrevState", prevState, "ojsCancelledOn", nowMs,
     "ojsReplacedBy", replacedBy or "")

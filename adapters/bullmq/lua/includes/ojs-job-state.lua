@@ -18,13 +18,12 @@
   delayed jobs only (bullmqDelayedDueMs). ojsLiveJobState is the
   same once the job hash is known to exist.
 
-  ojsIndexedJobState(base, jobId, uniquenessKey, nowMs) -> ojsState, location, dueMs, ownStates, ownPeriodEnd, request
-  The same for a fingerprint-set entry, which names a job by id only: an id can be reused once
-  its job is removed (a plain add with that jobId, say), so the entry's job is the hash under
-  that id only if the hash still carries the entry's uniqueness key (ojsKey). Anything else is
-  nil/"gone": the indexed job no longer exists. Also returns the job's own policy fields
-  (includes/ojs-own-policy) and the request token of the add that inserted it (`ojsReq`, false
-  when none), read in the same HMGET.
+  ojsIndexedJobState(base, jobId, uniquenessKey, nowMs) -> ojsState, location, dueMs, request
+  The same for an index entry (includes/ojs-index), which names a job by id only: an id can be
+  reused once its job is removed (a plain add with that jobId, say), so the entry's job is the
+  hash under that id only if the hash still carries the entry's uniqueness key (ojsKey).
+  Anything else is nil/"gone": the indexed job no longer exists. Also returns the request token
+  of the add that inserted it (`ojsReq`, false when none), read in the same HMGET.
 ]]
 local function ojsLiveJobState(base, jobId, nowMs)
   local jobKey = base .. jobId
@@ -58,12 +57,12 @@ local function ojsJobState(base, jobId, nowMs)
 end
 
 local function ojsIndexedJobState(base, jobId, uniquenessKey, nowMs)
-  local own = rcall("HMGET", base .. jobId, "ojsKey", "ojsStates", "ojsPeriodEnd", "ojsReq")
+  local own = rcall("HMGET", base .. jobId, "ojsKey", "ojsReq")
   if own[1] == uniquenessKey then
     local state, location, due = ojsLiveJobState(base, jobId, nowMs)
-    return state, location, due, own[2], own[3], own[4]
+    return state, location, due, own[2]
   end
-  own = rcall("HMGET", base .. "ojs:cancelled:" .. jobId, "ojsKey", "ojsStates", "ojsPeriodEnd", "ojsReq")
-  if own[1] == uniquenessKey then return "cancelled", "archive", nil, own[2], own[3], own[4] end
+  own = rcall("HMGET", base .. "ojs:cancelled:" .. jobId, "ojsKey", "ojsReq")
+  if own[1] == uniquenessKey then return "cancelled", "archive", nil, own[2] end
   return nil, "gone", nil
 end

@@ -15,9 +15,8 @@
     KEYS[1]  wait         KEYS[2]  paused      KEYS[3]  meta      KEYS[4] id
     KEYS[5]  completed    KEYS[6]  delayed     KEYS[7]  active    KEYS[8] events
     KEYS[9]  marker       KEYS[10] prioritized KEYS[11] pc
-    KEYS[12] fingerprint set: ZSET member "<queue>:<jobId>", score Redis TIME of the insert in µs
-             (created_at = floor(score / 1000); the score itself is the insertion order, `seq`)
-    KEYS[13] fingerprint registry: SET of fingerprint set keys, sampled by the lazy reclaim
+    KEYS[12] the index hash the key's jobs are listed in (includes/ojs-index): the queue's, or
+             the prefix's for a policy without the `queue` dimension
 
     ARGV[1]  BullMQ's msgpacked args (key prefix, custom id, name, timestamp, …), as BullMQ encoded them
     ARGV[2]  job data (JSON)
@@ -25,14 +24,14 @@
     ARGV[4]  root key prefix with its colon ("bull:"), to find jobs of other queues
     ARGV[5]  this queue's name
     ARGV[6]  uniqueness key (§4); "" = no policy: only the id claim of step 2 and BullMQ's add
-             (the backend's plain enqueue with a caller-chosen id; KEYS[12], KEYS[13] unused)
+             (the backend's plain enqueue with a caller-chosen id; KEYS[12] unused)
     ARGV[7]  on_conflict: reject | ignore | replace | replace_except_schedule
     ARGV[8]  policy states, comma-separated OJS states
     ARGV[9]  period years, "" when the policy has no period
     ARGV[10] period months
     ARGV[11] period fixed part in ms (weeks … seconds)
     ARGV[12] the policy without its defaults (compactUniquePolicy, JSON), stored on the job as ojsPolicy
-    ARGV[13] OJS meta (JSON), stored on the job as ojsMeta
+    ARGV[13] OJS meta (JSON), stored on the job as ojsMeta; "" = none (`{}`), nothing stored
     ARGV[14] retention in ms of the archive of a job this add cancels, when the job's own policy
              does not need it longer (includes/ojs-own-policy); 0 = no expiry
     ARGV[15] "" or the prefix's queue set (<prefix>:ojs:global:queues): a custom id must then be
@@ -40,6 +39,9 @@
              insert adds this queue to the set, in this script, so a refused add registers nothing
     ARGV[16] the add's request token, made by the client ("" = none): stored on the inserted job
              as `ojsReq` (see "Idempotent")
+    ARGV[17] the terminal states the policy counts, as index bits (includes/ojs-own-policy)
+    ARGV[18] the index's home queue (entries of its jobs omit the queue name): this queue's name
+             in NFC for a per-queue index, "" for the prefix's
 
   Steps (1-4 only read; every write comes after the last check, in 5-7):
     1. now = Redis TIME. It becomes the new job's `timestamp` (OJS created_at) and is the `now`
@@ -47,35 +49,36 @@
     2. A custom id that already exists (live or archived; in this queue, or with ARGV[15] in any
        queue of the set) -> "id_exists", nothing written; unless this add's own token inserted
        it -> the first run's reply (idempotent).
-    3. Observe every job in the fingerprint set with its OJS state (includes/ojs-observe): a job
-       carrying this add's token -> the first run's reply, nothing written. The entries no
-       decision can need again are noted for removal (lazy reclaim, O(entries of this
-       fingerprint), never O(queue depth)): their job is gone or the id now holds another job, or
-       the job is finished and neither its own policy nor this add's counts it.
+    3. Observe every job of the key's index entries with its OJS state (includes/ojs-observe): a
+       job carrying this add's token -> the first run's reply, nothing written. The entries no
+       decision can need again are left out of the field to write back (O(entries of this key),
+       never O(queue depth)): their job is gone or the id now holds another job, or the job is
+       finished and neither its own policy nor this add's counts it.
     4. Decide (includes/ojs-decide-conflict, the twin of the core's decideConflict). For an
        insert or replace, check what BullMQ's add needs to insert without a failure code: no
        parent (its only refusal, -5; the adapter never sends one) and no `de` option (BullMQ's
        deduplication, which could return another job instead of inserting); and, for a replace
        with a counter id, that the id it is about to name is free.
-    5. ignore / reject / reject_active -> remove the noted entries; (includes/ojs-answer-duplicate)
+    5. ignore / reject / reject_active -> write the key's entries back if observing changed them;
+                  (includes/ojs-answer-duplicate)
                   XADD `deduplicated` (BullMQ's own event name and fields: jobId = the existing
                   job, deduplicatedJobId = the incoming id, "" for a counter id), nothing inserted.
-    6. insert  -> remove the noted entries; BullMQ add (the variant BullMQ itself would pick:
-                  delay > priority > standard), then the OJS fields on the job hash (ojsKey,
-                  ojsPolicy, ojsMeta, the job's own policy as ojsStates/ojsPeriodEnd, ojsReq) and
-                  the fingerprint entry; with no policy (ARGV[6] "") BullMQ's add and ojsReq.
+    6. insert  -> BullMQ add (the variant BullMQ itself would pick: delay > priority >
+                  standard), then the OJS fields on the job hash (ojsKey, ojsPolicy, ojsReq;
+                  ojsMeta when not empty; ojsOwn when the policy counts `cancelled`) and the key's
+                  index field with the new entry; with no policy (ARGV[6] "") BullMQ's add and
+                  ojsReq.
        replace -> the same, after archiving every duplicate (includes/ojs-archive-job; one
                   already cancelled is re-labelled, as the core does); the new job also records
                   the ids it replaced (ojsReplaced). replace_except_schedule over a scheduled job
                   gives the new job that job's due time.
-    7. After an insert that registers a new fingerprint, reclaim: two fingerprint sets sampled
-       from the registry are checked for gone jobs, and unregistered once empty (bounded work,
-       no scans).
+    7. After an insert, the sweep (includes/ojs-index, ojsSweep): a fixed number of index fields
+       drawn at random lose the entries no policy can count any more (bounded work, no scans).
 
   All-or-nothing, by construction: steps 1-4 read only, and every check that can refuse the add
   is among them. The writes of 5-7 cannot fail: archiving acts on keys step 3 saw exist, BullMQ's
   add has been checked for its one refusal (and returns the id it inserted), and the rest are
-  HSET/ZADD/SADD/XADD on keys of their own type. An unexpected failure code from BullMQ's add is
+  HSET/HDEL/SADD/XADD on keys of their own type. An unexpected failure code from BullMQ's add is
   still checked before any OJS field is written, but by then a replace has archived: hence the
   precondition checks in 4 rather than a test afterwards.
 
@@ -83,7 +86,7 @@
   run twice for one add. The second run finds its token (step 2 by id, step 3 in the fingerprint
   set) and returns the first run's reply (includes/ojs-replay), writing nothing: the same job id,
   the same outcome, the same replaced ids. Recognised while the inserted job is in the
-  fingerprint set (a live job always is) or, for a custom id, while the job or its archive
+  key's index entries (a live job always is) or, for a custom id, while the job or its archive
   exists; a first run that inserted nothing wrote nothing to recognise, and deciding again is as
   if the add had come a moment later.
 
@@ -99,6 +102,9 @@
                                 step 4, so never expected; a replace has archived by then)
 ]]
 local rcall = redis.call
+-- Index fields the sweep draws per insert (includes/ojs-index): dead entries settle at about
+-- 1/(k-1) of the live ones.
+local OJS_SWEEP_SAMPLES = 2
 
 --- @bullmq-host
 
@@ -111,6 +117,7 @@ local rcall = redis.call
 --- @include "includes/ojs-split-member"
 --- @include "includes/ojs-read-policy"
 --- @include "includes/ojs-id-taken"
+--- @include "includes/ojs-index"
 --- @include "includes/ojs-observe"
 --- @include "includes/ojs-answer-duplicate"
 --- @include "includes/ojs-replay"
@@ -121,16 +128,16 @@ local rcall = redis.call
 
 local time = rcall("TIME")
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
--- The index score, as text: a Lua number would be formatted with 14 digits and lose the µs.
-local nowUs = time[1] .. string.sub("00000" .. time[2], -6)
+local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
 
 local rootPrefix = ARGV[4]
 local queueName = ARGV[5]
 local uniquenessKey = ARGV[6]
 local queueSet = ARGV[15]
 local request = ARGV[16]
-local fingerprintKey = KEYS[12]
-local registryKey = KEYS[13]
+local indexKey = KEYS[12]
+local field = string.sub(uniquenessKey, 1, 32)
+local homeQueue = ARGV[18]
 local eventsKey = KEYS[8]
 
 local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
@@ -149,22 +156,19 @@ if customId ~= "" and ojsIdTaken(rootPrefix, queueName, queueBase, customId, que
 end
 
 -- 3. Observe. No policy (ARGV[6] ""): nothing to observe, the decision is an insert.
-local candidates, drops = {}, {}
+local candidates, kept, changed = {}, {}, false
 if uniquenessKey ~= "" then
   local own
-  candidates, drops, own = ojsObserve(fingerprintKey, rootPrefix, uniquenessKey, policy, nowMs, request)
+  candidates, kept, changed, own = ojsObserve(ojsIndexRead(indexKey, field, homeQueue, rootPrefix), uniquenessKey,
+    policy, tonumber(ARGV[17]), nowMs, request)
   if own then return ojsReplay(rootPrefix, own.base, own.id, own.location) end
 end
 
 -- 4. Decide, and check what the insert needs.
 local action, existing, cancel, scheduledAt = ojsDecideConflict(candidates, policy, nowMs)
 
-local function removeDrops()
-  for _, member in ipairs(drops) do rcall("ZREM", fingerprintKey, member) end
-end
-
 if action ~= "insert" and action ~= "replace" then
-  removeDrops()
+  if changed then ojsIndexWrite(indexKey, field, kept, homeQueue) end
   return ojsAnswerDuplicate(action, existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs)
 end
 
@@ -190,7 +194,6 @@ if action == "replace" then
 end
 
 -- 5-6. Writes only from here on.
-removeDrops()
 local replaced = {}
 local replacedMembers = {}
 if action == "replace" then
@@ -227,15 +230,24 @@ if type(result) == "number" and result < 0 then return { "bullmq_error", result 
 local jobId = tostring(result)
 local fields = {}
 if uniquenessKey ~= "" then
-  -- The job's own policy in a form the scripts read without JSON (includes/ojs-own-policy): the
-  -- index and the cancelled archive are kept by it, whatever later adds' policies say.
-  local periodEnd = ""
-  if policy.fixedMs ~= nil then
-    periodEnd = string.format("%.0f", ojsPeriodEnd(nowMs, policy.years, policy.months, policy.fixedMs))
+  local bits = tonumber(ARGV[17])
+  local periodEnd = 0
+  if policy.fixedMs ~= nil then periodEnd = ojsPeriodEnd(nowMs, policy.years, policy.months, policy.fixedMs) end
+  fields = { "ojsKey", uniquenessKey, "ojsPolicy", ARGV[12] }
+  if ARGV[13] ~= "" then
+    fields[#fields + 1] = "ojsMeta"
+    fields[#fields + 1] = ARGV[13]
   end
-  fields = { "ojsKey", uniquenessKey, "ojsPolicy", ARGV[12], "ojsMeta", ARGV[13], "ojsStates", ARGV[8],
-    "ojsPeriodEnd", periodEnd }
-  rcall("ZADD", fingerprintKey, nowUs, queueName .. ":" .. jobId)
+  -- Read only when the job is archived (includes/ojs-own-policy): a policy counting `cancelled`
+  -- keeps its archive for its window.
+  if bits >= OJS_TERMINAL_BITS.cancelled then
+    fields[#fields + 1] = "ojsOwn"
+    fields[#fields + 1] = (periodEnd == 0 and "") or string.format("%.0f", periodEnd)
+  end
+  -- The replaced jobs' entries stay: archived, they are `cancelled`, which a later policy may
+  -- count; observing or the sweep drops them once none does.
+  kept[#kept + 1] = ojsIndexEntry(nowUs, queueName, jobId, bits, periodEnd, homeQueue, rootPrefix)
+  ojsIndexWrite(indexKey, field, kept, homeQueue)
 end
 if request ~= "" then
   fields[#fields + 1] = "ojsReq"
@@ -250,31 +262,11 @@ if #fields > 0 then rcall("HSET", queueBase .. jobId, unpack(fields)) end
 -- refused add leaves no trace there.
 if queueSet ~= "" then rcall("SADD", queueSet, queueName) end
 
--- 7. Reclaim. The registry is a SET of fingerprint-set keys. Only an insert that registers a new
--- fingerprint can create future garbage, so only such an insert pays for reclaim: it samples two
--- registered fingerprints (SRANDMEMBER, O(1)), drops their gone jobs, and unregisters a set once
--- it is empty. Two samples per registration keep dead fingerprints at most about as many as live
--- ones (one sample would let them grow without bound, only more slowly). A registry sorted by
--- age (ZSET, oldest first) was rejected: it costs Redis time on every insert. A negative
--- SRANDMEMBER count (draws with replacement) is no cheaper, so the distinct draw stays. A set
--- is unregistered when every member ZRANGE returned was removed (it is then
--- gone): that spares an EXISTS per sample (two redis.call per new fingerprint).
-if uniquenessKey ~= "" and rcall("SADD", registryKey, fingerprintKey) == 1 then
-  for _, sampled in ipairs(rcall("SRANDMEMBER", registryKey, 2)) do
-    if sampled ~= fingerprintKey then
-      local members = rcall("ZRANGE", sampled, 0, -1)
-      local removed = 0
-      for _, member in ipairs(members) do
-        local _, memberId, base = ojsSplitMember(rootPrefix, member)
-        if rcall("EXISTS", base .. memberId) == 0 and rcall("EXISTS", base .. "ojs:cancelled:" .. memberId) == 0 then
-          rcall("ZREM", sampled, member)
-          removed = removed + 1
-        end
-      end
-      if removed == #members then rcall("SREM", registryKey, sampled) end
-    end
-  end
-end
+-- 7. The sweep. Each insert adds one entry that will be dead some day, so each insert draws a
+-- few fields and drops their dead entries: amortised O(1), and dead entries stay a fraction of
+-- the live ones whatever BullMQ's retention keeps. Random draws rather than an HSCAN cursor: a
+-- small hash is a listpack, which HSCAN returns whole at every call.
+if uniquenessKey ~= "" and OJS_SWEEP_SAMPLES > 0 then ojsSweep(indexKey, field, homeQueue, rootPrefix, nowMs, OJS_SWEEP_SAMPLES) end
 
 if action == "replace" then return { "replaced", jobId, nowMs, replaced } end
 return { "created", jobId, nowMs }

@@ -1,0 +1,110 @@
+--[[
+  The uniqueness index: one hash per queue (`<base>ojs:index`), and one per prefix for policies
+  without the `queue` dimension (`<prefix>ojs:global:index`). A field is the first 32 hex digits
+  of a uniqueness key; its value lists the jobs indexed under it, msgpacked flat, five values per
+  job:
+    us        the insert's Redis TIME in µs (created_at = floor(us / 1000); us is the insertion
+              order, the core's `seq`)
+    queue     the job's queue name, "" for the index's home queue (the per-queue index's own)
+    id        the job id
+    bits      the terminal states its own policy counts (includes/ojs-own-policy)
+    periodEnd epoch ms at which its own policy's window closes, 0 = none
+  A field names jobs by id only: the job under that id is the entry's while its hash (or its
+  archive) carries the full key (`ojsKey`), so a 32-digit prefix shared by two keys, or an id
+  reused after a remove(), only ever costs a look, never a wrong duplicate.
+
+  ojsIndexRead(indexKey, field, homeQueue, rootPrefix) -> entries
+    each { us, queue, id, base, bits, periodEnd }; {} when the field is missing
+  ojsIndexWrite(indexKey, field, entries)  HSET the packed entries, HDEL when none is left
+  ojsIndexEntry(us, queue, id, bits, periodEnd, homeQueue, rootPrefix) -> entry
+  ojsSweep(indexKey, skipField, homeQueue, rootPrefix, nowMs, samples)
+    The amortised reclaim, run by an insert: `samples` fields drawn at random (HRANDFIELD with
+    a negative count: O(samples) on a hashtable, one pass in C over a small listpack) lose the
+    entries no policy can count any more: job gone or its id now another job's, or a completed
+    or failed job that its own (possibly widened) policy no longer counts. A live job is never
+    dropped; a cancelled one is left to its key's next add (observe) or its archive's expiry.
+    With k samples per insert, dead entries settle at about 1/(k-1) of the live ones, whatever
+    the retention of finished jobs.
+]]
+local function ojsIndexEntry(us, queue, id, bits, periodEnd, homeQueue, rootPrefix)
+  local queueName = queue
+  if queue == "" then queueName = homeQueue end
+  return { us = us, queue = queueName, id = id, base = rootPrefix .. queueName .. ":", bits = bits, periodEnd = periodEnd }
+end
+
+local function ojsIndexDecode(packed, homeQueue, rootPrefix)
+  local flat = cmsgpack.unpack(packed)
+  local entries = {}
+  for i = 1, #flat, 5 do
+    entries[#entries + 1] = ojsIndexEntry(flat[i], flat[i + 1], flat[i + 2], flat[i + 3], flat[i + 4], homeQueue, rootPrefix)
+  end
+  return entries
+end
+
+local function ojsIndexRead(indexKey, field, homeQueue, rootPrefix)
+  local packed = rcall("HGET", indexKey, field)
+  if not packed then return {} end
+  return ojsIndexDecode(packed, homeQueue, rootPrefix)
+end
+
+local function ojsIndexWrite(indexKey, field, entries, homeQueue)
+  if #entries == 0 then
+    rcall("HDEL", indexKey, field)
+    return
+  end
+  local flat = {}
+  for _, entry in ipairs(entries) do
+    local queue = entry.queue
+    if queue == homeQueue then queue = "" end
+    flat[#flat + 1] = entry.us
+    flat[#flat + 1] = queue
+    flat[#flat + 1] = entry.id
+    flat[#flat + 1] = entry.bits
+    flat[#flat + 1] = entry.periodEnd
+  end
+  rcall("HSET", indexKey, field, cmsgpack.pack(flat))
+end
+
+-- Whether the sweep may drop `entry` (the field `field` of the index). Cheaper than the full
+-- state: a live job is kept whatever it is doing. An entry whose own policy counts no finished
+-- state (the common case) is dead once its job is finished (BullMQ's `finishedOn`) or gone, or its
+-- id holds another job: one HMGET. A cancelled job's entry stays while its archive does (or until
+-- its key's next add): a re-sent add whose reply was lost, whose job a replace archived meanwhile,
+-- finds its token there (unique-add, "Idempotent"). Otherwise completed and failed are told apart
+-- and checked against the entry's own policy.
+local function ojsSweepDrops(entry, field, nowMs)
+  local jobKey = entry.base .. entry.id
+  local own = rcall("HMGET", jobKey, "ojsKey", BULLMQ_FINISHED_ON)
+  if not own[1] or string.sub(own[1], 1, 32) ~= field then
+    local archived = rcall("HGET", entry.base .. "ojs:cancelled:" .. entry.id, "ojsKey")
+    return not archived or string.sub(archived, 1, 32) ~= field
+  end
+  if not own[2] then return false end
+  if entry.bits == 0 then return true end
+  local state
+  if rcall("ZSCORE", entry.base .. "completed", entry.id) then
+    state = "completed"
+  elseif rcall("ZSCORE", entry.base .. "failed", entry.id) then
+    state = "discarded"
+  else
+    return false
+  end
+  return not ojsOwnCounts(entry.bits, entry.periodEnd, state, nowMs)
+end
+
+local function ojsSweep(indexKey, skipField, homeQueue, rootPrefix, nowMs, samples)
+  local drawn = rcall("HRANDFIELD", indexKey, -samples, "WITHVALUES")
+  local seen = {}
+  for i = 1, #drawn, 2 do
+    local field = drawn[i]
+    if field ~= skipField and not seen[field] then
+      seen[field] = true
+      local entries = ojsIndexDecode(drawn[i + 1], homeQueue, rootPrefix)
+      local kept = {}
+      for _, entry in ipairs(entries) do
+        if not ojsSweepDrops(entry, field, nowMs) then kept[#kept + 1] = entry end
+      end
+      if #kept < #entries then ojsIndexWrite(indexKey, field, kept, homeQueue) end
+    end
+  end
+end
