@@ -1,22 +1,35 @@
 /**
- * Graphile Worker adapter throughput, as ratios against plain `addJob` measured in the same run
- * (not a test: machines are shared and noisy, so read the ratios, not the absolute figures).
+ * The Graphile Worker adapter against plain `addJob`, measured in the same run: the issue's table
+ * (ratios) and where each path's time goes. Not a test: machines are shared and noisy, so read the
+ * ratios and the per-call counts, not the absolute figures.
  *
- *   npm run bench:graphile-worker                 # DATABASE_URL, default postgres://127.0.0.1:5432/test
- *   BENCH_CALLS=1000 BENCH_DEPTH=100000 BENCH_ROUNDS=1 BENCH_BASELINE=10000 npm run bench:graphile-worker
+ *   npm run bench:graphile-worker                  # DATABASE_URL, default postgres://127.0.0.1:5432/test
+ *   BENCH_DEPTH=1000000 npm run bench:graphile-worker   # also the depth ratio (fills 1M jobs: minutes)
  *
- * Variants, each sequential (1 lane) and 20-concurrent (20 lanes over a pool of 20):
- *   plain addJob · addJob with Graphile's jobKey (replace, a new key per call) · unique insert
- *   (a new key per call) · unique duplicate path (`ignore` on one existing key) · unique replace
- *   (one key, each call replaces the last). Then the insert target alone as an A/B: plain addJob
- *   and the unique insert in alternating batches (BENCH_AB_ROUNDS, default 12). Then depth: the duplicate check, the unique insert and
- *   plain addJob with BENCH_DEPTH jobs already in Graphile's table and in the ledger against an
- *   empty pair of schemas, interleaved (the "depth" ratio: median latency deep over empty).
+ * 1. Ratios. Plain addJob, the unique insert (a new key per call), the duplicate path (`ignore`
+ *    and `reject` on one existing key) and, for reference, addJob with a Graphile jobKey (a new
+ *    key per call) and `replace` (one key) run in batches of BENCH_BATCH calls (default
+ *    300), one batch of each per round, the order rotated every round, BENCH_ROUNDS rounds
+ *    (default 10), sequentially (1 lane) and 20 in flight (20 lanes over a pool of 20). A round's
+ *    ratio is a path's jobs/s over plain addJob's in that round; the table gives the median round
+ *    and the range, so drift on the machine lands on both sides of every ratio.
+ * 2. Breakdown per path, sequential on one connection, BENCH_BREAKDOWN_CALLS calls (default 500)
+ *    per path, paths interleaved over 3 rounds: client latency median, Node CPU per call
+ *    (process.cpuUsage), PostgreSQL CPU per call (the backend's utime+stime from /proc, when
+ *    PostgreSQL runs on this host), heap inserts per call by table (pg_stat_user_tables.n_tup_ins
+ *    deltas), and WAL records and bytes per call by resource manager, counted with pg_walinspect
+ *    over the run's LSN range, keeping only transactions that wrote one of the bench's relations:
+ *    other databases' load on the cluster does not enter it. Without pg_walinspect (it is
+ *    created in the bench's database when the role may) WAL falls back to the cluster-wide
+ *    pg_stat_wal delta, which other load inflates.
+ * 3. Depth (BENCH_DEPTH > 0): the duplicate check, the unique insert and plain addJob against a
+ *    table of BENCH_DEPTH jobs and against an empty schema pair, interleaved batch by batch;
+ *    the ratio is median latency deep over empty.
  *
- * Uses its own schemas (ojs_bench_*), dropped at the start; before every variant the tables are
- * emptied and refilled with BENCH_BASELINE jobs (default 10,000), so every variant starts from the
- * same state.
+ * Uses its own schemas (ojs_bench_*), dropped at the start and the end; the tables start from a
+ * baseline of BENCH_BASELINE jobs (default 10,000), each recorded under its own key.
  */
+import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import pg from 'pg';
 import { makeUniqueWorkerUtils, type UniqueWorkerUtils } from '../adapters/graphile-worker/index.js';
@@ -24,327 +37,420 @@ import { withDefaultUser } from '../adapters/graphile-worker/graphile-worker-pg.
 
 const GRAPHILE_SCHEMA = 'ojs_bench_graphile_worker';
 const UNIQUE_SCHEMA = 'ojs_bench_unique';
-const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
-const WARMUP = Math.max(100, Math.floor(CALLS / 10));
-const DEPTH = Number(process.env.BENCH_DEPTH ?? 1_000_000);
 const LANES = 20;
+const BATCH = Number(process.env.BENCH_BATCH ?? 300);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
+const BREAKDOWN_CALLS = Number(process.env.BENCH_BREAKDOWN_CALLS ?? 500);
+const DEPTH = Number(process.env.BENCH_DEPTH ?? 0);
 /**
- * Jobs already in the tables when each variant starts. Not zero: right after a TRUNCATE the
- * planner sees near-empty tables and caches sequential-scan plans in the adapter's plpgsql
- * functions, which then grow slower with every insert of the run until autovacuum's next ANALYZE:
- * a running install's tables are never empty.
+ * Jobs already in the tables when the bench starts. Not zero: right after a TRUNCATE the planner
+ * sees near-empty tables and caches sequential-scan plans in the adapter's plpgsql functions; a
+ * running install's tables are never empty.
  */
 const BASELINE = Number(process.env.BENCH_BASELINE ?? 10_000);
-/** Whole passes over every variant; the table reports each variant's median pass. */
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const WARMUP = 200;
+/** µs per clock tick: /proc reports CPU time in ticks of 1/CLK_TCK s, 100 on Linux. */
+const TICK_US = 10_000;
 
-const pool = new pg.Pool({
-  connectionString: withDefaultUser(process.env.DATABASE_URL ?? 'postgres://127.0.0.1:5432/test', () => userInfo().username),
-  max: LANES,
-});
+const connectionString = withDefaultUser(process.env.DATABASE_URL ?? 'postgres://127.0.0.1:5432/test', () => userInfo().username);
+const pool = new pg.Pool({ connectionString, max: LANES });
 pool.on('error', () => undefined);
 pool.on('connect', (client) => client.on('error', () => undefined));
 
-interface Row {
-  variant: string;
-  lanes: number;
-  jobsPerSecond: number;
-  medianMs: number;
-  p95Ms: number;
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const quantile = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.floor(values.length * q)]!;
+
+async function analyze(graphileSchema: string, uniqueSchema: string): Promise<void> {
+  await pool.query(`vacuum analyze "${graphileSchema}"._private_jobs, "${uniqueSchema}".jobs, "${uniqueSchema}".heads`);
 }
 
-/**
- * `call(i)` for WARMUP warm-up indices, then CALLS measured ones (never the same index twice),
- * over `lanes` lanes pulling from one counter.
- */
-async function measure(
-  variant: string,
-  lanes: number,
-  call: (i: number) => Promise<unknown>,
-  afterWarmup?: () => Promise<void>,
-): Promise<Row> {
-  const latencies: number[] = [];
-  const pass = async (from: number, to: number, record: boolean) => {
-    let next = from;
-    const lane = async () => {
-      for (let i = next++; i < to; i = next++) {
-        const start = process.hrtime.bigint();
-        await call(i);
-        if (record) latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
-      }
-    };
-    await Promise.all(Array.from({ length: lanes }, lane));
-  };
-  await pass(0, WARMUP, false);
-  await afterWarmup?.();
-  const started = process.hrtime.bigint();
-  await pass(WARMUP, WARMUP + CALLS, true);
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  latencies.sort((a, b) => a - b);
-  return {
-    variant,
-    lanes,
-    jobsPerSecond: CALLS / seconds,
-    medianMs: latencies[Math.floor(latencies.length / 2)]!,
-    p95Ms: latencies[Math.floor(latencies.length * 0.95)]!,
-  };
-}
-
-async function emptyTables(): Promise<void> {
-  await pool.query(`truncate "${GRAPHILE_SCHEMA}"._private_jobs, "${UNIQUE_SCHEMA}".jobs, "${UNIQUE_SCHEMA}".heads`);
-  await analyzeTables();
-}
-
-async function analyzeTables(): Promise<void> {
-  await pool.query(`vacuum analyze "${GRAPHILE_SCHEMA}"._private_jobs, "${UNIQUE_SCHEMA}".jobs, "${UNIQUE_SCHEMA}".heads`);
-}
-
-/** DEPTH Graphile jobs, each with its ledger record under its own key: the table a busy install has. */
+/** `depth` Graphile jobs, each with its ledger record, the head of its own key: the table a busy install has. */
 async function fill(depth: number): Promise<void> {
-  await pool.query(`insert into "${GRAPHILE_SCHEMA}"._private_tasks (identifier) values ('bench_depth') on conflict do nothing`);
+  const g = `"${GRAPHILE_SCHEMA}"`;
+  const u = `"${UNIQUE_SCHEMA}"`;
+  await pool.query(`insert into ${g}._private_tasks (identifier) values ('bench_depth') on conflict do nothing`);
   await pool.query(
-    `insert into "${GRAPHILE_SCHEMA}"._private_jobs (task_id, payload, run_at, max_attempts)
-     select (select id from "${GRAPHILE_SCHEMA}"._private_tasks where identifier = 'bench_depth'), json_build_object('n', n), now(), 25
+    `insert into ${g}._private_jobs (task_id, payload, run_at, max_attempts)
+     select (select id from ${g}._private_tasks where identifier = 'bench_depth'), json_build_object('n', n), now(), 25
      from generate_series(1, $1::int) n`,
     [depth],
   );
-  await pool.query(
-    `insert into "${UNIQUE_SCHEMA}".jobs (job_id, ojs_id, fingerprint, type, queue, created_at, scheduled_at, max_attempts, priority, policy)
-     select id, id::text, md5(id::text), 'bench_depth', 'default', now(), run_at, 25, 0, '{"states":["available"]}'::jsonb
-     from "${GRAPHILE_SCHEMA}"._private_jobs`,
+  // Each key's one record is its head (migration 0007); a checkout from before it (run with this
+  // file to compare) locks keys by their `heads` row instead.
+  const { rows } = await pool.query(
+    `select 1 from information_schema.columns where table_schema = $1 and table_name = 'jobs' and column_name = 'head'`,
+    [UNIQUE_SCHEMA],
   );
-  await pool.query(`insert into "${UNIQUE_SCHEMA}".heads (fingerprint) select fingerprint from "${UNIQUE_SCHEMA}".jobs`);
-  await analyzeTables();
-  // Write the bulk load out now, so its flush does not land on whichever variant runs next.
+  const headRecords = rows.length > 0;
+  await pool.query(
+    `insert into ${u}.jobs (job_id, ojs_id, fingerprint, type, queue, created_at, scheduled_at, max_attempts, priority, policy${headRecords ? ', head' : ''})
+     select id, id::text, md5(id::text), 'bench_depth', 'default', now(), run_at, 25, 0, '{"states":["available"]}'::jsonb${headRecords ? ', true' : ''}
+     from ${g}._private_jobs j where not exists (select 1 from ${u}.jobs l where l.job_id = j.id)`,
+  );
+  if (!headRecords) {
+    await pool.query(
+      `insert into ${u}.heads (fingerprint) select fingerprint from ${u}.jobs where type = 'bench_depth' on conflict do nothing`,
+    );
+  }
+  await analyze(GRAPHILE_SCHEMA, UNIQUE_SCHEMA);
+  // Write the bulk load out now, so its flush does not land on whichever path runs next.
   // CHECKPOINT needs superuser (or pg_checkpoint); without it the figures are only noisier.
   await pool.query('checkpoint').catch(() => undefined);
 }
 
-const AB_ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? 12);
-const AB_BATCH = 300;
+type Call = () => Promise<unknown>;
 
-interface AbRow {
-  lanes: number;
-  /** unique insert throughput ÷ plain addJob throughput, per round. */
-  ratios: number[];
-  plainOps: number;
-  uniqueOps: number;
+/** The paths of the issue's table, on `utils`; `tag` keeps keys apart between phases. */
+function paths(utils: UniqueWorkerUtils, tag: string): Record<string, Call> {
+  let next = 0;
+  const hot = { hot: tag };
+  return {
+    'plain addJob': () => utils.addJob('bench', { i: next++, tag }),
+    // Graphile's own deduplication, for reference: a job key (replace mode), a new key per call.
+    'addJob with Graphile jobKey': () => utils.addJob('bench', { i: next++, tag }, { jobKey: `${tag}:${next++}` }),
+    'unique insert': () => utils.addJob('bench', { i: next++, tag }, { unique: { keys: ['type', 'args'] } }),
+    'duplicate (ignore)': () => utils.addJob('bench', hot, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } }),
+    // A reject duplicate throws DuplicateJobError: that is its answer.
+    'duplicate (reject)': () =>
+      utils.addJob('bench', hot, { unique: { keys: ['type', 'args'], on_conflict: 'reject' } }).catch((error: unknown) => {
+        if ((error as { code?: string }).code !== 'duplicate') throw error;
+      }),
+    replace: () => utils.addJob('bench', { hot: `${tag}:replace` }, { unique: { keys: ['type', 'args'], on_conflict: 'replace' } }),
+  };
 }
 
-/**
- * The insert target alone, measured so that the machine's drift cancels: plain addJob and the
- * unique insert alternate in batches of AB_BATCH calls (under a second each, order flipped every
- * round) on the same schemas, instead of one 3,000-call pass per variant with a table refill in
- * between, whose ratio drifts between runs of the same code; this one reports every round's
- * ratio and their median.
- */
-async function insertAB(utils: UniqueWorkerUtils): Promise<AbRow[]> {
-  await emptyTables();
-  await fill(BASELINE);
-  const run = `ab${Date.now()}`;
-  let next = 0;
-  const plain = () => utils.addJob('bench', { i: next++, run });
-  const unique = () => utils.addJob('bench', { i: next++, run }, { unique: { keys: ['type', 'args'] } });
-  const batch = async (lanes: number, call: () => Promise<unknown>, n: number) => {
-    let left = n;
-    const started = process.hrtime.bigint();
-    await Promise.all(
-      Array.from({ length: lanes }, async () => {
-        while (left-- > 0) await call();
-      }),
-    );
-    return n / (Number(process.hrtime.bigint() - started) / 1e9);
-  };
-  const rows: AbRow[] = [];
+/** `n` calls of `call` over `lanes` lanes; jobs per second. */
+async function batch(lanes: number, call: Call, n: number): Promise<number> {
+  let left = n;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: lanes }, async () => {
+      while (left-- > 0) await call();
+    }),
+  );
+  return n / (Number(process.hrtime.bigint() - started) / 1e9);
+}
+
+interface RatioRow {
+  path: string;
+  lanes: number;
+  ratios: number[];
+  pathOps: number[];
+  plainOps: number[];
+  target: string;
+}
+
+/** The issue's paths with their targets, then two for reference (no target). */
+const RATIO_PATHS: [string, string][] = [
+  ['unique insert', '≥ 0.95'],
+  ['duplicate (ignore)', '≥ 3'],
+  ['duplicate (reject)', '≥ 3'],
+  ['addJob with Graphile jobKey', ''],
+  ['replace', ''],
+];
+
+async function ratios(utils: UniqueWorkerUtils): Promise<RatioRow[]> {
+  const rows: RatioRow[] = [];
   for (const lanes of [1, LANES]) {
-    await batch(lanes, plain, WARMUP);
-    await batch(lanes, unique, WARMUP);
-    const row: AbRow = { lanes, ratios: [], plainOps: 0, uniqueOps: 0 };
-    const plainRuns: number[] = [];
-    const uniqueRuns: number[] = [];
-    for (let round = 0; round < AB_ROUNDS; round++) {
-      let p: number;
-      let u: number;
-      if (round % 2 === 0) {
-        p = await batch(lanes, plain, AB_BATCH);
-        u = await batch(lanes, unique, AB_BATCH);
-      } else {
-        u = await batch(lanes, unique, AB_BATCH);
-        p = await batch(lanes, plain, AB_BATCH);
-      }
-      plainRuns.push(p);
-      uniqueRuns.push(u);
-      row.ratios.push(u / p);
+    const p = paths(utils, `ratio${lanes}:${Date.now()}`);
+    const names = ['plain addJob', ...RATIO_PATHS.map(([name]) => name)];
+    for (const name of names) await batch(lanes, p[name]!, WARMUP);
+    const ops = new Map<string, number[]>(names.map((name) => [name, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      // Rotate the order: each path runs first, second, … equally often.
+      const order = names.map((_, k) => names[(k + round) % names.length]!);
+      for (const name of order) ops.get(name)!.push(await batch(lanes, p[name]!, BATCH));
     }
-    row.plainOps = median(plainRuns);
-    row.uniqueOps = median(uniqueRuns);
-    rows.push(row);
+    const plain = ops.get('plain addJob')!;
+    for (const [name, target] of RATIO_PATHS) {
+      const mine = ops.get(name)!;
+      rows.push({ path: name, lanes, ratios: mine.map((o, k) => o / plain[k]!), pathOps: mine, plainOps: plain, target });
+    }
   }
   return rows;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+interface Breakdown {
+  path: string;
+  latencyMs: number;
+  nodeUs: number;
+  serverUs: number | null;
+  /** Per call; null without pg_walinspect (the cluster-wide figures are then in `clusterWal`). */
+  wal: Wal | null;
+  clusterWal: { records: number; bytes: number } | null;
+}
 
-const DEPTH_ROUNDS = 6;
-const DEPTH_BATCH = Math.max(100, Math.floor(CALLS / DEPTH_ROUNDS));
+function backendCpuUs(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * TICK_US; // utime, stime
+  } catch {
+    return null; // PostgreSQL on another host
+  }
+}
+
+interface Wal {
+  records: number;
+  bytes: number;
+  fpiBytes: number;
+  /** Records by resource manager and type (e.g. `Heap INSERT`, `Btree INSERT_LEAF`, `Transaction COMMIT`). */
+  byKind: Record<string, number>;
+  /** Heap inserts (Heap INSERT records, speculative ones included) by table. */
+  heapInserts: Record<string, number>;
+  /** Index entries written (Btree INSERT_* records) by index. */
+  indexInserts: Record<string, number>;
+}
+
+const noWal = (): Wal => ({ records: 0, bytes: 0, fpiBytes: 0, byKind: {}, heapInserts: {}, indexInserts: {} });
+
+/**
+ * WAL of the bench's own transactions between two LSNs (pg_walinspect): records of transactions
+ * that wrote one of the bench's relations, so other databases' load on the cluster does not enter.
+ */
+async function ownWal(from: string, to: string): Promise<Wal> {
+  // A path that wrote nothing (the duplicate path) may leave the flushed LSN where it started.
+  const { rows: span } = await pool.query<{ empty: boolean }>('select $2::pg_lsn <= $1::pg_lsn as empty', [from, to]);
+  if (span[0]!.empty) return noWal();
+  const { rows } = await pool.query<{ kind: string; rel: string | null; records: number; bytes: string; fpi: string }>(
+    `with r as (select * from pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)),
+     rels as (select '/' || (select oid from pg_database where datname = current_database()) || '/' || c.relfilenode || ' ' as tag,
+                     c.relname as name
+              from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = any($3) and c.relfilenode <> 0),
+     ours as (select distinct r.xid from r where r.xid <> 0 and exists (select 1 from rels where strpos(r.block_ref, rels.tag) > 0))
+     select r.resource_manager || ' ' || r.record_type as kind,
+            (select rels.name from rels where strpos(r.block_ref, rels.tag) > 0 limit 1) as rel,
+            count(*)::int as records, sum(r.record_length)::bigint as bytes, sum(r.fpi_length)::bigint as fpi
+       from r where r.xid in (select xid from ours) group by 1, 2`,
+    [from, to, [GRAPHILE_SCHEMA, UNIQUE_SCHEMA]],
+  );
+  const wal = noWal();
+  for (const row of rows) {
+    wal.records += row.records;
+    wal.bytes += Number(row.bytes);
+    wal.fpiBytes += Number(row.fpi);
+    wal.byKind[row.kind] = (wal.byKind[row.kind] ?? 0) + row.records;
+    if (row.rel && /^Heap INSERT/.test(row.kind)) wal.heapInserts[row.rel] = (wal.heapInserts[row.rel] ?? 0) + row.records;
+    if (row.rel && /^Btree INSERT/.test(row.kind)) wal.indexInserts[row.rel] = (wal.indexInserts[row.rel] ?? 0) + row.records;
+  }
+  return wal;
+}
+
+async function clusterWal(): Promise<{ records: number; bytes: number }> {
+  const { rows } = await pool.query<{ records: string; bytes: string }>(
+    'select wal_records as records, wal_bytes as bytes from pg_stat_wal',
+  );
+  return { records: Number(rows[0]!.records), bytes: Number(rows[0]!.bytes) };
+}
+
+async function breakdown(walinspect: boolean): Promise<Breakdown[]> {
+  // One connection, so its backend's CPU time is the server side of every call.
+  const onePool = new pg.Pool({ connectionString, max: 1, idleTimeoutMillis: 0 });
+  onePool.on('error', () => undefined);
+  onePool.on('connect', (client) => client.on('error', () => undefined));
+  const utils = await makeUniqueWorkerUtils({ pgPool: onePool, schema: GRAPHILE_SCHEMA, uniqueSchema: UNIQUE_SCHEMA });
+  const pid = await utils.withPgClient(
+    async (client) => (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid,
+  );
+  const p = paths(utils, `breakdown:${Date.now()}`);
+  const names = Object.keys(p);
+  for (const name of names) await batch(1, p[name]!, WARMUP);
+  interface Total {
+    latencies: number[];
+    nodeUs: number;
+    serverUs: number | null;
+    wal: Wal;
+    cluster: { records: number; bytes: number };
+  }
+  const totals = new Map<string, Total>();
+  const BREAKDOWN_ROUNDS = 3;
+  const perRound = Math.ceil(BREAKDOWN_CALLS / BREAKDOWN_ROUNDS);
+  const add = (into: Record<string, number>, from: Record<string, number>) => {
+    for (const [name, n] of Object.entries(from)) into[name] = (into[name] ?? 0) + n;
+  };
+  for (let round = 0; round < BREAKDOWN_ROUNDS; round++) {
+    for (const name of round % 2 ? [...names].reverse() : names) {
+      const lsnBefore = (await pool.query<{ lsn: string }>('select pg_current_wal_insert_lsn() as lsn')).rows[0]!.lsn;
+      const clusterBefore = await clusterWal();
+      const server0 = backendCpuUs(pid);
+      const node0 = process.cpuUsage();
+      const latencies: number[] = [];
+      for (let k = 0; k < perRound; k++) {
+        const start = process.hrtime.bigint();
+        await p[name]!();
+        latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
+      }
+      const node = process.cpuUsage(node0);
+      const server1 = backendCpuUs(pid);
+      const clusterAfter = await clusterWal();
+      const lsnAfter = (await pool.query<{ lsn: string }>('select pg_current_wal_flush_lsn() as lsn')).rows[0]!.lsn;
+      const wal = walinspect ? await ownWal(lsnBefore, lsnAfter) : noWal();
+      const entry: Total = totals.get(name) ?? { latencies: [], nodeUs: 0, serverUs: 0, wal: noWal(), cluster: { records: 0, bytes: 0 } };
+      entry.latencies.push(...latencies);
+      entry.nodeUs += node.user + node.system;
+      entry.serverUs = server0 === null || server1 === null || entry.serverUs === null ? null : entry.serverUs + (server1 - server0);
+      entry.wal.records += wal.records;
+      entry.wal.bytes += wal.bytes;
+      entry.wal.fpiBytes += wal.fpiBytes;
+      add(entry.wal.byKind, wal.byKind);
+      add(entry.wal.heapInserts, wal.heapInserts);
+      add(entry.wal.indexInserts, wal.indexInserts);
+      entry.cluster.records += clusterAfter.records - clusterBefore.records;
+      entry.cluster.bytes += clusterAfter.bytes - clusterBefore.bytes;
+      totals.set(name, entry);
+    }
+  }
+  await utils.release();
+  await onePool.end();
+  const calls = perRound * BREAKDOWN_ROUNDS;
+  const per = (record: Record<string, number>) => Object.fromEntries(Object.entries(record).map(([name, n]) => [name, n / calls]));
+  return names.map((name) => {
+    const t = totals.get(name)!;
+    return {
+      path: name,
+      latencyMs: median(t.latencies),
+      nodeUs: t.nodeUs / calls,
+      serverUs: t.serverUs === null ? null : t.serverUs / calls,
+      wal: walinspect
+        ? {
+            records: t.wal.records / calls,
+            bytes: t.wal.bytes / calls,
+            fpiBytes: t.wal.fpiBytes / calls,
+            byKind: per(t.wal.byKind),
+            heapInserts: per(t.wal.heapInserts),
+            indexInserts: per(t.wal.indexInserts),
+          }
+        : null,
+      clusterWal: walinspect ? null : { records: t.cluster.records / calls, bytes: t.cluster.bytes / calls },
+    };
+  });
+}
+
 const EMPTY_GRAPHILE_SCHEMA = `${GRAPHILE_SCHEMA}_empty`;
 const EMPTY_UNIQUE_SCHEMA = `${UNIQUE_SCHEMA}_empty`;
+const DEPTH_ROUNDS = 6;
+const DEPTH_BATCH = 300;
 
 interface DepthRow {
-  variant: string;
-  empty: { medianMs: number; p95Ms: number };
-  deep: { medianMs: number; p95Ms: number };
+  path: string;
+  empty: number[];
+  deep: number[];
 }
 
 /**
- * The same calls against a table of DEPTH jobs (the bench's own schemas) and an empty one (a
- * second schema pair), interleaved batch by batch with the order flipped every round, so load
- * elsewhere on the machine and WAL/checkpoint activity land on both sides alike. Three calls:
- * the duplicate check alone (`ignore` on an existing key: the read that must not grow with
- * depth), the unique insert (check + lock + insert), and Graphile's plain addJob (what the host
- * itself pays for the deeper table: its indexes grow too).
+ * The same calls against a table of DEPTH jobs (the bench's schemas) and an empty pair of
+ * schemas, interleaved batch by batch with the order flipped every round, so load elsewhere on
+ * the machine lands on both sides alike.
  */
 async function depthComparison(deepUtils: UniqueWorkerUtils): Promise<DepthRow[]> {
-  await emptyTables();
   const started = Date.now();
   await fill(DEPTH);
   console.error(`filled ${DEPTH} jobs in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   await pool.query(`drop schema if exists "${EMPTY_UNIQUE_SCHEMA}" cascade; drop schema if exists "${EMPTY_GRAPHILE_SCHEMA}" cascade`);
   const emptyUtils = await makeUniqueWorkerUtils({ pgPool: pool, schema: EMPTY_GRAPHILE_SCHEMA, uniqueSchema: EMPTY_UNIQUE_SCHEMA });
-  const sides = { empty: emptyUtils, deep: deepUtils } as const;
-  const run = `d${Date.now()}`;
-  let next = 0;
-  const calls: [string, (utils: UniqueWorkerUtils) => Promise<unknown>][] = [
-    [
-      'duplicate check (ignore, existing key)',
-      (utils) => utils.addJob('bench', { hot: run }, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } }),
-    ],
-    ['unique insert (new key)', (utils) => utils.addJob('bench', { i: next++, run }, { unique: { keys: ['type', 'args'] } })],
-    ['plain addJob', (utils) => utils.addJob('bench', { i: next++, run })],
-  ];
-  const latencies = new Map<string, number[]>();
-  const batch = async (
-    name: string,
-    side: keyof typeof sides,
-    call: (utils: UniqueWorkerUtils) => Promise<unknown>,
-    n: number,
-    record: boolean,
-  ) => {
-    for (let i = 0; i < n; i++) {
-      const start = process.hrtime.bigint();
-      await call(sides[side]);
-      if (record)
-        latencies.set(`${name}/${side}`, [...(latencies.get(`${name}/${side}`) ?? []), Number(process.hrtime.bigint() - start) / 1e6]);
-    }
-  };
-  for (const [name, call] of calls) for (const side of ['empty', 'deep'] as const) await batch(name, side, call, WARMUP, false);
+  const tag = `depth:${Date.now()}`;
+  const sides = { empty: paths(emptyUtils, tag), deep: paths(deepUtils, tag) };
+  const names = ['duplicate (ignore)', 'unique insert', 'plain addJob'];
+  for (const name of names) for (const side of ['empty', 'deep'] as const) await batch(1, sides[side][name]!, WARMUP);
   // The empty side's tables hold only the warm-up's jobs: analyze them, so its plans are a running
   // install's, not those of a just-created table (see BASELINE).
-  await pool.query(
-    `vacuum analyze "${EMPTY_GRAPHILE_SCHEMA}"._private_jobs, "${EMPTY_UNIQUE_SCHEMA}".jobs, "${EMPTY_UNIQUE_SCHEMA}".heads`,
-  );
+  await analyze(EMPTY_GRAPHILE_SCHEMA, EMPTY_UNIQUE_SCHEMA);
+  const rows: DepthRow[] = names.map((path) => ({ path, empty: [], deep: [] }));
   for (let round = 0; round < DEPTH_ROUNDS; round++) {
     const order = round % 2 === 0 ? (['empty', 'deep'] as const) : (['deep', 'empty'] as const);
-    for (const [name, call] of calls) for (const side of order) await batch(name, side, call, DEPTH_BATCH, true);
-    if (process.env.BENCH_VERBOSE) {
-      for (const [name] of calls) {
-        const last = (side: string) => {
-          return median(latencies.get(`${name}/${side}`)!.slice(-DEPTH_BATCH)).toFixed(3);
-        };
-        console.error(`round ${round} ${name}: empty ${last('empty')} ms, deep ${last('deep')} ms`);
+    for (const row of rows) {
+      for (const side of order) {
+        for (let k = 0; k < DEPTH_BATCH; k++) {
+          const start = process.hrtime.bigint();
+          await sides[side][row.path]!();
+          row[side].push(Number(process.hrtime.bigint() - start) / 1e6);
+        }
       }
     }
   }
   await emptyUtils.release();
   await pool.query(`drop schema if exists "${EMPTY_UNIQUE_SCHEMA}" cascade; drop schema if exists "${EMPTY_GRAPHILE_SCHEMA}" cascade`);
-  const stats = (values: number[]) => ({
-    medianMs: median(values),
-    p95Ms: [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.95)]!,
-  });
-  return calls.map(([name]) => ({
-    variant: name,
-    empty: stats(latencies.get(`${name}/empty`)!),
-    deep: stats(latencies.get(`${name}/deep`)!),
-  }));
+  return rows;
 }
 
 async function main(): Promise<void> {
   await pool.query(`drop schema if exists "${UNIQUE_SCHEMA}" cascade; drop schema if exists "${GRAPHILE_SCHEMA}" cascade`);
-  const utils: UniqueWorkerUtils = await makeUniqueWorkerUtils({ pgPool: pool, schema: GRAPHILE_SCHEMA, uniqueSchema: UNIQUE_SCHEMA });
-  const run = `r${Date.now()}`;
-  const variants: [string, (i: number) => Promise<unknown>, () => Promise<void>][] = [
-    ['plain addJob', (i) => utils.addJob('bench', { i }), async () => undefined],
-    ['addJob, Graphile jobKey (replace)', (i) => utils.addJob('bench', { i }, { jobKey: `${run}:${i}` }), async () => undefined],
-    ['unique insert', (i) => utils.addJob('bench', { i, run }, { unique: { keys: ['type', 'args'] } }), async () => undefined],
-    [
-      'unique duplicate path (ignore)',
-      () => utils.addJob('bench', { hot: run }, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } }),
-      async () => void (await utils.addJob('bench', { hot: run }, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } })),
-    ],
-    [
-      'unique replace',
-      () => utils.addJob('bench', { hot: run }, { unique: { keys: ['type', 'args'], on_conflict: 'replace' } }),
-      async () => undefined,
-    ],
-  ];
-
-  // Variants are interleaved pass by pass, so a burst of load elsewhere on the machine hits all
-  // of them rather than one; each variant's median pass is reported.
-  const passes = new Map<string, Row[]>();
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const lanes of [1, LANES]) {
-      for (const [name, call, prepare] of variants) {
-        await emptyTables();
-        await fill(BASELINE);
-        await prepare();
-        // Indices must not repeat across passes (a repeat would be a duplicate): offset them.
-        const row = await measure(name, lanes, (i) => call(i + (round * 2 + (lanes === 1 ? 0 : 1)) * 10_000_000));
-        const key = `${lanes}:${name}`;
-        passes.set(key, [...(passes.get(key) ?? []), row]);
-      }
-    }
-  }
-  const rows = [...passes.values()].map(
-    (runs) => [...runs].sort((a, b) => a.jobsPerSecond - b.jobsPerSecond)[Math.floor(runs.length / 2)]!,
+  const walinspect = await pool.query('create extension if not exists pg_walinspect').then(
+    () => true,
+    () => false,
   );
+  const utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: GRAPHILE_SCHEMA, uniqueSchema: UNIQUE_SCHEMA });
+  await fill(BASELINE);
 
-  const abRows = AB_ROUNDS > 0 ? await insertAB(utils) : [];
+  const ratioRows = await ratios(utils);
+  const breakdownRows = await breakdown(walinspect);
   const depthRows = DEPTH > 0 ? await depthComparison(utils) : [];
 
-  const plain = new Map(rows.filter((r) => r.variant === 'plain addJob').map((r) => [r.lanes, r.jobsPerSecond]));
+  console.log(`graphile-worker adapter bench: Node ${process.version}, ${BASELINE} jobs in the tables at the start`);
+  console.log('');
   console.log(
-    `graphile-worker adapter bench: ${CALLS} calls per variant and pass after ${WARMUP} warm-up, median of ${ROUNDS} passes, pool of ${LANES}, Node ${process.version}`,
+    `Ratios: jobs/s of a path ÷ plain addJob's in the same round; ${ROUNDS} rounds of one ${BATCH}-call batch per path, order rotated each round.`,
   );
   console.log('');
-  console.log('| variant | lanes | jobs/s | × plain addJob | median ms | p95 ms |');
-  console.log('|---|---|---|---|---|---|');
-  for (const r of rows) {
+  console.log('| path ÷ plain addJob | in flight | median | min–max | plain jobs/s | path jobs/s | target |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const r of ratioRows) {
+    const sorted = [...r.ratios].sort((a, b) => a - b);
     console.log(
-      `| ${r.variant} | ${r.lanes} | ${r.jobsPerSecond.toFixed(0)} | ${(r.jobsPerSecond / plain.get(r.lanes)!).toFixed(2)} | ${r.medianMs.toFixed(2)} | ${r.p95Ms.toFixed(2)} |`,
+      `| ${r.path} | ${r.lanes} | ${median(r.ratios).toFixed(2)} | ${sorted[0]!.toFixed(2)}–${sorted.at(-1)!.toFixed(2)} | ${median(r.plainOps).toFixed(0)} | ${median(r.pathOps).toFixed(0)} | ${r.target} |`,
     );
   }
-  if (abRows.length > 0) {
-    console.log('');
+  for (const r of depthRows) {
+    if (r.path !== 'duplicate (ignore)') continue;
     console.log(
-      `| unique insert ÷ plain addJob, ${AB_ROUNDS} alternating batches of ${AB_BATCH} | lanes | median ratio | min–max | plain jobs/s | unique jobs/s |`,
+      `| duplicate check with ${DEPTH} jobs ÷ empty (median latency) | 1 | ${(median(r.deep) / median(r.empty)).toFixed(2)} | | | | ≤ 1.1 |`,
     );
-    console.log('|---|---|---|---|---|---|');
-    for (const r of abRows) {
-      const sorted = [...r.ratios].sort((a, b) => a - b);
+  }
+  console.log('');
+  const wal = walinspect
+    ? "WAL: pg_walinspect over the run's LSN range, only transactions that wrote the bench's relations (heap and index inserts counted from its Heap INSERT and Btree INSERT records)"
+    : 'WAL: cluster-wide pg_stat_wal delta (pg_walinspect unavailable), inflated by other load';
+  console.log(
+    `Per call, sequential on one connection, ${Math.ceil(BREAKDOWN_CALLS / 3) * 3} calls per path over 3 interleaved rounds. ${wal}. PostgreSQL CPU: the backend's utime+stime (/proc); Node CPU: process.cpuUsage.`,
+  );
+  console.log('');
+  console.log(
+    '| path | latency median ms | Node CPU µs | PostgreSQL CPU µs | WAL records | WAL bytes (of which FPI) | heap inserts by table | index entries |',
+  );
+  console.log('|---|---|---|---|---|---|---|---|');
+  const fmt = (record: Record<string, number>) =>
+    Object.entries(record)
+      .filter(([, n]) => n >= 0.005)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([name, n]) => `${name} ${n.toFixed(2)}`)
+      .join(', ');
+  const sum = (record: Record<string, number>) => Object.values(record).reduce((a, b) => a + b, 0);
+  for (const r of breakdownRows) {
+    const cpu = r.serverUs === null ? 'n/a' : r.serverUs.toFixed(0);
+    if (r.wal) {
       console.log(
-        `| insert A/B | ${r.lanes} | ${median(r.ratios).toFixed(2)} | ${sorted[0]!.toFixed(2)}–${sorted.at(-1)!.toFixed(2)} | ${r.plainOps.toFixed(0)} | ${r.uniqueOps.toFixed(0)} |`,
+        `| ${r.path} | ${r.latencyMs.toFixed(3)} | ${r.nodeUs.toFixed(0)} | ${cpu} | ${r.wal.records.toFixed(2)} | ${r.wal.bytes.toFixed(0)} (${r.wal.fpiBytes.toFixed(0)}) | ${fmt(r.wal.heapInserts)} | ${sum(r.wal.indexInserts).toFixed(2)} |`,
+      );
+    } else {
+      console.log(
+        `| ${r.path} | ${r.latencyMs.toFixed(3)} | ${r.nodeUs.toFixed(0)} | ${cpu} | ${r.clusterWal!.records.toFixed(2)} | ${r.clusterWal!.bytes.toFixed(0)} | | |`,
       );
     }
   }
+  if (breakdownRows[0]?.wal) {
+    console.log('');
+    console.log('WAL records per call by kind:');
+    console.log('');
+    for (const r of breakdownRows) console.log(`- ${r.path}: ${fmt(r.wal!.byKind)}`);
+  }
   if (depthRows.length > 0) {
     console.log('');
-    console.log(
-      `| sequential, ${DEPTH_ROUNDS} interleaved rounds of ${DEPTH_BATCH} calls | median ms, empty | median ms, ${DEPTH} jobs | depth ratio | p95 ms, empty | p95 ms, deep |`,
-    );
+    console.log(`Depth: sequential, ${DEPTH_ROUNDS} interleaved rounds of ${DEPTH_BATCH} calls per side.`);
+    console.log('');
+    console.log(`| path | median ms, empty | median ms, ${DEPTH} jobs | ratio | p95 ms, empty | p95 ms, deep |`);
     console.log('|---|---|---|---|---|---|');
     for (const r of depthRows) {
       console.log(
-        `| ${r.variant} | ${r.empty.medianMs.toFixed(3)} | ${r.deep.medianMs.toFixed(3)} | ${(r.deep.medianMs / r.empty.medianMs).toFixed(2)} | ${r.empty.p95Ms.toFixed(3)} | ${r.deep.p95Ms.toFixed(3)} |`,
+        `| ${r.path} | ${median(r.empty).toFixed(3)} | ${median(r.deep).toFixed(3)} | ${(median(r.deep) / median(r.empty)).toFixed(2)} | ${quantile(r.empty, 0.95).toFixed(3)} | ${quantile(r.deep, 0.95).toFixed(3)} |`,
       );
     }
   }

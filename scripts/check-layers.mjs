@@ -37,6 +37,7 @@ const DEPENDENCIES = Object.keys(pkg.dependencies ?? {});
 const ENTRY_POINTS = {
   'ojs-unique': 'src',
   'ojs-unique/internal': 'src',
+  'ojs-unique/translate': 'src',
   'ojs-unique/memory': 'adapters/memory',
   'ojs-unique/bullmq': 'adapters/bullmq',
   'ojs-unique/graphile-worker': 'adapters/graphile-worker',

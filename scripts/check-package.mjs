@@ -144,6 +144,7 @@ const again = await backend.enqueue(job);
 if (first.outcome !== 'created' || again.outcome !== 'deduplicated') throw new Error('ojs-unique/memory: wrong outcomes');
 if (typeof root.parseUniquePolicy !== 'function') throw new Error('ojs-unique: no parseUniquePolicy');
 if (typeof internal.prepareUnique !== 'function') throw new Error('ojs-unique/internal: no prepareUnique');
+if (translate.fromOban({ period: 30 }).period !== 'PT30S') throw new Error('ojs-unique/translate: fromOban');
 if (typeof bullmq.withUniqueness !== 'function') throw new Error('ojs-unique/bullmq: no withUniqueness');
 if (typeof graphile.makeUniqueWorkerUtils !== 'function') {
   throw new Error('ojs-unique/graphile-worker: no makeUniqueWorkerUtils');
@@ -156,6 +157,7 @@ console.log('loaded');
       main: program(`import * as root from 'ojs-unique';
 import * as memory from 'ojs-unique/memory';
 import * as internal from 'ojs-unique/internal';
+import * as translate from 'ojs-unique/translate';
 import * as bullmq from 'ojs-unique/bullmq';
 import * as graphile from 'ojs-unique/graphile-worker';`),
       modes: [
@@ -170,6 +172,7 @@ import * as graphile from 'ojs-unique/graphile-worker';`),
 ${program(`const root = require('ojs-unique');
 const memory = require('ojs-unique/memory');
 const internal = require('ojs-unique/internal');
+const translate = require('ojs-unique/translate');
 const bullmq = require('ojs-unique/bullmq');
 const graphile = require('ojs-unique/graphile-worker');`)}
 })().catch((error) => { console.error(error); process.exitCode = 1; });`,
@@ -183,11 +186,14 @@ const graphile = require('ojs-unique/graphile-worker');`)}
   // A typed use of each entry point; the ts-expect-errors fail the compile if an import is `any`.
   const typed = `import { parseUniquePolicy, isDuplicateJobError } from 'ojs-unique';
 import { createMemoryBackend } from 'ojs-unique/memory';
+import { fromBullMQ } from 'ojs-unique/translate';
 import { withUniqueness } from 'ojs-unique/bullmq';
 import { makeUniqueWorkerUtils } from 'ojs-unique/graphile-worker';
 const policy = parseUniquePolicy({ keys: ['type', 'args'], on_conflict: 'ignore' });
 const backend = createMemoryBackend();
-export const used = [policy.on_conflict, backend, isDuplicateJobError, withUniqueness, makeUniqueWorkerUtils];
+export const used = [policy.on_conflict, backend, isDuplicateJobError, withUniqueness, makeUniqueWorkerUtils, fromBullMQ({ jobId: 'a' })];
+// @ts-expect-error a misspelt BullMQ option
+fromBullMQ({ jobid: 'a' });
 // @ts-expect-error a function is not a number
 export const wrongBullMQ: number = withUniqueness;
 // @ts-expect-error a function is not a number

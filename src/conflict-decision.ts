@@ -7,7 +7,7 @@
 import { DuplicateJobError } from './errors.js';
 import type { OjsJobState } from './job.js';
 import { parsePeriod, periodEndOrInfinity } from './period.js';
-import type { UniquePolicy } from './unique-policy.js';
+import { UPDATE_FIELDS, type UniquePolicy, type UpdateField } from './unique-policy.js';
 
 /** A job recorded under the same uniqueness key, as the backend observed it. */
 export interface ConflictCandidate {
@@ -25,6 +25,12 @@ export interface ConflictCandidate {
    * millisecond and counter ids compare wrongly as text ("10" < "9").
    */
   seq?: number;
+  /**
+   * Epoch ms of the last enqueue that found this job a duplicate under a policy anchored at
+   * `last_duplicate` (the `x_period_anchor` extension), or null/absent if none has. Only
+   * backends that support the extension record it.
+   */
+  last_duplicate_at?: number | null;
 }
 
 export interface ConflictInput {
@@ -44,10 +50,14 @@ export interface ConflictInput {
 export type ConflictDecision =
   /** No duplicate: insert the new job. */
   | { action: 'insert' }
-  /** §5.4: return `existing`, insert nothing. */
-  | { action: 'ignore'; existing: ConflictCandidate }
-  /** §5.1 (or §5.2's fallback for an active job): throw `error`, insert nothing. */
-  | { action: 'reject'; existing: ConflictCandidate; error: DuplicateJobError }
+  /**
+   * §5.4: return `existing`, insert nothing. `touch` (only under `x_period_anchor:
+   * "last_duplicate"`): record `now` as `last_duplicate_at` on each of these jobs, in the same
+   * atomic step.
+   */
+  | { action: 'ignore'; existing: ConflictCandidate; touch?: ConflictCandidate[] }
+  /** §5.1 (or §5.2's fallback for an active job): throw `error`, insert nothing (but `touch`, as for ignore). */
+  | { action: 'reject'; existing: ConflictCandidate; error: DuplicateJobError; touch?: ConflictCandidate[] }
   /**
    * §5.2/§5.3: cancel every job in `cancel` (all duplicates, oldest first; after this no other
    * job with the key is in a checked state), then insert the new job, atomically. `scheduledAt`
@@ -57,6 +67,20 @@ export type ConflictDecision =
   | { action: 'replace'; existing: ConflictCandidate; cancel: ConflictCandidate[]; scheduledAt: number | null };
 
 /**
+ * The `x_update` extension: copy `fields` of the new job onto `existing` in place (it keeps its
+ * id), insert nothing, and answer `updated`; `touch` as for ignore.
+ */
+export interface UpdateDecision {
+  action: 'update';
+  existing: ConflictCandidate;
+  fields: UpdateField[];
+  touch?: ConflictCandidate[];
+}
+
+/** Every answer {@link decideUniqueConflict} gives: the spec's, plus the extensions'. */
+export type UniqueConflictDecision = ConflictDecision | UpdateDecision;
+
+/**
  * §7.4: a candidate is a duplicate iff its state is one of `policy.states` AND
  * `now < created_at + period` (or there is no period).
  */
@@ -64,7 +88,23 @@ export function isDuplicate(candidate: ConflictCandidate, policy: UniquePolicy, 
   if (!policy.states.includes(candidate.state)) return false;
   // A window whose end no date can hold never closes (a period stored before the enqueue check
   // existed must not make every later enqueue of its key fail).
-  return policy.period === null || now < periodEndOrInfinity(candidate.created_at, parsePeriod(policy.period));
+  return policy.period === null || now < periodEndOrInfinity(periodAnchor(candidate, policy), parsePeriod(policy.period));
+}
+
+/**
+ * Where the candidate's window starts (epoch ms): its `created_at` (§7.2), or under the
+ * `x_period_anchor` extension its scheduled time, or its last duplicate attempt (its creation
+ * until one happens).
+ */
+export function periodAnchor(candidate: ConflictCandidate, policy: UniquePolicy): number {
+  switch (policy.x_period_anchor) {
+    case undefined:
+      return candidate.created_at;
+    case 'scheduled_at':
+      return candidate.scheduled_at ?? candidate.created_at;
+    case 'last_duplicate':
+      return Math.max(candidate.created_at, candidate.last_duplicate_at ?? candidate.created_at);
+  }
 }
 
 /**
@@ -76,23 +116,49 @@ export function isDuplicate(candidate: ConflictCandidate, policy: UniquePolicy, 
  * afterwards.
  */
 export function decideConflict(input: ConflictInput): ConflictDecision {
+  const decision = decideUniqueConflict(input);
+  if (decision.action === 'update') {
+    // Unreachable through prepareUnique, which refuses x_update unless the backend declares it.
+    throw new Error('ojs-unique: a policy with x_update needs decideUniqueConflict (and a backend that declares the extension)');
+  }
+  return decision;
+}
+
+/**
+ * {@link decideConflict} with the policy extensions: `x_period_anchor` (through
+ * {@link isDuplicate}), `touch` for `last_duplicate`, and the `update` answer of `x_update` when
+ * the existing job's state has an entry there (otherwise `on_conflict` decides, as usual).
+ */
+export function decideUniqueConflict(input: ConflictInput): UniqueConflictDecision {
   const { policy, now } = input;
   const duplicates = input.candidates.filter((candidate) => isDuplicate(candidate, policy, now)).sort(insertionOrder);
   const existing = duplicates[0];
   if (!existing) return { action: 'insert' };
+  // Every duplicate this enqueue found moves its window's end (BullMQ's extend renews the key's TTL).
+  const touch = policy.x_period_anchor === 'last_duplicate' ? { touch: duplicates } : {};
+
+  const update = policy.x_update?.[existing.state as keyof NonNullable<UniquePolicy['x_update']>];
+  if (update !== undefined) {
+    return { action: 'update', existing, fields: UPDATE_FIELDS.filter((field) => update.includes(field)), ...touch };
+  }
 
   switch (policy.on_conflict) {
     case 'ignore':
-      return { action: 'ignore', existing };
+      return { action: 'ignore', existing, ...touch };
     case 'reject':
-      return { action: 'reject', existing, error: duplicateError(existing, input.uniquenessKey, 'duplicate') };
+      return { action: 'reject', existing, error: duplicateError(existing, input.uniquenessKey, 'duplicate'), ...touch };
     case 'replace':
     case 'replace_except_schedule': {
       const active = duplicates.find((candidate) => candidate.state === 'active');
       if (active && !input.canReplaceActive) {
         // §5.2: fall back to reject, with an error that says why. Nothing is cancelled, not even
         // the non-active duplicates: a replace is all or nothing.
-        return { action: 'reject', existing: active, error: duplicateError(active, input.uniquenessKey, 'active_not_replaceable') };
+        return {
+          action: 'reject',
+          existing: active,
+          error: duplicateError(active, input.uniquenessKey, 'active_not_replaceable'),
+          ...touch,
+        };
       }
       // §5.3: the schedule is kept only from a job that is still waiting for it.
       const scheduled = policy.on_conflict === 'replace_except_schedule' ? duplicates.find((c) => c.state === 'scheduled') : undefined;

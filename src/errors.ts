@@ -13,7 +13,7 @@ import type { OjsJobState } from './job.js';
 const BRAND = Symbol.for('ojs-unique.error');
 
 /** Stable codes. `invalid_request` and `duplicate` are the OJS codes of spec §2.2 and §5.1. */
-export type OjsUniqueErrorCode = 'invalid_request' | 'duplicate' | 'not_found' | 'invalid_transition' | 'backend_error';
+export type OjsUniqueErrorCode = 'invalid_request' | 'duplicate' | 'not_found' | 'invalid_transition' | 'backend_error' | 'untranslatable';
 
 export class OjsUniqueError extends Error {
   readonly code: OjsUniqueErrorCode;
@@ -161,6 +161,24 @@ export class BackendError extends OjsUniqueError {
   }
 }
 
+/**
+ * A translator of `ojs-unique/translate` (`fromOban`, `fromBullMQ` …) was given an option it
+ * cannot turn into an OJS policy: one no policy (extensions included) can express, or a value
+ * that system itself would not accept. `option` is the option's path in the system's own
+ * vocabulary (`replace.executing[0]`, `deduplication.ttl`).
+ */
+export class UntranslatableOptionError extends OjsUniqueError {
+  /** The system whose options were given: `oban`, `oban-pro`, `zizq`, `faktory`, `bullmq`, `graphile-worker`. */
+  readonly system: string;
+  readonly option: string;
+  constructor(system: string, option: string, problem: string) {
+    super('untranslatable', `${system} option ${option}: ${problem}`);
+    this.name = 'UntranslatableOptionError';
+    this.system = system;
+    this.option = option;
+  }
+}
+
 function brandOf(value: unknown): OjsUniqueErrorCode | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   return (value as { [BRAND]?: OjsUniqueErrorCode })[BRAND];
@@ -180,4 +198,8 @@ export function isInvalidJobInputError(value: unknown): value is InvalidJobInput
 
 export function isBackendError(value: unknown): value is BackendError {
   return value instanceof BackendError || brandOf(value) === 'backend_error';
+}
+
+export function isUntranslatableOptionError(value: unknown): value is UntranslatableOptionError {
+  return value instanceof UntranslatableOptionError || brandOf(value) === 'untranslatable';
 }

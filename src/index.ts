@@ -8,8 +8,26 @@
 export { OJS_JOB_STATES } from './job.js';
 export type { JobInput, JsonValue, OjsJob, OjsJobState } from './job.js';
 
-export { DEFAULT_UNIQUE_STATES, UNIQUE_STATE_GROUPS, parseUniquePolicy } from './unique-policy.js';
-export type { ConflictStrategy, UniqueDimension, UniquePolicy, UniquePolicyInput } from './unique-policy.js';
+export {
+  DEFAULT_UNIQUE_STATES,
+  PERIOD_ANCHORS,
+  UNIQUE_EXTENSIONS,
+  UNIQUE_STATE_GROUPS,
+  UPDATE_FIELDS,
+  UPDATE_STATES,
+  parseUniquePolicy,
+} from './unique-policy.js';
+export type {
+  ConflictStrategy,
+  PeriodAnchor,
+  UniqueDimension,
+  UniqueExtension,
+  UniquePolicy,
+  UniquePolicyInput,
+  UpdateField,
+  UpdateInPlace,
+  UpdateState,
+} from './unique-policy.js';
 export { uniquePolicyJsonSchema } from './unique-policy-json-schema.js';
 export { computeUniquenessKey } from './uniqueness-key.js';
 export type { UniquenessKey } from './uniqueness-key.js';
@@ -21,10 +39,12 @@ export {
   InvalidTransitionError,
   JobNotFoundError,
   OjsUniqueError,
+  UntranslatableOptionError,
   isBackendError,
   isDuplicateJobError,
   isInvalidJobInputError,
   isOjsUniqueError,
+  isUntranslatableOptionError,
 } from './errors.js';
 export type { DuplicateJobDetails, OjsUniqueErrorCode, ValidationIssue } from './errors.js';
 

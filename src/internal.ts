@@ -3,12 +3,19 @@
  * their own. Not covered by semver: any release may change or remove these.
  */
 export { TERMINAL_STATES } from './job.js';
-export { CONFLICT_STRATEGIES, UNIQUE_DIMENSIONS, compactUniquePolicy, uniquePolicySchema } from './unique-policy.js';
+export {
+  CONFLICT_STRATEGIES,
+  MAX_CALLER_KEY_LENGTH,
+  UNIQUE_DIMENSIONS,
+  compactUniquePolicy,
+  policyExtensions,
+  uniquePolicySchema,
+} from './unique-policy.js';
 export { DEFAULT_QUEUE, canonicalPreimage } from './uniqueness-key.js';
 export { PERIOD_PATTERN, addPeriod, parsePeriod } from './period.js';
 export type { Period } from './period.js';
-export { decideConflict, insertionOrder, isDuplicate } from './conflict-decision.js';
-export type { ConflictCandidate, ConflictDecision, ConflictInput } from './conflict-decision.js';
+export { decideConflict, decideUniqueConflict, insertionOrder, isDuplicate, periodAnchor } from './conflict-decision.js';
+export type { ConflictCandidate, ConflictDecision, ConflictInput, UniqueConflictDecision, UpdateDecision } from './conflict-decision.js';
 export { prepareUnique, jobInputIssues, ownJobInput, scheduledAtMs } from './unique-enqueue.js';
 export type { PreparedUnique, PrepareUniqueOptions } from './unique-enqueue.js';
 export { MAX_ATTEMPTS_RANGE, MAX_IDENTIFIER_LENGTH, MAX_JSON_DEPTH, PRIORITY_RANGE, TIME_RANGE_MS } from './input-limits.js';

@@ -13,7 +13,7 @@ import type { JobInput } from './job.js';
 import { validateJson } from './json-normalize.js';
 import { parsePeriod, periodEndProblem } from './period.js';
 import { isPlainObject } from './selectable-args.js';
-import { parseUniquePolicy, type UniquePolicy } from './unique-policy.js';
+import { parseUniquePolicy, policyExtensions, type UniqueExtension, type UniquePolicy } from './unique-policy.js';
 import { computeUniquenessKey } from './uniqueness-key.js';
 
 export interface PreparedUnique {
@@ -28,6 +28,12 @@ export interface PrepareUniqueOptions {
    * backend stores. (Default: `Date.now()`.)
    */
   now?: number;
+  /**
+   * The policy extensions the calling backend implements (its `capabilities.unique_jobs.extensions`).
+   * A policy using another one is refused, naming the field: a backend that has not implemented
+   * an extension must never enqueue as if the field were absent. (Default: none.)
+   */
+  extensions?: readonly UniqueExtension[];
 }
 
 /**
@@ -56,8 +62,22 @@ export function prepareUnique(job: JobInput, options: PrepareUniqueOptions = {})
   const argsHashedWhole = policy !== null && policy.keys.includes('args') && policy.args_keys === null;
   jsonIssues(own, !argsHashedWhole, issues);
   issues.push(...policyIssues);
+  if (policy !== null) {
+    const supported = options.extensions ?? [];
+    for (const extension of policyExtensions(policy)) {
+      if (!supported.includes(extension)) {
+        issues.push({
+          path: `unique.${extension}`,
+          message: `is an extension this backend does not support (it supports: ${supported.length > 0 ? supported.join(', ') : 'none'})`,
+        });
+      }
+    }
+  }
   if (policy?.period != null) {
-    const problem = periodEndProblem(options.now ?? Date.now(), parsePeriod(policy.period));
+    const now = options.now ?? Date.now();
+    // Under the scheduled_at anchor the window is measured from the job's due time.
+    const scheduled = policy.x_period_anchor === 'scheduled_at' && own.scheduled_at !== undefined ? scheduledAtMs(own.scheduled_at) : null;
+    const problem = periodEndProblem(Math.max(now, scheduled ?? now), parsePeriod(policy.period));
     if (problem) issues.push({ path: 'unique.period', message: problem });
   }
   if (issues.length > 0) throw new InvalidJobInputError(issues);

@@ -8,6 +8,7 @@
  * host does not have; this one is what OJS itself defines (PUSH, INFO, CANCEL) plus `close`.
  */
 import type { JobInput, OjsJob } from './job.js';
+import type { UniqueExtension, UpdateField } from './unique-policy.js';
 
 export interface UniqueJobsCapabilities {
   unique_jobs: {
@@ -17,6 +18,12 @@ export interface UniqueJobsCapabilities {
     mechanism: string;
     /** Whether `replace` may cancel an `active` job (§5.2). When false it rejects with state `active`. */
     replace_active: boolean;
+    /**
+     * The policy extensions (`x_…` fields, `UNIQUE_EXTENSIONS`) this backend implements. A policy
+     * using any other is refused with `InvalidJobInputError` naming the field, before anything
+     * is written. (Default: none.)
+     */
+    extensions?: readonly UniqueExtension[];
   };
 }
 
@@ -30,7 +37,14 @@ export type EnqueueResult =
    * `cancelled`) is the job it replaced; `also_replaced` lists further duplicates cancelled by
    * the same enqueue, when there were several.
    */
-  | { outcome: 'replaced'; job: OjsJob; replaced: OjsJob; also_replaced?: OjsJob[] };
+  | { outcome: 'replaced'; job: OjsJob; replaced: OjsJob; also_replaced?: OjsJob[] }
+  /**
+   * The `x_update` extension (only from a backend that declares it): nothing was inserted; `job`
+   * is the existing job, same id, after the update. `changed` lists the fields whose value the
+   * update changed, in `UPDATE_FIELDS` order (empty when the new job carried the values the job
+   * already had).
+   */
+  | { outcome: 'updated'; job: OjsJob; changed: UpdateField[] };
 
 export interface UniqueJobsBackend {
   readonly capabilities: UniqueJobsCapabilities;

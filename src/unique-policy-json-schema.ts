@@ -8,6 +8,11 @@
  * test/unique-policy-schema.test.ts runs both over one corpus so the two cannot drift, and lists
  * the few places where zod is deliberately stricter or follows the spec's prose (see
  * src/unique-policy.ts).
+ *
+ * The three `x_` properties are this library's extensions (docs/decisions.md), not §13's: their
+ * shapes are here so that a policy document using them validates; their cross-field rules (a
+ * period for `x_period_anchor`, `keys` with `x_key`, `x_update`'s states within `states`) are
+ * zod's alone, like §2.2's.
  */
 export const uniquePolicyJsonSchema = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -63,6 +68,36 @@ export const uniquePolicyJsonSchema = {
       enum: ['reject', 'replace', 'replace_except_schedule', 'ignore'],
       default: 'reject',
       description: 'Strategy for handling a detected duplicate.',
+    },
+    x_period_anchor: {
+      type: 'string',
+      enum: ['created_at', 'scheduled_at', 'last_duplicate'],
+      default: 'created_at',
+      description:
+        "Extension: what the period is measured from: the existing job's created_at, its scheduled time, or the last duplicate attempt.",
+    },
+    x_key: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 1024,
+      description: 'Extension (Appendix A.1): a caller-provided uniqueness key, hashed instead of the dimensions.',
+    },
+    x_update: {
+      type: 'object',
+      properties: Object.fromEntries(
+        ['scheduled', 'available', 'pending', 'active', 'retryable'].map((state) => [
+          state,
+          {
+            type: 'array',
+            items: { type: 'string', enum: ['args', 'meta', 'priority', 'max_attempts', 'scheduled_at'] },
+            uniqueItems: true,
+            minItems: 1,
+          },
+        ]),
+      ),
+      additionalProperties: false,
+      minProperties: 1,
+      description: 'Extension: per state of the duplicate, the fields of the new job copied onto it in place.',
     },
   },
   additionalProperties: false,

@@ -51,6 +51,40 @@ export const UNIQUE_STATE_GROUPS = {
   scheduled: ['scheduled'],
 } as const satisfies Record<string, readonly OjsJobState[]>;
 
+/**
+ * The policy extensions this library defines beyond the spec (docs/decisions.md, "Policy
+ * extensions"). Each is a policy field prefixed `x_`, the namespace ojs-core §11.10 asks for. A
+ * backend declares the ones it implements (`capabilities.unique_jobs.extensions`) and refuses a
+ * policy using any other with `InvalidJobInputError` naming the field: never ignores it.
+ */
+export const UNIQUE_EXTENSIONS = ['x_period_anchor', 'x_key', 'x_update'] as const;
+export type UniqueExtension = (typeof UNIQUE_EXTENSIONS)[number];
+
+/**
+ * `x_period_anchor` (extends §7.2): the instant the period is measured from.
+ *  - `created_at`: the existing job's creation (the spec's rule, the default);
+ *  - `scheduled_at`: the existing job's current scheduled time (Oban `timestamp: :scheduled_at`,
+ *    Oban Pro, Faktory's delay-inclusive window);
+ *  - `last_duplicate`: the last enqueue that found it a duplicate, else its creation: each
+ *    duplicate pushes the window's end (BullMQ `deduplication.extend`).
+ */
+export const PERIOD_ANCHORS = ['created_at', 'scheduled_at', 'last_duplicate'] as const;
+export type PeriodAnchor = (typeof PERIOD_ANCHORS)[number];
+
+/** The states in which `x_update` may update a duplicate in place: the non-terminal ones. */
+export const UPDATE_STATES = ['scheduled', 'available', 'pending', 'active', 'retryable'] as const;
+export type UpdateState = (typeof UPDATE_STATES)[number];
+
+/** The fields `x_update` may copy from the new job onto the existing one, in the order `changed` lists them. */
+export const UPDATE_FIELDS = ['args', 'meta', 'priority', 'max_attempts', 'scheduled_at'] as const;
+export type UpdateField = (typeof UPDATE_FIELDS)[number];
+
+/** `x_update`: per state of the existing job, the fields to copy onto it from the new job. */
+export type UpdateInPlace = { [S in UpdateState]?: UpdateField[] };
+
+/** Longest caller-provided key, in UTF-16 code units. */
+export const MAX_CALLER_KEY_LENGTH = 1024;
+
 /** A validated policy with every default of §2.1 filled in. */
 export interface UniquePolicy {
   /** Dimensions named by the caller. `type` is always hashed whether listed or not (§2.2). (Default: `["type"]`.) */
@@ -65,6 +99,22 @@ export interface UniquePolicy {
   states: OjsJobState[];
   /** What a duplicate does (§5). (Default: `"reject"`.) */
   on_conflict: ConflictStrategy;
+  /**
+   * Extension (§7.2): what the period is measured from. Present only when it is not
+   * `created_at` (the spec's rule); needs a `period`.
+   */
+  x_period_anchor?: Exclude<PeriodAnchor, 'created_at'>;
+  /**
+   * Extension (Appendix A.1): the caller's own uniqueness key, hashed in place of the §3
+   * dimensions (`type` included) with the §4 algorithm: the pre-image is `{"x_key": …}`, plus
+   * `queue` when `keys` is `["queue"]`. Present only when given.
+   */
+  x_key?: string;
+  /**
+   * Extension (§5): a duplicate in one of these states is updated in place (it keeps its id; the
+   * outcome is `updated`) instead of going through `on_conflict`. Present only when given.
+   */
+  x_update?: UpdateInPlace;
 }
 
 /**
@@ -86,6 +136,21 @@ export interface UniquePolicyInput {
   states?: readonly OjsJobState[];
   /** What a duplicate does (§5). (Default: `"reject"`.) */
   on_conflict?: ConflictStrategy;
+  /**
+   * Extension: the period's anchor, {@link PERIOD_ANCHORS}. Needs `period`. (Default:
+   * `"created_at"`, the spec's rule.)
+   */
+  x_period_anchor?: PeriodAnchor;
+  /**
+   * Extension (Appendix A.1): a caller-provided uniqueness key (1 to 1024 characters), hashed
+   * instead of the dimensions. `keys` may then only be `[]` or `["queue"]`. (Default: none.)
+   */
+  x_key?: string;
+  /**
+   * Extension: per state of the duplicate, the fields of the new job copied onto it in place,
+   * e.g. `{ scheduled: ["args", "priority"] }`. Each state must be in `states`. (Default: none.)
+   */
+  x_update?: { readonly [S in UpdateState]?: readonly UpdateField[] };
 }
 
 const oneOf = (what: string, allowed: readonly string[]) => (issue: { input?: unknown }) => {
@@ -118,6 +183,26 @@ function uniqueItems(list: readonly unknown[], ctx: z.RefinementCtx): void {
     else seen.add(item);
   });
 }
+
+/** `x_key`: what a backend can hash and store beside the job (no U+0000, well-formed, bounded). */
+const callerKey = z.string({ error: (i) => `expected a string, got ${describe(i.input)}` }).superRefine((key, ctx) => {
+  if (key.length === 0) ctx.addIssue({ code: 'custom', message: 'must not be empty' });
+  else if (key.length > MAX_CALLER_KEY_LENGTH)
+    ctx.addIssue({ code: 'custom', message: `must be at most ${MAX_CALLER_KEY_LENGTH} characters` });
+  else if (key.includes('\u0000')) ctx.addIssue({ code: 'custom', message: 'contains U+0000, which PostgreSQL cannot store' });
+  else if (!key.isWellFormed()) ctx.addIssue({ code: 'custom', message: 'contains a lone UTF-16 surrogate, which is not valid Unicode' });
+});
+
+/** One state's field list in `x_update`. */
+const updateFields = z
+  .array(z.enum(UPDATE_FIELDS, { error: oneOf('field', UPDATE_FIELDS) }), {
+    error: (i) => `expected an array of fields, got ${describe(i.input)}`,
+  })
+  .superRefine(uniqueItems)
+  .superRefine((fields, ctx) => {
+    if (fields.length === 0) ctx.addIssue({ code: 'custom', message: 'must name at least one field (omit the state instead)' });
+  })
+  .optional();
 
 const periodField = z
   .union([z.string(), z.number()], {
@@ -159,6 +244,28 @@ export const uniquePolicySchema = z
         .superRefine(uniqueItems)
         .optional(),
       on_conflict: z.enum(CONFLICT_STRATEGIES, { error: oneOf('strategy', CONFLICT_STRATEGIES) }).optional(),
+      x_period_anchor: z.enum(PERIOD_ANCHORS, { error: oneOf('anchor', PERIOD_ANCHORS) }).optional(),
+      x_key: callerKey.optional(),
+      x_update: z
+        .strictObject(
+          {
+            scheduled: updateFields,
+            available: updateFields,
+            pending: updateFields,
+            active: updateFields,
+            retryable: updateFields,
+          } satisfies Record<UpdateState, typeof updateFields>,
+          {
+            error: (i) =>
+              i.code === 'unrecognized_keys' ? undefined : `expected an object of states to field lists, got ${describe(i.input)}`,
+          },
+        )
+        // Only once its states are well-formed: `{ done: [...] }` is an unknown state, not an empty rule.
+        .refine((update) => Object.values(update).some((fields) => fields !== undefined), {
+          message: 'must name at least one state (omit it instead)',
+          when: (payload) => payload.issues.length === 0,
+        })
+        .optional(),
     },
     { error: (i) => (i.code === 'unrecognized_keys' ? undefined : `expected a policy object, got ${describe(i.input)}`) },
   )
@@ -186,6 +293,33 @@ export const uniquePolicySchema = z
     if (policy.args_keys != null && !keys.includes('args')) {
       ctx.addIssue({ code: 'custom', path: ['args_keys'], message: 'is set but keys does not include "args", so it would be ignored' });
     }
+    if (policy.x_period_anchor !== undefined && policy.period == null) {
+      ctx.addIssue({ code: 'custom', path: ['x_period_anchor'], message: 'is set but period is not, so it would be ignored' });
+    }
+    if (policy.x_key !== undefined) {
+      (policy.keys ?? []).forEach((dimension, index) => {
+        if (dimension !== 'queue') {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['keys', index],
+            message: `${JSON.stringify(dimension)} cannot be hashed with x_key, which replaces the dimensions (only "queue" may scope it)`,
+          });
+        }
+      });
+    }
+    if (policy.x_update !== undefined) {
+      const states: readonly string[] = policy.states ?? DEFAULT_UNIQUE_STATES;
+      const named = Object.keys(policy.x_update).filter((state) => policy.x_update![state as UpdateState] !== undefined);
+      for (const state of named) {
+        if (!states.includes(state)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['x_update', state],
+            message: `${JSON.stringify(state)} is not in states, so no duplicate in it is ever found and this would be ignored`,
+          });
+        }
+      }
+    }
   });
 
 /**
@@ -202,13 +336,27 @@ export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 
   }
   const raw = result.data;
   const policy: UniquePolicy = {
-    keys: raw.keys ?? ['type'],
+    // With a caller key the dimensions are not hashed (x_key), so none is implied.
+    keys: raw.keys ?? (raw.x_key !== undefined ? [] : ['type']),
     args_keys: raw.args_keys ?? null,
     meta_keys: raw.meta_keys ?? null,
     period: raw.period == null ? null : typeof raw.period === 'number' ? `PT${raw.period}S` : raw.period,
     states: raw.states ?? [...DEFAULT_UNIQUE_STATES],
     on_conflict: raw.on_conflict ?? 'reject',
   };
+  // Extensions are own properties only when used, so a spec-only policy is exactly the six
+  // fields of §2.1 (and backends without them store and compare it unchanged).
+  if (raw.x_period_anchor !== undefined && raw.x_period_anchor !== 'created_at') policy.x_period_anchor = raw.x_period_anchor;
+  if (raw.x_key !== undefined) policy.x_key = raw.x_key;
+  if (raw.x_update !== undefined) {
+    const update: UpdateInPlace = {};
+    for (const state of UPDATE_STATES) {
+      const fields = raw.x_update[state];
+      // Canonical field order, so that two spellings of one rule store alike.
+      if (fields !== undefined) update[state] = UPDATE_FIELDS.filter((field) => fields.includes(field));
+    }
+    policy.x_update = update;
+  }
   if (job) {
     const issues = jobIssues(policy, job);
     if (issues.length > 0) throw new InvalidJobInputError(issues);
@@ -216,7 +364,12 @@ export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 
   return policy;
 }
 
-const POLICY_FIELDS = ['keys', 'args_keys', 'meta_keys', 'period', 'states', 'on_conflict'] as const;
+const POLICY_FIELDS = ['keys', 'args_keys', 'meta_keys', 'period', 'states', 'on_conflict', ...UNIQUE_EXTENSIONS] as const;
+
+/** The extensions `policy` uses, in {@link UNIQUE_EXTENSIONS} order. */
+export function policyExtensions(policy: UniquePolicy): UniqueExtension[] {
+  return UNIQUE_EXTENSIONS.filter((extension) => policy[extension] !== undefined);
+}
 
 /**
  * The policy's own enumerable properties in a null-prototype object, arrays copied dense, so
@@ -248,7 +401,8 @@ function ownPolicy(input: unknown): unknown {
  */
 export function compactUniquePolicy(policy: UniquePolicy): UniquePolicyInput {
   const compact: UniquePolicyInput = {};
-  if (!(policy.keys.length === 1 && policy.keys[0] === 'type')) compact.keys = policy.keys;
+  const defaultKeys = policy.x_key !== undefined ? policy.keys.length === 0 : policy.keys.length === 1 && policy.keys[0] === 'type';
+  if (!defaultKeys) compact.keys = policy.keys;
   if (policy.args_keys !== null) compact.args_keys = policy.args_keys;
   if (policy.meta_keys !== null) compact.meta_keys = policy.meta_keys;
   if (policy.period !== null) compact.period = policy.period;
@@ -256,6 +410,9 @@ export function compactUniquePolicy(policy: UniquePolicy): UniquePolicyInput {
     compact.states = policy.states;
   }
   if (policy.on_conflict !== 'reject') compact.on_conflict = policy.on_conflict;
+  if (policy.x_period_anchor !== undefined) compact.x_period_anchor = policy.x_period_anchor;
+  if (policy.x_key !== undefined) compact.x_key = policy.x_key;
+  if (policy.x_update !== undefined) compact.x_update = policy.x_update;
   return compact;
 }
 
@@ -295,7 +452,12 @@ function toIssues(issue: z.core.$ZodIssue): ValidationIssue[] {
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((key) => ({
       path: formatPath([...issue.path, key]),
-      message: `unknown field (allowed: keys, args_keys, meta_keys, period, states, on_conflict)`,
+      message:
+        issue.path.length === 0
+          ? `unknown field (allowed: ${POLICY_FIELDS.join(', ')})`
+          : issue.path[0] === 'x_update'
+            ? `not a state x_update can update in (allowed: ${UPDATE_STATES.join(', ')})`
+            : 'unknown field',
     }));
   }
   return [{ path: formatPath(issue.path), message: issue.message }];

@@ -54,6 +54,7 @@ export function canonicalPreimage(job: JobInput, policy: UniquePolicy): string {
  * queue, type.
  */
 function writePreimage(job: JobInput, policy: UniquePolicy): string | undefined {
+  if (policy.x_key !== undefined) return callerKeyPreimage(job, policy, policy.x_key);
   const type = ownField(job, 'type');
   if (typeof type !== 'string' || type.length === 0) return undefined;
   let out = canonicalJson(type);
@@ -89,6 +90,22 @@ function writePreimage(job: JobInput, policy: UniquePolicy): string | undefined 
 }
 
 /**
+ * The pre-image of a caller-provided key (the `x_key` extension, Appendix A.1): `{"x_key": …}`,
+ * with `"queue"` when `keys` names it, through the same canonical writer as every other key. It
+ * has no `type` member, so it never equals a dimension-based pre-image, which always has one.
+ */
+function callerKeyPreimage(job: JobInput, policy: UniquePolicy, callerKey: string): string | undefined {
+  const members = Object.create(null) as Record<string, unknown>;
+  if (policy.keys.includes('queue')) {
+    const queue = ownField(job, 'queue') ?? DEFAULT_QUEUE;
+    if (typeof queue !== 'string' || queue.length === 0) return undefined;
+    members.queue = queue;
+  }
+  members.x_key = callerKey;
+  return canonicalJson(members);
+}
+
+/**
  * The own properties `keys` of `from`, in a null-prototype object (a `__proto__` key is data), or
  * undefined when one is missing (§2.2, reported by `jobIssues`).
  */
@@ -108,6 +125,13 @@ function preimageIssues(job: JobInput, policy: UniquePolicy): ValidationIssue[] 
   const type = ownField(job, 'type');
   const args = ownField(job, 'args');
   const meta = ownField(job, 'meta') ?? {};
+  if (policy.x_key !== undefined) {
+    const queue = ownField(job, 'queue') ?? DEFAULT_QUEUE;
+    if (policy.keys.includes('queue') && (typeof queue !== 'string' || queue.length === 0)) {
+      issues.push({ path: 'queue', message: 'must be a non-empty string' });
+    }
+    return issues;
+  }
 
   if (typeof type !== 'string' || type.length === 0) {
     issues.push({ path: 'type', message: 'must be a non-empty string' });

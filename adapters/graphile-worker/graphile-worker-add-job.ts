@@ -16,7 +16,7 @@ import {
   type PreparedGraphileEnqueue,
   type Reconnect,
 } from './graphile-worker-enqueue.js';
-import { isConnectionLoss, translatePgError } from './graphile-worker-errors.js';
+import { isConnectionLoss, isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import {
   DEFAULT_GRAPHILE_SCHEMA,
@@ -237,29 +237,47 @@ export async function addJobsOnClient(
     .map((request, index) => ({ index, key: request.prepared?.key ?? '' }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index));
   const results: EnqueueResult[] = new Array(requests.length);
-  try {
-    await client.query('begin');
-    // Each entry's failure is undone by the batch's rollback: nothing of the batch is written.
-    for (const { index } of order)
-      results[index] = await enqueueOnClient(client, settings, requests[index]!, { ownTransaction: false, undoneOnError: true });
-  } catch (error) {
-    await client.query('rollback').catch(() => undefined);
-    throw translatePgError(error, { operation: 'addJobs', rolledBack: true });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.query('begin');
+      // Each entry's failure is undone by the batch's rollback: nothing of the batch is written.
+      for (const { index } of order)
+        results[index] = await enqueueOnClient(client, settings, requests[index]!, { ownTransaction: false, undoneOnError: true });
+      break;
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      // The batch's transaction is the adapter's: rolled back as a serialisation failure or a
+      // deadlock, it is run again (nothing of it committed; its request tokens are on no row).
+      if (attempt < OWN_TRANSACTION_ATTEMPTS && isRetryableConflict(error)) continue;
+      throw translatePgError(error, { operation: 'addJobs', rolledBack: true });
+    }
   }
   try {
     await client.query('commit');
   } catch (error) {
     if (!isConnectionLoss(error)) throw translatePgError(error, { operation: 'addJobs', rolledBack: true });
     // A lost reply to COMMIT: one entry's request token tells whether the batch committed.
-    const wrote = requests.findIndex((request, index) => request.prepared !== null && results[index]!.outcome !== 'deduplicated');
+    // Only an inserted row carries a token: an entry that updated a job in place (x_update) or
+    // recorded a duplicate attempt wrote without one.
+    const wrote = requests.findIndex(
+      (request, index) => request.prepared !== null && (results[index]!.outcome === 'created' || results[index]!.outcome === 'replaced'),
+    );
     if (wrote >= 0) {
       await recoverRequest(reconnect, settings, requests[wrote]!.prepared!.key, requests[wrote]!.token, {
         error,
         client,
         heldKeyLock: true,
       });
-    } else if (requests.some((request) => request.prepared === null)) {
-      // Only jobs without a policy were written: their ledger rows have no key to look up by.
+    } else if (
+      requests.some(
+        (request, index) =>
+          request.prepared === null ||
+          results[index]!.outcome === 'updated' ||
+          request.prepared.policy.x_period_anchor === 'last_duplicate',
+      )
+    ) {
+      // Only jobs without a policy, updates or duplicate attempts were written: no row to look up
+      // by key and token.
       await recoverRequest(undefined, settings, '', '', { error, client, heldKeyLock: true });
     }
   }

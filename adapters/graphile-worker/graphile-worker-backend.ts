@@ -16,7 +16,13 @@ import { TERMINAL_STATES, type OjsJobState } from '../../src/job.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { enqueueSettings } from './graphile-worker-add-job.js';
-import { enqueueOnClient, prepareGraphileEnqueue, readJob, type EnqueueSettings } from './graphile-worker-enqueue.js';
+import {
+  enqueueOnClient,
+  GRAPHILE_WORKER_EXTENSIONS,
+  prepareGraphileEnqueue,
+  readJob,
+  type EnqueueSettings,
+} from './graphile-worker-enqueue.js';
 import { backendClosedError, translatePgError } from './graphile-worker-errors.js';
 import {
   DEFAULT_CONNECTION_TIMEOUT_MS,
@@ -27,6 +33,15 @@ import {
   type PgPoolLike,
 } from './graphile-worker-pg.js';
 import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './graphile-worker-reclaim.js';
+import {
+  findUniqueJob,
+  isKeyRef,
+  keyRefLookup,
+  releaseUniqueKey,
+  requestLookup,
+  type KeyLookup,
+  type UniquenessKeyRef,
+} from './graphile-worker-lookups.js';
 import { installUniqueJobsSchema } from './graphile-worker-schema.js';
 import { refuseRenamedSchemaOptions, type GraphileWorkerSql, type SchemaNames } from './graphile-worker-sql.js';
 
@@ -79,6 +94,18 @@ export interface GraphileWorkerBackend extends UniqueJobsBackend {
   graphileJobId(id: string): Promise<string | null>;
   /** Resolves once both schemas are installed; every other method awaits it too. */
   ready(): Promise<void>;
+  /**
+   * The job holding a key now: the one `enqueue(job)` would meet as its duplicate (the oldest its
+   * policy counts), or by `{ uniqueness_key }` the oldest unfinished job under it; null when none.
+   * @throws InvalidJobInputError for a job without `unique` (no key) or a bad job or key.
+   */
+  findUniqueJob(target: JobInput | UniquenessKeyRef): Promise<OjsJob | null>;
+  /**
+   * Releases a key (named as for {@link findUniqueJob}): the next enqueue of it inserts, whatever
+   * holds it now. The jobs holding it stay as they are (a live one still runs; its view still
+   * reports the key), no longer counted. Resolves to how many jobs stopped holding it.
+   */
+  releaseUniqueKey(target: JobInput | UniquenessKeyRef): Promise<number>;
 }
 
 export function createGraphileWorkerBackend(options: GraphileWorkerBackendOptions): GraphileWorkerBackend {
@@ -126,6 +153,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
         mechanism:
           'PostgreSQL transaction: per-key head row lock (INSERT … ON CONFLICT DO UPDATE), candidate read, then Graphile add_job (no job_key) and cancel, committed together',
         replace_active: this.#settings.replaceActive,
+        extensions: GRAPHILE_WORKER_EXTENSIONS,
       },
     };
   }
@@ -201,6 +229,30 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
     } catch (error) {
       throw translatePgError(error, { operation: 'graphileJobId', rolledBack: false });
     }
+  }
+
+  async findUniqueJob(target: JobInput | UniquenessKeyRef): Promise<OjsJob | null> {
+    this.#assertOpen();
+    const lookup = this.#lookupOf(target);
+    await this.ready();
+    return findUniqueJob(await this.#pool, this.#sql, lookup);
+  }
+
+  async releaseUniqueKey(target: JobInput | UniquenessKeyRef): Promise<number> {
+    this.#assertOpen();
+    const lookup = this.#lookupOf(target);
+    await this.ready();
+    const client = await this.#connect('releaseUniqueKey');
+    try {
+      return await releaseUniqueKey(client, this.#sql, lookup);
+    } finally {
+      client.release();
+    }
+  }
+
+  #lookupOf(target: JobInput | UniquenessKeyRef): KeyLookup {
+    if (isKeyRef(target)) return keyRefLookup(target);
+    return requestLookup(prepareGraphileEnqueue(target, { queueName: null, priority: null, flags: null }));
   }
 
   async cancel(id: string): Promise<OjsJob> {

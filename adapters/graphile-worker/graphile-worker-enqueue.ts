@@ -4,25 +4,27 @@
  *   1. try-enqueue, one round trip: read the key's candidates; with none at all, lock the key
  *      (its head row), read again and insert through Graphile's `add_job` (no job key) plus the
  *      ledger row, in that one statement.
- *   2. Otherwise decide with the core's `decideConflict` (the §5–§9 rules are written once, in
- *      src/). A `reject` or `ignore` duplicate is answered from that read: nothing is written.
+ *   2. Otherwise decide with the core's `decideUniqueConflict` (the §5–§9 rules and the policy
+ *      extensions are written once, in src/). A `reject` or `ignore` duplicate is answered from
+ *      that read: nothing is written (unless a `last_duplicate` anchor must record the attempt).
  *   3. Anything that writes beside existing records runs under the key's lock, held to commit
  *      (the adapter's own transaction, or the caller's): lock-and-read (head row, then the live
  *      candidates' Graphile rows, then the candidates and the DB clock), decide again, insert and
- *      for replace cancel, committed together (spec §8.1).
+ *      for replace cancel, committed together (spec §8.1); or update the existing job in place
+ *      (x_update), or record the duplicate attempt (x_period_anchor "last_duplicate").
  * The decision runs in Node between statements. Doing it in plpgsql would save round trips but
  * write the spec's rules a second time, in a second language; the one shortcut taken in SQL is
  * the case with no candidate at all, where there is nothing to decide.
  */
 import { randomUUID } from 'node:crypto';
-import { decideConflict, type ConflictDecision } from '../../src/conflict-decision.js';
+import { decideUniqueConflict, type UniqueConflictDecision } from '../../src/conflict-decision.js';
 import { BackendError, InvalidJobInputError } from '../../src/errors.js';
 import { TERMINAL_STATES, type JobInput, type JsonValue, type OjsJob, type OjsJobState } from '../../src/job.js';
 import { prepareUnique, scheduledAtMs, type PreparedUnique } from '../../src/unique-enqueue.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
-import type { UniquePolicy } from '../../src/unique-policy.js';
+import type { UniqueExtension, UniquePolicy, UpdateField } from '../../src/unique-policy.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
-import { isConnectionLoss, translatePgError } from './graphile-worker-errors.js';
+import { isConnectionLoss, isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import { assertGraphileReliances, recheckReliancesAfter } from './graphile-worker-host.js';
 import type { SqlFileName } from './generated/sql.js';
 import { runQuery, type PgClientLike, type PgQueryResultLike } from './graphile-worker-pg.js';
@@ -63,12 +65,18 @@ export interface PreparedGraphileEnqueue {
   token: string;
 }
 
+/**
+ * The policy extensions the Graphile adapter implements, on every entry point (they all prepare
+ * through {@link prepareGraphileEnqueue}): its backend declares the same list.
+ */
+export const GRAPHILE_WORKER_EXTENSIONS: readonly UniqueExtension[] = ['x_period_anchor', 'x_key', 'x_update'];
+
 /** Validates everything before any I/O, so a bad job is refused with nothing written. */
 export function prepareGraphileEnqueue(job: JobInput, placement: GraphilePlacement): PreparedGraphileEnqueue {
   // Every rule a job must meet is the core's (portable input rules: JSON-ness of args and meta,
   // the id, smallint ranges, four-digit years for run_at); the job keeps args and meta exactly as
   // given (a task must receive what was enqueued), the NFC copies exist only for the key.
-  const prepared = prepareUnique(job);
+  const prepared = prepareUnique(job, { extensions: GRAPHILE_WORKER_EXTENSIONS });
   const payload = JSON.stringify(job.args);
   return {
     job,
@@ -121,7 +129,17 @@ export async function enqueueOnClient(
     }
   }
   try {
-    return await decideAndApply(client, settings, request, prepared, mode);
+    // The adapter's own transaction is retried on a serialisation failure or deadlock: it was
+    // rolled back, nothing of it committed, so running it again (same request token: no row
+    // holds it) is the same enqueue. A COMMIT whose reply was lost is never retried (see
+    // commit()); a caller's transaction is theirs to retry (the typed error says so).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await decideAndApply(client, settings, request, prepared, mode);
+      } catch (error) {
+        if (!mode.ownTransaction || attempt >= OWN_TRANSACTION_ATTEMPTS || !isRetryableConflict(error)) throw error;
+      }
+    }
   } catch (error) {
     recheckReliancesAfter(error, client, settings.sql);
     // On the adapter's own path every write happens in one statement or one transaction that
@@ -243,12 +261,14 @@ function messageOf(error: unknown): string {
 }
 
 /** A candidate as lock_and_read reports it (install-functions.sql, `candidates`). */
-interface CandidateRow {
+export interface CandidateRow {
   job_id: string;
   id: string;
   state: OjsJobState;
   created_at: number;
   scheduled_at: number;
+  /** x_period_anchor "last_duplicate": the last duplicate attempt (ms), null if none. */
+  last_duplicate_at: number | null;
   view: Omit<JobRow, 'job_id' | 'id' | 'state'>;
 }
 
@@ -292,13 +312,15 @@ async function decideAndApply(
   }
   if ('inserted' in attempt) return { outcome: 'created', job: createdView(request, attempt.inserted) };
   const early = decide(settings, prepared, attempt);
-  if (early.action === 'ignore' || early.action === 'reject') {
+  // Read-only only when nothing is to be written: a `last_duplicate` anchor records the attempt
+  // (touch), even on ignore and reject, so those take the locked path too.
+  if ((early.action === 'ignore' || early.action === 'reject') && !early.touch) {
     await refuseTakenId(client, settings, request, attempt);
     return settle(early, attempt);
   }
 
-  // An insert beside other records, or a replace: write under the key's lock, held to commit,
-  // deciding again on what the locked read shows.
+  // An insert beside other records, a replace, an update or a touch: write under the key's lock,
+  // held to commit, deciding again on what the locked read shows.
   if (ownTransaction) await client.query('begin');
   try {
     const read = (await statement<{ result: LockAndRead }>(client, settings, 'lock-and-read', [prepared.key, prepared.policy.states]))
@@ -338,16 +360,66 @@ async function decideAndApply(
           ? { outcome: 'replaced', job, replaced: replaced!, also_replaced: others }
           : { outcome: 'replaced', job, replaced: replaced! };
     } else {
+      // The id check first, as on the read-only path: a taken id writes nothing, not even a touch.
       await refuseTakenId(client, settings, request, read);
-      result = settle(decision, read);
+      if (decision.touch) {
+        const touched = decision.touch.map((candidate) => read.candidates.find((c) => c.id === candidate.id)!.job_id);
+        await statement(client, settings, 'touch-jobs', [touched, prepared.policy.period]);
+      }
+      if (decision.action === 'update') {
+        const existing = read.candidates.find((candidate) => candidate.id === decision.existing.id)!;
+        result = await updateJob(client, settings, request, existing, decision.fields);
+      } else if (decision.action === 'reject') {
+        // A reject that touched still writes (the attempt moved the window): commit, then throw.
+        if (ownTransaction) await commit(client, mode, settings, prepared.key, request.token, 'untracked');
+        throw decision.error;
+      } else {
+        result = settle(decision, read);
+      }
     }
-    if (ownTransaction)
-      await commit(client, mode, settings, prepared.key, request.token, decision.action === 'insert' || decision.action === 'replace');
+    if (ownTransaction) {
+      const wrote =
+        decision.action === 'insert' || decision.action === 'replace'
+          ? 'token'
+          : decision.action === 'update' || decision.touch
+            ? 'untracked'
+            : false;
+      await commit(client, mode, settings, prepared.key, request.token, wrote);
+    }
     return result;
   } catch (error) {
+    // A DuplicateJobError thrown after its transaction committed (a touching reject): the
+    // rollback is then a no-op outside any transaction, harmless.
     if (ownTransaction && !(error instanceof CommitChecked)) await client.query('rollback').catch(() => undefined);
     throw error instanceof CommitChecked ? error.error : error;
   }
+}
+
+/**
+ * `x_update`: copies `fields` of the new job onto `existing` (update-job.sql), then reads the job
+ * back on the same connection, inside the transaction: the job as the update left it.
+ */
+async function updateJob(
+  client: PgClientLike,
+  settings: EnqueueSettings,
+  request: PreparedGraphileEnqueue,
+  existing: CandidateRow,
+  fields: UpdateField[],
+): Promise<EnqueueResult> {
+  const { job, placement } = request;
+  const { changed } = (
+    await statement<{ result: { changed: UpdateField[] } }>(client, settings, 'update-job', [
+      existing.job_id,
+      fields,
+      request.payload,
+      JSON.stringify(request.meta),
+      job.priority ?? 0,
+      placement.priority,
+      job.max_attempts ?? null,
+      job.scheduled_at === undefined ? null : new Date(scheduledAtMs(job.scheduled_at)!).toISOString(),
+    ])
+  ).rows[0]!.result;
+  return { outcome: 'updated', job: (await readJob(client, settings.sql, existing.id))!, changed };
 }
 
 /** An error from {@link commit}, already settled by the token check (no rollback to send). */
@@ -358,7 +430,8 @@ class CommitChecked {
 /**
  * COMMIT of the adapter's own transaction. A lost reply to it is settled by the request token:
  * committed → returns (the caller returns the outcome it computed); not committed → written
- * false; cannot tell → written 'unknown'. A transaction that wrote nothing has nothing to check.
+ * false; cannot tell → written 'unknown'. A transaction that wrote nothing has nothing to check;
+ * one that wrote without a token (`untracked`: an update, a touch) is written 'unknown'.
  */
 async function commit(
   client: PgClientLike,
@@ -366,13 +439,22 @@ async function commit(
   settings: EnqueueSettings,
   key: string,
   token: string,
-  wrote: boolean,
+  wrote: 'token' | 'untracked' | false,
 ): Promise<void> {
   try {
     await client.query('commit');
   } catch (error) {
     if (!isConnectionLoss(error)) throw error;
     if (!wrote) return;
+    if (wrote === 'untracked') {
+      // An update or touch writes no ledger row of its own, so no request token can tell.
+      throw new CommitChecked(
+        new BackendError('graphile-worker', `enqueue: the connection was lost during COMMIT (${messageOf(error)}); it may have committed`, {
+          cause: error,
+          written: 'unknown',
+        }),
+      );
+    }
     try {
       await recoverRequest(mode.reconnect, settings, key, token, { error, client, heldKeyLock: true });
     } catch (settled) {
@@ -391,8 +473,8 @@ function statement<R>(
   return runQuery<R>(client, settings.sql.query(name, values, settings.preparedStatements));
 }
 
-function decide(settings: EnqueueSettings, prepared: PreparedUnique, read: LockAndRead): ConflictDecision {
-  return decideConflict({
+function decide(settings: EnqueueSettings, prepared: PreparedUnique, read: LockAndRead): UniqueConflictDecision {
+  return decideUniqueConflict({
     policy: prepared.policy,
     uniquenessKey: prepared.key,
     now: read.now,
@@ -427,8 +509,25 @@ async function refuseTakenId(
   if (taken) throw new InvalidJobInputError([{ path: 'id', message: `a job with id ${id} already exists` }]);
 }
 
+/** A key's candidates read without its lock (read-candidates.sql), and how to view one as a job. */
+export interface KeyCandidates {
+  now: number;
+  candidates: CandidateRow[];
+  view(candidate: CandidateRow): OjsJob;
+}
+
+export async function readCandidates(
+  client: PgClientLike,
+  sql: GraphileWorkerSql,
+  key: string,
+  states: readonly OjsJobState[],
+): Promise<KeyCandidates> {
+  const { rows } = await client.query<{ result: LockAndRead }>(sql.text('read-candidates'), [key, states]);
+  return { ...rows[0]!.result, view: candidateView };
+}
+
 /** The outcome of an `ignore` or `reject` decision, from the read it was made on. */
-function settle(decision: Extract<ConflictDecision, { action: 'ignore' | 'reject' }>, read: LockAndRead): EnqueueResult {
+function settle(decision: Extract<UniqueConflictDecision, { action: 'ignore' | 'reject' }>, read: LockAndRead): EnqueueResult {
   if (decision.action === 'reject') throw decision.error;
   return { outcome: 'deduplicated', job: candidateView(read.candidates.find((candidate) => candidate.id === decision.existing.id)!) };
 }

@@ -80,3 +80,20 @@ export function isConnectionLoss(error: unknown): boolean {
   if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true; // ECONNRESET, "Connection terminated", …
   return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03';
 }
+
+/**
+ * Whether `error` (a driver error, or a typed error carrying one as its cause) is a serialisation
+ * failure or a deadlock: PostgreSQL rolled the transaction back, so whoever owns it may run it again.
+ */
+export function isRetryableConflict(error: unknown): boolean {
+  const retryable = (code: unknown) => code === '40001' || code === '40P01';
+  return retryable((error as { code?: unknown } | null)?.code) || retryable((error as { cause?: { code?: unknown } } | null)?.cause?.code);
+}
+
+/**
+ * How many times the adapter runs a transaction it owns (pool-based addJob, addJobs, enqueue)
+ * that PostgreSQL rolled back as a serialisation failure or deadlock, before the typed error goes
+ * to the caller. Such failures need a rare interleaving (reclaim emptying a key mid-enqueue, a
+ * caller's stricter isolation level), so a few attempts are plenty.
+ */
+export const OWN_TRANSACTION_ATTEMPTS = 4;

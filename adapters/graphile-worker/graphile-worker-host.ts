@@ -46,7 +46,9 @@ export const GRAPHILE_RELIANCES: readonly GraphileReliance[] = [
   column('max_attempts', ['smallint', 'integer'], 'the discarded state, and fencing a running job (attempts = max_attempts)'),
   column('locked_at', [TIMESTAMPTZ], 'the active state, and telling completed from cancelled when a row is deleted'),
   column('key', ['text'], 'cleared when a running job is fenced, so a later add with its job key makes a new job'),
-  column('updated_at', [TIMESTAMPTZ], 'bumped when a running job is fenced'),
+  column('updated_at', [TIMESTAMPTZ], 'bumped when a running job is fenced or updated in place (x_update)'),
+  column('priority', ['smallint', 'integer'], 'written when x_update copies a new priority onto an existing job'),
+  column('revision', ['integer'], 'bumped when x_update changes a job in place, as Graphile bumps it on a jobKey replace'),
   {
     kind: 'function',
     id: 'add_job',
@@ -73,7 +75,8 @@ export const GRAPHILE_BEHAVIOURS = {
   fetchSkipsLockedRows:
     "workers fetch with FOR UPDATE SKIP LOCKED: lock_and_read() locks the live candidates' rows so no worker starts one before a replace cancels it",
   staleLockAfterFourHours: `a lock older than ${GRAPHILE_STALE_LOCK_INTERVAL} is stale and the job is fetched again: derived_state() and cancel_jobs() count a job as active only within it`,
-  addJobFillsDefaults: "add_job without a job key inserts one row and returns it with Graphile's defaults applied (run_at, max_attempts)",
+  addJobFillsDefaults:
+    "add_job without a job key inserts one row and returns it with Graphile's defaults applied (run_at, max_attempts: 25, which update_job also fills for x_update)",
 } as const;
 
 /** A reliance the schema does not meet, and what it holds instead (null: nothing of that name). */

@@ -23,7 +23,7 @@ import type { GraphileWorkerSql } from './graphile-worker-sql.js';
  * install-functions.sql (other than a comment line) and with every new migration; the schema
  * version test pins a digest of those files per version.
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 4;
 
 /** The adapter's own migrations, in order. Append only; never edit a shipped one. */
 export const MIGRATIONS: readonly { id: number; file: SqlFileName }[] = [
@@ -33,6 +33,8 @@ export const MIGRATIONS: readonly { id: number; file: SqlFileName }[] = [
   { id: 4, file: 'migration-0004-retention-in-record-job' },
   { id: 5, file: 'migration-0005-request-token' },
   { id: 6, file: 'migration-0006-schema-version' },
+  { id: 7, file: 'migration-0007-head-record' },
+  { id: 8, file: 'migration-0008-policy-extensions' },
 ];
 
 export type InstallResult =

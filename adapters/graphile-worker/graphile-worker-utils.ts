@@ -5,7 +5,7 @@
  * ```ts
  * const utils = await makeUniqueWorkerUtils({ pgPool });
  * const result = await utils.addJob('send_email', { to }, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } });
- * result.outcome; // 'created' | 'deduplicated' | 'replaced'
+ * result.outcome; // 'created' | 'deduplicated' | 'replaced' | 'updated'
  * ```
  */
 import { makeWorkerUtils, type WorkerUtils, type WorkerUtilsOptions } from 'graphile-worker';
@@ -16,6 +16,16 @@ import { translatePgError } from './graphile-worker-errors.js';
 import { DEFAULT_CONNECTION_TIMEOUT_MS, makeOwnPool, type PgClientLike } from './graphile-worker-pg.js';
 import { makeUniqueJobsPreset } from './graphile-worker-preset.js';
 import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './graphile-worker-reclaim.js';
+import {
+  findUniqueJob,
+  isKeyRef,
+  keyRefLookup,
+  releaseUniqueKey,
+  requestLookup,
+  type KeyLookup,
+  type UniquenessKeyRef,
+} from './graphile-worker-lookups.js';
+import { taskSpecToEnqueue, type TaskIdentifier, type TaskPayload, type UniqueTaskSpecWithPolicy } from './graphile-worker-task-spec.js';
 import { uniqueAddFunctions, type UniqueAddJob, type UniqueAddJobs } from './graphile-worker-unique-add.js';
 
 /** Graphile's options (`schema` is Graphile's schema) plus the adapter's. */
@@ -39,6 +49,25 @@ export interface UniqueWorkerUtils extends Omit<WorkerUtils, 'addJob' | 'addJobs
   getUniqueJob(id: string): Promise<OjsJob | null>;
   /** Ledger retention; see `makeReclaimTask` for the cron form. */
   reclaim(options?: ReclaimOptions): Promise<ReclaimResult>;
+  findUniqueJob: UniqueKeyLookup<OjsJob | null>;
+  releaseUniqueKey: UniqueKeyLookup<number>;
+}
+
+/**
+ * A key lookup on the utils, naming the key as `addJob` would (identifier, payload and a spec with
+ * `unique`), or by `{ uniqueness_key }` from a job view.
+ *  - `findUniqueJob`: the job holding the key now (the one such an `addJob` would meet as its
+ *    duplicate; by key alone, the oldest unfinished job under it), or null.
+ *  - `releaseUniqueKey`: the next add of the key inserts, whatever holds it now; the jobs holding
+ *    it stay as they are, no longer counted. Resolves to how many jobs stopped holding it.
+ */
+export interface UniqueKeyLookup<R> {
+  (key: UniquenessKeyRef): Promise<R>;
+  <TIdentifier extends TaskIdentifier = string>(
+    identifier: TIdentifier,
+    payload: TaskPayload<TIdentifier>,
+    spec: UniqueTaskSpecWithPolicy,
+  ): Promise<R>;
 }
 
 export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): Promise<UniqueWorkerUtils> {
@@ -99,6 +128,9 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
         throw translatePgError(error, { operation, rolledBack: false });
       });
   const { addJob, addJobs } = uniqueAddFunctions(utils, settings);
+  // async: a refused spec rejects the returned promise rather than throwing synchronously.
+  const lookupOf = async (target: UniquenessKeyRef | string, payload?: unknown, spec?: UniqueTaskSpecWithPolicy): Promise<KeyLookup> =>
+    isKeyRef(target) ? keyRefLookup(target) : requestLookup(taskSpecToEnqueue(target as string, payload, spec ?? ({} as never)));
 
   return {
     ...utils,
@@ -110,6 +142,14 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
     addJobs,
     getUniqueJob: (id) => onClient('getUniqueJob', (client) => readJob(client, settings.sql, id)),
     reclaim: (reclaimOptions) => onClient('reclaim', (client) => reclaimUniqueJobs(client, settings.sql, reclaimOptions)),
+    findUniqueJob: (async (target: UniquenessKeyRef | string, payload?: unknown, spec?: UniqueTaskSpecWithPolicy) => {
+      const lookup = await lookupOf(target, payload, spec);
+      return onClient('findUniqueJob', (client) => findUniqueJob(client, settings.sql, lookup));
+    }) as UniqueKeyLookup<OjsJob | null>,
+    releaseUniqueKey: (async (target: UniquenessKeyRef | string, payload?: unknown, spec?: UniqueTaskSpecWithPolicy) => {
+      const lookup = await lookupOf(target, payload, spec);
+      return onClient('releaseUniqueKey', (client) => releaseUniqueKey(client, settings.sql, lookup));
+    }) as UniqueKeyLookup<number>,
   };
 }
 

@@ -3,7 +3,8 @@
  * See docs/graphile-worker.md.
  */
 export { makeUniqueWorkerUtils } from './graphile-worker-utils.js';
-export type { UniqueWorkerUtils, UniqueWorkerUtilsOptions } from './graphile-worker-utils.js';
+export type { UniqueKeyLookup, UniqueWorkerUtils, UniqueWorkerUtilsOptions } from './graphile-worker-utils.js';
+export type { UniquenessKeyRef } from './graphile-worker-lookups.js';
 export type { UniqueAddJob, UniqueAddJobs } from './graphile-worker-unique-add.js';
 export { addJobWithClient } from './graphile-worker-add-job.js';
 export type { PlainAddJobsSpec, UniqueAddJobsSpec, UniqueAddJobsSpecWithPolicy, UniqueEnqueueOptions } from './graphile-worker-add-job.js';
@@ -15,6 +16,8 @@ export type { UniqueJobsPresetOptions } from './graphile-worker-preset.js';
 export { createGraphileWorkerBackend } from './graphile-worker-backend.js';
 export type { GraphileWorkerBackend, GraphileWorkerBackendOptions } from './graphile-worker-backend.js';
 export { RECLAIM_TASK_IDENTIFIER, makeReclaimTask } from './graphile-worker-reclaim.js';
+export { UNIQUE_CRON_TASK_IDENTIFIER, makeUniqueCronTask, uniqueCronItems } from './graphile-worker-cron.js';
+export type { CronItemPolicy } from './graphile-worker-cron.js';
 export type { ReclaimOptions, ReclaimResult, ReclaimTaskOptions } from './graphile-worker-reclaim.js';
 export { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA } from './graphile-worker-sql.js';
 export type { SchemaNames } from './graphile-worker-sql.js';

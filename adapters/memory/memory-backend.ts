@@ -16,12 +16,13 @@
  * `nack` is then refused with `InvalidTransitionError`, so its outcome is never recorded.
  */
 import { BackendError, InvalidTransitionError, JobNotFoundError } from '../../src/errors.js';
-import { decideConflict, type ConflictCandidate } from '../../src/conflict-decision.js';
+import { isDeepStrictEqual } from 'node:util';
+import { decideUniqueConflict, type ConflictCandidate, type UpdateDecision } from '../../src/conflict-decision.js';
 import type { JobInput, JsonValue, OjsJob, OjsJobState } from '../../src/job.js';
 import { InvalidJobInputError } from '../../src/errors.js';
 import { ownJobInput, prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
-import type { UniquePolicy } from '../../src/unique-policy.js';
+import { UNIQUE_EXTENSIONS, type UniquePolicy, type UpdateField } from '../../src/unique-policy.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { uuidv7 } from '../../src/uuid-v7.js';
 import { KeyLock } from './key-lock.js';
@@ -44,6 +45,7 @@ export interface MemoryJobInput extends JobInput {
   pending?: boolean;
 }
 
+/** Implements every policy extension (`UNIQUE_EXTENSIONS`), so `enqueue` may also answer `updated`. */
 export interface MemoryBackend extends UniqueJobsBackend {
   enqueue(job: MemoryJobInput): Promise<EnqueueResult>;
   /** OJS FETCH: the oldest due job of the first queue that has one (higher priority first), now `active`; null if none. */
@@ -71,6 +73,8 @@ interface StoredJob extends Omit<OjsJob, 'created_at' | 'scheduled_at' | 'comple
   error?: { message: string };
   /** Insertion order, for FIFO fetch and `jobs()`. */
   seq: number;
+  /** The last enqueue that found this job a duplicate under `x_period_anchor: "last_duplicate"`. */
+  last_duplicate_at?: number;
 }
 
 export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryBackend {
@@ -104,6 +108,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
         strength: 'strong',
         mechanism: 'in-process per-key mutex around check-and-insert',
         replace_active: this.#replaceActive,
+        extensions: UNIQUE_EXTENSIONS,
       },
     };
   }
@@ -111,7 +116,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
   async enqueue(input: MemoryJobInput): Promise<EnqueueResult> {
     this.#assertOpen();
     // Every portable input rule, args and meta in full: the same answer as the other backends.
-    const prepared = prepareUnique(input, { now: this.#clock.now() });
+    const prepared = prepareUnique(input, { now: this.#clock.now(), extensions: UNIQUE_EXTENSIONS });
     // Only the job's own fields from here on (nothing inherited), plus the memory-only `pending`.
     const job: MemoryJobInput = { ...ownJobInput(input), pending: Object.hasOwn(input, 'pending') && input.pending === true };
     // The id is claimed synchronously, before the first await: checked and taken in one step, so
@@ -136,13 +141,19 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
       // Observe. The awaits inside are where a real backend's round trips would be, and where
       // another enqueue of the same key would slip in if this section were not serialised.
       const candidates = await this.#candidates(prepared.key);
-      const decision = decideConflict({
+      const decision = decideUniqueConflict({
         policy: prepared.policy,
         uniquenessKey: prepared.key,
         now: this.#clock.now(),
         candidates,
         canReplaceActive: this.#replaceActive,
       });
+      // x_period_anchor "last_duplicate": this attempt moves the window of every duplicate it
+      // found, whatever the answer (a reject included), in the same critical section.
+      if (decision.action !== 'insert' && decision.action !== 'replace' && decision.touch) {
+        const now = this.#clock.now();
+        for (const candidate of decision.touch) await this.#write(candidate.id, { last_duplicate_at: now });
+      }
       switch (decision.action) {
         case 'insert': {
           const job = await this.#insert(input, prepared.policy, prepared.key, null);
@@ -150,6 +161,8 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
         }
         case 'ignore':
           return { outcome: 'deduplicated', job: this.#view(this.#jobs.get(decision.existing.id)!) };
+        case 'update':
+          return this.#update(decision, input);
         case 'reject':
           throw decision.error;
         case 'replace': {
@@ -168,6 +181,35 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
         }
       }
     });
+  }
+
+  /**
+   * `x_update`: copies the decision's fields from the new job onto the existing one, as the new
+   * job would have had them (its defaults included), and re-derives `scheduled`/`available` from
+   * a new due time. A pending, active or retryable job keeps its state: only its values change
+   * (an active attempt keeps running with the values it started with).
+   */
+  async #update(decision: UpdateDecision, input: MemoryJobInput): Promise<Extract<EnqueueResult, { outcome: 'updated' }>> {
+    const job = this.#jobs.get(decision.existing.id)!;
+    const now = this.#clock.now();
+    const next: Record<UpdateField, unknown> = {
+      args: structuredClone(input.args) as JsonValue,
+      meta: structuredClone(input.meta ?? {}) as Record<string, JsonValue>,
+      priority: input.priority ?? 0,
+      max_attempts: input.max_attempts ?? this.#defaultMaxAttempts,
+      scheduled_at: input.scheduled_at === undefined ? now : scheduledAtMs(input.scheduled_at)!,
+    };
+    const patch: Partial<StoredJob> = {};
+    const changed: UpdateField[] = [];
+    for (const field of decision.fields) {
+      if (isDeepStrictEqual(job[field], next[field])) continue;
+      changed.push(field);
+      (patch as Record<string, unknown>)[field] = next[field];
+    }
+    if (patch.scheduled_at !== undefined && (job.state === 'scheduled' || job.state === 'available')) {
+      patch.state = patch.scheduled_at > now ? 'scheduled' : 'available';
+    }
+    return { outcome: 'updated', job: this.#view(await this.#write(job.id, patch)), changed };
   }
 
   async getJob(id: string): Promise<OjsJob | null> {
@@ -236,7 +278,14 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     await this.#io();
     return [...(this.#byKey.get(key) ?? [])].map((id) => {
       const job = this.#jobs.get(id)!;
-      return { id, state: this.#stateOf(job), created_at: job.created_at, scheduled_at: job.scheduled_at, seq: job.seq };
+      return {
+        id,
+        state: this.#stateOf(job),
+        created_at: job.created_at,
+        scheduled_at: job.scheduled_at,
+        seq: job.seq,
+        last_duplicate_at: job.last_duplicate_at ?? null,
+      };
     });
   }
 

@@ -632,9 +632,99 @@ describe('graphile-worker adapter', function () {
         [uniqueSchema],
       );
       const generic = Object.fromEntries(rows.map((row) => [row.proname, row.generic]));
-      for (const name of ['try_enqueue', 'insert_job', 'replace_jobs']) expect(generic[name], name).to.equal(false);
+      for (const name of ['try_enqueue', 'insert_job', 'insert_head_job', 'replace_jobs']) expect(generic[name], name).to.equal(false);
       for (const name of ['candidates', 'lock_key', 'lock_and_read', 'record_job', 'cancel_jobs'])
         expect(generic[name], name).to.equal(true);
+    });
+
+    it('the lost-reply check waits for a key’s first record still being inserted (its head, invisible until commit)', async () => {
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      await makeUtils();
+      const writer = await pool.connect();
+      const checker = await pool.connect();
+      try {
+        await writer.query('begin');
+        const added = (await addJobWithClient(
+          writer,
+          'in_flight',
+          {},
+          { unique: {} },
+          { uniqueSchema, workerSchema: graphileSchema },
+        )) as EnqueueResult;
+        const key = added.job.uniqueness_key!;
+        // lock-key as the recovery runs it: in a transaction it rolls back, under a lock timeout.
+        const lockKey = async () => {
+          await checker.query('begin');
+          try {
+            await checker.query('set local lock_timeout = 300');
+            await checker.query(new GraphileWorkerSql({ workerSchema: graphileSchema, uniqueSchema }).text('lock-key'), [key]);
+          } finally {
+            await checker.query('rollback');
+          }
+        };
+        expect(await rejectionOf(lockKey())).to.include({ code: '55P03' });
+        await writer.query('rollback');
+        // Nothing in flight any more: it returns at once, and its placeholder is gone with its rollback.
+        await lockKey();
+        expect(await count(':ou.jobs')).to.equal(0);
+      } finally {
+        await writer.query('rollback').catch(() => undefined);
+        writer.release();
+        checker.release();
+      }
+    });
+
+    it('retries its own transaction after a serialisation failure or deadlock; addJobWithClient leaves the retry to the caller', async () => {
+      const u = await makeUtils();
+      const { graphileSchema, uniqueSchema } = schemas.current();
+      // The first ledger insert of a job whose type starts with `fail_once` fails as PostgreSQL
+      // fails a transaction it rolls back (a sequence: its nextval survives the rollback).
+      await pool.query(`create sequence "${uniqueSchema}".fail_once;
+        create function "${uniqueSchema}".fail_once() returns trigger language plpgsql as $$
+        begin
+          if new.type like 'fail_once%' and nextval('"${uniqueSchema}".fail_once') % 2 = 1 then
+            raise exception using errcode = case when new.type like '%deadlock' then '40P01' else '40001' end;
+          end if;
+          return new;
+        end $$;
+        create trigger fail_once before insert on "${uniqueSchema}".jobs for each row execute function "${uniqueSchema}".fail_once()`);
+      const attempts = async () =>
+        Number((await pool.query<{ n: string }>(`select last_value as n from "${uniqueSchema}".fail_once`)).rows[0]!.n);
+      // Pool-based addJob: the new key's one-statement insert, then an insert beside a finished
+      // record (the locked path, in the adapter's transaction), then addJobs.
+      expect((await u.addJob('fail_once', {}, { unique: {} })).outcome).to.equal('created');
+      expect(await attempts()).to.equal(2);
+      const first = await u.addJob('fail_once_deadlock', {}, { unique: { keys: ['type'] } });
+      expect(await attempts()).to.equal(4);
+      // Removed before it ran: its record reads cancelled, which the next policy counts.
+      await pool.query(`select "${graphileSchema}".complete_jobs(array(select job_id from "${uniqueSchema}".jobs where ojs_id = $1))`, [
+        first.job.id,
+      ]);
+      const beside = await u.addJob(
+        'fail_once_deadlock',
+        {},
+        { unique: { keys: ['type'], states: ['cancelled'], on_conflict: 'replace' } },
+      );
+      expect(beside).to.include({ outcome: 'replaced' });
+      expect(await attempts()).to.equal(6);
+      const batch = await u.addJobs([{ identifier: 'fail_once_batch', payload: {}, unique: {} }]);
+      expect(batch.map((r) => r.outcome)).to.deep.equal(['created']);
+      expect(await attempts()).to.equal(8);
+      expect(await count(':ou.jobs where type like $1', ['fail_once%'])).to.equal(4);
+      // The caller's transaction: the typed error, nothing written, the transaction still usable.
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        const error = await rejectionOf(
+          addJobWithClient(client, 'fail_once_mine', {}, { unique: {} }, { uniqueSchema, workerSchema: graphileSchema }),
+        );
+        expect(error).to.be.instanceOf(BackendError).and.to.include({ written: false });
+        expect(error.message).to.match(/retry the transaction/);
+        await client.query('commit');
+      } finally {
+        client.release();
+      }
+      expect(await count(':ou.jobs where type = $1', ['fail_once_mine'])).to.equal(0);
     });
 
     it('never lets the trigger fail Graphile’s delete: a failing ledger update becomes a warning', async () => {
@@ -996,6 +1086,60 @@ describe('graphile-worker adapter', function () {
         await (await s.start(n.id)).complete();
         await again.reclaim({ grace: 'PT0S' });
         expect(await rejectionOf(again.enqueue({ type: 'legacy', args: {}, unique: wide }))).to.include({ existingJobId: n.id });
+      } finally {
+        await again.close();
+      }
+    });
+
+    it('migration 0007 keeps a ledger of schema version 1 working: its keys, records and retention; a key gets a head record on its next write', async () => {
+      const s = await makeSubject();
+      const { uniqueSchema } = s.backend.schemas;
+      const policy = { keys: ['type'] as ('type' | 'args')[] };
+      const live = (await s.backend.enqueue({ type: 'old.live', args: {}, unique: policy })).job;
+      const gone = (await s.backend.enqueue({ type: 'old.gone', args: {}, unique: policy })).job;
+      await s.backend.cancel(gone.id);
+      // Retention memory: a wide policy (counting completed jobs) used on a key whose kept record
+      // was enqueued under the narrow default.
+      const wide = { keys: ['type'], states: ['available', 'active', 'scheduled', 'retryable', 'pending', 'completed'] } as const;
+      const w = (await s.backend.enqueue({ type: 'old.kept', args: {}, unique: wide })).job;
+      await s.backend.cancel(w.id);
+      const kept = (await s.backend.enqueue({ type: 'old.kept', args: {}, unique: policy })).job;
+      await (await s.start(kept.id)).complete();
+      // Back to schema version 1: no head records, every key locked by its `heads` row.
+      await pool.query(
+        `drop index "${uniqueSchema}".jobs_head_idx; alter table "${uniqueSchema}".jobs drop column head;
+         insert into "${uniqueSchema}".heads (fingerprint) select distinct fingerprint from "${uniqueSchema}".jobs on conflict do nothing;
+         delete from "${uniqueSchema}".migrations where id = 7; update "${uniqueSchema}".settings set value = '1' where name = 'schema_version'`,
+      );
+      const again = createGraphileWorkerBackend({ pgPool: pool, ...schemasOf(s) });
+      try {
+        await again.ready();
+        expect(await count(':ou.jobs where head')).to.equal(0);
+        // A duplicate of a live job from before, read without a lock.
+        expect(await rejectionOf(again.enqueue({ type: 'old.live', args: {}, unique: policy }))).to.include({ existingJobId: live.id });
+        // A replace takes the key's lock: its oldest record becomes the head.
+        const replaced = await again.enqueue({ type: 'old.live', args: {}, unique: { ...policy, on_conflict: 'replace' } });
+        expect(replaced).to.include({ outcome: 'replaced' });
+        expect(await count(':ou.jobs where head and ojs_id = $1', [live.id])).to.equal(1);
+        // A key whose only record is finished: concurrent enqueues still leave one live job.
+        const outcomes = await Promise.allSettled(
+          Array.from({ length: 8 }, () => again.enqueue({ type: 'old.gone', args: {}, unique: policy })),
+        );
+        expect(outcomes.filter((o) => o.status === 'fulfilled')).to.have.length(1);
+        expect(await count(':ou.jobs l join :gw._private_jobs j on j.id = l.job_id where l.type = $1', ['old.gone'])).to.equal(1);
+        expect(await count(':ou.jobs where head and type = $1', ['old.gone'])).to.equal(1);
+        // A new key: its first record is its head.
+        await again.enqueue({ type: 'new.key', args: {}, unique: policy });
+        expect(await count(':ou.jobs where head and type = $1', ['new.key'])).to.equal(1);
+        // The retention remembered before the upgrade still keeps the completed record (the
+        // cancelled wide one goes), and the wide policy still counts it.
+        await again.reclaim({ grace: 'PT0S' });
+        expect(await again.getJob(w.id)).to.equal(null);
+        expect((await again.getJob(kept.id))?.state).to.equal('completed');
+        expect(await rejectionOf(again.enqueue({ type: 'old.kept', args: {}, unique: wide }))).to.include({
+          existingJobId: kept.id,
+          existingJobState: 'completed',
+        });
       } finally {
         await again.close();
       }

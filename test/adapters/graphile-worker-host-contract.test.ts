@@ -239,7 +239,7 @@ describe('graphile-worker host contract', function () {
       const made = sqlOf({ graphileSchema: `${names.graphileSchema}_made`, uniqueSchema: names.uniqueSchema });
       await pool.query(`create schema "${made.names.workerSchema}";
         create table "${made.names.workerSchema}"._private_jobs (id int, payload json, run_at timestamptz, attempts smallint,
-          max_attempts smallint, locked_at timestamptz, key varchar(512), updated_at timestamptz)`);
+          max_attempts smallint, locked_at timestamptz, key varchar(512), updated_at timestamptz, priority smallint, revision int)`);
       try {
         expect((await unmetGraphileReliances(pool, made)).map(describeUnmet)).to.deep.equal([
           '_private_jobs.id is integer, not bigint',

@@ -27,6 +27,9 @@ const rejectionOf = (promise: Promise<unknown>): Promise<Error> => rejection(pro
  */
 const PINNED_SQL: Record<number, string> = {
   1: 'a80973ab0d733565',
+  2: '912dba3a9ca00b05',
+  3: '3539b9a29fd51839',
+  4: 'af9220bc47678ffb',
 };
 
 function versionedSqlDigest(): string {

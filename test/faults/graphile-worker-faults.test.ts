@@ -160,7 +160,16 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
     )[0]!.n;
 
     const wrong: string[] = [];
-    const tally = { created: 0, replaced: 0, deduplicated: 0, rejected: 0, writtenFalse: 0, writtenUnknown: 0, unknownCommitted: 0 };
+    const tally = {
+      created: 0,
+      replaced: 0,
+      deduplicated: 0,
+      updated: 0,
+      rejected: 0,
+      writtenFalse: 0,
+      writtenUnknown: 0,
+      unknownCommitted: 0,
+    };
     for (const call of calls) {
       const rows = byCall.get(call.n) ?? [];
       const { settled } = call;

@@ -57,7 +57,7 @@ const SEED = Number(process.env.OJS_PROPERTY_SEED ?? 20_261_123);
 
 /** What one call answered, in terms every target shares. */
 type Answer =
-  | { kind: 'created' | 'deduplicated' | 'replaced'; job: OjsJob; replaced: OjsJob[] }
+  | { kind: 'created' | 'deduplicated' | 'replaced' | 'updated'; job: OjsJob; replaced: OjsJob[] }
   | { kind: 'duplicate'; existingJobId: string; existingJobState: string }
   | { kind: 'invalid'; paths: string[] }
   | { kind: 'cancelled'; job: OjsJob }

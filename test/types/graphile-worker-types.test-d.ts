@@ -11,13 +11,15 @@
  * program, so its task names carry an `ojs_type_test_` prefix no other code uses.
  */
 import type pg from 'pg';
-import type { AddJobsJobSpec, Job, JobHelpers, Task, TaskList, TaskSpec } from 'graphile-worker';
+import type { AddJobsJobSpec, Job, JobHelpers, ParsedCronItem, Task, TaskList, TaskSpec } from 'graphile-worker';
 import {
   addJobWithClient,
   createGraphileWorkerBackend,
   makeReclaimTask,
   makeUniqueJobsPreset,
   makeUniqueWorkerUtils,
+  makeUniqueCronTask,
+  uniqueCronItems,
   withUniqueHelpers,
   type PgPoolLike,
   type PlainAddJobsSpec,
@@ -31,7 +33,7 @@ import {
   type UniqueTaskSpecWithPolicy,
   type UniqueWorkerUtils,
 } from '../../adapters/graphile-worker/index.js';
-import { UNIQUE_STATE_GROUPS, type EnqueueResult, type UniquePolicyInput } from '../../src/index.js';
+import { UNIQUE_STATE_GROUPS, type EnqueueResult, type OjsJob, type UniquePolicyInput } from '../../src/index.js';
 
 declare global {
   namespace GraphileWorker {
@@ -259,4 +261,30 @@ export async function schemaOptions(client: TransactionClientLike, pgPool: PgPoo
   await makeUniqueWorkerUtils({ pgPool: pgPool as never, workerSchema: 'graphile_worker' });
   // @ts-expect-error the old property name
   void backend.schemas.graphileSchema;
+}
+
+/** The key lookups: named as addJob names a job (payload typed by GraphileWorker.Tasks), or by key; typed results. */
+export async function keyLookups(utils: UniqueWorkerUtils, pgPool: PgPoolLike): Promise<void> {
+  exactly<OjsJob | null>()(await utils.findUniqueJob('ojs_type_test_email', { to: 'a' }, { unique: {} }));
+  exactly<number>()(await utils.releaseUniqueKey({ uniqueness_key: 'k' }));
+  // @ts-expect-error the payload of a task named in GraphileWorker.Tasks
+  await utils.findUniqueJob('ojs_type_test_email', { month: 1 }, { unique: {} });
+  // @ts-expect-error a lookup by job needs a policy: no unique, no key
+  await utils.findUniqueJob('ojs_type_test_email', { to: 'a' }, {});
+  // @ts-expect-error the key's field is uniqueness_key
+  await utils.releaseUniqueKey({ key: 'k' });
+  const backend = createGraphileWorkerBackend({ pgPool });
+  exactly<OjsJob | null>()(await backend.findUniqueJob({ type: 't', args: {}, unique: {} }));
+  exactly<number>()(await backend.releaseUniqueKey({ uniqueness_key: 'k' }));
+}
+
+/** Cron items with a policy: Graphile's items in, parsed items out; the relay is a Graphile Task. */
+export function cronItems(parsed: ParsedCronItem[]): void {
+  exactly<ParsedCronItem[]>()(uniqueCronItems(parsed, { keys: ['type'] }));
+  exactly<ParsedCronItem[]>()(uniqueCronItems([{ task: 't', match: '* * * * *', options: { jobKey: 'k' } }]));
+  uniqueCronItems(parsed, (item) => (item.task === 't' ? { on_conflict: 'ignore' } : null));
+  const relay: Task = makeUniqueCronTask({ uniqueSchema: 'ojs_unique', workerSchema: 'graphile_worker' });
+  void relay;
+  // @ts-expect-error not a policy
+  uniqueCronItems(parsed, { on_conflict: 'nope' });
 }

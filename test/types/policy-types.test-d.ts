@@ -74,7 +74,7 @@ export async function graphileAddJob(utils: UniqueWorkerUtils, helpers: UniqueJo
   // The README's `as const` policy and UNIQUE_STATE_GROUPS.all used to fall through to the plain
   // overload ("'unique' does not exist in type 'TaskSpec'"); now they pick the unique one.
   const result = await utils.addJob('email.send', { user_id: 1 }, { unique: readmePolicy });
-  const outcome: 'created' | 'deduplicated' | 'replaced' = result.outcome;
+  const outcome: 'created' | 'deduplicated' | 'replaced' | 'updated' = result.outcome;
   void outcome;
   await utils.addJob('email.send', {}, { unique: allStates });
   await utils.addJob('email.send', {}, { unique: { states: UNIQUE_STATE_GROUPS.all } });

@@ -8,7 +8,8 @@
 --          created_at, scheduled_at, completed_at, replaced_by.
 -- SQLSTATEs: none of its own.
 select l.job_id::text, l.ojs_id as id, l.type, l.queue, j.payload as args, l.meta, l.policy,
-  l.fingerprint,
+  -- A released record (release-key) still reports the key it was enqueued under.
+  coalesce(l.fingerprint, l.released_fingerprint) as fingerprint,
   :OJS_UNIQUE_SCHEMA.derived_state(l.terminal_state, j.id is not null, j.locked_at, j.attempts,
     j.max_attempts, j.run_at, clock_timestamp()) as state,
   coalesce(j.attempts, l.final_attempts, 0) as attempt,

@@ -4,7 +4,8 @@
 -- $2 int       at most this many records per call (the caller loops while it returns $2)
 -- Steps: 1. pick terminal records past the grace period that no policy used on their key can
 --           still match. A policy P matches a record in terminal state T, created at C, while
---           T is in P.states and now < C + P.period (or P has no period: for ever). The policies
+--           T is in P.states and now < A + P.period (or P has no period: for ever), A being C or,
+--           under P's x_period_anchor, the record's due time or last duplicate attempt. The policies
 --           considered are the record's own and every one inserted under its key, which
 --           record_job folds into the key's head row (heads.retention, migration 0003). So a
 --           record enqueued under a narrow policy stays visible to a wider one used on the same
@@ -25,8 +26,9 @@ with doomed as (
     and not (l.policy is not null
              and (l.policy -> 'states') ? l.terminal_state
              and (l.expires_at is null or l.expires_at > clock_timestamp()))
-    -- Every policy inserted under the key.
-    and not :OJS_UNIQUE_SCHEMA.retained(h.retention -> l.terminal_state, l.created_at, clock_timestamp())
+    -- Every policy inserted under the key, each measured from its own anchor (x_period_anchor).
+    and not :OJS_UNIQUE_SCHEMA.retained_at(h.retention -> l.terminal_state, l.created_at, l.scheduled_at,
+                                          l.last_duplicate_at, clock_timestamp())
   order by l.finished_at
   limit $2::int
   for update of l skip locked

@@ -1,0 +1,91 @@
+/**
+ * The key lookups Graphile users ask of a deduplicator (BullMQ's `getDeduplicationJobId` and
+ * `removeDeduplicationKey` are the hosts' own forms): which job holds a key, and releasing a key.
+ * Shared by the backend and `makeUniqueWorkerUtils`.
+ *
+ * A key is named either by a job as it would be enqueued (its policy computes the key, and says
+ * which jobs count: states, period, anchor) or by the key itself, `{ uniqueness_key }` as every
+ * job view reports it (then a job holds the key while it is not finished: the live states).
+ */
+import { insertionOrder, isDuplicate } from '../../src/conflict-decision.js';
+import { InvalidJobInputError } from '../../src/errors.js';
+import { TERMINAL_STATES, type OjsJob, type OjsJobState } from '../../src/job.js';
+import type { UniquePolicy } from '../../src/unique-policy.js';
+import { readCandidates, type KeyCandidates, type PreparedGraphileEnqueue } from './graphile-worker-enqueue.js';
+import { isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
+import type { PgClientLike } from './graphile-worker-pg.js';
+import type { GraphileWorkerSql } from './graphile-worker-sql.js';
+
+/** A uniqueness key as job views report it (`job.uniqueness_key`). */
+export interface UniquenessKeyRef {
+  uniqueness_key: string;
+}
+
+/** What a lookup reads: the key, and the policy that says which of its jobs count (null: the live ones). */
+export interface KeyLookup {
+  key: string;
+  policy: UniquePolicy | null;
+}
+
+const LIVE_STATES: readonly OjsJobState[] = ['scheduled', 'available', 'pending', 'active', 'retryable'];
+
+/** Whether `target` names a key directly (`{ uniqueness_key }`), rather than a job to enqueue. */
+export function isKeyRef(target: unknown): target is UniquenessKeyRef {
+  return typeof target === 'object' && target !== null && Object.prototype.hasOwnProperty.call(target, 'uniqueness_key');
+}
+
+/** A `{ uniqueness_key }` checked (a non-empty string), as a lookup. */
+export function keyRefLookup(ref: UniquenessKeyRef): KeyLookup {
+  if (typeof ref.uniqueness_key !== 'string' || ref.uniqueness_key.length === 0 || ref.uniqueness_key.includes('\u0000')) {
+    throw new InvalidJobInputError([{ path: 'uniqueness_key', message: 'must be a non-empty string (a job view’s uniqueness_key)' }]);
+  }
+  return { key: ref.uniqueness_key, policy: null };
+}
+
+/** A job as it would be enqueued, as a lookup: it must have a policy (no policy, no key). */
+export function requestLookup(request: PreparedGraphileEnqueue): KeyLookup {
+  if (!request.prepared) throw new InvalidJobInputError([{ path: 'unique', message: 'is required to name a uniqueness key' }]);
+  return { key: request.prepared.key, policy: request.prepared.policy };
+}
+
+/**
+ * The job holding the key now: the one an enqueue under the lookup's policy would meet as "the
+ * existing job" (the oldest it counts), or with no policy the oldest live job under the key; null
+ * when none. A read of committed state, without the key's lock.
+ */
+export async function findUniqueJob(client: PgClientLike, sql: GraphileWorkerSql, lookup: KeyLookup): Promise<OjsJob | null> {
+  let read: KeyCandidates;
+  try {
+    read = await readCandidates(client, sql, lookup.key, lookup.policy?.states ?? LIVE_STATES);
+  } catch (error) {
+    throw translatePgError(error, { operation: 'findUniqueJob', rolledBack: false });
+  }
+  const { policy } = lookup;
+  const holding = read.candidates
+    .filter((candidate) =>
+      policy ? isDuplicate({ ...candidate, seq: Number(candidate.job_id) }, policy, read.now) : !TERMINAL_STATES.includes(candidate.state),
+    )
+    .sort((a, b) => insertionOrder({ ...a, seq: Number(a.job_id) }, { ...b, seq: Number(b.job_id) }));
+  return holding[0] ? read.view(holding[0]) : null;
+}
+
+/**
+ * Releases the key: every job recorded under it stops counting as its holder, so the next enqueue
+ * of the key inserts. The jobs themselves are left as they are (a live one still runs; its view
+ * still reports the key). Returns how many jobs stopped holding it (0 when none did). Its own
+ * transaction, retried on a serialisation failure or deadlock.
+ */
+export async function releaseUniqueKey(client: PgClientLike, sql: GraphileWorkerSql, lookup: KeyLookup): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.query('begin');
+      const { rows } = await client.query<{ released: number }>(sql.text('release-key'), [lookup.key]);
+      await client.query('commit');
+      return rows[0]!.released;
+    } catch (error) {
+      await client.query('rollback').catch(() => undefined);
+      if (attempt < OWN_TRANSACTION_ATTEMPTS && isRetryableConflict(error)) continue;
+      throw translatePgError(error, { operation: 'releaseUniqueKey', rolledBack: true });
+    }
+  }
+}

@@ -1,0 +1,13 @@
+-- touch-jobs: `x_period_anchor: "last_duplicate"`: records this enqueue as the last duplicate
+-- attempt of every duplicate it found. Run in the transaction that ran lock-and-read (the key's
+-- lock is held, and the live candidates' Graphile rows, so no worker's completion trigger writes
+-- these records meanwhile), before answering, a reject included.
+--
+-- $1 bigint[]  Graphile job ids of the touched jobs (the decision's `touch`)
+-- $2 interval  the deciding policy's period (ISO 8601)
+-- Steps: calls :OJS_UNIQUE_SCHEMA.touch_jobs (install-functions.sql): last_duplicate_at = now on
+--        the database clock; expires_at (reclaim's own-policy retention) moved to at least
+--        now + period, so reclaim keeps the record while the moved window is open.
+-- Returns: one row, no useful value.
+-- SQLSTATEs: none of its own.
+select :OJS_UNIQUE_SCHEMA.touch_jobs($1::bigint[], $2::interval);

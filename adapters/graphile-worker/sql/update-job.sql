@@ -1,0 +1,24 @@
+-- update-job: `x_update`: copies fields of a new job onto an existing one in place (it keeps its
+-- ids, created_at, type, queue and Graphile queue). Run in the transaction that ran lock-and-read,
+-- after decideUniqueConflict chose `update`: the job's Graphile row is locked (lock_and_read
+-- locks every live candidate's), so no worker can fetch it meanwhile, and its state is the one
+-- decided on.
+--
+-- $1 bigint   Graphile job id of the existing job
+-- $2 text[]   the fields to copy (UPDATE_FIELDS: args, meta, priority, max_attempts, scheduled_at)
+-- $3 json     payload (args), as given
+-- $4 jsonb    OJS meta
+-- $5 int      OJS priority (higher first), stored for the envelope
+-- $6 int      Graphile priority (smaller first), or null for 0
+-- $7 int      max_attempts, or null for Graphile's default (25, as add_job)
+-- $8 timestamptz run_at, or null for the database's now() (the new job's default)
+-- Steps: calls :OJS_UNIQUE_SCHEMA.update_job (install-functions.sql): compares each field with
+--        the stored value, writes only those that differ (Graphile's row: payload, priority,
+--        max_attempts, run_at, revision + 1, updated_at; the ledger's: meta, priority,
+--        max_attempts, scheduled_at, and expires_at under a scheduled_at anchor). Never
+--        locked_at, locked_by or attempts: a running attempt keeps running as it started, a
+--        retryable job keeps its attempt count (run_at becomes its retry time).
+-- Returns: one row, `result` json: {"changed": [the fields whose stored value differed, in $2's order]}.
+-- SQLSTATEs: P0002 when the job's Graphile row is gone (it cannot be, under lock-and-read's locks).
+select :OJS_UNIQUE_SCHEMA.update_job($1::bigint, $2::text[], $3::json, $4::jsonb, $5::int, $6::int, $7::int,
+  $8::timestamptz) as result;
