@@ -155,7 +155,7 @@ function metaArg(meta: Record<string, unknown>): string {
 }
 
 /** The terminal states a policy counts, as the index stores them (lua/includes/ojs-own-policy.lua). */
-function terminalBits(policy: UniquePolicy): number {
+export function terminalBits(policy: UniquePolicy): number {
   const states = policy.states;
   return (states.includes('completed') ? 1 : 0) + (states.includes('discarded') ? 2 : 0) + (states.includes('cancelled') ? 4 : 0);
 }
@@ -222,7 +222,7 @@ function probeArgs(request: UniqueAddRequest): (string | number)[] {
 }
 
 /** What both scripts decide on, in their argument order: key, on_conflict, states, period (years, months, fixed ms). */
-function decisionArgs(policy: UniquePolicy, key: string): (string | number)[] {
+export function decisionArgs(policy: UniquePolicy, key: string): (string | number)[] {
   const period = periodArgs(policy);
   return [
     key,

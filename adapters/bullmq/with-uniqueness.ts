@@ -26,7 +26,18 @@ import { backendErrorFor } from './bullmq-reply-errors.js';
 import { typedErrorFor } from './bullmq-cluster.js';
 import { internalsOf, jobFromHash, queueClient, validateJobOptions } from './bullmq-host.js';
 import { composedScripts } from './bullmq-script-set.js';
-import { queueBase, queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
+import { archiveKey, indexKey, queueBase, queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
+import {
+  dropQueueEntries,
+  findHeldJob,
+  isKeyRef,
+  keyRefLookup,
+  lookupIndexes,
+  releaseKey,
+  type KeyLookup,
+  type UniquenessKeyRef,
+} from './bullmq-key-lookups.js';
+import { deleteMatching } from './remove-uniqueness-index.js';
 import {
   decodeUniqueAddReply,
   prepareUniqueAdd,
@@ -37,7 +48,10 @@ import {
 } from './bullmq-unique-add.js';
 
 export interface UniqueJobsOptions extends JobsOptions {
-  /** An OJS `UniquePolicy` (spec §2), validated at add. `null` is none. (Default: none: a plain BullMQ add.) */
+  /**
+   * An OJS `UniquePolicy` (spec §2), validated at add. `null` is none, also over a default.
+   * (Default: the queue's `defaultJobOptions.unique`, else none: a plain BullMQ add.)
+   */
   unique?: UniquePolicyInput | null;
   /** OJS `meta` for the policy's `meta` dimension; stored beside the job, never in `data`. (Default: `{}`.) */
   ojsMeta?: Record<string, unknown>;
@@ -153,6 +167,21 @@ interface UniqueAdds<DataType, ResultType, NameType extends string, Q> {
   addBulk(jobs: readonly { name: NameType; data: DataType; opts: WithPolicy }[]): Promise<UniqueJob<DataType, ResultType, NameType>[]>;
   addBulk(jobs: readonly { name: NameType; data: DataType; opts?: WithoutPolicy }[]): Promise<PlainJob<DataType, ResultType, NameType>[]>;
   addBulk(jobs: { name: NameType; data: DataType; opts?: UniqueJobsOptions }[]): Promise<BulkResult<DataType, ResultType, NameType>>;
+  /**
+   * The job holding a key: the one this add would meet as its duplicate now (the oldest its
+   * policy counts), or by `{ uniqueness_key }` the oldest unfinished job under the key; null when
+   * none. BullMQ's `getDeduplicationJobId`, for OJS keys. A job of another queue (a policy without
+   * the `queue` dimension) is bound to that queue.
+   */
+  findUniqueJob(name: NameType, data: DataType, opts?: UniqueJobsOptions): Promise<Job<DataType, ResultType, NameType> | null>;
+  findUniqueJob(key: UniquenessKeyRef): Promise<Job<DataType, ResultType, NameType> | null>;
+  /**
+   * Releases a key (named as for `findUniqueJob`): the next add of it inserts, whatever holds it
+   * now. The jobs stay as they are (a waiting one still runs) but no add counts them any more.
+   * Resolves to how many jobs stopped holding the key. BullMQ's `removeDeduplicationKey`.
+   */
+  releaseUniqueKey(name: NameType, data: DataType, opts?: UniqueJobsOptions): Promise<number>;
+  releaseUniqueKey(key: UniquenessKeyRef): Promise<number>;
   /** The queue that was wrapped. */
   readonly unwrapped: Q;
 }
@@ -191,16 +220,30 @@ export type UniqueQueue<Q extends Queue = Queue> = UniqueAdds<DataOf<Q>, ResultO
 
 export const DEFAULT_CANCELLED_RETENTION_MS = 7 * 86_400_000;
 
+/**
+ * The queue's `defaultJobOptions.unique` applied: an add that does not say `unique` gets it; one
+ * that does (a policy, or `null` for none) keeps its own. A plain add then carries
+ * `unique: undefined`, which BullMQ's encoding skips, so the default is not stored on the job.
+ */
+function withDefaultPolicy(queue: Queue, opts: UniqueJobsOptions | undefined): UniqueJobsOptions | undefined {
+  const fallback = (internalsOf(queue).jobsOpts as UniqueJobsOptions).unique;
+  if (fallback === undefined || fallback === null) return opts;
+  if (opts !== undefined && opts !== null && opts.unique !== undefined) return opts.unique === null ? { ...opts, unique: undefined } : opts;
+  return { ...opts, unique: fallback };
+}
+
 /** Options that ask for a policy: `unique: null` (like `undefined`) means none, a plain add. */
 function hasPolicy(opts: UniqueJobsOptions | undefined): boolean {
   return opts !== undefined && opts !== null && ((opts.unique !== undefined && opts.unique !== null) || opts.ojsMeta !== undefined);
 }
 
 /** `opts` without a `unique: null`, so that a plain add stores exactly what BullMQ alone would. */
-function plainOpts(opts: UniqueJobsOptions | undefined): JobsOptions | undefined {
+function plainOpts(opts: UniqueJobsOptions | undefined, queue?: Queue): JobsOptions | undefined {
   if (opts === undefined || opts === null || !('unique' in opts)) return opts;
   const { unique: _none, ...rest } = opts;
-  return rest;
+  // Over a default policy, `unique: undefined` stops BullMQ's merge from bringing it back.
+  const fallback = queue && (internalsOf(queue).jobsOpts as UniqueJobsOptions).unique;
+  return fallback === undefined || fallback === null ? rest : ({ ...rest, unique: undefined } as JobsOptions);
 }
 
 export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {}): UniqueQueue<Q> {
@@ -225,8 +268,10 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
     return value;
   };
 
-  const add = async (name: string, data: unknown, opts?: UniqueJobsOptions): Promise<AddedJob> => {
-    if (!hasPolicy(opts)) return relink((await queue.add(name, data as never, plainOpts(opts) as never)) as PlainJob<any, any, string>);
+  const add = async (name: string, data: unknown, given?: UniqueJobsOptions): Promise<AddedJob> => {
+    const opts = withDefaultPolicy(queue, given);
+    if (!hasPolicy(opts))
+      return relink((await queue.add(name, data as never, plainOpts(opts, queue) as never)) as PlainJob<any, any, string>);
     // A unique add throws only the core's typed errors (a plain add above stays BullMQ's own).
     try {
       const request = { ...buildRequest(queue, name, data, opts ?? {}, retentionMs), probe };
@@ -240,10 +285,14 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
     }
   };
 
-  const addBulk = async (jobs: readonly { name: string; data: unknown; opts?: UniqueJobsOptions }[]): Promise<BulkAddedJob[]> => {
+  const addBulk = async (given: readonly { name: string; data: unknown; opts?: UniqueJobsOptions }[]): Promise<BulkAddedJob[]> => {
+    const jobs = given.map((job) => {
+      const opts = withDefaultPolicy(queue, job.opts);
+      return opts === job.opts ? job : { ...job, opts };
+    });
     if (!jobs.some((job) => hasPolicy(job.opts))) {
       const plain = jobs.some((job) => job.opts != null && 'unique' in job.opts)
-        ? jobs.map((job) => ({ ...job, opts: plainOpts(job.opts) }))
+        ? jobs.map((job) => ({ ...job, opts: plainOpts(job.opts, queue) }))
         : jobs;
       return relink((await queue.addBulk(plain as never)) as PlainJob<any, any, string>[]);
     }
@@ -259,6 +308,59 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
     await queue.close();
   };
 
+  const lookupOf = (
+    target: unknown,
+    data: unknown,
+    opts: UniqueJobsOptions | undefined,
+  ): { lookup: KeyLookup; indexes: ReturnType<typeof lookupIndexes> } => {
+    const rootPrefix = rootPrefixOf(internals);
+    if (isKeyRef(target)) {
+      const lookup = keyRefLookup(target);
+      return { lookup, indexes: lookupIndexes(rootPrefix, [queue.name], lookup) };
+    }
+    const effective = withDefaultPolicy(queue, opts) ?? {};
+    if (effective.unique === undefined || effective.unique === null)
+      throw new InvalidJobInputError([{ path: 'opts.unique', message: 'is required to name a uniqueness key' }]);
+    const prepared = prepareUnique({
+      type: target as string,
+      queue: queue.name,
+      args: data,
+      meta: effective.ojsMeta ?? {},
+      unique: effective.unique,
+    })!;
+    const lookup = { key: prepared.key, policy: prepared.policy };
+    return { lookup, indexes: lookupIndexes(rootPrefix, [queue.name], lookup) };
+  };
+
+  const findUniqueJob = async (target: unknown, data?: unknown, opts?: UniqueJobsOptions): Promise<Job | null> => {
+    const { lookup, indexes } = lookupOf(target, data, opts);
+    const held = await findHeldJob(await queueClient(queue), rootPrefixOf(internals), indexes, lookup);
+    return held ? relink(jobFromHash(siblings.of(held.queue), held.id, held.hash)) : null;
+  };
+
+  const releaseUniqueKey = async (target: unknown, data?: unknown, opts?: UniqueJobsOptions): Promise<number> => {
+    const { lookup, indexes } = lookupOf(target, data, opts);
+    return releaseKey(await queueClient(queue), rootPrefixOf(internals), indexes, lookup.key);
+  };
+
+  // BullMQ's obliterate first: when it refuses (active jobs without `force`), nothing of ours is
+  // touched. Then the sidecar: the queue's own keys (index, archives), and its entries in the
+  // indexes it shares (the prefix's; its NFC twin's per-queue index), never other queues' entries.
+  const obliterate = async (opts?: Parameters<Queue['obliterate']>[0]): Promise<void> => {
+    await queue.obliterate(opts);
+    try {
+      const client = await queueClient(queue);
+      const rootPrefix = rootPrefixOf(internals);
+      // The per-queue index is shared with a queue whose name has the same NFC form: drop
+      // entries rather than the key (a hash left with no field is gone).
+      await dropQueueEntries(client, rootPrefix, indexKey(rootPrefix, queue.name, { keys: ['queue'] } as never), queue.name);
+      await dropQueueEntries(client, rootPrefix, { key: `${rootPrefix}ojs:global:index`, home: '' }, queue.name);
+      await deleteMatching(queue, [archiveKey(queueBase(rootPrefix, queue.name), '*')]);
+    } catch (error) {
+      throw typedErrorFor(error);
+    }
+  };
+
   // Bound once per method (stable identity: `q.getJob === q.getJob`), on the wrapped queue so
   // BullMQ's own code never runs with the Proxy as `this`. A call that returns the queue returns
   // the wrapper; Jobs it returns (getJob, getJobs …) are relinked.
@@ -266,6 +368,9 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
     ['add', add],
     ['addBulk', addBulk],
     ['close', close],
+    ['findUniqueJob', findUniqueJob],
+    ['releaseUniqueKey', releaseUniqueKey],
+    ['obliterate', obliterate],
   ]);
   const bound = new Map<PropertyKey, { source: (...args: unknown[]) => unknown; fn: (...args: unknown[]) => unknown }>();
   const settle = (result: unknown): unknown => {
@@ -308,7 +413,8 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
   const { unique, ojsMeta, ...bullmqOpts } = opts;
   // Merged first, as Queue.addJob merges them: an option set in the queue's defaultJobOptions
   // fights the policy just as much as one given on the add.
-  const merged: JobsOptions = { ...internalsOf(queue).jobsOpts, ...bullmqOpts, jobId: bullmqOpts.jobId };
+  const { unique: _default, ...defaults } = internalsOf(queue).jobsOpts as UniqueJobsOptions;
+  const merged: JobsOptions = { ...defaults, ...bullmqOpts, jobId: bullmqOpts.jobId };
   const issues: ValidationIssue[] = [];
   for (const option of ['deduplication', 'debounce', 'parent', 'repeat'] as const) {
     if ((merged as Record<string, unknown>)[option] !== undefined) {
