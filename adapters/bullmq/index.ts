@@ -7,7 +7,14 @@
  *    does not know them).
  */
 export { withUniqueness, DEFAULT_CANCELLED_RETENTION_MS } from './with-uniqueness.js';
-export type { UniqueJob, UniqueJobsOptions, UniqueOutcome, UniqueQueue, WithUniquenessOptions } from './with-uniqueness.js';
+export type {
+  UniqueJob,
+  UniqueJobsOptions,
+  UniqueOutcome,
+  UniqueQueue,
+  UniqueQueueOptions,
+  WithUniquenessOptions,
+} from './with-uniqueness.js';
 export { createBullMQBackend, DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_MAX_RETRIES_PER_REQUEST } from './bullmq-backend.js';
 export type { BullMQBackend, BullMQBackendOptions } from './bullmq-backend.js';
 export { removeUniquenessIndex } from './remove-uniqueness-index.js';

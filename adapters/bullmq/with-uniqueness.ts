@@ -9,7 +9,7 @@
  * `opts.ojsMeta` -> `meta` (BullMQ jobs have none; kept apart so `data` is never altered),
  * `delay` -> `scheduled_at`, `attempts` -> `max_attempts`.
  */
-import { Queue, type Job, type JobsOptions } from 'bullmq';
+import { Queue, type Job, type JobsOptions, type QueueOptions } from 'bullmq';
 import {
   InvalidJobInputError,
   isDuplicateJobError,
@@ -55,6 +55,17 @@ export interface UniqueJobsOptions extends JobsOptions {
   unique?: UniquePolicyInput | null;
   /** OJS `meta` for the policy's `meta` dimension; stored beside the job, never in `data`. (Default: `{}`.) */
   ojsMeta?: Record<string, unknown>;
+}
+
+/**
+ * Queue options whose `defaultJobOptions` may carry a `unique` policy: every add through
+ * `withUniqueness(queue)` that does not say `unique` gets it; `unique: null` opts an add out, a
+ * policy of its own replaces it (wholly, never merged). Type the options with it, since BullMQ's
+ * `QueueOptions` does not know `unique`: `const opts: UniqueQueueOptions = {…}; new Queue(name, opts)`.
+ * `queue.add` on the unwrapped queue ignores the policy (BullMQ stores it among the job's options).
+ */
+export interface UniqueQueueOptions extends QueueOptions {
+  defaultJobOptions?: UniqueJobsOptions;
 }
 
 /**
@@ -585,7 +596,7 @@ async function uniqueAddBulk(
   const entries: Entry[] = [];
   for (const [index, spec] of jobs.entries()) {
     if (!hasPolicy(spec.opts)) {
-      const opts = { ...internals.jobsOpts, ...plainOpts(spec.opts), jobId: spec.opts?.jobId };
+      const opts = { ...internals.jobsOpts, ...plainOpts(spec.opts, queue), jobId: spec.opts?.jobId };
       const job = new internals.Job(queue, spec.name, spec.data, opts, opts.jobId);
       try {
         validateJobOptions(job);
