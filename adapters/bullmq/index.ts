@@ -19,4 +19,5 @@ export { createBullMQBackend, DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_MAX_RETRIES_PE
 export type { BullMQBackend, BullMQBackendOptions } from './bullmq-backend.js';
 export { removeUniquenessIndex } from './remove-uniqueness-index.js';
 export { SUPPORTED_BULLMQ_RANGE } from './bullmq-host.js';
+export type { UniqueFlowJob, UniqueFlowProducer, UniqueJobNode } from './with-unique-flows.js';
 export type { UniquenessKeyRef } from './bullmq-key-lookups.js';

@@ -9,7 +9,8 @@
  * `opts.ojsMeta` -> `meta` (BullMQ jobs have none; kept apart so `data` is never altered),
  * `delay` -> `scheduled_at`, `attempts` -> `max_attempts`.
  */
-import { Queue, type Job, type JobsOptions, type QueueOptions } from 'bullmq';
+import { FlowProducer, Queue, type Job, type JobsOptions, type QueueOptions } from 'bullmq';
+import { wrapFlowProducer, type UniqueFlowProducer } from './with-unique-flows.js';
 import {
   InvalidJobInputError,
   isDuplicateJobError,
@@ -257,7 +258,18 @@ function plainOpts(opts: UniqueJobsOptions | undefined, queue?: Queue): JobsOpti
   return fallback === undefined || fallback === null ? rest : ({ ...rest, unique: undefined } as JobsOptions);
 }
 
-export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {}): UniqueQueue<Q> {
+/**
+ * Wraps a `Queue` (its `add`/`addBulk` accept `unique`), or a `FlowProducer` (a childless flow
+ * root may carry `unique`; with-unique-flows.ts).
+ */
+export function withUniqueness<Q extends Queue>(queue: Q, options?: WithUniquenessOptions): UniqueQueue<Q>;
+export function withUniqueness<F extends FlowProducer>(flowProducer: F, options?: WithUniquenessOptions): UniqueFlowProducer<F>;
+export function withUniqueness(target: Queue | FlowProducer, options: WithUniquenessOptions = {}): unknown {
+  if (target instanceof FlowProducer) return wrapFlowProducer(target, options, (queue, opts) => wrapQueue(queue, opts) as UniqueQueue);
+  return wrapQueue(target, options);
+}
+
+function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {}): UniqueQueue<Q> {
   // Fail now, not at the first unique add: on a non-Redis backend, or a BullMQ whose add scripts
   // are not what unique-add splices in.
   const internals = internalsOf(queue);
