@@ -19,5 +19,13 @@ export { createBullMQBackend, DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_MAX_RETRIES_PE
 export type { BullMQBackend, BullMQBackendOptions } from './bullmq-backend.js';
 export { removeUniquenessIndex } from './remove-uniqueness-index.js';
 export { SUPPORTED_BULLMQ_RANGE } from './bullmq-host.js';
+export {
+  makeUniqueSchedulerProcessor,
+  isUniqueSchedulerRelay,
+  UNIQUE_SCHEDULER_JOB_NAME,
+  RELAY_ATTEMPTS,
+} from './unique-job-schedulers.js';
+export type { RelayData, RelayResult } from './unique-job-schedulers.js';
+export type { UniqueSchedulerTemplateOptions } from './with-uniqueness.js';
 export type { UniqueFlowJob, UniqueFlowProducer, UniqueJobNode } from './with-unique-flows.js';
 export type { UniquenessKeyRef } from './bullmq-key-lookups.js';

@@ -11,6 +11,7 @@
  */
 import { FlowProducer, Queue, type Job, type JobsOptions, type QueueOptions } from 'bullmq';
 import { wrapFlowProducer, type UniqueFlowProducer } from './with-unique-flows.js';
+import { relayTemplate } from './unique-job-schedulers.js';
 import {
   InvalidJobInputError,
   isDuplicateJobError,
@@ -68,6 +69,10 @@ export interface UniqueJobsOptions extends JobsOptions {
 export interface UniqueQueueOptions extends QueueOptions {
   defaultJobOptions?: UniqueJobsOptions;
 }
+
+/** A scheduler template's options: BullMQ's, plus `unique` / `ojsMeta` for each job it makes. */
+export type UniqueSchedulerTemplateOptions = NonNullable<NonNullable<Parameters<Queue['upsertJobScheduler']>[2]>['opts']> &
+  Pick<UniqueJobsOptions, 'unique' | 'ojsMeta'>;
 
 /**
  * What a unique add did, on the returned job, without another round trip. `UniqueOutcome<'replaced'>`
@@ -194,6 +199,17 @@ interface UniqueAdds<DataType, ResultType, NameType extends string, Q> {
    */
   releaseUniqueKey(name: NameType, data: DataType, opts?: UniqueJobsOptions): Promise<number>;
   releaseUniqueKey(key: UniquenessKeyRef): Promise<number>;
+  /**
+   * BullMQ's `upsertJobScheduler`; a template whose `opts.unique` is set (or the queue's default
+   * policy) schedules relay jobs that add each tick's job through the unique path: run the
+   * queue's worker with `makeUniqueSchedulerProcessor` (docs/bullmq.md, "Job schedulers").
+   * Resolves to the scheduler's next job (a relay job when the template has a policy).
+   */
+  upsertJobScheduler(
+    jobSchedulerId: NameType,
+    repeatOpts: Parameters<Queue['upsertJobScheduler']>[1],
+    jobTemplate?: { name?: NameType; data?: DataType; opts?: UniqueSchedulerTemplateOptions },
+  ): Promise<Job<DataType, ResultType, NameType>>;
   /** The queue that was wrapped. */
   readonly unwrapped: Q;
 }
@@ -366,6 +382,37 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     return releaseKey(await queueClient(queue), rootPrefixOf(internals), indexes, lookup.key);
   };
 
+  const upsertJobScheduler = async (
+    schedulerId: string,
+    repeatOpts: Parameters<Queue['upsertJobScheduler']>[1],
+    template?: { name?: string; data?: unknown; opts?: UniqueSchedulerTemplateOptions },
+  ): Promise<Job> => {
+    const opts = withDefaultPolicy(queue, template?.opts as UniqueJobsOptions | undefined);
+    if (!hasPolicy(opts)) {
+      const plain = template && { ...template, opts: plainOpts(opts, queue) as never };
+      return relink(await queue.upsertJobScheduler(schedulerId as never, repeatOpts, plain as never));
+    }
+    let relay: ReturnType<typeof relayTemplate>;
+    try {
+      relay = relayTemplate(queue.name, { ...template, opts }, schedulerId, opts!.unique!);
+    } catch (error) {
+      if (!isInvalidJobInputError(error)) throw error;
+      throw new InvalidJobInputError(
+        error.issues.map((issue) => ({
+          ...issue,
+          path: `jobTemplate.${issue.path === 'unique' || issue.path.startsWith('unique.') ? `opts.${issue.path}` : issue.path}`,
+        })),
+      );
+    }
+    // The queue's default policy must not ride into the relay's own options (BullMQ merges them).
+    return relink(
+      await queue.upsertJobScheduler(schedulerId as never, repeatOpts, {
+        ...relay,
+        opts: plainOpts({ ...relay.opts, unique: null }, queue),
+      } as never),
+    );
+  };
+
   // BullMQ's obliterate first: when it refuses (active jobs without `force`), nothing of ours is
   // touched. Then the sidecar: the queue's own keys (index, archives), and its entries in the
   // indexes it shares (the prefix's; its NFC twin's per-queue index), never other queues' entries.
@@ -394,6 +441,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     ['findUniqueJob', findUniqueJob],
     ['releaseUniqueKey', releaseUniqueKey],
     ['obliterate', obliterate],
+    ['upsertJobScheduler', upsertJobScheduler],
   ]);
   const bound = new Map<PropertyKey, { source: (...args: unknown[]) => unknown; fn: (...args: unknown[]) => unknown }>();
   const settle = (result: unknown): unknown => {
