@@ -35,7 +35,7 @@ import {
   type KeyLookup,
   type UniquenessKeyRef,
 } from './bullmq-key-lookups.js';
-import { pairs, uniqueAdd } from './bullmq-unique-add.js';
+import { BULLMQ_EXTENSIONS, pairs, uniqueAdd } from './bullmq-unique-add.js';
 import { DEFAULT_CANCELLED_RETENTION_MS } from './with-uniqueness.js';
 
 /** `maxRetriesPerRequest` of a client the backend creates: a command waits for at most this many reconnects. */
@@ -104,6 +104,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       strength: 'strong',
       mechanism: "one Lua script per enqueue: the OJS check and BullMQ's own add script, atomic in Redis",
       replace_active: false,
+      extensions: [...BULLMQ_EXTENSIONS],
     },
   };
   readonly client: Redis | Cluster;
@@ -205,7 +206,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
 
   async #enqueue(input: JobInput): Promise<EnqueueResult> {
     // The core's rules cover BullMQ's own for ids (no integer string, no ':').
-    const prepared = prepareUnique(input);
+    const prepared = prepareUnique(input, { extensions: BULLMQ_EXTENSIONS });
 
     const queueName = input.queue ?? DEFAULT_QUEUE;
     const queue = this.queue(queueName);
@@ -309,7 +310,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       }
       return { lookup, indexes: lookupIndexes(rootPrefix, queues, lookup) };
     }
-    const prepared = prepareUnique(target);
+    const prepared = prepareUnique(target, { extensions: BULLMQ_EXTENSIONS });
     if (!prepared) throw new InvalidJobInputError([{ path: 'unique', message: 'is required to name a uniqueness key' }]);
     const lookup = { key: prepared.key, policy: prepared.policy };
     return { lookup, indexes: lookupIndexes(rootPrefix, [target.queue ?? DEFAULT_QUEUE], lookup) };

@@ -12,13 +12,20 @@ import type { Job, JobsOptions, Queue } from 'bullmq';
 import { isDuplicateJobError } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
-import { compactUniquePolicy, type UniquePolicy } from '../../src/unique-policy.js';
+import { compactUniquePolicy, type UniqueExtension, type UniquePolicy } from '../../src/unique-policy.js';
 import { periodArgs } from './bullmq-period-args.js';
 import { ProbeHints } from './bullmq-probe-hints.js';
 import { errorForReply } from './bullmq-reply-errors.js';
 import { encodeAdd, internalsOf, queueClient, validateJobOptions } from './bullmq-host.js';
 import { COMMANDS, runScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
 import { indexKey, queueBase, rootPrefixOf } from './bullmq-sidecar-keys.js';
+
+/**
+ * The policy extensions the BullMQ adapter implements (its `capabilities.unique_jobs.extensions`,
+ * and what every `prepareUnique` of the adapter is given). `x_key` needs nothing of the scripts:
+ * the key is the core's hash, and the index home still follows the policy's `keys`.
+ */
+export const BULLMQ_EXTENSIONS: readonly UniqueExtension[] = ['x_key'];
 
 export interface UniqueAddRequest {
   queue: Queue;

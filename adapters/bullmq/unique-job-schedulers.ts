@@ -18,6 +18,7 @@ import type { Job, Processor } from 'bullmq';
 import { isDuplicateJobError } from '../../src/errors.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { prepareUnique } from '../../src/unique-enqueue.js';
+import { BULLMQ_EXTENSIONS } from './bullmq-unique-add.js';
 import type { UniqueJobsOptions, UniqueQueue } from './with-uniqueness.js';
 
 /** The name of the relay jobs a unique scheduler makes. */
@@ -55,7 +56,7 @@ export function relayTemplate(
   const { unique: _policy, ojsMeta, ...opts } = template.opts ?? {};
   const name = template.name ?? schedulerId;
   const data = template.data === undefined ? {} : template.data;
-  prepareUnique({ type: name, queue: queueName, args: data, meta: ojsMeta ?? {}, unique });
+  prepareUnique({ type: name, queue: queueName, args: data, meta: ojsMeta ?? {}, unique }, { extensions: BULLMQ_EXTENSIONS });
   const relay: RelayData = { name, data, opts, unique };
   if (ojsMeta !== undefined) relay.ojsMeta = ojsMeta;
   return { name: UNIQUE_SCHEDULER_JOB_NAME, data: relay, opts: { attempts: RELAY_ATTEMPTS, removeOnComplete: true } };

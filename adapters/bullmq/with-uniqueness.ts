@@ -41,6 +41,7 @@ import {
 } from './bullmq-key-lookups.js';
 import { deleteMatching } from './remove-uniqueness-index.js';
 import {
+  BULLMQ_EXTENSIONS,
   decodeUniqueAddReply,
   prepareUniqueAdd,
   sendUniqueAdd,
@@ -360,13 +361,16 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     const effective = withDefaultPolicy(queue, opts) ?? {};
     if (effective.unique === undefined || effective.unique === null)
       throw new InvalidJobInputError([{ path: 'opts.unique', message: 'is required to name a uniqueness key' }]);
-    const prepared = prepareUnique({
-      type: target as string,
-      queue: queue.name,
-      args: data,
-      meta: effective.ojsMeta ?? {},
-      unique: effective.unique,
-    })!;
+    const prepared = prepareUnique(
+      {
+        type: target as string,
+        queue: queue.name,
+        args: data,
+        meta: effective.ojsMeta ?? {},
+        unique: effective.unique,
+      },
+      { extensions: BULLMQ_EXTENSIONS },
+    )!;
     const lookup = { key: prepared.key, policy: prepared.policy };
     return { lookup, indexes: lookupIndexes(rootPrefix, [queue.name], lookup) };
   };
@@ -504,14 +508,17 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
   // every entry point; the issue then names the option the caller set.
   let prepared: PreparedUnique;
   try {
-    prepared = prepareUnique({
-      type: name,
-      queue: queue.name,
-      id: merged.jobId,
-      args: data,
-      meta: ojsMeta === undefined ? {} : ojsMeta,
-      unique,
-    })!;
+    prepared = prepareUnique(
+      {
+        type: name,
+        queue: queue.name,
+        id: merged.jobId,
+        args: data,
+        meta: ojsMeta === undefined ? {} : ojsMeta,
+        unique,
+      },
+      { extensions: BULLMQ_EXTENSIONS },
+    )!;
   } catch (error) {
     if (!isInvalidJobInputError(error)) throw error;
     throw new InvalidJobInputError(error.issues.map((issue) => (issue.path === 'id' ? { ...issue, path: 'opts.jobId' } : issue)));
