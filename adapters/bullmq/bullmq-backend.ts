@@ -13,7 +13,7 @@
  */
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
-import { BackendError } from '../../src/errors.js';
+import { BackendError, InvalidJobInputError } from '../../src/errors.js';
 import type { JobInput, OjsJob, OjsJobState } from '../../src/job.js';
 import { prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
@@ -25,8 +25,17 @@ import { backendErrorFor, errorForReply } from './bullmq-reply-errors.js';
 import { keepOptionsFor } from './bullmq-retention.js';
 import { checkConnection, internalsOf, isIoredis, writeQueueMeta } from './bullmq-host.js';
 import { COMMANDS, runScript, composedScripts } from './bullmq-script-set.js';
-import { queueBase, queueRegistryKey } from './bullmq-sidecar-keys.js';
-import { pairs, uniqueAdd } from './bullmq-unique-add.js';
+import { queueBase, queueRegistryKey, type IndexKey } from './bullmq-sidecar-keys.js';
+import {
+  findHeldJob,
+  isKeyRef,
+  keyRefLookup,
+  lookupIndexes,
+  releaseKey,
+  type KeyLookup,
+  type UniquenessKeyRef,
+} from './bullmq-key-lookups.js';
+import { BULLMQ_EXTENSIONS, pairs, uniqueAdd } from './bullmq-unique-add.js';
 import { DEFAULT_CANCELLED_RETENTION_MS } from './with-uniqueness.js';
 
 /** `maxRetriesPerRequest` of a client the backend creates: a command waits for at most this many reconnects. */
@@ -71,6 +80,18 @@ export interface BullMQBackend extends UniqueJobsBackend {
   /** The Redis client (or Cluster) the backend uses. */
   readonly client: Redis | Cluster;
   readonly prefix: string;
+  /**
+   * The job holding a key now: the one `enqueue(job)` would meet as its duplicate (the oldest its
+   * policy counts), or by `{ uniqueness_key }` the oldest unfinished job under it; null when none.
+   * @throws InvalidJobInputError for a job without `unique` (no key) or a bad job or key.
+   */
+  findUniqueJob(target: JobInput | UniquenessKeyRef): Promise<OjsJob | null>;
+  /**
+   * Releases a key (named as for {@link findUniqueJob}): the next enqueue of it inserts, whatever
+   * holds it now. The jobs holding it stay as they are (a live one still runs; its view still
+   * reports the key), no longer counted. Resolves to how many jobs stopped holding it.
+   */
+  releaseUniqueKey(target: JobInput | UniquenessKeyRef): Promise<number>;
 }
 
 export function createBullMQBackend(options: BullMQBackendOptions): BullMQBackend {
@@ -83,6 +104,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       strength: 'strong',
       mechanism: "one Lua script per enqueue: the OJS check and BullMQ's own add script, atomic in Redis",
       replace_active: false,
+      extensions: [...BULLMQ_EXTENSIONS],
     },
   };
   readonly client: Redis | Cluster;
@@ -184,7 +206,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
 
   async #enqueue(input: JobInput): Promise<EnqueueResult> {
     // The core's rules cover BullMQ's own for ids (no integer string, no ':').
-    const prepared = prepareUnique(input);
+    const prepared = prepareUnique(input, { extensions: BULLMQ_EXTENSIONS });
 
     const queueName = input.queue ?? DEFAULT_QUEUE;
     const queue = this.queue(queueName);
@@ -262,6 +284,36 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       throw typedErrorFor(error, { written: false }); // a read
     }
     return null;
+  }
+
+  async findUniqueJob(target: JobInput | UniquenessKeyRef): Promise<OjsJob | null> {
+    const { lookup, indexes } = await this.#lookupOf(target);
+    const held = await findHeldJob(this.client, `${this.prefix}:`, indexes, lookup);
+    return held ? ojsJobView(held.queue, held.id, held.state, held.hash) : null;
+  }
+
+  async releaseUniqueKey(target: JobInput | UniquenessKeyRef): Promise<number> {
+    const { lookup, indexes } = await this.#lookupOf(target);
+    return releaseKey(this.client, `${this.prefix}:`, indexes, lookup.key);
+  }
+
+  /** A key named by a job (its policy's own index) or alone (the prefix's index and every known queue's). */
+  async #lookupOf(target: JobInput | UniquenessKeyRef): Promise<{ lookup: KeyLookup; indexes: IndexKey[] }> {
+    const rootPrefix = `${this.prefix}:`;
+    if (isKeyRef(target)) {
+      const lookup = keyRefLookup(target);
+      let queues: string[];
+      try {
+        queues = await this.#knownQueues();
+      } catch (error) {
+        throw typedErrorFor(error, { written: false });
+      }
+      return { lookup, indexes: lookupIndexes(rootPrefix, queues, lookup) };
+    }
+    const prepared = prepareUnique(target, { extensions: BULLMQ_EXTENSIONS });
+    if (!prepared) throw new InvalidJobInputError([{ path: 'unique', message: 'is required to name a uniqueness key' }]);
+    const lookup = { key: prepared.key, policy: prepared.policy };
+    return { lookup, indexes: lookupIndexes(rootPrefix, [target.queue ?? DEFAULT_QUEUE], lookup) };
   }
 
   async cancel(id: string): Promise<OjsJob> {

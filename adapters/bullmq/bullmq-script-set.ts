@@ -34,9 +34,12 @@ export const COMMANDS = {
   uniqueProbe: 'ojsUniqueProbe',
   getJob: 'ojsGetJob',
   cancelJob: 'ojsCancelJob',
+  uniqueFind: 'ojsUniqueFind',
+  uniqueRelease: 'ojsUniqueRelease',
+  dropQueueEntries: 'ojsDropQueueEntries',
 } as const;
 
-/** unique-add's KEYS[1..11]: the queue's own keys, by `queue.keys` name (lua/unique-add-13.lua). */
+/** unique-add's KEYS[1..11]: the queue's own keys, by `queue.keys` name (lua/unique-add-12.lua). */
 export const UNIQUE_ADD_QUEUE_KEYS = [
   'wait',
   'paused',
@@ -79,6 +82,9 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
     new OjsScript(COMMANDS.uniqueProbe, luaScripts['unique-probe'].numberOfKeys, withHost(luaScripts['unique-probe'].lua)),
     new OjsScript(COMMANDS.getJob, luaScripts['get-job'].numberOfKeys, withHost(luaScripts['get-job'].lua)),
     new OjsScript(COMMANDS.cancelJob, luaScripts['cancel-job'].numberOfKeys, withHost(luaScripts['cancel-job'].lua)),
+    new OjsScript(COMMANDS.uniqueFind, luaScripts['unique-find'].numberOfKeys, withHost(luaScripts['unique-find'].lua)),
+    new OjsScript(COMMANDS.uniqueRelease, luaScripts['unique-release'].numberOfKeys, withHost(luaScripts['unique-release'].lua)),
+    new OjsScript(COMMANDS.dropQueueEntries, luaScripts['drop-queue-entries'].numberOfKeys, withHost(luaScripts['drop-queue-entries'].lua)),
   ];
 }
 
@@ -95,6 +101,9 @@ export function printedName(script: ComposedScript): string {
     [COMMANDS.uniqueProbe]: 'unique-probe',
     [COMMANDS.getJob]: 'get-job',
     [COMMANDS.cancelJob]: 'cancel-job',
+    [COMMANDS.uniqueFind]: 'unique-find',
+    [COMMANDS.uniqueRelease]: 'unique-release',
+    [COMMANDS.dropQueueEntries]: 'drop-queue-entries',
   };
   return `${names[script.command] ?? script.command}.lua`;
 }

@@ -12,13 +12,20 @@ import type { Job, JobsOptions, Queue } from 'bullmq';
 import { isDuplicateJobError } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
-import { compactUniquePolicy, type UniquePolicy } from '../../src/unique-policy.js';
+import { compactUniquePolicy, type UniqueExtension, type UniquePolicy } from '../../src/unique-policy.js';
 import { periodArgs } from './bullmq-period-args.js';
 import { ProbeHints } from './bullmq-probe-hints.js';
 import { errorForReply } from './bullmq-reply-errors.js';
 import { encodeAdd, internalsOf, queueClient, validateJobOptions } from './bullmq-host.js';
 import { COMMANDS, runScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
 import { indexKey, queueBase, rootPrefixOf } from './bullmq-sidecar-keys.js';
+
+/**
+ * The policy extensions the BullMQ adapter implements (its `capabilities.unique_jobs.extensions`,
+ * and what every `prepareUnique` of the adapter is given). `x_key` needs nothing of the scripts:
+ * the key is the core's hash, and the index home still follows the policy's `keys`.
+ */
+export const BULLMQ_EXTENSIONS: readonly UniqueExtension[] = ['x_key'];
 
 export interface UniqueAddRequest {
   queue: Queue;
@@ -155,7 +162,7 @@ function metaArg(meta: Record<string, unknown>): string {
 }
 
 /** The terminal states a policy counts, as the index stores them (lua/includes/ojs-own-policy.lua). */
-function terminalBits(policy: UniquePolicy): number {
+export function terminalBits(policy: UniquePolicy): number {
   const states = policy.states;
   return (states.includes('completed') ? 1 : 0) + (states.includes('discarded') ? 2 : 0) + (states.includes('cancelled') ? 4 : 0);
 }
@@ -222,7 +229,7 @@ function probeArgs(request: UniqueAddRequest): (string | number)[] {
 }
 
 /** What both scripts decide on, in their argument order: key, on_conflict, states, period (years, months, fixed ms). */
-function decisionArgs(policy: UniquePolicy, key: string): (string | number)[] {
+export function decisionArgs(policy: UniquePolicy, key: string): (string | number)[] {
   const period = periodArgs(policy);
   return [
     key,

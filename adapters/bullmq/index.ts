@@ -7,8 +7,25 @@
  *    does not know them).
  */
 export { withUniqueness, DEFAULT_CANCELLED_RETENTION_MS } from './with-uniqueness.js';
-export type { UniqueJob, UniqueJobsOptions, UniqueOutcome, UniqueQueue, WithUniquenessOptions } from './with-uniqueness.js';
+export type {
+  UniqueJob,
+  UniqueJobsOptions,
+  UniqueOutcome,
+  UniqueQueue,
+  UniqueQueueOptions,
+  WithUniquenessOptions,
+} from './with-uniqueness.js';
 export { createBullMQBackend, DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_MAX_RETRIES_PER_REQUEST } from './bullmq-backend.js';
 export type { BullMQBackend, BullMQBackendOptions } from './bullmq-backend.js';
 export { removeUniquenessIndex } from './remove-uniqueness-index.js';
 export { SUPPORTED_BULLMQ_RANGE } from './bullmq-host.js';
+export {
+  makeUniqueSchedulerProcessor,
+  isUniqueSchedulerRelay,
+  UNIQUE_SCHEDULER_JOB_NAME,
+  RELAY_ATTEMPTS,
+} from './unique-job-schedulers.js';
+export type { RelayData, RelayResult } from './unique-job-schedulers.js';
+export type { UniqueSchedulerTemplateOptions } from './with-uniqueness.js';
+export type { UniqueFlowJob, UniqueFlowProducer, UniqueJobNode } from './with-unique-flows.js';
+export type { UniquenessKeyRef } from './bullmq-key-lookups.js';

@@ -27,13 +27,19 @@ interface MaybeCluster {
 export async function removeUniquenessIndex(queue: Queue, options: { global?: boolean } = {}): Promise<number> {
   const internals = internalsOf(queue);
   const patterns = sidecarPatterns(rootPrefixOf(internals), internals.name);
+  return deleteMatching(queue, options.global ? [patterns.queue, patterns.global] : [patterns.queue]);
+}
+
+/** Deletes every key matching one of `patterns`, on every master. Returns the number deleted. */
+export async function deleteMatching(queue: Queue, patterns: string[]): Promise<number> {
+  const internals = internalsOf(queue);
   try {
     const client = (await internals.backend.client) as unknown as ScanClient & MaybeCluster;
     const cluster = client.isCluster === true && typeof client.nodes === 'function';
     const nodes = cluster ? client.nodes!('master') : [client];
     let deleted = 0;
     for (const node of nodes) {
-      for (const pattern of options.global ? [patterns.queue, patterns.global] : [patterns.queue]) {
+      for (const pattern of patterns) {
         let cursor = '0';
         do {
           const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 500);

@@ -9,7 +9,9 @@
  * `opts.ojsMeta` -> `meta` (BullMQ jobs have none; kept apart so `data` is never altered),
  * `delay` -> `scheduled_at`, `attempts` -> `max_attempts`.
  */
-import { Queue, type Job, type JobsOptions } from 'bullmq';
+import { FlowProducer, Queue, type Job, type JobsOptions, type QueueOptions } from 'bullmq';
+import { wrapFlowProducer, type UniqueFlowProducer } from './with-unique-flows.js';
+import { relayTemplate } from './unique-job-schedulers.js';
 import {
   InvalidJobInputError,
   isDuplicateJobError,
@@ -26,8 +28,20 @@ import { backendErrorFor } from './bullmq-reply-errors.js';
 import { typedErrorFor } from './bullmq-cluster.js';
 import { internalsOf, jobFromHash, queueClient, validateJobOptions } from './bullmq-host.js';
 import { composedScripts } from './bullmq-script-set.js';
-import { queueBase, queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
+import { archiveKey, indexKey, queueBase, queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
 import {
+  dropQueueEntries,
+  findHeldJob,
+  isKeyRef,
+  keyRefLookup,
+  lookupIndexes,
+  releaseKey,
+  type KeyLookup,
+  type UniquenessKeyRef,
+} from './bullmq-key-lookups.js';
+import { deleteMatching } from './remove-uniqueness-index.js';
+import {
+  BULLMQ_EXTENSIONS,
   decodeUniqueAddReply,
   prepareUniqueAdd,
   sendUniqueAdd,
@@ -37,11 +51,29 @@ import {
 } from './bullmq-unique-add.js';
 
 export interface UniqueJobsOptions extends JobsOptions {
-  /** An OJS `UniquePolicy` (spec §2), validated at add. `null` is none. (Default: none: a plain BullMQ add.) */
+  /**
+   * An OJS `UniquePolicy` (spec §2), validated at add. `null` is none, also over a default.
+   * (Default: the queue's `defaultJobOptions.unique`, else none: a plain BullMQ add.)
+   */
   unique?: UniquePolicyInput | null;
   /** OJS `meta` for the policy's `meta` dimension; stored beside the job, never in `data`. (Default: `{}`.) */
   ojsMeta?: Record<string, unknown>;
 }
+
+/**
+ * Queue options whose `defaultJobOptions` may carry a `unique` policy: every add through
+ * `withUniqueness(queue)` that does not say `unique` gets it; `unique: null` opts an add out, a
+ * policy of its own replaces it (wholly, never merged). Type the options with it, since BullMQ's
+ * `QueueOptions` does not know `unique`: `const opts: UniqueQueueOptions = {…}; new Queue(name, opts)`.
+ * `queue.add` on the unwrapped queue ignores the policy (BullMQ stores it among the job's options).
+ */
+export interface UniqueQueueOptions extends QueueOptions {
+  defaultJobOptions?: UniqueJobsOptions;
+}
+
+/** A scheduler template's options: BullMQ's, plus `unique` / `ojsMeta` for each job it makes. */
+export type UniqueSchedulerTemplateOptions = NonNullable<NonNullable<Parameters<Queue['upsertJobScheduler']>[2]>['opts']> &
+  Pick<UniqueJobsOptions, 'unique' | 'ojsMeta'>;
 
 /**
  * What a unique add did, on the returned job, without another round trip. `UniqueOutcome<'replaced'>`
@@ -153,6 +185,32 @@ interface UniqueAdds<DataType, ResultType, NameType extends string, Q> {
   addBulk(jobs: readonly { name: NameType; data: DataType; opts: WithPolicy }[]): Promise<UniqueJob<DataType, ResultType, NameType>[]>;
   addBulk(jobs: readonly { name: NameType; data: DataType; opts?: WithoutPolicy }[]): Promise<PlainJob<DataType, ResultType, NameType>[]>;
   addBulk(jobs: { name: NameType; data: DataType; opts?: UniqueJobsOptions }[]): Promise<BulkResult<DataType, ResultType, NameType>>;
+  /**
+   * The job holding a key: the one this add would meet as its duplicate now (the oldest its
+   * policy counts), or by `{ uniqueness_key }` the oldest unfinished job under the key; null when
+   * none. BullMQ's `getDeduplicationJobId`, for OJS keys. A job of another queue (a policy without
+   * the `queue` dimension) is bound to that queue.
+   */
+  findUniqueJob(name: NameType, data: DataType, opts?: UniqueJobsOptions): Promise<Job<DataType, ResultType, NameType> | null>;
+  findUniqueJob(key: UniquenessKeyRef): Promise<Job<DataType, ResultType, NameType> | null>;
+  /**
+   * Releases a key (named as for `findUniqueJob`): the next add of it inserts, whatever holds it
+   * now. The jobs stay as they are (a waiting one still runs) but no add counts them any more.
+   * Resolves to how many jobs stopped holding the key. BullMQ's `removeDeduplicationKey`.
+   */
+  releaseUniqueKey(name: NameType, data: DataType, opts?: UniqueJobsOptions): Promise<number>;
+  releaseUniqueKey(key: UniquenessKeyRef): Promise<number>;
+  /**
+   * BullMQ's `upsertJobScheduler`; a template whose `opts.unique` is set (or the queue's default
+   * policy) schedules relay jobs that add each tick's job through the unique path: run the
+   * queue's worker with `makeUniqueSchedulerProcessor` (docs/bullmq.md, "Job schedulers").
+   * Resolves to the scheduler's next job (a relay job when the template has a policy).
+   */
+  upsertJobScheduler(
+    jobSchedulerId: NameType,
+    repeatOpts: Parameters<Queue['upsertJobScheduler']>[1],
+    jobTemplate?: { name?: NameType; data?: DataType; opts?: UniqueSchedulerTemplateOptions },
+  ): Promise<Job<DataType, ResultType, NameType>>;
   /** The queue that was wrapped. */
   readonly unwrapped: Q;
 }
@@ -191,19 +249,44 @@ export type UniqueQueue<Q extends Queue = Queue> = UniqueAdds<DataOf<Q>, ResultO
 
 export const DEFAULT_CANCELLED_RETENTION_MS = 7 * 86_400_000;
 
+/**
+ * The queue's `defaultJobOptions.unique` applied: an add that does not say `unique` gets it; one
+ * that does (a policy, or `null` for none) keeps its own. A plain add then carries
+ * `unique: undefined`, which BullMQ's encoding skips, so the default is not stored on the job.
+ */
+function withDefaultPolicy(queue: Queue, opts: UniqueJobsOptions | undefined): UniqueJobsOptions | undefined {
+  const fallback = (internalsOf(queue).jobsOpts as UniqueJobsOptions).unique;
+  if (fallback === undefined || fallback === null) return opts;
+  if (opts !== undefined && opts !== null && opts.unique !== undefined) return opts.unique === null ? { ...opts, unique: undefined } : opts;
+  return { ...opts, unique: fallback };
+}
+
 /** Options that ask for a policy: `unique: null` (like `undefined`) means none, a plain add. */
 function hasPolicy(opts: UniqueJobsOptions | undefined): boolean {
   return opts !== undefined && opts !== null && ((opts.unique !== undefined && opts.unique !== null) || opts.ojsMeta !== undefined);
 }
 
 /** `opts` without a `unique: null`, so that a plain add stores exactly what BullMQ alone would. */
-function plainOpts(opts: UniqueJobsOptions | undefined): JobsOptions | undefined {
+function plainOpts(opts: UniqueJobsOptions | undefined, queue?: Queue): JobsOptions | undefined {
   if (opts === undefined || opts === null || !('unique' in opts)) return opts;
   const { unique: _none, ...rest } = opts;
-  return rest;
+  // Over a default policy, `unique: undefined` stops BullMQ's merge from bringing it back.
+  const fallback = queue && (internalsOf(queue).jobsOpts as UniqueJobsOptions).unique;
+  return fallback === undefined || fallback === null ? rest : ({ ...rest, unique: undefined } as JobsOptions);
 }
 
-export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {}): UniqueQueue<Q> {
+/**
+ * Wraps a `Queue` (its `add`/`addBulk` accept `unique`), or a `FlowProducer` (a childless flow
+ * root may carry `unique`; with-unique-flows.ts).
+ */
+export function withUniqueness<Q extends Queue>(queue: Q, options?: WithUniquenessOptions): UniqueQueue<Q>;
+export function withUniqueness<F extends FlowProducer>(flowProducer: F, options?: WithUniquenessOptions): UniqueFlowProducer<F>;
+export function withUniqueness(target: Queue | FlowProducer, options: WithUniquenessOptions = {}): unknown {
+  if (target instanceof FlowProducer) return wrapFlowProducer(target, options, (queue, opts) => wrapQueue(queue, opts) as UniqueQueue);
+  return wrapQueue(target, options);
+}
+
+function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {}): UniqueQueue<Q> {
   // Fail now, not at the first unique add: on a non-Redis backend, or a BullMQ whose add scripts
   // are not what unique-add splices in.
   const internals = internalsOf(queue);
@@ -225,8 +308,10 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
     return value;
   };
 
-  const add = async (name: string, data: unknown, opts?: UniqueJobsOptions): Promise<AddedJob> => {
-    if (!hasPolicy(opts)) return relink((await queue.add(name, data as never, plainOpts(opts) as never)) as PlainJob<any, any, string>);
+  const add = async (name: string, data: unknown, given?: UniqueJobsOptions): Promise<AddedJob> => {
+    const opts = withDefaultPolicy(queue, given);
+    if (!hasPolicy(opts))
+      return relink((await queue.add(name, data as never, plainOpts(opts, queue) as never)) as PlainJob<any, any, string>);
     // A unique add throws only the core's typed errors (a plain add above stays BullMQ's own).
     try {
       const request = { ...buildRequest(queue, name, data, opts ?? {}, retentionMs), probe };
@@ -240,10 +325,14 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
     }
   };
 
-  const addBulk = async (jobs: readonly { name: string; data: unknown; opts?: UniqueJobsOptions }[]): Promise<BulkAddedJob[]> => {
+  const addBulk = async (given: readonly { name: string; data: unknown; opts?: UniqueJobsOptions }[]): Promise<BulkAddedJob[]> => {
+    const jobs = given.map((job) => {
+      const opts = withDefaultPolicy(queue, job.opts);
+      return opts === job.opts ? job : { ...job, opts };
+    });
     if (!jobs.some((job) => hasPolicy(job.opts))) {
       const plain = jobs.some((job) => job.opts != null && 'unique' in job.opts)
-        ? jobs.map((job) => ({ ...job, opts: plainOpts(job.opts) }))
+        ? jobs.map((job) => ({ ...job, opts: plainOpts(job.opts, queue) }))
         : jobs;
       return relink((await queue.addBulk(plain as never)) as PlainJob<any, any, string>[]);
     }
@@ -259,6 +348,93 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
     await queue.close();
   };
 
+  const lookupOf = (
+    target: unknown,
+    data: unknown,
+    opts: UniqueJobsOptions | undefined,
+  ): { lookup: KeyLookup; indexes: ReturnType<typeof lookupIndexes> } => {
+    const rootPrefix = rootPrefixOf(internals);
+    if (isKeyRef(target)) {
+      const lookup = keyRefLookup(target);
+      return { lookup, indexes: lookupIndexes(rootPrefix, [queue.name], lookup) };
+    }
+    const effective = withDefaultPolicy(queue, opts) ?? {};
+    if (effective.unique === undefined || effective.unique === null)
+      throw new InvalidJobInputError([{ path: 'opts.unique', message: 'is required to name a uniqueness key' }]);
+    const prepared = prepareUnique(
+      {
+        type: target as string,
+        queue: queue.name,
+        args: data,
+        meta: effective.ojsMeta ?? {},
+        unique: effective.unique,
+      },
+      { extensions: BULLMQ_EXTENSIONS },
+    )!;
+    const lookup = { key: prepared.key, policy: prepared.policy };
+    return { lookup, indexes: lookupIndexes(rootPrefix, [queue.name], lookup) };
+  };
+
+  const findUniqueJob = async (target: unknown, data?: unknown, opts?: UniqueJobsOptions): Promise<Job | null> => {
+    const { lookup, indexes } = lookupOf(target, data, opts);
+    const held = await findHeldJob(await queueClient(queue), rootPrefixOf(internals), indexes, lookup);
+    return held ? relink(jobFromHash(siblings.of(held.queue), held.id, held.hash)) : null;
+  };
+
+  const releaseUniqueKey = async (target: unknown, data?: unknown, opts?: UniqueJobsOptions): Promise<number> => {
+    const { lookup, indexes } = lookupOf(target, data, opts);
+    return releaseKey(await queueClient(queue), rootPrefixOf(internals), indexes, lookup.key);
+  };
+
+  const upsertJobScheduler = async (
+    schedulerId: string,
+    repeatOpts: Parameters<Queue['upsertJobScheduler']>[1],
+    template?: { name?: string; data?: unknown; opts?: UniqueSchedulerTemplateOptions },
+  ): Promise<Job> => {
+    const opts = withDefaultPolicy(queue, template?.opts as UniqueJobsOptions | undefined);
+    if (!hasPolicy(opts)) {
+      const plain = template && { ...template, opts: plainOpts(opts, queue) as never };
+      return relink(await queue.upsertJobScheduler(schedulerId as never, repeatOpts, plain as never));
+    }
+    let relay: ReturnType<typeof relayTemplate>;
+    try {
+      relay = relayTemplate(queue.name, { ...template, opts }, schedulerId, opts!.unique!);
+    } catch (error) {
+      if (!isInvalidJobInputError(error)) throw error;
+      throw new InvalidJobInputError(
+        error.issues.map((issue) => ({
+          ...issue,
+          path: `jobTemplate.${issue.path === 'unique' || issue.path.startsWith('unique.') ? `opts.${issue.path}` : issue.path}`,
+        })),
+      );
+    }
+    // The queue's default policy must not ride into the relay's own options (BullMQ merges them).
+    return relink(
+      await queue.upsertJobScheduler(schedulerId as never, repeatOpts, {
+        ...relay,
+        opts: plainOpts({ ...relay.opts, unique: null }, queue),
+      } as never),
+    );
+  };
+
+  // BullMQ's obliterate first: when it refuses (active jobs without `force`), nothing of ours is
+  // touched. Then the sidecar: the queue's own keys (index, archives), and its entries in the
+  // indexes it shares (the prefix's; its NFC twin's per-queue index), never other queues' entries.
+  const obliterate = async (opts?: Parameters<Queue['obliterate']>[0]): Promise<void> => {
+    await queue.obliterate(opts);
+    try {
+      const client = await queueClient(queue);
+      const rootPrefix = rootPrefixOf(internals);
+      // The per-queue index is shared with a queue whose name has the same NFC form: drop
+      // entries rather than the key (a hash left with no field is gone).
+      await dropQueueEntries(client, rootPrefix, indexKey(rootPrefix, queue.name, { keys: ['queue'] } as never), queue.name);
+      await dropQueueEntries(client, rootPrefix, { key: `${rootPrefix}ojs:global:index`, home: '' }, queue.name);
+      await deleteMatching(queue, [archiveKey(queueBase(rootPrefix, queue.name), '*')]);
+    } catch (error) {
+      throw typedErrorFor(error);
+    }
+  };
+
   // Bound once per method (stable identity: `q.getJob === q.getJob`), on the wrapped queue so
   // BullMQ's own code never runs with the Proxy as `this`. A call that returns the queue returns
   // the wrapper; Jobs it returns (getJob, getJobs …) are relinked.
@@ -266,6 +442,10 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
     ['add', add],
     ['addBulk', addBulk],
     ['close', close],
+    ['findUniqueJob', findUniqueJob],
+    ['releaseUniqueKey', releaseUniqueKey],
+    ['obliterate', obliterate],
+    ['upsertJobScheduler', upsertJobScheduler],
   ]);
   const bound = new Map<PropertyKey, { source: (...args: unknown[]) => unknown; fn: (...args: unknown[]) => unknown }>();
   const settle = (result: unknown): unknown => {
@@ -308,7 +488,8 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
   const { unique, ojsMeta, ...bullmqOpts } = opts;
   // Merged first, as Queue.addJob merges them: an option set in the queue's defaultJobOptions
   // fights the policy just as much as one given on the add.
-  const merged: JobsOptions = { ...internalsOf(queue).jobsOpts, ...bullmqOpts, jobId: bullmqOpts.jobId };
+  const { unique: _default, ...defaults } = internalsOf(queue).jobsOpts as UniqueJobsOptions;
+  const merged: JobsOptions = { ...defaults, ...bullmqOpts, jobId: bullmqOpts.jobId };
   const issues: ValidationIssue[] = [];
   for (const option of ['deduplication', 'debounce', 'parent', 'repeat'] as const) {
     if ((merged as Record<string, unknown>)[option] !== undefined) {
@@ -327,14 +508,17 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
   // every entry point; the issue then names the option the caller set.
   let prepared: PreparedUnique;
   try {
-    prepared = prepareUnique({
-      type: name,
-      queue: queue.name,
-      id: merged.jobId,
-      args: data,
-      meta: ojsMeta === undefined ? {} : ojsMeta,
-      unique,
-    })!;
+    prepared = prepareUnique(
+      {
+        type: name,
+        queue: queue.name,
+        id: merged.jobId,
+        args: data,
+        meta: ojsMeta === undefined ? {} : ojsMeta,
+        unique,
+      },
+      { extensions: BULLMQ_EXTENSIONS },
+    )!;
   } catch (error) {
     if (!isInvalidJobInputError(error)) throw error;
     throw new InvalidJobInputError(error.issues.map((issue) => (issue.path === 'id' ? { ...issue, path: 'opts.jobId' } : issue)));
@@ -479,7 +663,7 @@ async function uniqueAddBulk(
   const entries: Entry[] = [];
   for (const [index, spec] of jobs.entries()) {
     if (!hasPolicy(spec.opts)) {
-      const opts = { ...internals.jobsOpts, ...plainOpts(spec.opts), jobId: spec.opts?.jobId };
+      const opts = { ...internals.jobsOpts, ...plainOpts(spec.opts, queue), jobId: spec.opts?.jobId };
       const job = new internals.Job(queue, spec.name, spec.data, opts, opts.jobId);
       try {
         validateJobOptions(job);

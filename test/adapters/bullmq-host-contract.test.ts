@@ -160,7 +160,7 @@ describe('bullmq host contract: the add scripts unique-add is composed with', fu
         );
         expect(
           recorded!.name.split(':')[0],
-          `BullMQ picks ${script} for ${JSON.stringify(opts)}, as unique-add does (lua/unique-add-13.lua)`,
+          `BullMQ picks ${script} for ${JSON.stringify(opts)}, as unique-add does (lua/unique-add-12.lua)`,
         ).to.equal(script);
         const keys = recorded!.args.slice(0, -3).map((key) => nameOf.get(String(key)));
         expect(keys, `BullMQ passes ${script} these KEYS; unique-add builds them from BULLMQ_ADD_SCRIPTS (${HOST})`).to.deep.equal(

@@ -15,6 +15,7 @@ import {
   type UniqueJobsOptions,
   type UniqueOutcome,
   type UniqueQueue,
+  type UniqueQueueOptions,
 } from '../../adapters/bullmq/index.js';
 import type { OjsJobState, OjsUniqueError, UniquePolicyInput } from '../../src/index.js';
 
@@ -189,4 +190,26 @@ export async function policyTyposFail(queue: MailQueue): Promise<void> {
   // @ts-expect-error misspelt field, options held in a variable
   const held: UniqueJobsOptions = { unique: { periood: 5 } };
   void held;
+}
+
+// defaultJobOptions.unique: typed by UniqueQueueOptions, which goes wherever QueueOptions does.
+{
+  const options: UniqueQueueOptions = { connection: {}, defaultJobOptions: { unique: { on_conflict: 'ignore' } } };
+  new Queue('typed-defaults', options);
+  // @ts-expect-error a misspelt policy field in a default policy
+  const bad: UniqueQueueOptions = { connection: {}, defaultJobOptions: { unique: { on_conflit: 'ignore' } } };
+  void bad;
+}
+
+// Key lookups: by a job as `add` names it, or by `{ uniqueness_key }`.
+{
+  const queue = withUniqueness(new Queue<{ n: number }>('lookups'));
+  const found = queue.findUniqueJob('f', { n: 1 }, { unique: {} });
+  exact<typeof found, Promise<Job<{ n: number }, any, string> | null>>(true);
+  const released = queue.releaseUniqueKey({ uniqueness_key: 'k' });
+  exact<typeof released, Promise<number>>(true);
+  // @ts-expect-error the data type is the queue's
+  void queue.findUniqueJob('f', { m: 1 }, { unique: {} });
+  // @ts-expect-error a key ref is { uniqueness_key }
+  void queue.releaseUniqueKey({ uniquenessKey: 'k' });
 }

@@ -1,0 +1,139 @@
+/**
+ * The key lookups BullMQ users know as `getDeduplicationJobId` / `removeDeduplicationKey`, for OJS
+ * keys: the job holding a key (`unique-find`) and releasing a key (`unique-release`), shared by
+ * `withUniqueness(queue)` and `createBullMQBackend`; and, for the wrapped queue's `obliterate`,
+ * dropping an obliterated queue's entries from an index it shares with other queues.
+ *
+ * A key is named by a job as it would be added (its policy computes the key and says which jobs
+ * count: states, period) or by the key itself, `{ uniqueness_key }` as job views report it (then
+ * a job holds the key while it is not finished: the live states). Same shapes as Graphile's
+ * (graphile-worker-lookups.ts).
+ */
+import { InvalidJobInputError } from '../../src/errors.js';
+import type { OjsJobState } from '../../src/job.js';
+import { DEFAULT_UNIQUE_STATES, type UniquePolicy } from '../../src/unique-policy.js';
+import { typedErrorFor } from './bullmq-cluster.js';
+import { errorForReply } from './bullmq-reply-errors.js';
+import { COMMANDS, runScript } from './bullmq-script-set.js';
+import { indexKey, type IndexKey } from './bullmq-sidecar-keys.js';
+import { decisionArgs, pairs, terminalBits } from './bullmq-unique-add.js';
+
+/** A uniqueness key as job views report it (`job.uniqueness_key`). */
+export interface UniquenessKeyRef {
+  uniqueness_key: string;
+}
+
+/** What a lookup reads: the key, and the policy that says which of its jobs count (null: the live ones). */
+export interface KeyLookup {
+  key: string;
+  policy: UniquePolicy | null;
+}
+
+/** The job holding a key, as `unique-find` read it. */
+export interface HeldJob {
+  id: string;
+  queue: string;
+  state: OjsJobState;
+  /** The job's hash (the archive's for a cancelled job). */
+  hash: Record<string, string>;
+}
+
+/** Whether `target` names a key directly (`{ uniqueness_key }`), rather than a job to add. */
+export function isKeyRef(target: unknown): target is UniquenessKeyRef {
+  return typeof target === 'object' && target !== null && Object.prototype.hasOwnProperty.call(target, 'uniqueness_key');
+}
+
+/** A `{ uniqueness_key }` checked (a non-empty string), as a lookup. */
+export function keyRefLookup(ref: UniquenessKeyRef): KeyLookup {
+  if (typeof ref.uniqueness_key !== 'string' || ref.uniqueness_key.length === 0 || ref.uniqueness_key.includes('\u0000')) {
+    throw new InvalidJobInputError([{ path: 'uniqueness_key', message: 'must be a non-empty string (a job view’s uniqueness_key)' }]);
+  }
+  return { key: ref.uniqueness_key, policy: null };
+}
+
+/**
+ * The indexes a lookup reads: a policy's own (the queue's, or the prefix's without the `queue`
+ * dimension); for a key alone, which says neither, the prefix's and those of `queueNames`.
+ */
+export function lookupIndexes(rootPrefix: string, queueNames: readonly string[], lookup: KeyLookup): IndexKey[] {
+  if (lookup.policy) return [indexKey(rootPrefix, queueNames[0]!, lookup.policy)];
+  const seen = new Map<string, IndexKey>();
+  const global = { key: `${rootPrefix}ojs:global:index`, home: '' };
+  seen.set(global.key, global);
+  for (const name of queueNames) {
+    const index = indexKey(rootPrefix, name, { keys: ['queue'] } as unknown as UniquePolicy);
+    seen.set(index.key, index);
+  }
+  return [...seen.values()];
+}
+
+/** Live states, no period: what "holds the key" means for a key named alone. */
+const LIVE_STATES = DEFAULT_UNIQUE_STATES;
+
+/**
+ * The job holding the key now: the one an add under the lookup's policy would meet as "the
+ * existing job" (the oldest it counts), or with no policy the oldest live job under the key; null
+ * when none. Each index is read atomically; a read.
+ */
+export async function findHeldJob(client: object, rootPrefix: string, indexes: IndexKey[], lookup: KeyLookup): Promise<HeldJob | null> {
+  const policy: UniquePolicy = lookup.policy ?? ({ on_conflict: 'ignore', states: LIVE_STATES, period: null } as unknown as UniquePolicy);
+  const [, , states, years, months, fixedMs] = decisionArgs(policy, lookup.key);
+  for (const index of indexes) {
+    let reply: unknown;
+    try {
+      reply = await runScript(client, COMMANDS.uniqueFind, [
+        index.key,
+        rootPrefix,
+        lookup.key,
+        states!,
+        years!,
+        months!,
+        fixedMs!,
+        lookup.policy ? terminalBits(policy) : 0,
+        index.home,
+      ]);
+    } catch (error) {
+      throw typedErrorFor(error, { written: false });
+    }
+    if (!Array.isArray(reply)) throw errorForReply({ code: 'unknown', reply });
+    if (reply[0] === 'none') continue;
+    if (reply[0] !== 'found') throw errorForReply({ code: 'unknown', reply });
+    return { id: String(reply[1]), state: reply[2] as OjsJobState, queue: String(reply[3]), hash: pairs(reply[5]) };
+  }
+  return null;
+}
+
+/**
+ * Releases the key in each index: every job recorded under it stops counting as its holder, so
+ * the next add of the key inserts. The jobs are left as they are (a live one still runs; its view
+ * still reports the key). Returns how many jobs stopped holding it. Atomic per index.
+ */
+export async function releaseKey(client: object, rootPrefix: string, indexes: IndexKey[], key: string): Promise<number> {
+  let released = 0;
+  for (const index of indexes) {
+    let reply: unknown;
+    try {
+      reply = await runScript(client, COMMANDS.uniqueRelease, [index.key, rootPrefix, key, index.home]);
+    } catch (error) {
+      throw typedErrorFor(error);
+    }
+    if (!Array.isArray(reply) || reply[0] !== 'released') throw errorForReply({ code: 'unknown', reply });
+    released += Number(reply[1]);
+  }
+  return released;
+}
+
+/** Drops the entries of queue `queueName` from a shared index, step by step. Returns how many. */
+export async function dropQueueEntries(client: object, rootPrefix: string, index: IndexKey, queueName: string): Promise<number> {
+  let cursor = '0';
+  let dropped = 0;
+  do {
+    const reply = (await runScript(client, COMMANDS.dropQueueEntries, [index.key, cursor, queueName, 200, rootPrefix, index.home])) as [
+      string,
+      number,
+    ];
+    cursor = String(reply[0]);
+    dropped += Number(reply[1]);
+  } while (cursor !== '0');
+  return dropped;
+}

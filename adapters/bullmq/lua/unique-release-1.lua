@@ -1,0 +1,48 @@
+--[[
+  unique-release: releases a uniqueness key (releaseUniqueKey): the next add of it inserts,
+  whatever jobs hold it now.
+
+  Input:
+    KEYS[1]  the index hash the key's jobs are listed in (as unique-add's KEYS[12])
+
+    ARGV[1]  root key prefix with its colon ("bull:")
+    ARGV[2]  uniqueness key (§4)
+    ARGV[3]  the index's home queue (as unique-add's ARGV[18])
+
+  Steps:
+    1. Read the key's index field (its first 32 hex digits; includes/ojs-index).
+    2. Drop every entry whose job (or archive) still carries this key (`ojsKey`), and the dead
+       ones (job gone, or the id now another job's); keep the entries of another key sharing
+       the field. Write the field back (HDEL when empty).
+  The jobs are left as they are: a live one still runs, and its hash keeps `ojsKey`, so views
+  still report the key; with no index entry, no add of the key observes it again.
+
+  Output:
+    { "released", n }  n = how many jobs stopped holding the key (0: nothing held it)
+
+  All-or-nothing: one HSET or HDEL, after reads only.
+]]
+local rcall = redis.call
+
+--- @bullmq-host
+
+--- @include "includes/ojs-job-state"
+--- @include "includes/ojs-index"
+
+local time = rcall("TIME")
+local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local uniquenessKey = ARGV[2]
+local field = string.sub(uniquenessKey, 1, 32)
+local entries = ojsIndexRead(KEYS[1], field, ARGV[3], ARGV[1])
+local kept, released = {}, 0
+for _, entry in ipairs(entries) do
+  local state = ojsIndexedJobState(entry.base, entry.id, uniquenessKey, nowMs)
+  if state ~= nil then
+    released = released + 1
+  elseif rcall("EXISTS", entry.base .. entry.id) == 1 or rcall("EXISTS", entry.base .. "ojs:cancelled:" .. entry.id) == 1 then
+    -- Another key sharing the field (or an id reused by another job, which the next observe drops).
+    kept[#kept + 1] = entry
+  end
+end
+if #kept < #entries then ojsIndexWrite(KEYS[1], field, kept, ARGV[3]) end
+return { "released", released }

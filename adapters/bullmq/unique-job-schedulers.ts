@@ -1,0 +1,93 @@
+/**
+ * Job schedulers (`upsertJobScheduler`) whose jobs are unique, by a relay.
+ *
+ * BullMQ makes each next scheduler job in its own Lua (when the previous one is taken by a
+ * worker), with nothing the adapter can reach without patching the worker: a policy cannot ride on
+ * that add. What the scheduler can carry is a template: the wrapped queue's `upsertJobScheduler`,
+ * given a template with `opts.unique`, schedules a small relay job instead
+ * ({@link UNIQUE_SCHEDULER_JOB_NAME}, its data the real job's name, data, options and policy), and
+ * {@link makeUniqueSchedulerProcessor} wraps the worker's processor so that a relay job adds the
+ * real job through the wrapper's unique path (`queue.add(name, data, { ...opts, unique })`) and
+ * completes with that add's outcome; every other job goes to the processor unchanged.
+ *
+ * The relay is at least once, as every BullMQ job: should it fail after its add went through, its
+ * retry adds again, which the policy then answers as any other duplicate. A duplicate the policy
+ * rejects completes the relay: the tick's job was refused, as asked.
+ */
+import type { Job, Processor } from 'bullmq';
+import { isDuplicateJobError } from '../../src/errors.js';
+import type { UniquePolicyInput } from '../../src/unique-policy.js';
+import { prepareUnique } from '../../src/unique-enqueue.js';
+import { BULLMQ_EXTENSIONS } from './bullmq-unique-add.js';
+import type { UniqueJobsOptions, UniqueQueue } from './with-uniqueness.js';
+
+/** The name of the relay jobs a unique scheduler makes. */
+export const UNIQUE_SCHEDULER_JOB_NAME = 'ojs-unique-scheduler';
+
+/** How many times a relay job is tried (its add fails only on a backend error). */
+export const RELAY_ATTEMPTS = 3;
+
+/** What a relay job carries: the real job, as the template gave it. */
+export interface RelayData {
+  name: string;
+  data: unknown;
+  opts: Record<string, unknown>;
+  unique: UniquePolicyInput;
+  ojsMeta?: Record<string, unknown>;
+}
+
+/** What a relay job completes with. */
+export interface RelayResult {
+  outcome: 'created' | 'deduplicated' | 'replaced' | 'rejected';
+  jobId: string;
+}
+
+/**
+ * The template BullMQ's scheduler gets for a template with a policy: the relay job. The policy and
+ * the real job are validated now (an `InvalidJobInputError` names `jobTemplate.…`), so a bad
+ * policy fails at upsert rather than at every tick.
+ */
+export function relayTemplate(
+  queueName: string,
+  template: { name?: string; data?: unknown; opts?: UniqueJobsOptions },
+  schedulerId: string,
+  unique: UniquePolicyInput,
+): { name: string; data: RelayData; opts: Record<string, unknown> } {
+  const { unique: _policy, ojsMeta, ...opts } = template.opts ?? {};
+  const name = template.name ?? schedulerId;
+  const data = template.data === undefined ? {} : template.data;
+  prepareUnique({ type: name, queue: queueName, args: data, meta: ojsMeta ?? {}, unique }, { extensions: BULLMQ_EXTENSIONS });
+  const relay: RelayData = { name, data, opts, unique };
+  if (ojsMeta !== undefined) relay.ojsMeta = ojsMeta;
+  return { name: UNIQUE_SCHEDULER_JOB_NAME, data: relay, opts: { attempts: RELAY_ATTEMPTS, removeOnComplete: true } };
+}
+
+/**
+ * The worker's processor, with relay jobs handled: give it to `new Worker(name, …)` of the queue
+ * the schedulers are on. `queue` is that queue wrapped by `withUniqueness` (the real jobs are added
+ * through it).
+ */
+export function makeUniqueSchedulerProcessor<T = any, R = any, N extends string = string>(
+  queue: UniqueQueue,
+  processor: Processor<T, R, N>,
+): Processor<T, R | RelayResult, N> {
+  return async (job, token, signal) => {
+    if ((job.name as string) !== UNIQUE_SCHEDULER_JOB_NAME) return processor(job as unknown as Job<T, R, N>, token, signal);
+    const relay = job.data as unknown as RelayData;
+    const opts = { ...relay.opts, unique: relay.unique, ...(relay.ojsMeta ? { ojsMeta: relay.ojsMeta } : {}) } as UniqueJobsOptions & {
+      unique: UniquePolicyInput;
+    };
+    try {
+      const added = await queue.add(relay.name, relay.data, opts);
+      return { outcome: added.unique.outcome, jobId: added.id! } satisfies RelayResult;
+    } catch (error) {
+      if (isDuplicateJobError(error)) return { outcome: 'rejected', jobId: error.existingJobId } satisfies RelayResult;
+      throw error;
+    }
+  };
+}
+
+/** Whether a job is a relay job of a unique scheduler. */
+export function isUniqueSchedulerRelay(job: Pick<Job, 'name'>): boolean {
+  return job.name === UNIQUE_SCHEDULER_JOB_NAME;
+}

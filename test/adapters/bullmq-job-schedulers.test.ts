@@ -1,0 +1,65 @@
+/**
+ * Job schedulers with a `unique` template: the wrapped queue's `upsertJobScheduler` schedules
+ * relay jobs, and `makeUniqueSchedulerProcessor` adds each tick's real job through the unique
+ * path. A real Worker and a short `every`. Real Redis.
+ */
+import { expect } from 'chai';
+import { Worker, type Job } from 'bullmq';
+import { makeUniqueSchedulerProcessor, UNIQUE_SCHEDULER_JOB_NAME, withUniqueness, type RelayResult } from '../../adapters/bullmq/index.js';
+import { isInvalidJobInputError } from '../../src/index.js';
+import { rejection } from '../conformance/suite-context.js';
+import { useRedisPrefix } from './bullmq-test-redis.js';
+
+const FILE = 'bullmq-job-schedulers.test.ts';
+
+describe('bullmq adapter: job schedulers with a unique template', function () {
+  this.timeout(30_000);
+  const ctx = useRedisPrefix(FILE);
+
+  it('every tick adds its job through the policy: while one runs, the next ticks are deduplicated', async () => {
+    const queue = withUniqueness(ctx.queue('sync'));
+    const unique = { keys: ['type', 'queue'], on_conflict: 'ignore' } as const;
+    const first = await queue.upsertJobScheduler('sync-every', { every: 150 }, { name: 'sync', data: { full: true }, opts: { unique } });
+    expect(first.name).to.equal(UNIQUE_SCHEDULER_JOB_NAME);
+
+    let release!: () => void;
+    const running = new Promise<void>((resolve) => (release = resolve));
+    const realJobs: Job[] = [];
+    const relays: RelayResult[] = [];
+    let dedupedWhileRunning!: () => void;
+    const enough = new Promise<void>((resolve) => (dedupedWhileRunning = resolve));
+    const worker = new Worker(
+      'sync',
+      makeUniqueSchedulerProcessor(queue, async (job) => {
+        realJobs.push(job);
+        await running;
+        return 'done';
+      }),
+      { connection: ctx.connect(), prefix: ctx.prefix, concurrency: 4 },
+    );
+    ctx.closeLater(worker);
+    worker.on('completed', (job, result) => {
+      if (job.name !== UNIQUE_SCHEDULER_JOB_NAME) return;
+      relays.push(result as RelayResult);
+      if (relays.filter((relay) => relay.outcome === 'deduplicated').length >= 3) dedupedWhileRunning();
+    });
+    await enough;
+    expect(realJobs).to.have.length(1);
+    expect(realJobs[0]!.data).to.deep.equal({ full: true });
+    expect(relays[0]).to.deep.equal({ outcome: 'created', jobId: realJobs[0]!.id });
+    for (const relay of relays.slice(1)) expect(relay).to.deep.equal({ outcome: 'deduplicated', jobId: realJobs[0]!.id });
+    release();
+    await queue.removeJobScheduler('sync-every');
+  });
+
+  it('a bad policy is refused at upsert, naming the template field; a template without unique is BullMQ’s own', async () => {
+    const queue = withUniqueness(ctx.queue('sync'));
+    const error = await rejection(
+      queue.upsertJobScheduler('s', { every: 1000 }, { name: 'n', opts: { unique: { on_conflict: 'nope' as never } } }),
+    );
+    expect(isInvalidJobInputError(error) && error.issues.map((issue) => issue.path)).to.deep.equal(['jobTemplate.opts.unique.on_conflict']);
+    expect(await queue.getJobSchedulersCount()).to.equal(0);
+    const plain = await queue.upsertJobScheduler('p', { every: 60_000 }, { name: 'n', data: { a: 1 } });
+    expect(plain.name).to.equal('n');
+  });
+});
