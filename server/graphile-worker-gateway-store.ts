@@ -85,12 +85,9 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     return this.#backend.capabilities;
   }
 
-  /** Both schemas migrated (the backend's start-up), then the gateway's table. */
+  /** Both schemas migrated (the backend's start-up; the gateway's table is the adapter's migration 0009). */
   #start(): Promise<void> {
-    this.#ready ??= (async () => {
-      await this.#backend.ready();
-      await this.#fetcher.install();
-    })().catch((error: unknown) => {
+    this.#ready ??= this.#backend.ready().catch((error: unknown) => {
       this.#ready = null;
       throw error;
     });

@@ -36,9 +36,7 @@ export interface GraphileJobFetcher {
   touch(jobId: string): Promise<boolean>;
   /** The OJS view of a job Graphile holds that the adapter did not record (added with `addJob`); its id is Graphile's. */
   readGraphileJob(jobId: string): Promise<(OjsJob & { locked_by: string | null; last_error: string | null }) | null>;
-  /** Creates the gateway's own table (gateway-install.sql) if it is missing. */
-  install(): Promise<void>;
-  /** The gateway's fields of a job (gateway_jobs), `{}` when none. */
+  /** The gateway's fields of a job (gateway_jobs, migration 0009), `{}` when none. */
   readSide(id: string): Promise<Record<string, JsonValue>>;
   /** Merges fields into the job's gateway row; a field set to null is removed. */
   writeSide(id: string, fields: Record<string, JsonValue>): Promise<void>;
@@ -72,9 +70,6 @@ export function createGraphileJobFetcher(client: PgClientLike, schemas: SchemaNa
     },
     async touch(jobId) {
       return (await run('gateway-touch-lock', [jobId, owner], 'heartbeat')).length > 0;
-    },
-    async install() {
-      await run('gateway-install', [], 'start-up (installing the gateway table)');
     },
     async readSide(id) {
       const rows = await run<{ side: Record<string, JsonValue> }>('gateway-read-side', [id], 'getJob');
