@@ -4,30 +4,46 @@
  *
  *   npm run bench:gateway                  # REDIS_URL, DATABASE_URL (default postgres://127.0.0.1:5432/test)
  *   BENCH_CALLS=1000 BENCH_ROUNDS=1 BENCH_BACKENDS=bullmq npm run bench:gateway
+ *   BENCH_CLIENT=thread npm run bench:gateway   # the in-process client instead of autocannon
+ *   BENCH_SECONDS=5 npm run bench:gateway       # autocannon's measured run (default 3 s)
  *
- * Per backend: the gateway runs in this process on a loopback port; the HTTP client runs in a
- * worker thread (as producers are other processes: it does not take the gateway's event loop),
- * node:http with a keep-alive agent of 50 sockets, 50 requests in flight, each a POST /ojs/v1/jobs with a policy and a new key. The
- * direct variant is the backend's own `enqueue` (the adapter the gateway is built on), 50 calls in
- * flight, same jobs. The two alternate for BENCH_ROUNDS rounds; the table gives each one's median.
- * First, the harness's own ceiling: the same client against a Fastify route that parses the body
- * and answers 201 without doing anything (client, server and the backend share this machine's cores).
+ * Per backend: the gateway runs in this process on a loopback port. The HTTP client is
+ * autocannon in a child process (as producers are other processes; it writes requests straight
+ * onto 50 keep-alive sockets, no pipelining), each request a POST /ojs/v1/jobs with a policy and
+ * a new key; `BENCH_CLIENT=thread` uses node:http from a worker thread of this process instead.
+ * The direct variant is the backend's own `enqueue` (the adapter the gateway is built on), 50
+ * calls in flight, same jobs. The two alternate for BENCH_ROUNDS rounds; medians.
+ *
+ * Then where a request's time goes (µs per request at saturation, 1 / throughput, each measured
+ * alone): the HTTP ceiling (an empty Fastify route, both clients), the gateway server with a
+ * store that answers at once (routing, parse, hooks, validation, wire view, serialisation), the
+ * request validation alone (ojs-request.ts, one thread), the store's enqueue without HTTP, and
+ * the backend's enqueue. The parts overlap on two cores (the server, the client and Redis or
+ * PostgreSQL run at once), so they do not add up to the HTTP figure: they name the floor.
  * Uses its own prefix (`ojs-bench:gateway`) and schemas (`ojs_bench_gw_*`), emptied before each
  * variant.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { createBullMQBackend } from '../adapters/bullmq/index.js';
 import { createGraphileWorkerBackend } from '../adapters/graphile-worker/index.js';
 import { createMemoryBackend } from '../adapters/memory/index.js';
 import type { UniqueJobsBackend } from '../src/index.js';
 import { createGatewayStore, createOjsServer, type GatewayBackendName } from '../server/index.js';
+import type { GatewayJob, GatewayStore } from '../server/gateway-store.js';
+import { parsePush } from '../server/ojs-request.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** The autocannon client runs for a time, not a count (see AUTOCANNON_CLIENT). */
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const IN_FLIGHT = 50;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://127.0.0.1:5432/test';
+const CLIENT = (process.env.BENCH_CLIENT ?? 'process') as Client;
+type Client = 'thread' | 'process';
 const BACKENDS = (process.env.BENCH_BACKENDS ?? 'memory,bullmq,graphile-worker').split(',') as GatewayBackendName[];
 const PREFIX = 'ojs-bench:gateway';
 const GRAPHILE_SCHEMA = 'ojs_bench_gw_graphile_worker';
@@ -102,7 +118,52 @@ function post(n) {
 })().catch((error) => { throw error; });
 `;
 
-function measureHttp(url: string): Promise<number> {
+/**
+ * The HTTP variant from a child process: autocannon, one second of warm-up then BENCH_SECONDS
+ * over IN_FLIGHT connections, each body with a new key; prints the measured requests per second.
+ */
+const AUTOCANNON_CLIENT = `
+const autocannon = require(process.env.AUTOCANNON);
+const { url, seconds, inFlight, base, unique } = JSON.parse(process.env.BENCH_WORK);
+let n = base;
+const body = () => JSON.stringify({ type: 'bench.job', args: [{ n: n++, pad: 'x' }], options: { queue: 'bench', unique } });
+// autocannon stops on its one-second tick: runs are timed in whole seconds, not in requests.
+const run = (duration) =>
+  autocannon({
+    url,
+    connections: inFlight,
+    duration,
+    requests: [{ method: 'POST', headers: { 'content-type': 'application/openjobspec+json' }, setupRequest: (request) => ({ ...request, body: body() }) }],
+  });
+(async () => {
+  await run(1);
+  const started = process.hrtime.bigint();
+  const result = await run(seconds);
+  const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
+  if (result.non2xx > 0 || result.errors > 0) throw new Error('autocannon: ' + result.non2xx + ' non-2xx, ' + result.errors + ' errors');
+  process.stdout.write(String(result.requests.total / elapsed));
+})().catch((error) => { console.error(error); process.exit(1); });
+`;
+
+function measureHttp(url: string, client: Client = CLIENT): Promise<number> {
+  return client === 'process' ? measureHttpProcess(url) : measureHttpThread(url);
+}
+
+function measureHttpProcess(url: string): Promise<number> {
+  const work = { url, seconds: SECONDS, inFlight: IN_FLIGHT, base: ++run * 10_000_000, unique };
+  const child = spawn(process.execPath, ['-e', AUTOCANNON_CLIENT], {
+    env: { ...process.env, AUTOCANNON: createRequire(import.meta.url).resolve('autocannon'), BENCH_WORK: JSON.stringify(work) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve(Number(out)) : reject(new Error(`autocannon client exited with ${code}`))));
+  });
+}
+
+function measureHttpThread(url: string): Promise<number> {
   const worker = new Worker(HTTP_CLIENT, {
     eval: true,
     workerData: { url, warmup: WARMUP, calls: CALLS, inFlight: IN_FLIGHT, base: ++run * 10_000_000, unique },
@@ -152,11 +213,62 @@ async function bench(backend: GatewayBackendName): Promise<{ direct: number; htt
   return { direct: median(results.direct), http: median(results.http) };
 }
 
-/** The same client against an empty Fastify handler: what HTTP alone allows here. */
-async function ceiling(): Promise<number> {
+/** What HTTP alone allows here: an empty Fastify route that parses the body and answers 201. */
+async function ceiling(client: Client): Promise<number> {
   const app = Fastify();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, JSON.parse(String(body))));
   app.post('/ojs/v1/jobs', async (_request, reply) => reply.status(201).send({ job: {} }));
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  try {
+    const rounds: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) rounds.push(await measureHttp(`${address}/ojs/v1/jobs`, client));
+    return median(rounds);
+  } finally {
+    await app.close();
+  }
+}
+
+/** A store that answers every PUSH at once with a fixed job: the gateway server's own cost. */
+function instantStore(): GatewayStore {
+  const job: GatewayJob = {
+    id: '019abcde-0000-7000-8000-000000000000',
+    type: 'bench.job',
+    queue: 'bench',
+    args: { n: 0, pad: 'x' },
+    meta: {},
+    state: 'available',
+    attempt: 0,
+    max_attempts: 3,
+    priority: 0,
+    created_at: new Date(0).toISOString(),
+    scheduled_at: new Date(0).toISOString(),
+    unique: null,
+    uniqueness_key: null,
+    enqueued_at: new Date(0).toISOString(),
+    envelope: {},
+  };
+  const unused = () => Promise.reject(new Error('not in this bench'));
+  return {
+    backend: 'memory',
+    capabilities: { unique_jobs: { strength: 'strong', mechanism: 'none', replace_active: false } },
+    enqueue: async () => ({ outcome: 'created', job }),
+    enqueueBatch: unused,
+    getJob: unused,
+    cancel: unused,
+    activate: unused,
+    fetch: unused,
+    ack: unused,
+    nack: unused,
+    heartbeat: unused,
+    queueStats: unused,
+    health: async () => ({ ok: true, type: 'none' }),
+    reset: async () => undefined,
+    close: async () => undefined,
+  };
+}
+
+async function instantGateway(): Promise<number> {
+  const app = await createOjsServer({ store: instantStore() });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   try {
     const rounds: number[] = [];
@@ -167,11 +279,71 @@ async function ceiling(): Promise<number> {
   }
 }
 
-console.log(`gateway bench: ${CALLS} unique enqueues per variant, ${IN_FLIGHT} in flight, ${ROUNDS} round(s), medians`);
-console.log(`HTTP ceiling of this harness (empty Fastify handler): ${Math.round(await ceiling())} requests/s`);
-console.log('| backend | direct enqueue (jobs/s) | over HTTP (jobs/s) | HTTP ÷ direct |');
-console.log('| --- | --- | --- | --- |');
+/** µs per parsePush of the bench's body (JSON already parsed), one thread. */
+function validationMicros(): number {
+  const body = (n: number) => ({ type: 'bench.job', args: [{ n, pad: 'x' }], options: { queue: 'bench', unique } });
+  for (let n = 0; n < 20_000; n++) parsePush(body(n));
+  const count = 200_000;
+  const started = process.hrtime.bigint();
+  for (let n = 0; n < count; n++) parsePush(body(n));
+  return Number(process.hrtime.bigint() - started) / 1e3 / count;
+}
+
+/** The store's own enqueue (what a PUSH calls after validation), 50 in flight, no HTTP. */
+async function storeRate(backend: GatewayBackendName): Promise<number> {
+  const store = await createGatewayStore({
+    backend,
+    redisUrl: REDIS_URL,
+    databaseUrl: DATABASE_URL,
+    prefix: backend === 'bullmq' ? PREFIX : GRAPHILE_SCHEMA,
+    uniqueSchema: UNIQUE_SCHEMA,
+  });
+  try {
+    const rounds: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      await store.reset();
+      rounds.push(
+        await measure(async (n) => {
+          await store.enqueue(parsePush({ type: 'bench.job', args: [{ n, pad: 'x' }], options: { queue: 'bench', unique } }).input);
+        }),
+      );
+    }
+    await store.reset();
+    return median(rounds);
+  } finally {
+    await store.close();
+  }
+}
+
+const us = (perSecond: number) => (1e6 / perSecond).toFixed(0);
+
+console.log(`gateway bench: ${CALLS} unique enqueues per variant, ${IN_FLIGHT} in flight, ${ROUNDS} round(s), medians, client: ${CLIENT}`);
+const ceilings = { process: await ceiling('process'), thread: await ceiling('thread') };
+const instant = await instantGateway();
+const validation = validationMicros();
+console.log(
+  `HTTP ceiling (empty Fastify route): ${Math.round(ceilings.process)} requests/s with autocannon in a child process, ` +
+    `${Math.round(ceilings.thread)} with node:http in a worker thread`,
+);
+console.log(`the gateway server with a store that answers at once: ${Math.round(instant)} requests/s`);
+console.log('');
+console.log('| backend | direct enqueue (jobs/s) | over HTTP (jobs/s) | HTTP ÷ direct | store enqueue, no HTTP (jobs/s) |');
+console.log('| --- | --- | --- | --- | --- |');
+const rows: { backend: GatewayBackendName; direct: number; http: number; store: number }[] = [];
 for (const backend of BACKENDS) {
   const { direct, http } = await bench(backend);
-  console.log(`| ${backend} | ${Math.round(direct)} | ${Math.round(http)} | ${(http / direct).toFixed(2)} |`);
+  const store = await storeRate(backend);
+  rows.push({ backend, direct, http, store });
+  console.log(`| ${backend} | ${Math.round(direct)} | ${Math.round(http)} | ${(http / direct).toFixed(2)} | ${Math.round(store)} |`);
+}
+console.log('');
+console.log('µs per request at saturation (1 / throughput of each part measured alone; they overlap on the cores):');
+console.log(
+  '| backend | HTTP ceiling | gateway server, instant store | of which validation | store enqueue | backend enqueue | whole PUSH over HTTP |',
+);
+console.log('| --- | --- | --- | --- | --- | --- | --- |');
+for (const row of rows) {
+  console.log(
+    `| ${row.backend} | ${us(ceilings[CLIENT])} | ${us(instant)} | ${validation.toFixed(1)} | ${us(row.store)} | ${us(row.direct)} | ${us(row.http)} |`,
+  );
 }

@@ -2,6 +2,8 @@
  * ojs-unique: see why two jobs collide.
  *
  *   ojs-unique key <job.json|->        the uniqueness key and the canonical pre-image it hashes
+ *   ojs-unique key --gateway <job.json|->  the key the OJS gateway computes for an OJS job: its
+ *                                      array `args` mapped to the host payload first
  *   ojs-unique validate <file.json|->  every problem of a policy (or of a job and its policy)
  *   ojs-unique serve [options]         the OJS HTTP gateway (cli-serve.ts)
  *
@@ -10,13 +12,20 @@
  * A job whose `unique` is absent or `null` has no policy, as at enqueue: `validate` says so and
  * `key` needs `--policy`. Jobs are checked by `prepareUnique`, the same rules as an enqueue.
  * Exit codes: 0 ok, 1 invalid input, 2 usage or unreadable file.
+ *
+ * Without `--gateway`, `args` is hashed as written: the key of a job a host producer adds with
+ * that payload. The gateway (and `--gateway`) reads the file as a PUSH body: `args` must be an
+ * array, mapped by `argsToPayload` (`[{…}]` is the object itself, anything else `{ "ojs_args":
+ * […] }`) before hashing, with the gateway's own rules (ojs-request.ts). An array `args` without
+ * the flag gets a note on standard error, since the two keys differ.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { isInvalidJobInputError, parseUniquePolicy, type JobInput, type ValidationIssue } from '../src/index.js';
 import { prepareUnique } from '../src/internal.js';
+import { parsePush } from '../server/ojs-request.js';
 
 const USAGE = `usage:
-  ojs-unique key <job.json|-> [--policy <policy.json>] [--json]
+  ojs-unique key <job.json|-> [--policy <policy.json>] [--gateway] [--json]
   ojs-unique validate <policy-or-job.json|-> [--json]
   ojs-unique serve [--backend memory|bullmq|graphile-worker] [--port <n>] [--host <addr>] … (see ojs-unique serve --help)`;
 
@@ -31,7 +40,7 @@ export function main(argv: string[], io: Output = { out: console.log, err: conso
     io.err(`ojs-unique: ${args.error}\n${USAGE}`);
     return 2;
   }
-  const { command, file, json, policyFile } = args;
+  const { command, file, json, policyFile, gateway } = args;
   let document: unknown;
   let policyDocument: unknown;
   try {
@@ -42,8 +51,9 @@ export function main(argv: string[], io: Output = { out: console.log, err: conso
     return 2;
   }
 
-  const job = asJob(document);
   try {
+    if (gateway) return gatewayKey(document, policyDocument, json, io);
+    const job = asJob(document);
     if (command === 'validate') {
       if (!job) {
         const policy = parseUniquePolicy(document);
@@ -80,6 +90,11 @@ export function main(argv: string[], io: Output = { out: console.log, err: conso
     }
     const { key, canonical, policy } = prepared;
     io.out(json ? JSON.stringify({ key, canonical, policy }) : `key:       ${key}\npre-image: ${canonical}`);
+    if (!json && Array.isArray(job.args)) {
+      io.err(
+        'note: args is an array, hashed as written; the OJS gateway maps an array to the host payload first and hashes that: `ojs-unique key --gateway` for its key',
+      );
+    }
     return 0;
   } catch (error) {
     if (!isInvalidJobInputError(error)) throw error;
@@ -89,7 +104,7 @@ export function main(argv: string[], io: Output = { out: console.log, err: conso
   }
 }
 
-type Args = { command: 'key' | 'validate'; file: string; json: boolean; policyFile?: string } | { error: string };
+type Args = { command: 'key' | 'validate'; file: string; json: boolean; policyFile?: string; gateway: boolean } | { error: string };
 
 /** Flags may stand anywhere after the command; exactly one file (or `-`) is required. */
 function parseArgs(argv: string[]): Args {
@@ -98,11 +113,15 @@ function parseArgs(argv: string[]): Args {
     return { error: command === undefined ? 'no command' : `unknown command ${JSON.stringify(command)}` };
   const files: string[] = [];
   let json = false;
+  let gateway = false;
   let policyFile: string | undefined;
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
     if (arg === '--json') json = true;
-    else if (arg === '--policy') {
+    else if (arg === '--gateway') {
+      if (command !== 'key') return { error: '--gateway is only for key' };
+      gateway = true;
+    } else if (arg === '--policy') {
       const value = rest[++i];
       if (value === undefined || (value.startsWith('--') && value !== '-')) return { error: '--policy needs a file' };
       if (command !== 'key') return { error: '--policy is only for key' };
@@ -111,7 +130,7 @@ function parseArgs(argv: string[]): Args {
     else files.push(arg);
   }
   if (files.length !== 1) return { error: files.length === 0 ? 'no file given' : `one file at a time (got ${files.length})` };
-  return { command, file: files[0]!, json, policyFile };
+  return { command, file: files[0]!, json, policyFile, gateway };
 }
 
 function readJson(file: string): unknown {
@@ -141,6 +160,35 @@ function asJob(document: unknown): JobInput | null {
   const unique = Object.hasOwn(job, 'unique') ? job.unique : options?.unique;
   // Untrusted JSON: the policy is validated by prepareUnique like any other caller's.
   return { ...job, args: Object.hasOwn(job, 'args') ? job.args : [], unique: unique as JobInput['unique'] };
+}
+
+/**
+ * `key --gateway`: the file read as the gateway reads a PUSH body (parsePush: array `args`, the
+ * policy at `options.unique` or `unique`, the JS SDK's `key` as `args_keys`), so the key is the
+ * one it enqueues under. `--policy` stands for the file's policy, as `options.unique`.
+ * @throws InvalidJobInputError as the gateway would answer `invalid_request`.
+ */
+function gatewayKey(document: unknown, policyDocument: unknown, json: boolean, io: Output): number {
+  let body = document;
+  if (policyDocument !== undefined && typeof document === 'object' && document !== null && !Array.isArray(document)) {
+    const { unique: _unique, options, ...rest } = document as Record<string, unknown>;
+    const kept = typeof options === 'object' && options !== null && !Array.isArray(options) ? options : {};
+    body = { ...rest, options: { ...kept, unique: policyDocument } };
+  }
+  const { input } = parsePush(body);
+  const { extras: _extras, pending: _pending, ...job } = input;
+  const prepared = prepareUnique(job);
+  if (!prepared) {
+    io.err('ojs-unique key: the job has no unique policy (unique is absent or null), so it has no uniqueness key; pass one with --policy');
+    return 2;
+  }
+  const { key, canonical, policy } = prepared;
+  io.out(
+    json
+      ? JSON.stringify({ key, canonical, policy, payload: job.args })
+      : `key:       ${key}\npre-image: ${canonical}\npayload:   ${JSON.stringify(job.args)}`,
+  );
+  return 0;
 }
 
 function formatIssue(issue: ValidationIssue): string {

@@ -31,7 +31,7 @@ import type {
   JobError,
   StoreHealth,
 } from './gateway-store.js';
-import { validateAt } from './memory-gateway-store.js';
+import { checkBatch } from './batch-input.js';
 
 export interface BullmqGatewayStoreOptions {
   redisUrl: string;
@@ -50,6 +50,8 @@ interface SideRecord {
   startedAt?: string;
   error?: JobError;
 }
+
+const PENDING_UNSUPPORTED = 'pending jobs are not supported on the BullMQ backend';
 
 export function createBullmqGatewayStore(options: BullmqGatewayStoreOptions): GatewayStore {
   return new BullmqGatewayStore(options);
@@ -85,21 +87,34 @@ class BullmqGatewayStore implements GatewayStore {
 
   async enqueue(input: GatewayJobInput): Promise<GatewayEnqueueResult> {
     const { extras, pending, ...job } = input;
-    if (pending)
-      throw new InvalidJobInputError([{ path: 'options.pending', message: 'pending jobs are not supported on the BullMQ backend' }]);
+    if (pending) throw new InvalidJobInputError([{ path: 'options.pending', message: PENDING_UNSUPPORTED }]);
     const result = await this.#backend.enqueue(job);
     const side: SideRecord = {};
     if (result.outcome !== 'deduplicated') {
       if (extras.envelope && Object.keys(extras.envelope).length > 0) side.envelope = extras.envelope;
       if (!job.unique && job.meta && Object.keys(job.meta).length > 0) side.meta = job.meta as Record<string, JsonValue>;
       if (job.priority !== undefined && job.priority < 0) side.priority = job.priority;
-      if (Object.keys(side).length > 0) await this.#writeSide(result.job.id, side);
+      // A created or replacing job is new: nothing is recorded for it yet, so one HSET, no read.
+      if (Object.keys(side).length > 0) {
+        if (result.outcome === 'updated') await this.#writeSide(result.job.id, side);
+        else await this.#redis.hset(this.#sideKey, result.job.id, JSON.stringify(side));
+      }
     }
     return this.#result(result, side);
   }
 
+  /**
+   * Not atomic: BullMQ has no all-or-nothing add of several unique jobs (each add is its own
+   * script), so everything that can refuse a job is checked before the first is written: the
+   * policies and inputs, `pending`, and caller-chosen ids (distinct, and not taken
+   * by a job of a queue the backend knows). What remains is a `reject` duplicate (or an id taken
+   * by a concurrent add, or a lost connection) met part-way: the jobs the batch created before it
+   * are then cancelled before the error is answered. Between their add and that cancel a BullMQ
+   * worker can take and start one, and a gateway that dies in between leaves them enqueued
+   * (docs/design/gateway.md, "Batch atomicity").
+   */
   async enqueueBatch(inputs: GatewayJobInput[]): Promise<GatewayEnqueueResult[]> {
-    inputs.forEach((input, index) => validateAt(input, index));
+    await checkBatch(inputs, { pendingUnsupported: PENDING_UNSUPPORTED, isTaken: async (id) => (await this.#backend.getJob(id)) !== null });
     const results: GatewayEnqueueResult[] = [];
     try {
       for (const input of inputs) results.push(await this.enqueue(input));

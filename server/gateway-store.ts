@@ -86,8 +86,9 @@ export interface GatewayStore {
   /** PUSH with the unique-jobs check; `reject` throws `DuplicateJobError`, bad input `InvalidJobInputError`. */
   enqueue(job: GatewayJobInput): Promise<GatewayEnqueueResult>;
   /**
-   * PUSH batch, all-or-nothing: every job is validated before any is written, and a `reject`
-   * duplicate met part-way cancels what the batch had created before it rethrows.
+   * PUSH batch, all-or-nothing where the host allows it: every job is validated before any is
+   * written; memory and Graphile Worker then write the batch as one atomic step, BullMQ cancels
+   * what the batch had created when a `reject` duplicate is met part-way (docs/design/gateway.md).
    */
   enqueueBatch(jobs: GatewayJobInput[]): Promise<GatewayEnqueueResult[]>;
   getJob(id: string): Promise<GatewayJob | null>;

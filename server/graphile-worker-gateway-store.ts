@@ -30,7 +30,7 @@ import type {
   RetryPolicy,
   StoreHealth,
 } from './gateway-store.js';
-import { validateAt } from './memory-gateway-store.js';
+import { atBatchPaths, checkBatch } from './batch-input.js';
 import { retryDelayMs } from './retry-delay.js';
 import { uuidv7 } from '../src/uuid-v7.js';
 
@@ -54,6 +54,17 @@ interface Side {
   attempt?: number;
   /** When an HTTP worker's nack discarded the job: Graphile keeps a permanently failed row, and no finish time. */
   finished_at?: string;
+}
+
+const PENDING_UNSUPPORTED = 'pending jobs are not supported on the Graphile Worker backend';
+
+/** What the gateway records beside a job this enqueue wrote (a duplicate's job is another request's): null when nothing. */
+function sideOf(result: EnqueueResult, extras: GatewayJobInput['extras']): Side | null {
+  if (result.outcome === 'deduplicated') return null;
+  const side: Side = {};
+  if (extras.envelope && Object.keys(extras.envelope).length > 0) side.envelope = extras.envelope;
+  if (extras.retry) side.retry = extras.retry;
+  return Object.keys(side).length > 0 ? side : null;
 }
 
 export function createGraphileWorkerGatewayStore(options: GraphileWorkerGatewayStoreOptions): GatewayStore {
@@ -85,12 +96,9 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     return this.#backend.capabilities;
   }
 
-  /** Both schemas migrated (the backend's start-up), then the gateway's table. */
+  /** Both schemas migrated (the backend's start-up; the gateway's table is the adapter's migration 0009). */
   #start(): Promise<void> {
-    this.#ready ??= (async () => {
-      await this.#backend.ready();
-      await this.#fetcher.install();
-    })().catch((error: unknown) => {
+    this.#ready ??= this.#backend.ready().catch((error: unknown) => {
       this.#ready = null;
       throw error;
     });
@@ -99,32 +107,41 @@ class GraphileWorkerGatewayStore implements GatewayStore {
 
   async enqueue(input: GatewayJobInput): Promise<GatewayEnqueueResult> {
     const { extras, pending, ...job } = input;
-    if (pending)
-      throw new InvalidJobInputError([
-        { path: 'options.pending', message: 'pending jobs are not supported on the Graphile Worker backend' },
-      ]);
+    if (pending) throw new InvalidJobInputError([{ path: 'options.pending', message: PENDING_UNSUPPORTED }]);
     await this.#start();
     // OJS ids are UUIDv7; the adapter would otherwise use Graphile's numeric id.
     const result = await this.#backend.enqueue({ ...job, id: job.id ?? uuidv7() });
-    const side: Side = {};
-    if (result.outcome !== 'deduplicated') {
-      if (extras.envelope && Object.keys(extras.envelope).length > 0) side.envelope = extras.envelope;
-      if (extras.retry) side.retry = extras.retry;
-      if (Object.keys(side).length > 0) await this.#fetcher.writeSide(result.job.id, side as Record<string, JsonValue>);
-    }
-    return this.#result(result, side);
+    const side = sideOf(result, extras);
+    if (side) await this.#fetcher.writeSide(result.job.id, side as Record<string, JsonValue>);
+    return this.#result(result, side ?? {});
   }
 
+  /**
+   * All-or-nothing in one transaction (the backend's `enqueueMany`, the adapter's `addJobs`): a
+   * `reject` duplicate anywhere rolls back every job of the batch and its gateway rows, and no
+   * worker, HTTP or Graphile, can take a job of the batch before it commits.
+   */
   async enqueueBatch(inputs: GatewayJobInput[]): Promise<GatewayEnqueueResult[]> {
-    inputs.forEach((input, index) => validateAt(input, index));
-    const results: GatewayEnqueueResult[] = [];
-    try {
-      for (const input of inputs) results.push(await this.enqueue(input));
-    } catch (error) {
-      for (const result of results) if (result.outcome !== 'deduplicated') await this.#backend.cancel(result.job.id).catch(() => undefined);
-      throw error;
-    }
-    return results;
+    await this.#start();
+    // Caller-chosen ids are looked up first only to name the job that has a taken one: the
+    // transaction refuses a taken id too (then without its index).
+    await checkBatch(inputs, { pendingUnsupported: PENDING_UNSUPPORTED, isTaken: async (id) => (await this.#backend.getJob(id)) !== null });
+    const sides: (Side | null)[] = [];
+    const results = await atBatchPaths(
+      this.#backend.enqueueMany(
+        inputs.map(({ extras: _extras, pending: _pending, ...job }) => ({ ...job, id: job.id ?? uuidv7() })),
+        {
+          beforeCommit: async (client, done) => {
+            for (const [index, result] of done.entries()) {
+              const side = sideOf(result, inputs[index]!.extras);
+              sides[index] = side;
+              if (side) await this.#fetcher.writeSide(result.job.id, side as Record<string, JsonValue>, client);
+            }
+          },
+        },
+      ),
+    );
+    return Promise.all(results.map((result, index) => this.#result(result, sides[index] ?? {})));
   }
 
   async getJob(id: string): Promise<GatewayJob | null> {

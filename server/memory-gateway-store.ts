@@ -12,7 +12,6 @@
 import { createMemoryBackend, type MemoryBackend } from '../adapters/memory/index.js';
 import { InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../src/errors.js';
 import type { JsonValue, OjsJob, OjsJobState } from '../src/job.js';
-import { prepareUnique } from '../src/unique-enqueue.js';
 import type { EnqueueResult } from '../src/unique-jobs-backend.js';
 import type {
   FetchRequest,
@@ -24,6 +23,7 @@ import type {
   RetryPolicy,
   StoreHealth,
 } from './gateway-store.js';
+import { atBatchPaths, validateAt } from './batch-input.js';
 import { retryDelayMs } from './retry-delay.js';
 
 /** Far enough that the backend never promotes a retry itself. */
@@ -62,16 +62,16 @@ class MemoryGatewayStore implements GatewayStore {
     return this.#result(result);
   }
 
+  /** All-or-nothing: the backend's `enqueueMany` (no job of the batch is visible until all are in; a failure undoes all). */
   async enqueueBatch(inputs: GatewayJobInput[]): Promise<GatewayEnqueueResult[]> {
     inputs.forEach((input, index) => validateAt(input, index));
-    const results: GatewayEnqueueResult[] = [];
-    try {
-      for (const input of inputs) results.push(await this.enqueue(input));
-    } catch (error) {
-      for (const result of results) if (result.outcome !== 'deduplicated') await this.#memory.cancel(result.job.id).catch(() => undefined);
-      throw error;
-    }
-    return results;
+    await this.#tick();
+    const results = await atBatchPaths(this.#memory.enqueueMany(inputs.map(({ extras: _extras, ...job }) => job)));
+    results.forEach((result, index) => {
+      const { extras } = inputs[index]!;
+      if (result.outcome !== 'deduplicated') this.#side.set(result.job.id, { envelope: extras.envelope ?? {}, retry: extras.retry });
+    });
+    return results.map((result) => this.#result(result));
   }
 
   async getJob(id: string): Promise<GatewayJob | null> {
@@ -207,18 +207,5 @@ class MemoryGatewayStore implements GatewayStore {
     if (side?.result !== undefined && job.state === 'completed') view.result = side.result;
     if (side?.error !== undefined && job.state !== 'completed') view.error = side.error;
     return view;
-  }
-}
-
-/** Validates one job of a batch, naming its index: nothing of the batch is written when one is bad. */
-export function validateAt(input: GatewayJobInput, index: number): void {
-  const { extras: _extras, pending: _pending, ...job } = input;
-  try {
-    prepareUnique(job);
-  } catch (error) {
-    if (error instanceof InvalidJobInputError) {
-      throw new InvalidJobInputError(error.issues.map((issue) => ({ ...issue, path: `jobs[${index}].${issue.path}` })));
-    }
-    throw error;
   }
 }

@@ -6,12 +6,13 @@
  * `OJS-Version: 1.0`, `X-Request-Id`; errors are `{ error: { code, message, retryable, details,
  * request_id } }`, with `hint` and `docs_url` on a 404.
  *
- * Logging: Fastify's logger (off unless given) sees method, URL, status and timings. Job args,
- * meta and uniqueness keys are logged only at debug level, and the Authorization header is
- * redacted.
+ * Logging: Fastify's logger (off unless given) sees method, URL, status and timings, a line per
+ * request at debug level (at info, thousands of PUSHes a second would log more than they do), a
+ * failed request at error. Job args, meta and uniqueness keys are logged only at debug level, and
+ * the Authorization header is redacted.
  */
 import { timingSafeEqual } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import {
   DuplicateJobError,
   InvalidJobInputError,
@@ -33,6 +34,7 @@ const DEFAULT_VISIBILITY_TIMEOUT_MS = 30_000;
 const MAX_FETCH_COUNT = 100;
 const MAX_BATCH = 1000;
 const MAX_EVENTS = 10_000;
+const EVENTS_TRIM = 1_000;
 
 export interface OjsServerOptions {
   store: GatewayStore;
@@ -46,8 +48,21 @@ export interface OjsServerOptions {
   requestTimeoutMs?: number;
   /** Fastify's logger options, or false. (Default: false.) */
   logger?: FastifyServerOptions['logger'];
+
   /** The version reported by the manifest. (Default: the package's.) */
   version?: string;
+}
+
+/** Fastify's per-request lines (incoming, completed) at debug instead of info; a request that errored stays at error. */
+class DebugRequestLog extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, _request: FastifyRequest, reply: FastifyReply): void {
+    if (error) reply.log.error({ res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    else reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
 }
 
 /** An HTTP error of the OJS catalog. */
@@ -163,6 +178,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   const events: OjsEvent[] = [];
   const app = Fastify({
     logger: options.logger ?? false,
+    logController: new DebugRequestLog(),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     requestTimeout: options.requestTimeoutMs ?? 30_000,
     genReqId: () => `req_${uuidv7()}`,
@@ -178,7 +194,8 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
       time: new Date().toISOString(),
       data: { job_id: job.id, job_type: job.type, queue: job.queue, attempt: job.attempt, ...data },
     });
-    if (events.length > MAX_EVENTS) events.splice(0, events.length - MAX_EVENTS);
+    // Trimmed a slice at a time: a shift of the whole array on every event would cost each request.
+    if (events.length >= MAX_EVENTS + EVENTS_TRIM) events.splice(0, events.length - MAX_EVENTS);
   };
 
   // Every body is read as text and parsed here, so that an empty or malformed one is OJS's
@@ -194,19 +211,24 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     }
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback hooks, not async ones: they run on every request, and a promise each is measurable.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('OJS-Version', '1.0');
     reply.header('X-Request-Id', request.id);
-    if (!token || request.url === '/ojs/v1/health') return;
+    if (!token || request.url === '/ojs/v1/health') return done();
     const header = request.headers.authorization ?? '';
     const given = Buffer.from(header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '');
     if (given.length !== token.length || !timingSafeEqual(given, token)) {
-      throw new HttpError(401, 'unauthenticated', 'a valid bearer token is required', undefined, 'send Authorization: Bearer <token>');
+      return done(
+        new HttpError(401, 'unauthenticated', 'a valid bearer token is required', undefined, 'send Authorization: Bearer <token>'),
+      );
     }
+    done();
   });
-  app.addHook('onSend', async (_request, reply, payload) => {
+  // After serialisation: Fastify would add `; charset=utf-8` to a JSON content type set before.
+  app.addHook('onSend', (_request, reply, payload, done) => {
     reply.header('Content-Type', OJS_CONTENT_TYPE);
-    return payload;
+    done(null, payload);
   });
 
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {

@@ -39,6 +39,56 @@ describe('the ojs-unique command', function () {
     );
   });
 
+  it('key --gateway gives the key the OJS gateway enqueues under: array args mapped to the host payload first', function () {
+    // Over HTTP, args [{ user_id: 42 }] is the payload { user_id: 42 }: the same key as the host job.
+    const push = {
+      type: 'email.send',
+      args: [{ user_id: 42 }],
+      options: { queue: 'notifications', unique: { keys: ['type', 'queue', 'args'] } },
+    };
+    const host = { type: 'email.send', queue: 'notifications', args: { user_id: 42 }, unique: { keys: ['type', 'queue', 'args'] } };
+    const viaGateway = cli(['key', '--gateway', file('push.json', push)]);
+    expect(viaGateway.status).to.equal(0);
+    const hostKey = cli(['key', file('host.json', host)]).stdout.split('\n')[0];
+    expect(viaGateway.stdout).to.equal(
+      `${hostKey}\npre-image: {"args":{"user_id":42},"queue":"notifications","type":"email.send"}\npayload:   {"user_id":42}\n`,
+    );
+    // Any other args are wrapped; the JS SDK's `key` is read as args_keys; --json adds the payload.
+    const wrapped = JSON.parse(
+      cli([
+        'key',
+        '--gateway',
+        '--json',
+        file('push.json', { type: 'a.b', args: [1, 'x'], unique: { keys: ['type', 'args'], key: ['ojs_args'] } }),
+      ]).stdout,
+    );
+    expect(wrapped).to.include({ canonical: '{"args":{"ojs_args":[1,"x"]},"type":"a.b"}' });
+    expect(wrapped.payload).to.deep.equal({ ojs_args: [1, 'x'] });
+    // --policy stands for the file's policy, as options.unique.
+    expect(
+      cli(['key', '--gateway', file('push.json', { type: 'a.b', args: [] }), '--policy', file('p.json', { keys: ['queue'] })]).stdout,
+    ).to.contain('pre-image: {"queue":"default","type":"a.b"}');
+  });
+
+  it('key --gateway of the README example is the key of the same job added by a host producer', function () {
+    const host = cli(['key', 'examples/jobs/email-send.json']).stdout;
+    expect(cli(['key', '--gateway', 'examples/jobs/email-send-push.json']).stdout).to.equal(
+      `${host}payload:   {"user_id":42,"template":"welcome","locale":"en-US"}\n`,
+    );
+  });
+
+  it('key without --gateway hashes array args as written and says the gateway key differs; --gateway refuses what the gateway refuses', function () {
+    const push = { type: 'email.send', args: [{ user_id: 42 }], unique: { keys: ['type', 'args'] } };
+    const plain = cli(['key', file('push.json', push)]);
+    expect(plain.stdout).to.contain('pre-image: {"args":[{"user_id":42}],"type":"email.send"}');
+    expect(plain.stderr).to.contain('ojs-unique key --gateway');
+    expect(cli(['key', '--json', file('push.json', push)]).stderr).to.equal('');
+    const refused = cli(['key', '--gateway', file('bad.json', { type: 'a.b', args: { n: 1 }, unique: { keys: ['args'] } })]);
+    expect(refused.status).to.equal(1);
+    expect(refused.stderr.trim()).to.equal('args: must be a JSON array');
+    expect(cli(['validate', '--gateway', file('push.json', push)]).status).to.equal(2);
+  });
+
   it('validate lists every problem with its field path and exits 1', function () {
     const { status, stderr } = cli(['validate', 'examples/jobs/typo-policy.json']);
     expect(status).to.equal(1);

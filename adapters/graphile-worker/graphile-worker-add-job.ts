@@ -233,6 +233,34 @@ export async function addJobsOnClient(
   const requests: PreparedGraphileEnqueue[] = specs.map(({ identifier, payload, ...spec }, index) =>
     taskSpecToEnqueue(identifier, payload, spec, `[${index}]`),
   );
+  return enqueueAllOnClient(client, settings, requests, { reconnect, operation: 'addJobs' });
+}
+
+/** What {@link enqueueAllOnClient} runs beside the batch. */
+export interface EnqueueAllOptions {
+  /** A fresh connection to settle a lost COMMIT reply by request token (see enqueueOnClient). */
+  reconnect?: Reconnect | undefined;
+  /** Names the operation in errors. */
+  operation: string;
+  /**
+   * Runs inside the batch's transaction after its last entry, on the batch's client: what it
+   * writes commits or rolls back with the batch. A throw rolls the batch back.
+   */
+  beforeCommit?: ((client: PgClientLike, results: readonly EnqueueResult[]) => Promise<void>) | undefined;
+}
+
+/**
+ * The batch of {@link addJobsOnClient} over requests already prepared (validated): one
+ * transaction, entries applied in key order, results in input order. Nothing of the batch is
+ * visible to any other session (a worker's fetch included) until it commits.
+ */
+export async function enqueueAllOnClient(
+  client: PgClientLike,
+  settings: EnqueueSettings,
+  requests: readonly PreparedGraphileEnqueue[],
+  options: EnqueueAllOptions,
+): Promise<EnqueueResult[]> {
+  const { reconnect, operation } = options;
   const order = requests
     .map((request, index) => ({ index, key: request.prepared?.key ?? '' }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index));
@@ -243,19 +271,20 @@ export async function addJobsOnClient(
       // Each entry's failure is undone by the batch's rollback: nothing of the batch is written.
       for (const { index } of order)
         results[index] = await enqueueOnClient(client, settings, requests[index]!, { ownTransaction: false, undoneOnError: true });
+      await options.beforeCommit?.(client, results);
       break;
     } catch (error) {
       await client.query('rollback').catch(() => undefined);
       // The batch's transaction is the adapter's: rolled back as a serialisation failure or a
       // deadlock, it is run again (nothing of it committed; its request tokens are on no row).
       if (attempt < OWN_TRANSACTION_ATTEMPTS && isRetryableConflict(error)) continue;
-      throw translatePgError(error, { operation: 'addJobs', rolledBack: true });
+      throw translatePgError(error, { operation, rolledBack: true });
     }
   }
   try {
     await client.query('commit');
   } catch (error) {
-    if (!isConnectionLoss(error)) throw translatePgError(error, { operation: 'addJobs', rolledBack: true });
+    if (!isConnectionLoss(error)) throw translatePgError(error, { operation, rolledBack: true });
     // A lost reply to COMMIT: one entry's request token tells whether the batch committed.
     // Only an inserted row carries a token: an entry that updated a job in place (x_update) or
     // recorded a duplicate attempt wrote without one.

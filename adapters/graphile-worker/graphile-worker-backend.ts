@@ -10,12 +10,12 @@
  * by `queueNameFor`, because a Graphile named queue runs its jobs one at a time.
  */
 import { userInfo } from 'node:os';
-import { InvalidTransitionError, JobNotFoundError } from '../../src/errors.js';
+import { InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../../src/errors.js';
 import type { JobInput, OjsJob } from '../../src/job.js';
 import { TERMINAL_STATES, type OjsJobState } from '../../src/job.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
-import { enqueueSettings } from './graphile-worker-add-job.js';
+import { enqueueAllOnClient, enqueueSettings, type EnqueueAllOptions } from './graphile-worker-add-job.js';
 import {
   enqueueOnClient,
   GRAPHILE_WORKER_EXTENSIONS,
@@ -94,6 +94,15 @@ export interface GraphileWorkerBackend extends UniqueJobsBackend {
   graphileJobId(id: string): Promise<string | null>;
   /** Resolves once both schemas are installed; every other method awaits it too. */
   ready(): Promise<void>;
+  /**
+   * Enqueues a batch all-or-nothing, in one transaction: every job is validated first (an issue's
+   * path starts with the job's index, `[2].unique.period`), keys are locked in key order, and a
+   * `reject` duplicate (or any failure) rolls the whole batch back and throws. No other session,
+   * a worker included, sees any job of the batch before it commits. Results are in input order.
+   * `beforeCommit` runs inside the transaction after the last job, on its client; what it writes
+   * commits or rolls back with the batch.
+   */
+  enqueueMany(jobs: readonly JobInput[], options?: Pick<EnqueueAllOptions, 'beforeCommit'>): Promise<EnqueueResult[]>;
   /**
    * The job holding a key now: the one `enqueue(job)` would meet as its duplicate (the oldest its
    * policy counts), or by `{ uniqueness_key }` the oldest unfinished job under it; null when none.
@@ -192,18 +201,47 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
     }
   }
 
-  async enqueue(job: JobInput): Promise<EnqueueResult> {
-    this.#assertOpen();
-    const request = prepareGraphileEnqueue(job, {
+  #prepare(job: JobInput) {
+    return prepareGraphileEnqueue(job, {
       queueName: job.queue === undefined || typeof job.queue === 'string' ? this.#queueNameFor(job.queue ?? DEFAULT_QUEUE) : null,
       // OJS: higher runs first. Graphile: numerically smaller runs first.
       priority: job.priority === undefined || job.priority === 0 ? null : -job.priority,
       flags: null,
     });
+  }
+
+  async enqueue(job: JobInput): Promise<EnqueueResult> {
+    this.#assertOpen();
+    const request = this.#prepare(job);
     await this.ready();
     const client = await this.#connect('enqueue');
     try {
       return await enqueueOnClient(client, this.#settings, request, { ownTransaction: true, reconnect: this.#reconnect });
+    } finally {
+      client.release();
+    }
+  }
+
+  async enqueueMany(jobs: readonly JobInput[], options: Pick<EnqueueAllOptions, 'beforeCommit'> = {}): Promise<EnqueueResult[]> {
+    this.#assertOpen();
+    const requests = jobs.map((job, index) => {
+      try {
+        return this.#prepare(job);
+      } catch (error) {
+        if (error instanceof InvalidJobInputError) {
+          throw new InvalidJobInputError(error.issues.map((issue) => ({ ...issue, path: `[${index}].${issue.path}` })));
+        }
+        throw error;
+      }
+    });
+    await this.ready();
+    const client = await this.#connect('enqueueMany');
+    try {
+      return await enqueueAllOnClient(client, this.#settings, requests, {
+        reconnect: this.#reconnect,
+        operation: 'enqueueMany',
+        beforeCommit: options.beforeCommit,
+      });
     } finally {
       client.release();
     }

@@ -36,12 +36,13 @@ export interface GraphileJobFetcher {
   touch(jobId: string): Promise<boolean>;
   /** The OJS view of a job Graphile holds that the adapter did not record (added with `addJob`); its id is Graphile's. */
   readGraphileJob(jobId: string): Promise<(OjsJob & { locked_by: string | null; last_error: string | null }) | null>;
-  /** Creates the gateway's own table (gateway-install.sql) if it is missing. */
-  install(): Promise<void>;
-  /** The gateway's fields of a job (gateway_jobs), `{}` when none. */
+  /** The gateway's fields of a job (gateway_jobs, migration 0009), `{}` when none. */
   readSide(id: string): Promise<Record<string, JsonValue>>;
-  /** Merges fields into the job's gateway row; a field set to null is removed. */
-  writeSide(id: string, fields: Record<string, JsonValue>): Promise<void>;
+  /**
+   * Merges fields into the job's gateway row; a field set to null is removed. On `on` when given
+   * (a transaction's client: the row commits with it), else on the fetcher's own client.
+   */
+  writeSide(id: string, fields: Record<string, JsonValue>, on?: PgClientLike): Promise<void>;
   /** Job counts of one OJS queue by OJS state. */
   queueStats(queue: string): Promise<Partial<Record<OjsJobState, number>>>;
 }
@@ -49,9 +50,9 @@ export interface GraphileJobFetcher {
 export function createGraphileJobFetcher(client: PgClientLike, schemas: SchemaNames): GraphileJobFetcher {
   const sql = GraphileWorkerSql.for(schemas);
   const owner = `ojs-gateway-${randomUUID()}`;
-  const run = async <R>(name: Parameters<GraphileWorkerSql['text']>[0], values: unknown[], operation: string) => {
+  const run = async <R>(name: Parameters<GraphileWorkerSql['text']>[0], values: unknown[], operation: string, on = client) => {
     try {
-      return (await client.query<R>(sql.text(name), values)).rows;
+      return (await on.query<R>(sql.text(name), values)).rows;
     } catch (error) {
       throw translatePgError(error, { operation, rolledBack: true });
     }
@@ -73,15 +74,12 @@ export function createGraphileJobFetcher(client: PgClientLike, schemas: SchemaNa
     async touch(jobId) {
       return (await run('gateway-touch-lock', [jobId, owner], 'heartbeat')).length > 0;
     },
-    async install() {
-      await run('gateway-install', [], 'start-up (installing the gateway table)');
-    },
     async readSide(id) {
       const rows = await run<{ side: Record<string, JsonValue> }>('gateway-read-side', [id], 'getJob');
       return rows[0]?.side ?? {};
     },
-    async writeSide(id, fields) {
-      await run('gateway-write-side', [id, JSON.stringify(fields)], 'recording the job');
+    async writeSide(id, fields, on) {
+      await run('gateway-write-side', [id, JSON.stringify(fields)], 'recording the job', on);
     },
     async queueStats(queue) {
       const rows = await run<{ state: OjsJobState; count: string }>('gateway-queue-stats', [queue], 'queue stats');

@@ -23,7 +23,7 @@ import type { GraphileWorkerSql } from './graphile-worker-sql.js';
  * install-functions.sql (other than a comment line) and with every new migration; the schema
  * version test pins a digest of those files per version.
  */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 5;
 
 /** The adapter's own migrations, in order. Append only; never edit a shipped one. */
 export const MIGRATIONS: readonly { id: number; file: SqlFileName }[] = [
@@ -35,6 +35,7 @@ export const MIGRATIONS: readonly { id: number; file: SqlFileName }[] = [
   { id: 6, file: 'migration-0006-schema-version' },
   { id: 7, file: 'migration-0007-head-record' },
   { id: 8, file: 'migration-0008-policy-extensions' },
+  { id: 9, file: 'migration-0009-gateway-jobs' },
 ];
 
 export type InstallResult =

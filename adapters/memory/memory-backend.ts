@@ -48,6 +48,14 @@ export interface MemoryJobInput extends JobInput {
 /** Implements every policy extension (`UNIQUE_EXTENSIONS`), so `enqueue` may also answer `updated`. */
 export interface MemoryBackend extends UniqueJobsBackend {
   enqueue(job: MemoryJobInput): Promise<EnqueueResult>;
+  /**
+   * Enqueues a batch all-or-nothing: every job is validated first (an issue's path starts with the
+   * job's index, `[2].unique.period`), the batch holds its keys' locks throughout, and its jobs
+   * stay invisible to every other caller (fetch, getJob, jobs()) until the last one is in. A
+   * `reject` duplicate (or any failure) undoes every write of the batch and throws. Results are
+   * in input order.
+   */
+  enqueueMany(jobs: readonly MemoryJobInput[]): Promise<EnqueueResult[]>;
   /** OJS FETCH: the oldest due job of the first queue that has one (higher priority first), now `active`; null if none. */
   fetch(queues?: readonly string[]): Promise<OjsJob | null>;
   /** OJS ACK: an active job is `completed`. */
@@ -63,6 +71,11 @@ export interface MemoryBackend extends UniqueJobsBackend {
   promote(id: string): Promise<OjsJob>;
   /** Every job the backend holds, oldest first: for inspection in tests. */
   jobs(): OjsJob[];
+}
+
+/** The writes of an `enqueueMany` in progress: undone in reverse if it fails. */
+interface Batch {
+  undo: (() => void)[];
 }
 
 /** A job as the memory backend keeps it: the envelope's fields, with times as epoch ms. */
@@ -97,6 +110,8 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
   readonly #lock = new KeyLock();
   /** Caller-chosen ids claimed by enqueues still in flight, so two of them cannot both take one. */
   readonly #claimedIds = new Set<string>();
+  /** Jobs inserted by an `enqueueMany` still in progress: no other caller sees them yet. */
+  readonly #staged = new Set<string>();
   #seq = 0;
   #closed = false;
 
@@ -137,10 +152,59 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     }
   }
 
-  async #enqueueChecked(input: MemoryJobInput, prepared: ReturnType<typeof prepareUnique>): Promise<EnqueueResult> {
-    if (!prepared) return { outcome: 'created', job: this.#view(await this.#insert(input, null, null, null)) };
+  async enqueueMany(inputs: readonly MemoryJobInput[]): Promise<EnqueueResult[]> {
+    this.#assertOpen();
+    const entries = inputs.map((input, index) => {
+      try {
+        const prepared = prepareUnique(input, { now: this.#clock.now(), extensions: UNIQUE_EXTENSIONS });
+        const job: MemoryJobInput = { ...ownJobInput(input), pending: Object.hasOwn(input, 'pending') && input.pending === true };
+        return { job, prepared };
+      } catch (error) {
+        if (error instanceof InvalidJobInputError) {
+          throw new InvalidJobInputError(error.issues.map((issue) => ({ ...issue, path: `[${index}].${issue.path}` })));
+        }
+        throw error;
+      }
+    });
+    // Ids are checked and claimed synchronously, as in enqueue.
+    const ids = new Set<string>();
+    entries.forEach(({ job }, index) => {
+      if (job.id === undefined) return;
+      if (this.#jobs.has(job.id) || this.#claimedIds.has(job.id) || ids.has(job.id)) {
+        throw new InvalidJobInputError([{ path: `[${index}].id`, message: 'a job with this id already exists' }]);
+      }
+      ids.add(job.id);
+    });
+    for (const id of ids) this.#claimedIds.add(id);
+    // Every key of the batch, locked in key order (two batches sharing keys cannot deadlock).
+    const keys = [...new Set(entries.flatMap(({ prepared }) => (prepared ? [prepared.key] : [])))].sort();
+    const locked = (index: number, body: () => Promise<EnqueueResult[]>): Promise<EnqueueResult[]> =>
+      index === keys.length ? body() : this.#lock.run(keys[index]!, () => locked(index + 1, body));
+    const batch: Batch = { undo: [] };
+    try {
+      return await locked(0, async () => {
+        const results: EnqueueResult[] = [];
+        try {
+          for (const { job, prepared } of entries) results.push(await this.#enqueueChecked(job, prepared, batch));
+          return results;
+        } catch (error) {
+          for (const undo of batch.undo.reverse()) undo();
+          throw error;
+        } finally {
+          for (const result of results) this.#staged.delete(result.job.id);
+          for (const id of ids) this.#staged.delete(id);
+        }
+      });
+    } finally {
+      for (const id of ids) this.#claimedIds.delete(id);
+    }
+  }
 
-    return this.#lock.run(prepared.key, async () => {
+  /** `batch`: inside an `enqueueMany`, which holds the key's lock already and journals each write. */
+  async #enqueueChecked(input: MemoryJobInput, prepared: ReturnType<typeof prepareUnique>, batch?: Batch): Promise<EnqueueResult> {
+    if (!prepared) return { outcome: 'created', job: this.#view(await this.#insert(input, null, null, null, batch)) };
+
+    const decide = async (): Promise<EnqueueResult> => {
       // Observe. The awaits inside are where a real backend's round trips would be, and where
       // another enqueue of the same key would slip in if this section were not serialised.
       const candidates = await this.#candidates(prepared.key);
@@ -155,17 +219,17 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
       // found, whatever the answer (a reject included), in the same critical section.
       if (decision.action !== 'insert' && decision.action !== 'replace' && decision.touch) {
         const now = this.#clock.now();
-        for (const candidate of decision.touch) await this.#write(candidate.id, { last_duplicate_at: now });
+        for (const candidate of decision.touch) await this.#write(candidate.id, { last_duplicate_at: now }, batch);
       }
       switch (decision.action) {
         case 'insert': {
-          const job = await this.#insert(input, prepared.policy, prepared.key, null);
+          const job = await this.#insert(input, prepared.policy, prepared.key, null, batch);
           return { outcome: 'created', job: this.#view(job) };
         }
         case 'ignore':
           return { outcome: 'deduplicated', job: this.#view(this.#jobs.get(decision.existing.id)!) };
         case 'update':
-          return this.#update(decision, input);
+          return this.#update(decision, input, batch);
         case 'reject':
           throw decision.error;
         case 'replace': {
@@ -174,16 +238,19 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
           const newId = input.id ?? uuidv7(this.#clock.now());
           const cancelled: StoredJob[] = [];
           for (const candidate of decision.cancel) {
-            cancelled.push(await this.#write(candidate.id, { state: 'cancelled', completed_at: this.#clock.now(), replaced_by: newId }));
+            cancelled.push(
+              await this.#write(candidate.id, { state: 'cancelled', completed_at: this.#clock.now(), replaced_by: newId }, batch),
+            );
           }
-          const job = await this.#insert({ ...input, id: newId }, prepared.policy, prepared.key, decision.scheduledAt);
+          const job = await this.#insert({ ...input, id: newId }, prepared.policy, prepared.key, decision.scheduledAt, batch);
           const [replaced, ...others] = cancelled.map((c) => this.#view(c));
           return others.length > 0
             ? { outcome: 'replaced', job: this.#view(job), replaced: replaced!, also_replaced: others }
             : { outcome: 'replaced', job: this.#view(job), replaced: replaced! };
         }
       }
-    });
+    };
+    return batch ? decide() : this.#lock.run(prepared.key, decide);
   }
 
   /**
@@ -192,7 +259,11 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
    * a new due time. A pending, active or retryable job keeps its state: only its values change
    * (an active attempt keeps running with the values it started with).
    */
-  async #update(decision: UpdateDecision, input: MemoryJobInput): Promise<Extract<EnqueueResult, { outcome: 'updated' }>> {
+  async #update(
+    decision: UpdateDecision,
+    input: MemoryJobInput,
+    batch: Batch | undefined,
+  ): Promise<Extract<EnqueueResult, { outcome: 'updated' }>> {
     const job = this.#jobs.get(decision.existing.id)!;
     const now = this.#clock.now();
     const next: Record<UpdateField, unknown> = {
@@ -212,13 +283,13 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     if (patch.scheduled_at !== undefined && (job.state === 'scheduled' || job.state === 'available')) {
       patch.state = patch.scheduled_at > now ? 'scheduled' : 'available';
     }
-    return { outcome: 'updated', job: this.#view(await this.#write(job.id, patch)), changed };
+    return { outcome: 'updated', job: this.#view(await this.#write(job.id, patch, batch)), changed };
   }
 
   async getJob(id: string): Promise<OjsJob | null> {
     this.#assertOpen();
     await this.#io();
-    const job = this.#jobs.get(id);
+    const job = this.#staged.has(id) ? undefined : this.#jobs.get(id);
     return job ? this.#view(job) : null;
   }
 
@@ -264,7 +335,10 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
   }
 
   jobs(): OjsJob[] {
-    return [...this.#jobs.values()].sort((a, b) => a.seq - b.seq).map((job) => this.#view(job));
+    return [...this.#jobs.values()]
+      .filter((job) => !this.#staged.has(job.id))
+      .sort((a, b) => a.seq - b.seq)
+      .map((job) => this.#view(job));
   }
 
   async close(): Promise<void> {
@@ -298,6 +372,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     policy: UniquePolicy | null,
     key: string | null,
     keepScheduledAt: number | null,
+    batch?: Batch,
   ): Promise<StoredJob> {
     await this.#io();
     const now = this.#clock.now();
@@ -325,12 +400,28 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
       if (!ids) this.#byKey.set(key, (ids = new Set()));
       ids.add(job.id);
     }
+    if (batch) {
+      this.#staged.add(job.id);
+      batch.undo.push(() => {
+        this.#jobs.delete(job.id);
+        if (key) this.#byKey.get(key)?.delete(job.id);
+      });
+    }
     return job;
   }
 
-  async #write(id: string, patch: Partial<StoredJob>): Promise<StoredJob> {
+  async #write(id: string, patch: Partial<StoredJob>, batch?: Batch): Promise<StoredJob> {
     await this.#io();
     const job = this.#jobs.get(id)!;
+    if (batch) {
+      const before = Object.keys(patch).map((field) => [field, Object.hasOwn(job, field), job[field as keyof StoredJob]] as const);
+      batch.undo.push(() => {
+        for (const [field, had, value] of before) {
+          if (had) (job as unknown as Record<string, unknown>)[field] = value;
+          else delete (job as unknown as Record<string, unknown>)[field];
+        }
+      });
+    }
     Object.assign(job, patch);
     return job;
   }
@@ -342,7 +433,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     patch: (job: StoredJob) => Partial<StoredJob>,
   ): Promise<OjsJob> {
     this.#assertOpen();
-    const job = this.#jobs.get(id);
+    const job = this.#staged.has(id) ? undefined : this.#jobs.get(id);
     if (!job) throw new JobNotFoundError(id);
     const updated = await this.#withJobLock(job, async () => {
       const state = this.#stateOf(job);
@@ -367,7 +458,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     for (const queue of queues) {
       let best: StoredJob | undefined;
       for (const job of this.#jobs.values()) {
-        if (job.queue !== queue || this.#stateOf(job) !== 'available') continue;
+        if (job.queue !== queue || this.#stateOf(job) !== 'available' || this.#staged.has(job.id)) continue;
         if (!best || job.priority > best.priority || (job.priority === best.priority && job.seq < best.seq)) best = job;
       }
       if (best) return best;

@@ -33,7 +33,6 @@ describe('Graphile host contract: the gateway job fetcher (gateway-*.sql)', func
 
   before(async () => {
     utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: schemas.workerSchema, uniqueSchema: schemas.uniqueSchema });
-    await fetcher.install();
   });
   beforeEach(async () => {
     await pool.query(`truncate "${schemas.workerSchema}"._private_jobs, "${schemas.workerSchema}"._private_job_queues`);

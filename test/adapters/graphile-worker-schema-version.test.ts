@@ -30,6 +30,7 @@ const PINNED_SQL: Record<number, string> = {
   2: '912dba3a9ca00b05',
   3: '3539b9a29fd51839',
   4: 'af9220bc47678ffb',
+  5: '9e5f43cc4671c2b4',
 };
 
 function versionedSqlDigest(): string {
@@ -164,6 +165,31 @@ describe('graphile-worker schema version', function () {
     expect(await install(names)).to.deep.equal({ installed: true, version: SCHEMA_VERSION, functions: true });
     expect(await lockKeyBody(names)).to.not.include("a newer package's body");
     expect(await storedVersion(names)).to.equal(String(SCHEMA_VERSION));
+  });
+
+  it('upgrades a version-4 schema: migration 9 creates the gateway table, keeping the rows a version-4 gateway wrote to its own', async () => {
+    const names = schemas.current();
+    const table = `"${names.uniqueSchema}".gateway_jobs`;
+    const toVersion4 = async () => {
+      await pool.query(`delete from "${names.uniqueSchema}".migrations where id = 9`);
+      await pool.query(`update "${names.uniqueSchema}".settings set value = '4' where name = 'schema_version'`);
+    };
+    const migration9 = async () => (await pool.query(`select 1 from "${names.uniqueSchema}".migrations where id = 9`)).rowCount;
+    // A schema no gateway served under version 4: no table.
+    await pool.query(`drop table ${table}`);
+    await toVersion4();
+    expect(await install(names)).to.deep.equal({ installed: true, version: SCHEMA_VERSION, functions: true });
+    expect(await migration9()).to.equal(1);
+    expect(await storedVersion(names)).to.equal(String(SCHEMA_VERSION));
+    expect((await pool.query(`select count(*)::int as n from ${table}`)).rows[0].n).to.equal(0);
+    // A schema a version-4 gateway served: the table it created at its start-up, with its rows.
+    await pool.query(`drop table ${table}`);
+    await toVersion4();
+    await pool.query(`create table ${table} (id text primary key, side jsonb not null default '{}')`);
+    await pool.query(`insert into ${table} (id, side) values ('job-1', '{"envelope": {"tags": ["a"]}}')`);
+    expect(await install(names)).to.deep.equal({ installed: true, version: SCHEMA_VERSION, functions: true });
+    expect(await migration9()).to.equal(1);
+    expect((await pool.query(`select id, side from ${table}`)).rows).to.deep.equal([{ id: 'job-1', side: { envelope: { tags: ['a'] } } }]);
   });
 
   it('concurrent starts on a fresh schema install once: every one succeeds, one installs the functions', async () => {

@@ -288,3 +288,24 @@ export function cronItems(parsed: ParsedCronItem[]): void {
   // @ts-expect-error not a policy
   uniqueCronItems(parsed, { on_conflict: 'nope' });
 }
+
+/** The backend's batch: OJS jobs in, an outcome per job out; its one option is named exactly. */
+export async function backendEnqueueMany(pgPool: PgPoolLike): Promise<void> {
+  const backend = createGraphileWorkerBackend({ pgPool });
+  exactly<EnqueueResult[]>()(
+    await backend.enqueueMany([
+      { type: 't', args: {}, unique: readmePolicy },
+      { type: 't', args: [] },
+    ]),
+  );
+  await backend.enqueueMany([], {
+    beforeCommit: async (client, results) => {
+      exactly<readonly EnqueueResult[]>()(results);
+      await client.query('select 1');
+    },
+  });
+  // @ts-expect-error misspelt option
+  await backend.enqueueMany([], { beforeComit: async () => undefined });
+  // @ts-expect-error a Graphile task spec is not an OJS job
+  await backend.enqueueMany([{ identifier: 't', payload: {} }]);
+}

@@ -1,4 +1,4 @@
--- gateway-read-side: a job's gateway row (gateway-install.sql).
+-- gateway-read-side: a job's gateway row (migration-0009-gateway-jobs.sql).
 --
 -- $1 text  OJS id
 -- Returns: zero or one row: side (jsonb). SQLSTATEs: none of its own.

@@ -1,4 +1,4 @@
--- gateway-write-side: merges fields into a job's gateway row (gateway-install.sql); a field set
+-- gateway-write-side: merges fields into a job's gateway row (migration-0009-gateway-jobs.sql); a field set
 -- to JSON null is removed.
 --
 -- $1 text   OJS id
