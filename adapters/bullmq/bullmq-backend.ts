@@ -16,6 +16,7 @@ import { Cluster, Redis } from 'ioredis';
 import { BackendError } from '../../src/errors.js';
 import type { JobInput, OjsJob, OjsJobState } from '../../src/job.js';
 import { prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
+import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { uuidv7 } from '../../src/uuid-v7.js';
@@ -83,6 +84,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       strength: 'strong',
       mechanism: "one Lua script per enqueue: the OJS check and BullMQ's own add script, atomic in Redis",
       replace_active: false,
+      extensions: BULLMQ_EXTENSIONS,
     },
   };
   readonly client: Redis | Cluster;
@@ -184,7 +186,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
 
   async #enqueue(input: JobInput): Promise<EnqueueResult> {
     // The core's rules cover BullMQ's own for ids (no integer string, no ':').
-    const prepared = prepareUnique(input);
+    const prepared = prepareUnique(input, { extensions: BULLMQ_EXTENSIONS });
 
     const queueName = input.queue ?? DEFAULT_QUEUE;
     const queue = this.queue(queueName);

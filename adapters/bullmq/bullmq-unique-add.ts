@@ -108,6 +108,8 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
       requestToken(),
       0,
       '',
+      '',
+      '',
     ];
     return { request, job, keys, argv };
   }
@@ -130,6 +132,8 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
     requestToken(),
     terminalBits(policy),
     index.home,
+    policy.x_period_anchor ?? '',
+    anchoredPeriodArg(policy),
   ];
   return { request, job, keys, argv };
 }
@@ -158,6 +162,17 @@ function metaArg(meta: Record<string, unknown>): string {
 function terminalBits(policy: UniquePolicy): number {
   const states = policy.states;
   return (states.includes('completed') ? 1 : 0) + (states.includes('discarded') ? 2 : 0) + (states.includes('cancelled') ? 4 : 0);
+}
+
+/**
+ * `x_period_anchor` with a period: the period as the job hash keeps it (`ojsPeriod`,
+ * lua/includes/ojs-own-policy.lua), so the index can recompute the window's end from where the
+ * anchor is now. '' otherwise.
+ */
+function anchoredPeriodArg(policy: UniquePolicy): string {
+  const period = policy.x_period_anchor ? periodArgs(policy) : null;
+  if (!period) return '';
+  return `${policy.x_period_anchor === 'scheduled_at' ? 's' : 'l'},${period.years},${period.months},${period.fixedMs}`;
 }
 
 /** Sends a prepared add on `target` (the queue's client, or a pipeline of it). */
@@ -218,6 +233,7 @@ function probeArgs(request: UniqueAddRequest): (string | number)[] {
     ...decisionArgs(policy, key),
     terminalBits(policy),
     index.home,
+    policy.x_period_anchor ?? '',
   ];
 }
 

@@ -20,6 +20,7 @@ import {
 import type { OjsJobState } from '../../src/job.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js';
+import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
 import { bullmqOptionIssues } from './bullmq-job-options.js';
 import { keepOptionsFor, retentionIssues } from './bullmq-retention.js';
 import { backendErrorFor } from './bullmq-reply-errors.js';
@@ -327,14 +328,17 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
   // every entry point; the issue then names the option the caller set.
   let prepared: PreparedUnique;
   try {
-    prepared = prepareUnique({
-      type: name,
-      queue: queue.name,
-      id: merged.jobId,
-      args: data,
-      meta: ojsMeta === undefined ? {} : ojsMeta,
-      unique,
-    })!;
+    prepared = prepareUnique(
+      {
+        type: name,
+        queue: queue.name,
+        id: merged.jobId,
+        args: data,
+        meta: ojsMeta === undefined ? {} : ojsMeta,
+        unique,
+      },
+      { extensions: BULLMQ_EXTENSIONS },
+    )!;
   } catch (error) {
     if (!isInvalidJobInputError(error)) throw error;
     throw new InvalidJobInputError(error.issues.map((issue) => (issue.path === 'id' ? { ...issue, path: 'opts.jobId' } : issue)));

@@ -42,6 +42,10 @@
     ARGV[17] the terminal states the policy counts, as index bits (includes/ojs-own-policy)
     ARGV[18] the index's home queue (entries of its jobs omit the queue name): this queue's name
              in NFC for a per-queue index, "" for the prefix's
+    ARGV[19] x_period_anchor: "" (created_at) | scheduled_at | last_duplicate
+    ARGV[20] "" or, for an anchored policy with a period, its period as the job hash keeps it
+             (`ojsPeriod`, includes/ojs-own-policy): the index then recomputes the job's window
+             end from its current anchor
 
   Steps (1-4 only read; every write comes after the last check, in 5-7):
     1. now = Redis TIME. It becomes the new job's `timestamp` (OJS created_at) and is the `now`
@@ -59,7 +63,9 @@
        parent (its only refusal, -5; the adapter never sends one) and no `de` option (BullMQ's
        deduplication, which could return another job instead of inserting); and, for a replace
        with a counter id, that the id it is about to name is free.
-    5. ignore / reject / reject_active -> write the key's entries back if observing changed them;
+    5. ignore / reject / reject_active -> under x_period_anchor "last_duplicate", record now on
+                  every duplicate (`ojsLast`, includes/ojs-observe ojsTouch, a reject too); write
+                  the key's entries back if observing or touching changed them;
                   (includes/ojs-answer-duplicate)
                   XADD `deduplicated` (BullMQ's own event name and fields: jobId = the existing
                   job, deduplicatedJobId = the incoming id, "" for a counter id), nothing inserted.
@@ -109,8 +115,8 @@ local OJS_SWEEP_SAMPLES = 2
 --- @bullmq-host
 
 --- @include "includes/ojs-job-state"
---- @include "includes/ojs-own-policy"
 --- @include "includes/ojs-period-end"
+--- @include "includes/ojs-own-policy"
 --- @include "includes/ojs-decide-conflict"
 --- @include "includes/ojs-archive-job"
 --- @include "includes/ojs-read-job"
@@ -140,7 +146,8 @@ local field = string.sub(uniquenessKey, 1, 32)
 local homeQueue = ARGV[18]
 local eventsKey = KEYS[8]
 
-local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
+local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[19])
+local ownPeriod = ARGV[20]
 
 local args = cmsgpack.unpack(ARGV[1])
 local queueBase = args[BULLMQ_ARG_KEY_PREFIX]
@@ -165,9 +172,10 @@ if uniquenessKey ~= "" then
 end
 
 -- 4. Decide, and check what the insert needs.
-local action, existing, cancel, scheduledAt = ojsDecideConflict(candidates, policy, nowMs)
+local action, existing, cancel, scheduledAt, touch = ojsDecideConflict(candidates, policy, nowMs)
 
 if action ~= "insert" and action ~= "replace" then
+  if ojsTouch(touch, policy, tonumber(ARGV[17]), nowMs) then changed = true end
   if changed then ojsIndexWrite(indexKey, field, kept, homeQueue) end
   return ojsAnswerDuplicate(action, existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs)
 end
@@ -232,15 +240,26 @@ local fields = {}
 if uniquenessKey ~= "" then
   local bits = tonumber(ARGV[17])
   local periodEnd = 0
-  if policy.fixedMs ~= nil then periodEnd = ojsPeriodEnd(nowMs, policy.years, policy.months, policy.fixedMs) end
+  if policy.fixedMs ~= nil then
+    -- The anchor at insert: created_at, or the due time under x_period_anchor "scheduled_at"
+    -- (the last duplicate attempt starts as created_at).
+    local anchor = nowMs
+    if policy.anchor == "scheduled_at" then anchor = nowMs + delay end
+    periodEnd = ojsPeriodEnd(anchor, policy.years, policy.months, policy.fixedMs)
+  end
   fields = { "ojsKey", uniquenessKey, "ojsPolicy", ARGV[12] }
+  if ownPeriod ~= "" then
+    bits = bits + OJS_ANCHORED_BIT
+    fields[#fields + 1] = "ojsPeriod"
+    fields[#fields + 1] = ownPeriod
+  end
   if ARGV[13] ~= "" then
     fields[#fields + 1] = "ojsMeta"
     fields[#fields + 1] = ARGV[13]
   end
   -- Read only when the job is archived (includes/ojs-own-policy): a policy counting `cancelled`
   -- keeps its archive for its window.
-  if bits >= OJS_TERMINAL_BITS.cancelled then
+  if ojsHasBit(bits, OJS_TERMINAL_BITS.cancelled) then
     fields[#fields + 1] = "ojsOwn"
     fields[#fields + 1] = (periodEnd == 0 and "") or string.format("%.0f", periodEnd)
   end
