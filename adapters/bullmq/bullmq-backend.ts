@@ -227,7 +227,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
         idClaimQueues,
         probe: this.#probe,
       });
-      if (reply.outcome !== 'deduplicated') await this.#register(queueName);
+      if (reply.outcome !== 'deduplicated' && reply.outcome !== 'updated') await this.#register(queueName);
       if (!prepared) return { outcome: 'created', job: await this.#readBack(id) };
       switch (reply.outcome) {
         case 'created':
@@ -236,6 +236,12 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
           return {
             outcome: 'deduplicated',
             job: ojsJobView(reply.existing.queue, reply.existing.id, reply.existing.state, reply.existing.hash),
+          };
+        case 'updated':
+          return {
+            outcome: 'updated',
+            job: ojsJobView(reply.existing.queue, reply.existing.id, reply.existing.state, reply.existing.hash),
+            changed: reply.changed,
           };
         case 'replaced': {
           const [replaced, ...others] = reply.replaced.map((job) => ojsJobView(job.queue, job.id, 'cancelled', job.hash));

@@ -2,8 +2,7 @@
  * The policy extensions the BullMQ adapter implements, on every entry point: the backend declares
  * them (`capabilities.unique_jobs.extensions`) and every entry point passes the same list to
  * `prepareUnique`, which refuses the others with the typed input error naming the field.
- * `x_update` is not among them yet: the scripts cannot update a job in place.
  */
 import type { UniqueExtension } from '../../src/unique-policy.js';
 
-export const BULLMQ_EXTENSIONS: readonly UniqueExtension[] = ['x_period_anchor', 'x_key'];
+export const BULLMQ_EXTENSIONS: readonly UniqueExtension[] = ['x_period_anchor', 'x_key', 'x_update'];

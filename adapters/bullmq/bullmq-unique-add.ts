@@ -12,7 +12,7 @@ import type { Job, JobsOptions, Queue } from 'bullmq';
 import { isDuplicateJobError } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
-import { compactUniquePolicy, type UniquePolicy } from '../../src/unique-policy.js';
+import { compactUniquePolicy, UPDATE_FIELDS, type UniquePolicy, type UpdateField } from '../../src/unique-policy.js';
 import { periodArgs } from './bullmq-period-args.js';
 import { ProbeHints } from './bullmq-probe-hints.js';
 import { errorForReply } from './bullmq-reply-errors.js';
@@ -60,6 +60,8 @@ export interface ObservedJob {
 export type UniqueAddReply =
   | { outcome: 'created'; job: Job; now: number }
   | { outcome: 'deduplicated'; existing: ObservedJob; now: number }
+  /** x_update: `existing` after the update in place; `changed` in UPDATE_FIELDS order. */
+  | { outcome: 'updated'; existing: ObservedJob; now: number; changed: UpdateField[] }
   | { outcome: 'replaced'; job: Job; now: number; replaced: ObservedJob[] };
 
 /** An add ready to send: the Job instance (id still unset for counter ids) and its script arguments. */
@@ -110,6 +112,7 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
       '',
       '',
       '',
+      '',
     ];
     return { request, job, keys, argv };
   }
@@ -134,6 +137,7 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
     index.home,
     policy.x_period_anchor ?? '',
     anchoredPeriodArg(policy),
+    updateArg(policy),
   ];
   return { request, job, keys, argv };
 }
@@ -175,6 +179,14 @@ function anchoredPeriodArg(policy: UniquePolicy): string {
   return `${policy.x_period_anchor === 'scheduled_at' ? 's' : 'l'},${period.years},${period.months},${period.fixedMs}`;
 }
 
+/** `x_update` as unique-add reads it (ARGV[21]): per state, the fields in UPDATE_FIELDS order; '' for none. */
+function updateArg(policy: UniquePolicy): string {
+  if (!policy.x_update) return '';
+  const update: Record<string, UpdateField[]> = {};
+  for (const [state, fields] of Object.entries(policy.x_update)) update[state] = UPDATE_FIELDS.filter((field) => fields!.includes(field));
+  return JSON.stringify(update);
+}
+
 /** Sends a prepared add on `target` (the queue's client, or a pipeline of it). */
 export function sendUniqueAdd(target: object, prepared: PreparedUniqueAdd): Promise<unknown> {
   return runScript(target, COMMANDS.uniqueAdd, [...prepared.keys, ...prepared.argv]);
@@ -193,9 +205,13 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
   const client = await queueClient(request.queue);
   const validated = validatedJob(request);
   const unique = request.prepared;
-  // Only reject and ignore can end without a write; a replace always writes, so it is never probed.
+  // Only reject and ignore can end without a write; a replace always writes, so it is never probed,
+  // nor is a policy with x_update (its answer may be an update).
   const probeable =
-    unique !== null && request.probe !== false && (unique.policy.on_conflict === 'reject' || unique.policy.on_conflict === 'ignore');
+    unique !== null &&
+    request.probe !== false &&
+    unique.policy.x_update === undefined &&
+    (unique.policy.on_conflict === 'reject' || unique.policy.on_conflict === 'ignore');
   const hints = probeable ? hintsFor(request.queue) : undefined;
   // A hint is per key and index (a policy with and without `queue` can share a key).
   const fingerprint = probeable ? unique.key + (unique.policy.keys.includes('queue') ? 'q' : 'g') : '';
@@ -208,7 +224,7 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
     }
     const prepared = await prepareUniqueAdd(request, validated);
     const reply = decodeUniqueAddReply(prepared, await sendUniqueAdd(client, prepared));
-    if (reply.outcome !== 'replaced') hints?.remember(fingerprint);
+    if (reply.outcome !== 'replaced' && reply.outcome !== 'updated') hints?.remember(fingerprint);
     return reply;
   } catch (error) {
     if (isDuplicateJobError(error)) hints?.remember(fingerprint);
@@ -288,6 +304,13 @@ function decodeNoInsertReply(request: UniqueAddRequest, reply: unknown): UniqueA
         outcome: 'deduplicated',
         existing: { id: String(reply[1]), state: reply[2] as OjsJobState, queue: String(reply[3]), hash: pairs(reply[5]) },
         now: Number(reply[4]),
+      };
+    case 'updated':
+      return {
+        outcome: 'updated',
+        existing: { id: String(reply[1]), state: reply[2] as OjsJobState, queue: String(reply[3]), hash: pairs(reply[5]) },
+        now: Number(reply[4]),
+        changed: Array.isArray(reply[6]) ? (reply[6] as UpdateField[]) : [],
       };
     case 'duplicate':
     case 'active':

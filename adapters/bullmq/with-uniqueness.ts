@@ -18,7 +18,7 @@ import {
   type ValidationIssue,
 } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
-import type { UniquePolicyInput } from '../../src/unique-policy.js';
+import type { UniquePolicyInput, UpdateField } from '../../src/unique-policy.js';
 import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js';
 import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
 import { bullmqOptionIssues } from './bullmq-job-options.js';
@@ -51,6 +51,8 @@ export interface UniqueJobsOptions extends JobsOptions {
  *  - `deduplicated`: `ignore` met a duplicate; the returned job IS the existing job (its own id,
  *    name and data).
  *  - `replaced`: inserted after cancelling `replacedJobIds`.
+ *  - `updated`: `x_update` met a duplicate and updated it in place; the returned job IS the
+ *    existing job after the update; `changed` lists the fields whose stored value differed.
  *  - `rejected`: only in `addBulk` results, for an entry that was not added (a single `add`
  *    throws instead). `error` is what that `add` would have thrown: `DuplicateJobError` (then also
  *    `existingJobId`/`existingJobState`), `InvalidJobInputError` for a `jobId` taken by a
@@ -68,12 +70,23 @@ type Outcomes =
       existingJobState?: undefined;
       replacedJobIds?: undefined;
       error?: undefined;
+      changed?: undefined;
     }
   | {
       outcome: 'deduplicated';
       uniquenessKey: string;
       existingJobId: string;
       existingJobState: OjsJobState;
+      replacedJobIds?: undefined;
+      error?: undefined;
+      changed?: undefined;
+    }
+  | {
+      outcome: 'updated';
+      uniquenessKey: string;
+      existingJobId: string;
+      existingJobState: OjsJobState;
+      changed: UpdateField[];
       replacedJobIds?: undefined;
       error?: undefined;
     }
@@ -84,6 +97,7 @@ type Outcomes =
       existingJobId?: undefined;
       existingJobState?: undefined;
       error?: undefined;
+      changed?: undefined;
     }
   | {
       outcome: 'rejected';
@@ -92,6 +106,7 @@ type Outcomes =
       existingJobId?: string;
       existingJobState?: OjsJobState;
       replacedJobIds?: undefined;
+      changed?: undefined;
     };
 
 /** What a single `add` with a policy can answer (a refusal throws). */
@@ -232,9 +247,10 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
     try {
       const request = { ...buildRequest(queue, name, data, opts ?? {}, retentionMs), probe };
       const reply = await uniqueAdd(request);
-      if (!siblings.registered && reply.outcome !== 'deduplicated') await siblings.register();
+      const inserted = reply.outcome === 'created' || reply.outcome === 'replaced';
+      if (!siblings.registered && inserted) await siblings.register();
       const job = jobForReply(siblings, reply, request.prepared);
-      if (reply.outcome !== 'deduplicated') queue.emit('waiting', relink(job) as never);
+      if (inserted) queue.emit('waiting', relink(job) as never);
       return relink(job);
     } catch (error) {
       throw typedErrorFor(error);
@@ -454,6 +470,18 @@ function jobForReply(siblings: Siblings, reply: UniqueAddReply, prepared: Prepar
         } satisfies UniqueOutcome<'deduplicated'>,
       });
     }
+    case 'updated': {
+      const existing = jobFromHash(siblings.of(reply.existing.queue), reply.existing.id, reply.existing.hash);
+      return Object.assign(existing, {
+        unique: {
+          outcome: 'updated',
+          uniquenessKey,
+          existingJobId: reply.existing.id,
+          existingJobState: reply.existing.state,
+          changed: reply.changed,
+        } satisfies UniqueOutcome<'updated'>,
+      });
+    }
   }
 }
 
@@ -536,7 +564,7 @@ async function uniqueAddBulk(
     try {
       if (error) throw error;
       const job = jobForReply(siblings, decodeUniqueAddReply(entry.prepared, reply), entry.prepared.request.prepared!);
-      if (job.unique?.outcome !== 'deduplicated') queue.emit('waiting', job as never);
+      if (job.unique?.outcome === 'created' || job.unique?.outcome === 'replaced') queue.emit('waiting', job as never);
       return job;
     } catch (failure) {
       return notAdded(entry.prepared.job, entry.prepared.request.prepared!.key, backendErrorFor(failure));

@@ -46,6 +46,7 @@
     ARGV[20] "" or, for an anchored policy with a period, its period as the job hash keeps it
              (`ojsPeriod`, includes/ojs-own-policy): the index then recomputes the job's window
              end from its current anchor
+    ARGV[21] x_update: "" = none, else JSON { state: [field, …] } (fields in UPDATE_FIELDS order)
 
   Steps (1-4 only read; every write comes after the last check, in 5-7):
     1. now = Redis TIME. It becomes the new job's `timestamp` (OJS created_at) and is the `now`
@@ -69,6 +70,10 @@
                   (includes/ojs-answer-duplicate)
                   XADD `deduplicated` (BullMQ's own event name and fields: jobId = the existing
                   job, deduplicatedJobId = the incoming id, "" for a counter id), nothing inserted.
+    5'. update (x_update) -> the existing job updated in place (includes/ojs-update-job, with
+                  BullMQ's own changePriority / changeDelay / promote spliced), now recorded as
+                  for ignore under "last_duplicate", the key's entries written back, and the
+                  `deduplicated` event; nothing inserted.
     6. insert  -> BullMQ add (the variant BullMQ itself would pick: delay > priority >
                   standard), then the OJS fields on the job hash (ojsKey, ojsPolicy, ojsReq;
                   ojsMeta when not empty; ojsOwn when the policy counts `cancelled`) and the key's
@@ -100,6 +105,8 @@
     { "created", jobId, nowMs }
     { "ignored", existingId, existingState, existingQueue, nowMs, existingHash }
     { "duplicate" | "active", existingId, existingState, existingQueue, nowMs }
+    { "updated", existingId, existingState, existingQueue, nowMs, existingHash, { field, … } }
+                                x_update: the existing job after the update, and what changed
     { "replaced", jobId, nowMs, { { id, queue, prevState, archiveHash }, … } }
     { "id_exists", jobId }
     { "refused_option", path }  an option BullMQ's add would not insert with, nothing written
@@ -131,6 +138,11 @@ local OJS_SWEEP_SAMPLES = 2
 --- @bullmq "addStandardJob"
 --- @bullmq "addDelayedJob"
 --- @bullmq "addPrioritizedJob"
+--- @bullmq "changePriority"
+--- @bullmq "changeDelay"
+--- @bullmq "promote"
+-- After the spliced scripts it calls.
+--- @include "includes/ojs-update-job"
 
 local time = rcall("TIME")
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -146,7 +158,7 @@ local field = string.sub(uniquenessKey, 1, 32)
 local homeQueue = ARGV[18]
 local eventsKey = KEYS[8]
 
-local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[19])
+local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[19], ARGV[21])
 local ownPeriod = ARGV[20]
 
 local args = cmsgpack.unpack(ARGV[1])
@@ -172,9 +184,9 @@ if uniquenessKey ~= "" then
 end
 
 -- 4. Decide, and check what the insert needs.
-local action, existing, cancel, scheduledAt, touch = ojsDecideConflict(candidates, policy, nowMs)
+local action, existing, cancel, scheduledAt, touch, updateFields = ojsDecideConflict(candidates, policy, nowMs)
 
-if action ~= "insert" and action ~= "replace" then
+if action ~= "insert" and action ~= "replace" and action ~= "update" then
   if ojsTouch(touch, policy, tonumber(ARGV[17]), nowMs) then changed = true end
   if changed then ojsIndexWrite(indexKey, field, kept, homeQueue) end
   return ojsAnswerDuplicate(action, existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs)
@@ -184,6 +196,23 @@ end
 local opts = cmsgpack.unpack(ARGV[3])
 if args[BULLMQ_ARG_PARENT_KEY] ~= nil then return { "refused_option", "opts.parent" } end
 if opts[BULLMQ_OPT_DEDUPLICATION] ~= nil then return { "refused_option", "opts.deduplication" } end
+
+if action == "update" then
+  -- x_update (includes/ojs-update-job): the existing job takes the new job's values in place,
+  -- nothing is inserted; answered like an ignore (the same `deduplicated` event), with what changed.
+  local delayMs = tonumber(opts[BULLMQ_OPT_DELAY]) or 0
+  local changedFields = ojsUpdateJob(existing, updateFields, { data = ARGV[2], meta = ARGV[13],
+    priority = tonumber(opts[BULLMQ_OPT_PRIORITY]) or 0, attempts = tonumber(opts[BULLMQ_OPT_ATTEMPTS]),
+    due = nowMs + delayMs }, nowMs)
+  ojsTouch(touch, policy, tonumber(ARGV[17]), nowMs)
+  ojsIndexWrite(indexKey, field, kept, homeQueue)
+  local state, location = ojsLiveJobState(existing.base, existing.id, nowMs)
+  existing.state, existing.location = state, location
+  local answer = ojsAnswerDuplicate("ignore", existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs)
+  answer[1] = "updated"
+  answer[#answer + 1] = changedFields
+  return answer
+end
 
 local newId = customId
 local eventsMax

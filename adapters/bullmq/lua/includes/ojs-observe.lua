@@ -3,7 +3,7 @@
 
   Every job of a key's index entries (includes/ojs-index, ojsIndexRead) with its OJS state, as
   candidates for ojsDecideConflict: { id, queue, base, state, location, created, seq, due, entry },
-  and for a policy with `x_period_anchor` also sched, last and hashKey (the job's hash or archive).
+  and for a policy with `x_period_anchor` or `x_update` also sched, last and hashKey (the job's hash or archive).
 
   Reads only; writes nothing. `kept` is `entries` without those no decision can need again:
   their job is gone (or the id now holds another job), or the job is finished and neither the
@@ -30,9 +30,9 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
     end
     local candidate = { id = jobId, queue = entry.queue, base = base, state = state, location = location,
       created = created, seq = entry.us, due = due, entry = entry }
-    if state ~= nil and policy.anchor ~= "" then
-      -- x_period_anchor: the job's current due time (as getJob reports it) and its last duplicate
-      -- attempt, read only for a policy that needs them.
+    if state ~= nil and (policy.anchor ~= "" or policy.update ~= nil) then
+      -- x_period_anchor, x_update: the job's current due time (as getJob reports it) and its last
+      -- duplicate attempt, read only for a policy that needs them.
       local hashKey = base .. jobId
       if location == "archive" then hashKey = base .. "ojs:cancelled:" .. jobId end
       local f = rcall("HMGET", hashKey, "timestamp", "delay", "ojsLast")
