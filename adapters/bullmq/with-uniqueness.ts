@@ -570,7 +570,10 @@ async function uniqueAddBulk(
       return notAdded(entry.prepared.job, entry.prepared.request.prepared!.key, backendErrorFor(failure));
     }
   });
-  const written = outcomes.some((job) => job.unique === undefined || job.unique.outcome === 'created' || job.unique.outcome === 'replaced');
+  const written = outcomes.some(
+    (job) =>
+      job.unique === undefined || job.unique.outcome === 'created' || job.unique.outcome === 'replaced' || job.unique.outcome === 'updated',
+  );
   if (written) await siblings.register();
   const failure = outcomes.find((job) => job.unique?.error !== undefined && !isDuplicateJobError(job.unique.error));
   if (!written && failure) throw failure.unique!.error;
