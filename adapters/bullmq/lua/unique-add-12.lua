@@ -59,7 +59,7 @@
        decision can need again are left out of the field to write back (O(entries of this key),
        never O(queue depth)): their job is gone or the id now holds another job, or the job is
        finished and neither its own policy nor this add's counts it.
-    4. Decide (includes/ojs-decide-conflict, the twin of the core's decideConflict). For an
+    4. Decide (includes/ojs-decide-conflict, the twin of the core's decideUniqueConflict). For an
        insert or replace, check what BullMQ's add needs to insert without a failure code: no
        parent (its only refusal, -5; the adapter never sends one) and no `de` option (BullMQ's
        deduplication, which could return another job instead of inserting); and, for a replace
@@ -76,7 +76,8 @@
                   `deduplicated` event; nothing inserted.
     6. insert  -> BullMQ add (the variant BullMQ itself would pick: delay > priority >
                   standard), then the OJS fields on the job hash (ojsKey, ojsPolicy, ojsReq;
-                  ojsMeta when not empty; ojsOwn when the policy counts `cancelled`) and the key's
+                  ojsMeta when not empty; ojsOwn when the policy counts `cancelled`; ojsPeriod
+                  for an anchored policy with a period) and the key's
                   index field with the new entry; with no policy (ARGV[6] "") BullMQ's add and
                   ojsReq.
        replace -> the same, after archiving every duplicate (includes/ojs-archive-job; one
@@ -89,7 +90,9 @@
   All-or-nothing, by construction: steps 1-4 read only, and every check that can refuse the add
   is among them. The writes of 5-7 cannot fail: archiving acts on keys step 3 saw exist, BullMQ's
   add has been checked for its one refusal (and returns the id it inserted), and the rest are
-  HSET/HDEL/SADD/XADD on keys of their own type. An unexpected failure code from BullMQ's add is
+  HSET/HDEL/SADD/XADD on keys of their own type. An update's moves are BullMQ's own scripts acting
+  on a job step 3 saw, in the list or set step 3 found it in, which excludes their failure codes
+  (includes/ojs-update-job). An unexpected failure code from BullMQ's add is
   still checked before any OJS field is written, but by then a replace has archived: hence the
   precondition checks in 4 rather than a test afterwards.
 
