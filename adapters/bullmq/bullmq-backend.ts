@@ -16,6 +16,7 @@ import { Cluster, Redis } from 'ioredis';
 import { BackendError, InvalidJobInputError } from '../../src/errors.js';
 import type { JobInput, OjsJob, OjsJobState } from '../../src/job.js';
 import { prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
+import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { uuidv7 } from '../../src/uuid-v7.js';
@@ -35,7 +36,7 @@ import {
   type KeyLookup,
   type UniquenessKeyRef,
 } from './bullmq-key-lookups.js';
-import { BULLMQ_EXTENSIONS, pairs, uniqueAdd } from './bullmq-unique-add.js';
+import { pairs, uniqueAdd } from './bullmq-unique-add.js';
 import { DEFAULT_CANCELLED_RETENTION_MS } from './with-uniqueness.js';
 
 /** `maxRetriesPerRequest` of a client the backend creates: a command waits for at most this many reconnects. */
@@ -247,7 +248,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
         idClaimQueues,
         probe: this.#probe,
       });
-      if (reply.outcome !== 'deduplicated') await this.#register(queueName);
+      if (reply.outcome !== 'deduplicated' && reply.outcome !== 'updated') await this.#register(queueName);
       if (!prepared) return { outcome: 'created', job: await this.#readBack(id) };
       switch (reply.outcome) {
         case 'created':
@@ -256,6 +257,12 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
           return {
             outcome: 'deduplicated',
             job: ojsJobView(reply.existing.queue, reply.existing.id, reply.existing.state, reply.existing.hash),
+          };
+        case 'updated':
+          return {
+            outcome: 'updated',
+            job: ojsJobView(reply.existing.queue, reply.existing.id, reply.existing.state, reply.existing.hash),
+            changed: reply.changed,
           };
         case 'replaced': {
           const [replaced, ...others] = reply.replaced.map((job) => ojsJobView(job.queue, job.id, 'cancelled', job.hash));

@@ -68,6 +68,57 @@ export const BULLMQ_ADD_SCRIPTS = {
 
 export type BullMQAddScript = keyof typeof BULLMQ_ADD_SCRIPTS;
 
+/**
+ * The scripts unique-add splices to update a job in place (`x_update`), as BullMQ's own
+ * `Job#changePriority`, `Job#changeDelay` and `Job#promote` run them: `queue` is each one's KEYS
+ * as queue key names in BullMQ's order, `header` what its header comment says (pinned: the
+ * start-up check refuses a BullMQ whose header differs), the ARGV unique-add passes included.
+ */
+export const BULLMQ_MOVE_SCRIPTS = {
+  changePriority: {
+    queue: ['wait', 'paused', 'meta', 'prioritized', 'active', 'pc', 'marker'],
+    header: {
+      keys: ['wait', 'paused', 'meta', 'prioritized', 'active', 'pc', 'marker'],
+      argv: ['priority value', 'prefix key', 'job id', 'lifo'],
+      output: ['0', '-1'],
+    },
+  },
+  changeDelay: {
+    queue: ['delayed', 'meta', 'marker', 'events'],
+    header: {
+      keys: ['delayed', 'meta', 'marker', 'events'],
+      argv: ['delay', 'timestamp', 'the id of the job', 'job key'],
+      output: ['0', '-1', '-3'],
+    },
+  },
+  promote: {
+    queue: ['delayed', 'wait', 'paused', 'meta', 'prioritized', 'active', 'pc', 'events', 'marker'],
+    header: {
+      keys: ['delayed', 'wait', 'paused', 'meta', 'prioritized', 'active', 'pc', 'event', 'marker'],
+      argv: ["queue.tokey('')", 'jobid'],
+      output: ['0', '-3'],
+    },
+  },
+} as const;
+
+export type BullMQMoveScript = keyof typeof BULLMQ_MOVE_SCRIPTS;
+
+/** Why the installed script `name` cannot be spliced to update a job, or null when it can. */
+export function moveScriptProblem(name: BullMQMoveScript, script: ShippedScript | undefined): string | null {
+  const expected = BULLMQ_MOVE_SCRIPTS[name];
+  if (!script || typeof script.content !== 'string') return `script ${name} is missing`;
+  if (script.keys !== expected.queue.length) return `script ${name} takes ${script.keys} keys, expected ${expected.queue.length}`;
+  const header = parseScriptHeader(script.content);
+  if (!header) return `script ${name} has no header comment describing its KEYS and ARGV`;
+  if (header.keys.join(',') !== expected.header.keys.join(','))
+    return `script ${name} takes KEYS ${header.keys.join(', ')}; unique-add passes ${expected.header.keys.join(', ')}`;
+  if (header.argv.join('|') !== expected.header.argv.join('|'))
+    return `script ${name} takes ARGV ${header.argv.join('; ')}; unique-add passes ${expected.header.argv.join('; ')}`;
+  if (header.output.slice(0, expected.header.output.length).join(',') !== expected.header.output.join(','))
+    return `script ${name} returns ${header.output.join(', ')}; unique-add expects ${expected.header.output.join(', ')}`;
+  return null;
+}
+
 /** What the three scripts' headers say about their arguments, as far as unique-add reads them. */
 export const BULLMQ_ADD_ARGUMENTS = {
   /** ARGV[1..3]. */
@@ -197,11 +248,16 @@ export function addScriptProblem(name: BullMQAddScript, script: ShippedScript | 
  */
 export function loadAddScripts(
   bullmq: Pick<InstalledBullMQ, 'version' | 'scripts'> = installedBullMQ(),
-): Record<BullMQAddScript, ShippedScript> {
+): Record<BullMQAddScript | BullMQMoveScript, ShippedScript> {
   if (Number(bullmq.version.split('.')[0]) !== 6) throw unsupported(`version ${bullmq.version}`);
-  const scripts = {} as Record<BullMQAddScript, ShippedScript>;
+  const scripts = {} as Record<BullMQAddScript | BullMQMoveScript, ShippedScript>;
   for (const name of Object.keys(BULLMQ_ADD_SCRIPTS) as BullMQAddScript[]) {
     const problem = addScriptProblem(name, bullmq.scripts[name]);
+    if (problem) throw unsupported(`bullmq ${bullmq.version}: ${problem}`);
+    scripts[name] = bullmq.scripts[name]!;
+  }
+  for (const name of Object.keys(BULLMQ_MOVE_SCRIPTS) as BullMQMoveScript[]) {
+    const problem = moveScriptProblem(name, bullmq.scripts[name]);
     if (problem) throw unsupported(`bullmq ${bullmq.version}: ${problem}`);
     scripts[name] = bullmq.scripts[name]!;
   }
@@ -231,6 +287,7 @@ export const BULLMQ_LUA = `-- BullMQ facts (adapters/bullmq/bullmq-host.ts, chec
 -- Positions in the msgpacked args of BullMQ's add scripts (ARGV[1]), and option short names (ARGV[3]).
 local BULLMQ_ARG_KEY_PREFIX, BULLMQ_ARG_CUSTOM_ID, BULLMQ_ARG_TIMESTAMP, BULLMQ_ARG_PARENT_KEY = 1, 2, 4, 5
 local BULLMQ_OPT_DELAY, BULLMQ_OPT_PRIORITY, BULLMQ_OPT_DEDUPLICATION = "delay", "priority", "de"
+local BULLMQ_OPT_ATTEMPTS = "attempts"
 -- The id BullMQ's add gives the next job without a custom id: INCR of the queue's id key.
 local function bullmqNextCounterId(idKey)
   return tostring((tonumber(rcall("GET", idKey)) or 0) + 1)

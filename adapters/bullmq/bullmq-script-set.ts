@@ -14,11 +14,13 @@
 import { BackendError } from '../../src/errors.js';
 import {
   BULLMQ_ADD_SCRIPTS,
+  BULLMQ_MOVE_SCRIPTS,
   BULLMQ_LUA,
   installedBullMQ,
   loadAddScripts,
   SUPPORTED_BULLMQ_RANGE,
   type BullMQAddScript,
+  type BullMQMoveScript,
   type InstalledBullMQ,
   type IoredisTarget,
 } from './bullmq-host.js';
@@ -73,9 +75,15 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
   const withHost = (lua: string) => lua.replace(/^--- @bullmq-host\s*$/m, () => BULLMQ_LUA);
   const splice = (lua: string) =>
     withHost(lua).replace(/^--- @bullmq "(\w+)"\s*$/gm, (_line, name: string) => {
-      if (!(name in BULLMQ_ADD_SCRIPTS)) throw new Error(`--- @bullmq "${name}": not one of the checked BullMQ scripts`);
-      const keys = BULLMQ_ADD_SCRIPTS[name as BullMQAddScript].map((key) => `KEYS[${uniqueAddKeyIndex(key)}]`).join(', ');
-      return `local function __bullmq_${name}(ARGV)\nlocal KEYS = { ${keys} }\n${shipped[name as BullMQAddScript].content}\nend`;
+      const queueKeys =
+        name in BULLMQ_ADD_SCRIPTS
+          ? BULLMQ_ADD_SCRIPTS[name as BullMQAddScript]
+          : name in BULLMQ_MOVE_SCRIPTS
+            ? BULLMQ_MOVE_SCRIPTS[name as BullMQMoveScript].queue
+            : null;
+      if (!queueKeys) throw new Error(`--- @bullmq "${name}": not one of the checked BullMQ scripts`);
+      const keys = queueKeys.map((key) => `KEYS[${uniqueAddKeyIndex(key)}]`).join(', ');
+      return `local function __bullmq_${name}(ARGV)\nlocal KEYS = { ${keys} }\n${shipped[name as BullMQAddScript | BullMQMoveScript].content}\nend`;
     });
   return [
     new OjsScript(COMMANDS.uniqueAdd, luaScripts['unique-add'].numberOfKeys, splice(luaScripts['unique-add'].lua)),

@@ -12,20 +12,13 @@ import type { Job, JobsOptions, Queue } from 'bullmq';
 import { isDuplicateJobError } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
-import { compactUniquePolicy, type UniqueExtension, type UniquePolicy } from '../../src/unique-policy.js';
+import { compactUniquePolicy, UPDATE_FIELDS, type UniquePolicy, type UpdateField } from '../../src/unique-policy.js';
 import { periodArgs } from './bullmq-period-args.js';
 import { ProbeHints } from './bullmq-probe-hints.js';
 import { errorForReply } from './bullmq-reply-errors.js';
 import { encodeAdd, internalsOf, queueClient, validateJobOptions } from './bullmq-host.js';
 import { COMMANDS, runScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
 import { indexKey, queueBase, rootPrefixOf } from './bullmq-sidecar-keys.js';
-
-/**
- * The policy extensions the BullMQ adapter implements (its `capabilities.unique_jobs.extensions`,
- * and what every `prepareUnique` of the adapter is given). `x_key` needs nothing of the scripts:
- * the key is the core's hash, and the index home still follows the policy's `keys`.
- */
-export const BULLMQ_EXTENSIONS: readonly UniqueExtension[] = ['x_key'];
 
 export interface UniqueAddRequest {
   queue: Queue;
@@ -67,6 +60,8 @@ export interface ObservedJob {
 export type UniqueAddReply =
   | { outcome: 'created'; job: Job; now: number }
   | { outcome: 'deduplicated'; existing: ObservedJob; now: number }
+  /** x_update: `existing` after the update in place; `changed` in UPDATE_FIELDS order. */
+  | { outcome: 'updated'; existing: ObservedJob; now: number; changed: UpdateField[] }
   | { outcome: 'replaced'; job: Job; now: number; replaced: ObservedJob[] };
 
 /** An add ready to send: the Job instance (id still unset for counter ids) and its script arguments. */
@@ -115,6 +110,9 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
       requestToken(),
       0,
       '',
+      '',
+      '',
+      '',
     ];
     return { request, job, keys, argv };
   }
@@ -137,6 +135,9 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
     requestToken(),
     terminalBits(policy),
     index.home,
+    policy.x_period_anchor ?? '',
+    anchoredPeriodArg(policy),
+    updateArg(policy),
   ];
   return { request, job, keys, argv };
 }
@@ -167,6 +168,25 @@ export function terminalBits(policy: UniquePolicy): number {
   return (states.includes('completed') ? 1 : 0) + (states.includes('discarded') ? 2 : 0) + (states.includes('cancelled') ? 4 : 0);
 }
 
+/**
+ * `x_period_anchor` with a period: the period as the job hash keeps it (`ojsPeriod`,
+ * lua/includes/ojs-own-policy.lua), so the index can recompute the window's end from where the
+ * anchor is now. '' otherwise.
+ */
+function anchoredPeriodArg(policy: UniquePolicy): string {
+  const period = policy.x_period_anchor ? periodArgs(policy) : null;
+  if (!period) return '';
+  return `${policy.x_period_anchor === 'scheduled_at' ? 's' : 'l'},${period.years},${period.months},${period.fixedMs}`;
+}
+
+/** `x_update` as unique-add reads it (ARGV[21]): per state, the fields in UPDATE_FIELDS order; '' for none. */
+function updateArg(policy: UniquePolicy): string {
+  if (!policy.x_update) return '';
+  const update: Record<string, UpdateField[]> = {};
+  for (const [state, fields] of Object.entries(policy.x_update)) update[state] = UPDATE_FIELDS.filter((field) => fields!.includes(field));
+  return JSON.stringify(update);
+}
+
 /** Sends a prepared add on `target` (the queue's client, or a pipeline of it). */
 export function sendUniqueAdd(target: object, prepared: PreparedUniqueAdd): Promise<unknown> {
   return runScript(target, COMMANDS.uniqueAdd, [...prepared.keys, ...prepared.argv]);
@@ -185,9 +205,13 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
   const client = await queueClient(request.queue);
   const validated = validatedJob(request);
   const unique = request.prepared;
-  // Only reject and ignore can end without a write; a replace always writes, so it is never probed.
+  // Only reject and ignore can end without a write; a replace always writes, so it is never probed,
+  // nor is a policy with x_update (its answer may be an update).
   const probeable =
-    unique !== null && request.probe !== false && (unique.policy.on_conflict === 'reject' || unique.policy.on_conflict === 'ignore');
+    unique !== null &&
+    request.probe !== false &&
+    unique.policy.x_update === undefined &&
+    (unique.policy.on_conflict === 'reject' || unique.policy.on_conflict === 'ignore');
   const hints = probeable ? hintsFor(request.queue) : undefined;
   // A hint is per key and index (a policy with and without `queue` can share a key).
   const fingerprint = probeable ? unique.key + (unique.policy.keys.includes('queue') ? 'q' : 'g') : '';
@@ -200,7 +224,7 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
     }
     const prepared = await prepareUniqueAdd(request, validated);
     const reply = decodeUniqueAddReply(prepared, await sendUniqueAdd(client, prepared));
-    if (reply.outcome !== 'replaced') hints?.remember(fingerprint);
+    if (reply.outcome !== 'replaced' && reply.outcome !== 'updated') hints?.remember(fingerprint);
     return reply;
   } catch (error) {
     if (isDuplicateJobError(error)) hints?.remember(fingerprint);
@@ -225,6 +249,7 @@ function probeArgs(request: UniqueAddRequest): (string | number)[] {
     ...decisionArgs(policy, key),
     terminalBits(policy),
     index.home,
+    policy.x_period_anchor ?? '',
   ];
 }
 
@@ -279,6 +304,13 @@ function decodeNoInsertReply(request: UniqueAddRequest, reply: unknown): UniqueA
         outcome: 'deduplicated',
         existing: { id: String(reply[1]), state: reply[2] as OjsJobState, queue: String(reply[3]), hash: pairs(reply[5]) },
         now: Number(reply[4]),
+      };
+    case 'updated':
+      return {
+        outcome: 'updated',
+        existing: { id: String(reply[1]), state: reply[2] as OjsJobState, queue: String(reply[3]), hash: pairs(reply[5]) },
+        now: Number(reply[4]),
+        changed: Array.isArray(reply[6]) ? (reply[6] as UpdateField[]) : [],
       };
     case 'duplicate':
     case 'active':

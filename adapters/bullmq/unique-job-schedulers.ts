@@ -18,7 +18,7 @@ import type { Job, Processor } from 'bullmq';
 import { isDuplicateJobError } from '../../src/errors.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { prepareUnique } from '../../src/unique-enqueue.js';
-import { BULLMQ_EXTENSIONS } from './bullmq-unique-add.js';
+import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
 import type { UniqueJobsOptions, UniqueQueue } from './with-uniqueness.js';
 
 /** The name of the relay jobs a unique scheduler makes. */
@@ -38,7 +38,7 @@ export interface RelayData {
 
 /** What a relay job completes with. */
 export interface RelayResult {
-  outcome: 'created' | 'deduplicated' | 'replaced' | 'rejected';
+  outcome: 'created' | 'deduplicated' | 'replaced' | 'updated' | 'rejected';
   jobId: string;
 }
 

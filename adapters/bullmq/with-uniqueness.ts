@@ -20,8 +20,9 @@ import {
   type ValidationIssue,
 } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
-import type { UniquePolicyInput } from '../../src/unique-policy.js';
+import type { UniquePolicyInput, UpdateField } from '../../src/unique-policy.js';
 import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js';
+import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
 import { bullmqOptionIssues } from './bullmq-job-options.js';
 import { keepOptionsFor, retentionIssues } from './bullmq-retention.js';
 import { backendErrorFor } from './bullmq-reply-errors.js';
@@ -41,7 +42,6 @@ import {
 } from './bullmq-key-lookups.js';
 import { deleteMatching } from './remove-uniqueness-index.js';
 import {
-  BULLMQ_EXTENSIONS,
   decodeUniqueAddReply,
   prepareUniqueAdd,
   sendUniqueAdd,
@@ -82,6 +82,8 @@ export type UniqueSchedulerTemplateOptions = NonNullable<NonNullable<Parameters<
  *  - `deduplicated`: `ignore` met a duplicate; the returned job IS the existing job (its own id,
  *    name and data).
  *  - `replaced`: inserted after cancelling `replacedJobIds`.
+ *  - `updated`: `x_update` met a duplicate and updated it in place; the returned job IS the
+ *    existing job after the update; `changed` lists the fields whose stored value differed.
  *  - `rejected`: only in `addBulk` results, for an entry that was not added (a single `add`
  *    throws instead). `error` is what that `add` would have thrown: `DuplicateJobError` (then also
  *    `existingJobId`/`existingJobState`), `InvalidJobInputError` for a `jobId` taken by a
@@ -99,12 +101,23 @@ type Outcomes =
       existingJobState?: undefined;
       replacedJobIds?: undefined;
       error?: undefined;
+      changed?: undefined;
     }
   | {
       outcome: 'deduplicated';
       uniquenessKey: string;
       existingJobId: string;
       existingJobState: OjsJobState;
+      replacedJobIds?: undefined;
+      error?: undefined;
+      changed?: undefined;
+    }
+  | {
+      outcome: 'updated';
+      uniquenessKey: string;
+      existingJobId: string;
+      existingJobState: OjsJobState;
+      changed: UpdateField[];
       replacedJobIds?: undefined;
       error?: undefined;
     }
@@ -115,6 +128,7 @@ type Outcomes =
       existingJobId?: undefined;
       existingJobState?: undefined;
       error?: undefined;
+      changed?: undefined;
     }
   | {
       outcome: 'rejected';
@@ -123,6 +137,7 @@ type Outcomes =
       existingJobId?: string;
       existingJobState?: OjsJobState;
       replacedJobIds?: undefined;
+      changed?: undefined;
     };
 
 /** What a single `add` with a policy can answer (a refusal throws). */
@@ -316,9 +331,10 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     try {
       const request = { ...buildRequest(queue, name, data, opts ?? {}, retentionMs), probe };
       const reply = await uniqueAdd(request);
-      if (!siblings.registered && reply.outcome !== 'deduplicated') await siblings.register();
+      const inserted = reply.outcome === 'created' || reply.outcome === 'replaced';
+      if (!siblings.registered && inserted) await siblings.register();
       const job = jobForReply(siblings, reply, request.prepared);
-      if (reply.outcome !== 'deduplicated') queue.emit('waiting', relink(job) as never);
+      if (inserted) queue.emit('waiting', relink(job) as never);
       return relink(job);
     } catch (error) {
       throw typedErrorFor(error);
@@ -634,6 +650,18 @@ function jobForReply(siblings: Siblings, reply: UniqueAddReply, prepared: Prepar
         } satisfies UniqueOutcome<'deduplicated'>,
       });
     }
+    case 'updated': {
+      const existing = jobFromHash(siblings.of(reply.existing.queue), reply.existing.id, reply.existing.hash);
+      return Object.assign(existing, {
+        unique: {
+          outcome: 'updated',
+          uniquenessKey,
+          existingJobId: reply.existing.id,
+          existingJobState: reply.existing.state,
+          changed: reply.changed,
+        } satisfies UniqueOutcome<'updated'>,
+      });
+    }
   }
 }
 
@@ -716,13 +744,16 @@ async function uniqueAddBulk(
     try {
       if (error) throw error;
       const job = jobForReply(siblings, decodeUniqueAddReply(entry.prepared, reply), entry.prepared.request.prepared!);
-      if (job.unique?.outcome !== 'deduplicated') queue.emit('waiting', job as never);
+      if (job.unique?.outcome === 'created' || job.unique?.outcome === 'replaced') queue.emit('waiting', job as never);
       return job;
     } catch (failure) {
       return notAdded(entry.prepared.job, entry.prepared.request.prepared!.key, backendErrorFor(failure));
     }
   });
-  const written = outcomes.some((job) => job.unique === undefined || job.unique.outcome === 'created' || job.unique.outcome === 'replaced');
+  const written = outcomes.some(
+    (job) =>
+      job.unique === undefined || job.unique.outcome === 'created' || job.unique.outcome === 'replaced' || job.unique.outcome === 'updated',
+  );
   if (written) await siblings.register();
   const failure = outcomes.find((job) => job.unique?.error !== undefined && !isDuplicateJobError(job.unique.error));
   if (!written && failure) throw failure.unique!.error;

@@ -8,7 +8,7 @@ import type { UniqueQueue } from '../../adapters/bullmq/index.js';
 import type { ConflictStrategy } from '../../src/index.js';
 
 export interface BurstOutcome {
-  outcome: 'created' | 'deduplicated' | 'replaced' | 'rejected' | 'error';
+  outcome: 'created' | 'deduplicated' | 'replaced' | 'updated' | 'rejected' | 'error';
   id?: string;
   existingJobId?: string;
   replacedJobIds?: string[];

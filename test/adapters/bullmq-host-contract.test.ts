@@ -14,6 +14,8 @@ import {
   BULLMQ_ADD_ARGUMENTS,
   BULLMQ_ADD_SCRIPTS,
   BULLMQ_MAX_PRIORITY,
+  BULLMQ_MOVE_SCRIPTS,
+  moveScriptProblem,
   checkConnection,
   encodeAdd,
   installedBullMQ,
@@ -40,6 +42,8 @@ const HOST = 'adapters/bullmq/bullmq-host.ts';
 const SNAPSHOT = fileURLToPath(new URL('../fixtures/bullmq-script-headers.txt', import.meta.url));
 const bullmq = installedBullMQ();
 const ADD_SCRIPTS = Object.keys(BULLMQ_ADD_SCRIPTS) as BullMQAddScript[];
+/** x_update's moves (BULLMQ_MOVE_SCRIPTS): pinned and checked like the add scripts. */
+const MOVE_SCRIPTS = Object.keys(BULLMQ_MOVE_SCRIPTS) as (keyof typeof BULLMQ_MOVE_SCRIPTS)[];
 
 /** The pinned headers: `=== <script> (bullmq <version>)` then the header, one section per distinct header. */
 function pinnedHeaders(): { script: string; version: string; header: string }[] {
@@ -81,7 +85,7 @@ describe('bullmq host contract: the add scripts unique-add is composed with', fu
   it('have a header (KEYS, ARGV, output) identical to a pinned snapshot (test/fixtures/bullmq-script-headers.txt)', function () {
     const pinned = pinnedHeaders();
     const unknown: string[] = [];
-    for (const name of ADD_SCRIPTS) {
+    for (const name of [...ADD_SCRIPTS, ...MOVE_SCRIPTS]) {
       const header = scriptHeaderText(bullmq.scripts[name]?.content ?? '');
       expect(header, `bullmq ${bullmq.version}: ${name} has no --[[ ]] header`).to.be.a('string');
       if (!pinned.some((entry) => entry.script === name && entry.header === header))
@@ -104,6 +108,14 @@ describe('bullmq host contract: the add scripts unique-add is composed with', fu
     for (const { script, version, header } of pinnedHeaders()) {
       const parsed = parseScriptHeader(header)!;
       const where = `${script} of bullmq ${version}`;
+      if (script in BULLMQ_MOVE_SCRIPTS) {
+        const expected = BULLMQ_MOVE_SCRIPTS[script as keyof typeof BULLMQ_MOVE_SCRIPTS].header;
+        expect([parsed.keys, parsed.argv], `${where}: KEYS and ARGV, as BULLMQ_MOVE_SCRIPTS.${script}`).to.deep.equal([
+          expected.keys,
+          expected.argv,
+        ]);
+        continue;
+      }
       expect(parsed.keys, `${where}: KEYS, as BULLMQ_ADD_SCRIPTS.${script}`).to.deep.equal(BULLMQ_ADD_SCRIPTS[script as BullMQAddScript]);
       expect(parsed.argv.slice(0, 3), `${where}: ARGV[1..3]`).to.deep.equal(BULLMQ_ADD_ARGUMENTS.argv);
       for (const [position, name] of Object.entries(BULLMQ_ADD_ARGUMENTS.packed))
@@ -136,6 +148,18 @@ describe('bullmq host contract: the add scripts unique-add is composed with', fu
       'reads "delay" at position 4 of ARGV[1]',
     );
     expect(refusal(() => loadAddScripts(edit('addDelayedJob', { content: 'return 1' }))).message).to.contain('addDelayedJob has no header');
+    const moves = bullmq.scripts as Record<string, ShippedScript>;
+    expect(refusal(() => loadAddScripts({ ...bullmq, scripts: { ...moves, promote: undefined } })).message).to.contain(
+      'script promote is missing',
+    );
+    const reordered = moves.changeDelay!.content.replace('KEYS[1] delayed key', 'KEYS[1] meta key');
+    expect(moveScriptProblem('changeDelay', { ...moves.changeDelay!, content: reordered })).to.contain('changeDelay takes KEYS meta');
+    const reargued = moves.changePriority!.content.replace('ARGV[4] lifo', 'ARGV[4] fifo');
+    expect(moveScriptProblem('changePriority', { ...moves.changePriority!, content: reargued })).to.contain('takes ARGV');
+  });
+
+  it("unique-add's own KEYS include every queue key x_update's spliced scripts take", function () {
+    for (const { queue } of Object.values(BULLMQ_MOVE_SCRIPTS)) for (const key of queue) expect(UNIQUE_ADD_QUEUE_KEYS).to.include(key);
   });
 
   it('are called by BullMQ with the KEYS of BULLMQ_ADD_SCRIPTS and ARGV = msgpacked args, data, msgpacked options (recorded from addJobToTransaction)', async function () {

@@ -10,7 +10,8 @@ import { Redis } from 'ioredis';
 import { luaIncludes } from '../../adapters/bullmq/generated/lua.js';
 import { periodArgs } from '../../adapters/bullmq/bullmq-period-args.js';
 import { OJS_JOB_STATES, parseUniquePolicy, type OjsJobState } from '../../src/index.js';
-import { addPeriod, decideConflict, type ConflictCandidate } from '../../src/internal.js';
+import { addPeriod, decideConflict, decideUniqueConflict, type ConflictCandidate } from '../../src/internal.js';
+import { UPDATE_FIELDS, type UpdateField, type UniquePolicyInput } from '../../src/unique-policy.js';
 
 const PROBE = `
 local rcall = redis.call
@@ -31,11 +32,20 @@ if input.period ~= cjson.null then
   policy.months = input.period.months
   policy.fixedMs = input.period.fixedMs
 end
-for _, c in ipairs(input.candidates) do if c.due == cjson.null then c.due = nil end end
-local action, existing, cancel, scheduledAt = ojsDecideConflict(input.candidates, policy, input.now)
+policy.anchor = input.anchor or ""
+if input.update ~= nil and input.update ~= cjson.null then policy.update = input.update end
+for _, c in ipairs(input.candidates) do
+  if c.due == cjson.null then c.due = nil end
+  if c.sched == cjson.null then c.sched = nil end
+  if c.last == cjson.null then c.last = nil end
+end
+local action, existing, cancel, scheduledAt, touch, fields = ojsDecideConflict(input.candidates, policy, input.now)
 local ids = {}
 for i, c in ipairs(cancel or {}) do ids[i] = c.id end
-return { action, existing and existing.id or "", ids, scheduledAt and string.format("%.0f", scheduledAt) or "" }
+local touched = {}
+for i, c in ipairs(touch or {}) do touched[i] = c.id end
+return { action, existing and existing.id or "", ids, scheduledAt and string.format("%.0f", scheduledAt) or "", touched,
+  fields or {} }
 `;
 
 /** mulberry32: a seeded PRNG, so a failure can be reproduced. */
@@ -174,5 +184,110 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
           break;
       }
     }
+  });
+  it('with the extensions (x_period_anchor, x_update): ojsDecideConflict decides as decideUniqueConflict on 3,000 random candidate sets', async function () {
+    const random = prng(1207);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const strategies = ['reject', 'ignore', 'replace', 'replace_except_schedule'] as const;
+    const anchors = [undefined, 'scheduled_at', 'last_duplicate'] as const;
+    const updatable = ['scheduled', 'available', 'pending', 'retryable', 'active'] as const;
+    const seen: Record<string, number> = {};
+    for (let round = 0; round < 3000; round++) {
+      const states = OJS_JOB_STATES.filter(() => random() < 0.5);
+      if (states.length === 0) states.push(pick(OJS_JOB_STATES));
+      const periodIso = pick(PERIODS);
+      const anchor = pick(anchors);
+      const update: Record<string, UpdateField[]> = {};
+      if (random() < 0.5)
+        for (const state of updatable)
+          if (states.includes(state) && random() < 0.5) {
+            const fields = UPDATE_FIELDS.filter(() => random() < 0.5);
+            update[state] = fields.length > 0 ? fields : [pick(UPDATE_FIELDS)];
+          }
+      const input: UniquePolicyInput = {
+        states,
+        on_conflict: pick(strategies),
+        ...(periodIso ? { period: periodIso } : {}),
+        ...(anchor && periodIso ? { x_period_anchor: anchor } : {}),
+        ...(Object.keys(update).length > 0 ? { x_update: update } : {}),
+      } as UniquePolicyInput;
+      const policy = parseUniquePolicy(input);
+      const now = Math.floor(random() * Date.UTC(2100, 0, 1)) + 1e12;
+      const span = periodIso ? addPeriod(now, periodIso) - now : 86_400_000;
+      const candidates: ConflictCandidate[] = Array.from({ length: Math.floor(random() * 5) }, (_, i) => {
+        const state = pick(OJS_JOB_STATES) as OjsJobState;
+        const created = now - Math.floor(random() * span * 2);
+        // The due time and the last attempt land before, around and after the window's edges.
+        const scheduled = random() < 0.2 ? null : created + Math.floor((random() - 0.3) * span * 2);
+        const last = random() < 0.4 ? null : created + Math.floor(random() * span * 2);
+        return {
+          id: `job-${Math.floor(random() * 100)}-${i}`,
+          state,
+          created_at: created,
+          seq: created * 1000 + Math.floor(random() * 1000),
+          scheduled_at: scheduled,
+          last_duplicate_at: last,
+        };
+      });
+      const expected = decideUniqueConflict({ policy, uniquenessKey: 'k', now, candidates, canReplaceActive: false });
+      const lua = {
+        onConflict: policy.on_conflict,
+        states: policy.states,
+        period: periodArgs(policy),
+        now,
+        anchor: policy.x_period_anchor ?? '',
+        update: policy.x_update ?? null,
+        candidates: candidates.map((c) => ({
+          id: c.id,
+          state: c.state,
+          created: c.created_at,
+          seq: c.seq,
+          due: c.state === 'scheduled' ? c.scheduled_at : null,
+          sched: c.scheduled_at ?? null,
+          last: c.last_duplicate_at ?? null,
+        })),
+      };
+      const [action, existing, cancel, scheduledAt, touched, fields] = (await redis.eval(PROBE, 0, JSON.stringify(lua))) as [
+        string,
+        string,
+        string[],
+        string,
+        string[],
+        string[],
+      ];
+      const context = JSON.stringify({ policy, now, candidates });
+      const touch = 'touch' in expected && expected.touch ? expected.touch.map((c) => c.id) : [];
+      seen[expected.action] = (seen[expected.action] ?? 0) + 1;
+      if (touch.length > 0) seen.touch = (seen.touch ?? 0) + 1;
+      switch (expected.action) {
+        case 'insert':
+          expect(action, context).to.equal('insert');
+          break;
+        case 'update':
+          expect([action, existing, fields, touched], context).to.deep.equal(['update', expected.existing.id, expected.fields, touch]);
+          break;
+        case 'ignore':
+          expect([action, existing, touched], context).to.deep.equal(['ignore', expected.existing.id, touch]);
+          break;
+        case 'reject':
+          expect([action, existing, touched], context).to.deep.equal([
+            expected.error.reason === 'active_not_replaceable' ? 'reject_active' : 'reject',
+            expected.existing.id,
+            touch,
+          ]);
+          break;
+        case 'replace':
+          expect([action, existing, cancel, scheduledAt, touched], context).to.deep.equal([
+            'replace',
+            expected.existing.id,
+            expected.cancel.map((c) => c.id),
+            expected.scheduledAt === null ? '' : String(expected.scheduledAt),
+            [],
+          ]);
+          break;
+      }
+    }
+    // Every answer, and the touch of last_duplicate, came up often enough to be compared.
+    for (const kind of ['insert', 'update', 'ignore', 'reject', 'replace', 'touch']) expect(seen[kind] ?? 0, kind).to.be.greaterThan(50);
   });
 });

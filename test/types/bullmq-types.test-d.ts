@@ -42,7 +42,7 @@ export async function dataResultAndNameFlow(queue: MailQueue): Promise<void> {
   exact<typeof job.data, Payload>(true);
   exact<typeof job.returnvalue, Receipt>(true);
   exact<typeof job.name, Names>(true);
-  exact<typeof job, UniqueJob<Payload, Receipt, Names, 'created' | 'deduplicated' | 'replaced'>>(true);
+  exact<typeof job, UniqueJob<Payload, Receipt, Names, 'created' | 'deduplicated' | 'replaced' | 'updated'>>(true);
   const [bulk] = await q.addBulk([{ name: 'email.digest', data: { userId: 2 }, opts: { unique: policy } }]);
   exact<NonNullable<typeof bulk>['data'], Payload>(true);
   exact<typeof q.unwrapped, MailQueue>(true);
@@ -102,8 +102,8 @@ export async function outcomesPerMethod(queue: MailQueue, opts: UniqueJobsOption
 
   // add with a policy: `unique` always there; a refusal throws, so never 'rejected'.
   const unique = await q.add('email.send', { userId: 1 }, { unique: {} });
-  exact<typeof unique.unique, UniqueOutcome<'created' | 'deduplicated' | 'replaced'>>(true);
-  exact<typeof unique.unique.outcome, 'created' | 'deduplicated' | 'replaced'>(true);
+  exact<typeof unique.unique, UniqueOutcome<'created' | 'deduplicated' | 'replaced' | 'updated'>>(true);
+  exact<typeof unique.unique.outcome, 'created' | 'deduplicated' | 'replaced' | 'updated'>(true);
   // @ts-expect-error a single add never answers 'rejected'
   if (unique.unique.outcome === 'rejected') return;
 
@@ -116,7 +116,7 @@ export async function outcomesPerMethod(queue: MailQueue, opts: UniqueJobsOption
 
   // Options held in a UniqueJobsOptions: either, told apart by `unique`.
   const either = await q.add('email.send', { userId: 1 }, opts);
-  exact<typeof either.unique, UniqueOutcome<'created' | 'deduplicated' | 'replaced'> | undefined>(true);
+  exact<typeof either.unique, UniqueOutcome<'created' | 'deduplicated' | 'replaced' | 'updated'> | undefined>(true);
   exact<Parameters<typeof q.add>[2], UniqueJobsOptions | undefined>(true);
   exact<Awaited<ReturnType<typeof q.add>>, typeof either>(true);
 
@@ -126,7 +126,7 @@ export async function outcomesPerMethod(queue: MailQueue, opts: UniqueJobsOption
     { name: 'email.send', data: { userId: 1 }, opts: { unique: policy, attempts: 3 } },
   ]);
   exact<typeof bulk, UniqueJob<Payload, Receipt, Names>[]>(true);
-  exact<NonNullable<(typeof bulk)[number]>['unique']['outcome'], 'created' | 'deduplicated' | 'replaced' | 'rejected'>(true);
+  exact<NonNullable<(typeof bulk)[number]>['unique']['outcome'], 'created' | 'deduplicated' | 'replaced' | 'updated' | 'rejected'>(true);
 
   // addBulk without policies: BullMQ's own addBulk.
   const plainBulk = await q.addBulk([
@@ -140,7 +140,7 @@ export async function outcomesPerMethod(queue: MailQueue, opts: UniqueJobsOption
     { name: 'email.send', data: { userId: 1 }, opts: { unique: {} } },
     { name: 'email.send', data: { userId: 1 } },
   ]);
-  exact<NonNullable<(typeof mixed)[number]['unique']>['outcome'], 'created' | 'deduplicated' | 'replaced' | 'rejected'>(true);
+  exact<NonNullable<(typeof mixed)[number]['unique']>['outcome'], 'created' | 'deduplicated' | 'replaced' | 'updated' | 'rejected'>(true);
   exact<Extract<(typeof mixed)[number]['unique'], undefined>, undefined>(true);
   exact<Awaited<ReturnType<typeof q.addBulk>>, typeof mixed>(true);
   // Read-only batches are accepted too, and answer the same.

@@ -26,6 +26,7 @@ local rcall = redis.call
 --- @bullmq-host
 
 --- @include "includes/ojs-job-state"
+--- @include "includes/ojs-period-end"
 --- @include "includes/ojs-own-policy"
 --- @include "includes/ojs-archive-job"
 --- @include "includes/ojs-read-job"

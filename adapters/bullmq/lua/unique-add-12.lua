@@ -42,6 +42,11 @@
     ARGV[17] the terminal states the policy counts, as index bits (includes/ojs-own-policy)
     ARGV[18] the index's home queue (entries of its jobs omit the queue name): this queue's name
              in NFC for a per-queue index, "" for the prefix's
+    ARGV[19] x_period_anchor: "" (created_at) | scheduled_at | last_duplicate
+    ARGV[20] "" or, for an anchored policy with a period, its period as the job hash keeps it
+             (`ojsPeriod`, includes/ojs-own-policy): the index then recomputes the job's window
+             end from its current anchor
+    ARGV[21] x_update: "" = none, else JSON { state: [field, …] } (fields in UPDATE_FIELDS order)
 
   Steps (1-4 only read; every write comes after the last check, in 5-7):
     1. now = Redis TIME. It becomes the new job's `timestamp` (OJS created_at) and is the `now`
@@ -54,18 +59,25 @@
        decision can need again are left out of the field to write back (O(entries of this key),
        never O(queue depth)): their job is gone or the id now holds another job, or the job is
        finished and neither its own policy nor this add's counts it.
-    4. Decide (includes/ojs-decide-conflict, the twin of the core's decideConflict). For an
+    4. Decide (includes/ojs-decide-conflict, the twin of the core's decideUniqueConflict). For an
        insert or replace, check what BullMQ's add needs to insert without a failure code: no
        parent (its only refusal, -5; the adapter never sends one) and no `de` option (BullMQ's
        deduplication, which could return another job instead of inserting); and, for a replace
        with a counter id, that the id it is about to name is free.
-    5. ignore / reject / reject_active -> write the key's entries back if observing changed them;
+    5. ignore / reject / reject_active -> under x_period_anchor "last_duplicate", record now on
+                  every duplicate (`ojsLast`, includes/ojs-observe ojsTouch, a reject too); write
+                  the key's entries back if observing or touching changed them;
                   (includes/ojs-answer-duplicate)
                   XADD `deduplicated` (BullMQ's own event name and fields: jobId = the existing
                   job, deduplicatedJobId = the incoming id, "" for a counter id), nothing inserted.
+    5'. update (x_update) -> the existing job updated in place (includes/ojs-update-job, with
+                  BullMQ's own changePriority / changeDelay / promote spliced), now recorded as
+                  for ignore under "last_duplicate", the key's entries written back, and the
+                  `deduplicated` event; nothing inserted.
     6. insert  -> BullMQ add (the variant BullMQ itself would pick: delay > priority >
                   standard), then the OJS fields on the job hash (ojsKey, ojsPolicy, ojsReq;
-                  ojsMeta when not empty; ojsOwn when the policy counts `cancelled`) and the key's
+                  ojsMeta when not empty; ojsOwn when the policy counts `cancelled`; ojsPeriod
+                  for an anchored policy with a period) and the key's
                   index field with the new entry; with no policy (ARGV[6] "") BullMQ's add and
                   ojsReq.
        replace -> the same, after archiving every duplicate (includes/ojs-archive-job; one
@@ -78,7 +90,9 @@
   All-or-nothing, by construction: steps 1-4 read only, and every check that can refuse the add
   is among them. The writes of 5-7 cannot fail: archiving acts on keys step 3 saw exist, BullMQ's
   add has been checked for its one refusal (and returns the id it inserted), and the rest are
-  HSET/HDEL/SADD/XADD on keys of their own type. An unexpected failure code from BullMQ's add is
+  HSET/HDEL/SADD/XADD on keys of their own type. An update's moves are BullMQ's own scripts acting
+  on a job step 3 saw, in the list or set step 3 found it in, which excludes their failure codes
+  (includes/ojs-update-job). An unexpected failure code from BullMQ's add is
   still checked before any OJS field is written, but by then a replace has archived: hence the
   precondition checks in 4 rather than a test afterwards.
 
@@ -94,6 +108,8 @@
     { "created", jobId, nowMs }
     { "ignored", existingId, existingState, existingQueue, nowMs, existingHash }
     { "duplicate" | "active", existingId, existingState, existingQueue, nowMs }
+    { "updated", existingId, existingState, existingQueue, nowMs, existingHash, { field, … } }
+                                x_update: the existing job after the update, and what changed
     { "replaced", jobId, nowMs, { { id, queue, prevState, archiveHash }, … } }
     { "id_exists", jobId }
     { "refused_option", path }  an option BullMQ's add would not insert with, nothing written
@@ -109,8 +125,8 @@ local OJS_SWEEP_SAMPLES = 2
 --- @bullmq-host
 
 --- @include "includes/ojs-job-state"
---- @include "includes/ojs-own-policy"
 --- @include "includes/ojs-period-end"
+--- @include "includes/ojs-own-policy"
 --- @include "includes/ojs-decide-conflict"
 --- @include "includes/ojs-archive-job"
 --- @include "includes/ojs-read-job"
@@ -125,6 +141,11 @@ local OJS_SWEEP_SAMPLES = 2
 --- @bullmq "addStandardJob"
 --- @bullmq "addDelayedJob"
 --- @bullmq "addPrioritizedJob"
+--- @bullmq "changePriority"
+--- @bullmq "changeDelay"
+--- @bullmq "promote"
+-- After the spliced scripts it calls.
+--- @include "includes/ojs-update-job"
 
 local time = rcall("TIME")
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -140,7 +161,8 @@ local field = string.sub(uniquenessKey, 1, 32)
 local homeQueue = ARGV[18]
 local eventsKey = KEYS[8]
 
-local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
+local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[19], ARGV[21])
+local ownPeriod = ARGV[20]
 
 local args = cmsgpack.unpack(ARGV[1])
 local queueBase = args[BULLMQ_ARG_KEY_PREFIX]
@@ -165,9 +187,10 @@ if uniquenessKey ~= "" then
 end
 
 -- 4. Decide, and check what the insert needs.
-local action, existing, cancel, scheduledAt = ojsDecideConflict(candidates, policy, nowMs)
+local action, existing, cancel, scheduledAt, touch, updateFields = ojsDecideConflict(candidates, policy, nowMs)
 
-if action ~= "insert" and action ~= "replace" then
+if action ~= "insert" and action ~= "replace" and action ~= "update" then
+  if ojsTouch(touch, policy, tonumber(ARGV[17]), nowMs) then changed = true end
   if changed then ojsIndexWrite(indexKey, field, kept, homeQueue) end
   return ojsAnswerDuplicate(action, existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs)
 end
@@ -176,6 +199,23 @@ end
 local opts = cmsgpack.unpack(ARGV[3])
 if args[BULLMQ_ARG_PARENT_KEY] ~= nil then return { "refused_option", "opts.parent" } end
 if opts[BULLMQ_OPT_DEDUPLICATION] ~= nil then return { "refused_option", "opts.deduplication" } end
+
+if action == "update" then
+  -- x_update (includes/ojs-update-job): the existing job takes the new job's values in place,
+  -- nothing is inserted; answered like an ignore (the same `deduplicated` event), with what changed.
+  local delayMs = tonumber(opts[BULLMQ_OPT_DELAY]) or 0
+  local changedFields = ojsUpdateJob(existing, updateFields, { data = ARGV[2], meta = ARGV[13],
+    priority = tonumber(opts[BULLMQ_OPT_PRIORITY]) or 0, attempts = tonumber(opts[BULLMQ_OPT_ATTEMPTS]),
+    due = nowMs + delayMs }, nowMs)
+  ojsTouch(touch, policy, tonumber(ARGV[17]), nowMs)
+  ojsIndexWrite(indexKey, field, kept, homeQueue)
+  local state, location = ojsLiveJobState(existing.base, existing.id, nowMs)
+  existing.state, existing.location = state, location
+  local answer = ojsAnswerDuplicate("ignore", existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs)
+  answer[1] = "updated"
+  answer[#answer + 1] = changedFields
+  return answer
+end
 
 local newId = customId
 local eventsMax
@@ -232,15 +272,26 @@ local fields = {}
 if uniquenessKey ~= "" then
   local bits = tonumber(ARGV[17])
   local periodEnd = 0
-  if policy.fixedMs ~= nil then periodEnd = ojsPeriodEnd(nowMs, policy.years, policy.months, policy.fixedMs) end
+  if policy.fixedMs ~= nil then
+    -- The anchor at insert: created_at, or the due time under x_period_anchor "scheduled_at"
+    -- (the last duplicate attempt starts as created_at).
+    local anchor = nowMs
+    if policy.anchor == "scheduled_at" then anchor = nowMs + delay end
+    periodEnd = ojsPeriodEnd(anchor, policy.years, policy.months, policy.fixedMs)
+  end
   fields = { "ojsKey", uniquenessKey, "ojsPolicy", ARGV[12] }
+  if ownPeriod ~= "" then
+    bits = bits + OJS_ANCHORED_BIT
+    fields[#fields + 1] = "ojsPeriod"
+    fields[#fields + 1] = ownPeriod
+  end
   if ARGV[13] ~= "" then
     fields[#fields + 1] = "ojsMeta"
     fields[#fields + 1] = ARGV[13]
   end
   -- Read only when the job is archived (includes/ojs-own-policy): a policy counting `cancelled`
   -- keeps its archive for its window.
-  if bits >= OJS_TERMINAL_BITS.cancelled then
+  if ojsHasBit(bits, OJS_TERMINAL_BITS.cancelled) then
     fields[#fields + 1] = "ojsOwn"
     fields[#fields + 1] = (periodEnd == 0 and "") or string.format("%.0f", periodEnd)
   end

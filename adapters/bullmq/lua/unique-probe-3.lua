@@ -29,15 +29,21 @@
     ARGV[11] period fixed part in ms
     ARGV[12] the terminal states the policy counts, as index bits (as unique-add's ARGV[17])
     ARGV[13] the index's home queue (as unique-add's ARGV[18])
+    ARGV[14] x_period_anchor (as unique-add's ARGV[19])
 
   Steps:
     1. now = Redis TIME (the clock unique-add uses).
     2. A caller's id already in use -> "id_exists" (unique-add checks it first too).
     3. Observe the key's jobs (includes/ojs-observe, which only reads) and decide
        (includes/ojs-decide-conflict).
-    4. ignore / reject -> the key's entries written back, none dropped, when this policy widened
-       one (so the sweep keeps a finished job this policy counts), then
+    4. ignore / reject -> under x_period_anchor "last_duplicate", now recorded on every
+       duplicate (ojsTouch: the job's `ojsLast`, its entry's period end), as unique-add would;
+       the key's entries written back, none dropped, when this policy widened or touched one
+       (so the sweep keeps a finished job this policy counts), then
        includes/ojs-answer-duplicate; insert -> "miss", nothing written.
+  The probe writes only what unique-add would write for the same duplicate answer, and never
+  drops an entry: a probe answered here leaves Redis as the full add would have, but for the
+  entries the full add would have dropped.
 
   Output:
     { "miss" }                                   nothing written
@@ -45,16 +51,16 @@
     { "ignored", existingId, existingState, existingQueue, nowMs, existingHash }
     { "duplicate", existingId, existingState, existingQueue, nowMs }
 
-  All-or-nothing: it writes only after deciding, an HSET of a hash field and the XADD of the
-  answer, neither of which can fail.
+  All-or-nothing: it writes only after deciding: HSETs of hash fields (the index field, `ojsLast`),
+  a PEXPIRE of an archive, and the XADD of the answer, none of which can fail.
 ]]
 local rcall = redis.call
 
 --- @bullmq-host
 
 --- @include "includes/ojs-job-state"
---- @include "includes/ojs-own-policy"
 --- @include "includes/ojs-period-end"
+--- @include "includes/ojs-own-policy"
 --- @include "includes/ojs-decide-conflict"
 --- @include "includes/ojs-read-job"
 --- @include "includes/ojs-split-member"
@@ -75,14 +81,15 @@ if customId ~= "" and ojsIdTaken(rootPrefix, ARGV[2], ARGV[3], customId, ARGV[5]
   return { "id_exists", customId }
 end
 
-local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11])
+local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[14])
 local field = string.sub(uniquenessKey, 1, 32)
 local entries = ojsIndexRead(KEYS[1], field, ARGV[13], rootPrefix)
 local candidates, _, _, _, widened = ojsObserve(entries, uniquenessKey, policy, tonumber(ARGV[12]), nowMs, "")
-local action, existing = ojsDecideConflict(candidates, policy, nowMs)
+local action, existing, _, _, touch = ojsDecideConflict(candidates, policy, nowMs)
 if action == "ignore" or action == "reject" then
-  -- Only a widening is written, with every entry: dropping is left to unique-add, so that a
-  -- duplicate answered here forgets no more than the full add would have.
+  if ojsTouch(touch, policy, tonumber(ARGV[12]), nowMs) then widened = true end
+  -- Only a widening (or a touch) is written, with every entry: dropping is left to unique-add, so
+  -- that a duplicate answered here forgets no more than the full add would have.
   if widened then ojsIndexWrite(KEYS[1], field, entries, ARGV[13]) end
   return ojsAnswerDuplicate(action, existing, KEYS[2], KEYS[3], uniquenessKey, customId, nowMs)
 end

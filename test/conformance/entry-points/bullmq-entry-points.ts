@@ -154,6 +154,10 @@ export class BullMQEntry {
         if (outcome.existingJobId !== job.id)
           throw new Error(`${this.entry}: deduplicated job ${job.id} is not existingJobId ${outcome.existingJobId}`);
         return { outcome: 'deduplicated', job: await read(job.id!) };
+      case 'updated':
+        if (outcome.existingJobId !== job.id)
+          throw new Error(`${this.entry}: updated job ${job.id} is not existingJobId ${outcome.existingJobId}`);
+        return { outcome: 'updated', job: await read(job.id!), changed: outcome.changed };
       case 'replaced': {
         const [first, ...others] = await Promise.all((outcome.replacedJobIds ?? []).map(read));
         if (!first) throw new Error(`${this.entry}: replaced without replacedJobIds`);

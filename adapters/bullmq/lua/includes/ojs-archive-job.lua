@@ -36,7 +36,13 @@ local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reaso
   end
   local jobKey = base .. jobId
   local archiveKey = base .. "ojs:cancelled:" .. jobId
-  local ttlMs = ojsArchiveTtlMs(rcall("HGET", jobKey, "ojsOwn"), retentionMs, nowMs)
+  local own = rcall("HMGET", jobKey, "ojsOwn", "timestamp", "delay", "ojsLast", "ojsPeriod")
+  local ownEnd = own[1]
+  -- An anchored window (x_period_anchor) ends where its anchor is now, not where it was at insert.
+  if ownEnd and ownEnd ~= "" and own[5] then
+    ownEnd = string.format("%.0f", math.max(tonumber(ownEnd), ojsAnchorEnd(own[2], own[3], own[4], own[5])))
+  end
+  local ttlMs = ojsArchiveTtlMs(ownEnd, retentionMs, nowMs)
   rcall("RENAME", jobKey, archiveKey)
   rcall("HSET", archiveKey, "ojsState", "cancelled", "ojsPrevState", prevState, "ojsCancelledOn", nowMs,
     "ojsReplacedBy", replacedBy or "")

@@ -1,26 +1,42 @@
 --[[
-  ojsDecideConflict(candidates, policy, nowMs) -> action, existing, cancel, scheduledAt
+  ojsDecideConflict(candidates, policy, nowMs) -> action, existing, cancel, scheduledAt, touch, fields
 
-  The Lua twin of the core's `decideConflict` (src/conflict-decision.ts), §5–§9:
-    candidates: array of { id, state, created, seq, due } (created/due in epoch ms; seq: the
-                insertion order, Redis TIME in µs of the insert, the core's `seq`)
-    policy:     { states = set of OJS states, onConflict, years, months, fixedMs (nil = no period) }
-  A candidate is a duplicate iff its state is in `states` AND (no period OR now < created + period).
+  The Lua twin of the core's `decideUniqueConflict` (src/conflict-decision.ts), §5–§9 and the
+  policy extensions:
+    candidates: array of { id, state, created, seq, due, sched, last } (epoch ms but seq: the
+                insertion order, Redis TIME in µs of the insert, the core's `seq`; due: the due
+                time of a delayed job, nil otherwise; sched: the job's current due time, the
+                core's `scheduled_at`, nil = created; last: the core's `last_duplicate_at`, nil
+                = none)
+    policy:     { states = set of OJS states, onConflict, years, months, fixedMs (nil = no
+                period), anchor ("" | "scheduled_at" | "last_duplicate"), update (nil or a map
+                OJS state -> array of fields, in the core's UPDATE_FIELDS order) }
+  A candidate is a duplicate iff its state is in `states` AND (no period OR now < anchor + period),
+  the anchor being `created` (the spec's), `sched` or max(created, last) (ojsPeriodAnchor).
   The oldest duplicate (created, then seq, then id: the core's `insertionOrder`) is `existing`.
     "insert"        no duplicate
+    "update"        x_update has an entry for existing's state: fields = that entry
     "ignore"        existing
     "reject"        existing
     "reject_active" replace met an active duplicate: §5.2 fallback to reject, nothing cancelled
     "replace"       existing, cancel = every duplicate (oldest first), scheduledAt = the due time of
                     the first scheduled duplicate for replace_except_schedule, else nil
+  touch: under the `last_duplicate` anchor, every duplicate (oldest first) for every answer but
+  insert and replace; the caller records `now` on each (the core's `touch`). nil otherwise.
   Why a twin rather than deciding in JS: a replace must cancel and insert in the same script
   (§8.4), and the JS decision would need a second, version-checked round trip for it. The twin is
   checked against the core on random inputs (test/adapters/bullmq-lua-decision.test.ts).
 ]]
+local function ojsPeriodAnchor(candidate, anchor)
+  if anchor == "scheduled_at" then return candidate.sched or candidate.created end
+  if anchor == "last_duplicate" and candidate.last ~= nil and candidate.last > candidate.created then return candidate.last end
+  return candidate.created
+end
+
 local function ojsIsDuplicate(candidate, policy, nowMs)
   if not policy.states[candidate.state] then return false end
   if policy.fixedMs == nil then return true end
-  return nowMs < ojsPeriodEnd(candidate.created, policy.years, policy.months, policy.fixedMs)
+  return nowMs < ojsPeriodEnd(ojsPeriodAnchor(candidate, policy.anchor), policy.years, policy.months, policy.fixedMs)
 end
 
 local function ojsDecideConflict(candidates, policy, nowMs)
@@ -37,10 +53,14 @@ local function ojsDecideConflict(candidates, policy, nowMs)
     return a.id < b.id
   end)
   local existing = duplicates[1]
-  if policy.onConflict == "ignore" then return "ignore", existing end
-  if policy.onConflict == "reject" then return "reject", existing end
+  local touch = nil
+  if policy.anchor == "last_duplicate" then touch = duplicates end
+  local fields = policy.update and policy.update[existing.state]
+  if fields ~= nil then return "update", existing, nil, nil, touch, fields end
+  if policy.onConflict == "ignore" then return "ignore", existing, nil, nil, touch end
+  if policy.onConflict == "reject" then return "reject", existing, nil, nil, touch end
   for _, candidate in ipairs(duplicates) do
-    if candidate.state == "active" then return "reject_active", candidate end
+    if candidate.state == "active" then return "reject_active", candidate, nil, nil, touch end
   end
   local scheduledAt = nil
   if policy.onConflict == "replace_except_schedule" then

@@ -7,7 +7,8 @@
               order, the core's `seq`)
     queue     the job's queue name, "" for the index's home queue (the per-queue index's own)
     id        the job id
-    bits      the terminal states its own policy counts (includes/ojs-own-policy)
+    bits      the terminal states its own policy counts, plus 8 when its window's anchor moves
+              (includes/ojs-own-policy)
     periodEnd epoch ms at which its own policy's window closes, 0 = none
   A field names jobs by id only: the job under that id is the entry's while its hash (or its
   archive) carries the full key (`ojsKey`), so a 32-digit prefix shared by two keys, or an id
@@ -80,7 +81,7 @@ local function ojsSweepDrops(entry, field, nowMs)
     return not archived or string.sub(archived, 1, 32) ~= field
   end
   if not own[2] then return false end
-  if entry.bits == 0 then return true end
+  if entry.bits % OJS_ANCHORED_BIT == 0 then return true end
   local state
   if rcall("ZSCORE", entry.base .. "completed", entry.id) then
     state = "completed"
@@ -89,7 +90,7 @@ local function ojsSweepDrops(entry, field, nowMs)
   else
     return false
   end
-  return not ojsOwnCounts(entry.bits, entry.periodEnd, state, nowMs)
+  return not ojsOwnCounts(entry.bits, ojsOwnEnd(entry.bits, entry.periodEnd, jobKey), state, nowMs)
 end
 
 local function ojsSweep(indexKey, skipField, homeQueue, rootPrefix, nowMs, samples)

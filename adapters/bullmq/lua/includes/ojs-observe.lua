@@ -2,7 +2,8 @@
   ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request) -> candidates, kept, changed, own, widened
 
   Every job of a key's index entries (includes/ojs-index, ojsIndexRead) with its OJS state, as
-  candidates for ojsDecideConflict: { id, queue, base, state, location, created, seq, due }.
+  candidates for ojsDecideConflict: { id, queue, base, state, location, created, seq, due, entry },
+  and for a policy with `x_period_anchor` or `x_update` also sched, last and hashKey (the job's hash or archive).
 
   Reads only; writes nothing. `kept` is `entries` without those no decision can need again:
   their job is gone (or the id now holds another job), or the job is finished and neither the
@@ -27,13 +28,29 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
     if state ~= nil and request ~= "" and madeBy == request then
       own = { id = jobId, queue = entry.queue, base = base, location = location }
     end
+    local candidate = { id = jobId, queue = entry.queue, base = base, state = state, location = location,
+      created = created, seq = entry.us, due = due, entry = entry }
+    if state ~= nil and (policy.anchor ~= "" or policy.update ~= nil) then
+      -- x_period_anchor, x_update: the job's current due time (as getJob reports it) and its last
+      -- duplicate attempt, read only for a policy that needs them.
+      local hashKey = base .. jobId
+      if location == "archive" then hashKey = base .. "ojs:cancelled:" .. jobId end
+      local f = rcall("HMGET", hashKey, "timestamp", "delay", "ojsLast")
+      candidate.sched = due or ((tonumber(f[1]) or created) + (tonumber(f[2]) or 0))
+      candidate.last = tonumber(f[3])
+      candidate.hashKey = hashKey
+    end
     local keep = state ~= nil
     if state == "completed" or state == "discarded" or state == "cancelled" then
-      if not ojsOwnCounts(entry.bits, entry.periodEnd, state, nowMs) then
-        keep = ojsIsDuplicate({ state = state, created = created }, policy, nowMs)
+      local hashKey = base .. jobId
+      if location == "archive" then hashKey = base .. "ojs:cancelled:" .. jobId end
+      if not ojsOwnCounts(entry.bits, ojsOwnEnd(entry.bits, entry.periodEnd, hashKey), state, nowMs) then
+        keep = ojsIsDuplicate(candidate, policy, nowMs)
         if keep then
           local addEnd = 0
-          if policy.fixedMs ~= nil then addEnd = ojsPeriodEnd(created, policy.years, policy.months, policy.fixedMs) end
+          if policy.fixedMs ~= nil then
+            addEnd = ojsPeriodEnd(ojsPeriodAnchor(candidate, policy.anchor), policy.years, policy.months, policy.fixedMs)
+          end
           entry.bits, entry.periodEnd = ojsWidenOwn(entry.bits, entry.periodEnd, policyBits, addEnd)
           changed, widened = true, true
         end
@@ -41,11 +58,34 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
     end
     if keep then
       kept[#kept + 1] = entry
-      candidates[#candidates + 1] = { id = jobId, queue = entry.queue, base = base, state = state,
-        location = location, created = created, seq = entry.us, due = due }
+      candidates[#candidates + 1] = candidate
     else
       changed = true
     end
   end
   return candidates, kept, changed, own, widened
+end
+
+--[[
+  ojsTouch(touch, policy, policyBits, nowMs) -> whether an index entry changed
+
+  x_period_anchor "last_duplicate": records `nowMs` as the last duplicate attempt (`ojsLast`) on
+  every touched candidate's hash (its archive for a cancelled job) and moves its window's end:
+  the index entry is widened to the end this policy now gives it (the caller writes the entries
+  back), and an archive that expires is kept at least that long.
+]]
+local function ojsTouch(touch, policy, policyBits, nowMs)
+  if touch == nil then return false end
+  local addEnd = 0
+  if policy.fixedMs ~= nil then addEnd = ojsPeriodEnd(nowMs, policy.years, policy.months, policy.fixedMs) end
+  for _, candidate in ipairs(touch) do
+    rcall("HSET", candidate.hashKey, "ojsLast", nowMs)
+    local entry = candidate.entry
+    entry.bits, entry.periodEnd = ojsWidenOwn(entry.bits, entry.periodEnd, policyBits, addEnd)
+    if candidate.location == "archive" and addEnd > 0 then
+      local ttl = rcall("PTTL", candidate.hashKey)
+      if ttl > 0 and ttl < addEnd - nowMs then rcall("PEXPIRE", candidate.hashKey, addEnd - nowMs) end
+    end
+  end
+  return true
 end

@@ -8,7 +8,17 @@
     widens the entry (ojsWidenOwn), so reclaim keeps what a later policy has counted.
   - the job hash, only for the archive's expiry (cancel-job has no index key): `ojsOwn` is
     present only when the policy counts `cancelled`, holding its period end ("" = no period).
+  - for a policy whose window is anchored elsewhere than at created_at (`x_period_anchor`), the
+    anchor moves after the insert (a retry or an update moves the due time, a duplicate moves the
+    last attempt), so the stored period end is only a lower bound: the entry carries bit 8
+    (OJS_ANCHORED_BIT) and the job hash `ojsPeriod` = "<s|l>,years,months,fixedMs" (s: the due
+    time, l: the last duplicate attempt), and the end is recomputed from the hash when read
+    (ojsOwnEnd). Recomputing at read rather than on every move: BullMQ's own scripts (retries)
+    move the due time, and they know nothing of the index.
 
+  ojsOwnEnd(bits, periodEnd, hashKey)        -> the own policy's period end for the job whose
+                                                hash (or archive) is `hashKey` (0 = none)
+  ojsAnchorEnd(hash, anchorAndPeriod)        -> the end from the job's fields (ojsPeriod form)
   ojsOwnCounts(bits, periodEnd, state, nowMs) -> whether the own policy would still count the
                                                  job, in terminal `state`, at `nowMs`
   ojsWidenOwn(bits, periodEnd, addBits, addEnd) -> bits, periodEnd covering both
@@ -17,10 +27,34 @@
                                                 missing)
 ]]
 local OJS_TERMINAL_BITS = { completed = 1, discarded = 2, cancelled = 4 }
+local OJS_ANCHORED_BIT = 8
+
+local function ojsHasBit(bits, bit)
+  return bits % (bit * 2) >= bit
+end
+
+-- timestamp, delay, ojsLast: the job's fields an anchored period end is computed from.
+local function ojsAnchorEnd(timestamp, delay, last, ojsPeriod)
+  local kind, years, months, fixedMs = string.match(ojsPeriod, "^(%a),(%d+),(%d+),(%d+)$")
+  local anchor = tonumber(timestamp) or 0
+  if kind == "s" then
+    anchor = anchor + (tonumber(delay) or 0)
+  elseif last and tonumber(last) and tonumber(last) > anchor then
+    anchor = tonumber(last)
+  end
+  return ojsPeriodEnd(anchor, tonumber(years), tonumber(months), tonumber(fixedMs))
+end
+
+local function ojsOwnEnd(bits, periodEnd, hashKey)
+  if periodEnd == 0 or not ojsHasBit(bits, OJS_ANCHORED_BIT) then return periodEnd end
+  local f = rcall("HMGET", hashKey, "timestamp", "delay", "ojsLast", "ojsPeriod")
+  if not f[4] then return periodEnd end
+  return math.max(periodEnd, ojsAnchorEnd(f[1], f[2], f[3], f[4]))
+end
 
 local function ojsOwnCounts(bits, periodEnd, state, nowMs)
   local bit = OJS_TERMINAL_BITS[state]
-  if bit == nil or bits % (bit * 2) < bit then return false end
+  if bit == nil or not ojsHasBit(bits, bit) then return false end
   return periodEnd == 0 or nowMs < periodEnd
 end
 
@@ -29,7 +63,7 @@ end
 local function ojsWidenOwn(bits, periodEnd, addBits, addEnd)
   if bits == 0 then return addBits, addEnd end
   local union = 0
-  for _, bit in ipairs({ 1, 2, 4 }) do
+  for _, bit in ipairs({ 1, 2, 4, OJS_ANCHORED_BIT }) do
     if bits % (bit * 2) >= bit or addBits % (bit * 2) >= bit then union = union + bit end
   end
   if periodEnd == 0 or addEnd == 0 then return union, 0 end
