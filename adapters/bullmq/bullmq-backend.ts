@@ -271,6 +271,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
   }
 
   async getJob(id: string): Promise<OjsJob | null> {
+    if (!isJobId(id)) return null;
     try {
       for (const queueName of await this.#knownQueues()) {
         const base = queueBase(`${this.prefix}:`, queueName);
@@ -317,6 +318,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
   }
 
   async cancel(id: string): Promise<OjsJob> {
+    if (!isJobId(id)) throw errorForReply({ code: 'not_found', jobId: id });
     let queues: string[];
     try {
       queues = await this.#knownQueues();
@@ -430,4 +432,14 @@ function ignoreError(): void {}
 function callerTimeout(client: Redis | Cluster): number | undefined {
   const options = client instanceof Cluster ? client.options.redisOptions : client.options;
   return typeof options?.commandTimeout === 'number' ? options.commandTimeout : undefined;
+}
+
+/**
+ * Whether `id` can name a job. BullMQ refuses ":" in custom ids but for its own repeat ids
+ * (`repeat:<key>:<millis>`, three parts); any other key with one under a queue's prefix is
+ * BullMQ's (`<id>:lock` …) or this adapter's (`ojs:index`, `ojs:cancelled:<id>`).
+ */
+function isJobId(id: string): boolean {
+  if (typeof id !== 'string' || id === '') return false;
+  return !id.includes(':') || (id.split(':').length === 3 && !id.startsWith('ojs:'));
 }

@@ -75,6 +75,22 @@ describe('bullmq adapter: createBullMQBackend', function () {
     expect(await backend.queue().getJobCounts('active', 'completed')).to.deep.equal({ active: 0, completed: 0 });
   });
 
+  it("getJob and cancel never take BullMQ's own keys for jobs: meta, events, id, ojs:index, an archive", async function () {
+    const { job } = await backend.enqueue({ type: 'a', args: {}, unique: {} });
+    await backend.cancel((await backend.enqueue({ type: 'b', args: {} })).job.id);
+    const base = `${ctx.prefix}:default:`;
+    const keys = await ctx.redis.keys(`${base}*`);
+    expect(keys).to.include.members([`${base}meta`, `${base}events`, `${base}marker`]);
+    const archive = keys.find((key) => key.startsWith(`${base}ojs:cancelled:`))!.slice(base.length);
+    for (const id of ['meta', 'events', 'marker', 'wait', 'id', 'ojs:index', archive, `${job.id}:lock`, '']) {
+      expect(await backend.getJob(id), id).to.equal(null);
+      expect(await rejection(backend.cancel(id)), id).to.be.instanceOf(JobNotFoundError);
+    }
+    expect(await ctx.redis.keys(`${base}*`)).to.have.members(keys);
+    const duplicate = await rejection(backend.enqueue({ type: 'a', args: {}, unique: { on_conflict: 'reject' } }));
+    expect(duplicate).to.have.property('code', 'duplicate');
+  });
+
   it('refuses ids BullMQ cannot take, and an id that exists, as invalid_request on id', async function () {
     for (const id of ['123', 'a:b', '0']) {
       const error = await rejection(backend.enqueue({ type: 'a', args: {}, id, unique: {} }));

@@ -1,0 +1,47 @@
+/**
+ * The BullMQ gateway store over HTTP, where BullMQ's own keys share the queue's prefix with its
+ * jobs: ids and queue names that name BullMQ's keys, the connections fetch opens, discovery of
+ * queues under the prefix, and the gateway's side records.
+ */
+import { expect } from 'chai';
+import { Redis } from 'ioredis';
+import { REDIS_URL } from '../adapters/bullmq-test-redis.js';
+import { startGateway, type TestGateway } from './gateway-test-server.js';
+
+describe('gateway on BullMQ: its own keys and connections', function () {
+  this.timeout(30_000);
+  let gateway: TestGateway;
+  let redis: Redis;
+  before(async () => {
+    gateway = await startGateway('bullmq', 'bullmq-keys');
+    redis = new Redis(REDIS_URL);
+  });
+  after(async () => {
+    await gateway?.close();
+    await redis?.quit();
+  });
+  beforeEach(() => gateway.reset());
+  const keysOf = (pattern: string) => redis.keys(`${gateway.names.prefix}:${pattern}`);
+
+  it("GET and DELETE of an id naming one of BullMQ's keys (meta, events, ojs:index) are 404 and change nothing", async () => {
+    const first = await gateway.request('POST', '/ojs/v1/jobs', {
+      type: 'a',
+      args: [1],
+      unique: { keys: ['type'], on_conflict: 'reject' },
+    });
+    expect(first.status).to.equal(201);
+    const before = await keysOf('*');
+    for (const id of ['meta', 'events', 'id', 'ojs:index', `${first.body.job.id}:lock`]) {
+      const path = `/ojs/v1/jobs/${encodeURIComponent(id)}`;
+      expect((await gateway.request('GET', path)).status, `GET ${id}`).to.equal(404);
+      expect((await gateway.request('DELETE', path)).status, `DELETE ${id}`).to.equal(404);
+    }
+    expect(await keysOf('*')).to.have.members(before);
+    const again = await gateway.request('POST', '/ojs/v1/jobs', {
+      type: 'a',
+      args: [2],
+      unique: { keys: ['type'], on_conflict: 'reject' },
+    });
+    expect(again.status).to.equal(409);
+  });
+});
