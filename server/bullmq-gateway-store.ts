@@ -52,6 +52,13 @@ interface SideRecord {
 }
 
 const PENDING_UNSUPPORTED = 'pending jobs are not supported on the BullMQ backend';
+/**
+ * Manual workers kept open (each holds a Redis connection of its own): past this, the least
+ * recently fetched-from queue's worker is closed. A job it handed out stays claimed by its lock
+ * token (ack and nack need no worker), and BullMQ's stalled check of that queue runs again once a
+ * fetch reopens it, or in any BullMQ worker of the queue.
+ */
+const MAX_OPEN_WORKERS = 16;
 
 export function createBullmqGatewayStore(options: BullmqGatewayStoreOptions): GatewayStore {
   return new BullmqGatewayStore(options);
@@ -147,7 +154,7 @@ class BullmqGatewayStore implements GatewayStore {
     const jobs: GatewayJob[] = [];
     for (const queue of request.queues) {
       this.#backend.queue(queue); // known to the backend's INFO from now on
-      const worker = this.#worker(queue);
+      const worker = await this.#worker(queue);
       while (jobs.length < request.count) {
         const token = randomUUID();
         const job = (await worker.getNextJob(token, { block: false })) as Job | undefined;
@@ -250,9 +257,18 @@ class BullmqGatewayStore implements GatewayStore {
     return found;
   }
 
-  #worker(queue: string): Worker {
+  async #worker(queue: string): Promise<Worker> {
     let worker = this.#workers.get(queue);
-    if (!worker) {
+    if (worker) {
+      // Most recently used last: the Map's order is the eviction order.
+      this.#workers.delete(queue);
+      this.#workers.set(queue, worker);
+    } else {
+      for (const [name, idle] of this.#workers) {
+        if (this.#workers.size < MAX_OPEN_WORKERS) break;
+        this.#workers.delete(name);
+        await idle.close().catch(() => undefined);
+      }
       // No processor: jobs are taken with getNextJob and ended by the HTTP worker's ack/nack.
       worker = new Worker(queue, null, { connection: this.#workerRedis, prefix: this.#prefix, autorun: false });
       worker.on('error', () => undefined);

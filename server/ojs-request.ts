@@ -17,7 +17,8 @@ import { DEFAULT_RETRY_POLICY } from './retry-delay.js';
 
 export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
-const QUEUE_PATTERN = /^[a-z0-9][a-z0-9\-.]*$/;
+export const QUEUE_PATTERN = /^[a-z0-9][a-z0-9\-.]*$/;
+export const MAX_QUEUE_NAME = 128;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 const DURATION = /^PT(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?$/;
 export const OJS_PRIORITY_RANGE = { min: -100, max: 100 } as const;
@@ -101,7 +102,7 @@ export function parsePush(body: unknown, at = ''): ParsedPush {
   if (rawOptions !== undefined && !isPlainObject(rawOptions)) issues.push({ path: 'options', message: 'must be an object' });
   const options = isPlainObject(rawOptions) ? rawOptions : {};
   const queue = options.queue;
-  if (queue !== undefined && (typeof queue !== 'string' || queue.length > 128 || !QUEUE_PATTERN.test(queue))) {
+  if (queue !== undefined && (typeof queue !== 'string' || queue.length > MAX_QUEUE_NAME || !QUEUE_PATTERN.test(queue))) {
     issues.push({ path: 'options.queue', message: 'must match [a-z0-9][a-z0-9.-]*, at most 128 characters' });
   }
   const priority = options.priority;

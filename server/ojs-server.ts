@@ -26,12 +26,14 @@ import { payloadToArgs } from '../src/ojs-args-payload.js';
 import { isPlainObject } from '../src/selectable-args.js';
 import { uuidv7 } from '../src/uuid-v7.js';
 import type { GatewayEnqueueResult, GatewayJob, GatewayStore, JobError, OjsEvent } from './gateway-store.js';
-import { parsePush, type ParsedPush } from './ojs-request.js';
+import { MAX_QUEUE_NAME, QUEUE_PATTERN, parsePush, type ParsedPush } from './ojs-request.js';
 
 export const OJS_CONTENT_TYPE = 'application/openjobspec+json';
 const DOCS_URL = 'https://openjobspec.org/spec/http-binding#errors';
 const DEFAULT_VISIBILITY_TIMEOUT_MS = 30_000;
 const MAX_FETCH_COUNT = 100;
+/** Queues one fetch may name. */
+const MAX_FETCH_QUEUES = 32;
 const MAX_BATCH = 1000;
 const MAX_EVENTS = 10_000;
 const EVENTS_TRIM = 1_000;
@@ -144,7 +146,13 @@ const WORKER_SCHEMAS = {
   fetch: {
     type: 'object',
     properties: {
-      queues: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
+      // The PUSH rule for `options.queue`: a name that could not hold a job is refused, not opened.
+      queues: {
+        type: 'array',
+        minItems: 1,
+        maxItems: MAX_FETCH_QUEUES,
+        items: { type: 'string', maxLength: MAX_QUEUE_NAME, pattern: QUEUE_PATTERN.source },
+      },
       count: { type: 'integer', minimum: 1, maximum: MAX_FETCH_COUNT },
       worker_id: { type: 'string' },
       visibility_timeout_ms: VISIBILITY,

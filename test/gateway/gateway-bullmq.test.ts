@@ -44,4 +44,25 @@ describe('gateway on BullMQ: its own keys and connections', function () {
     });
     expect(again.status).to.equal(409);
   });
+
+  it('fetch refuses a queue name PUSH would refuse (Q:1) as invalid_request, and too many queues', async () => {
+    for (const queues of [['Q:1'], ['default', 'a b'], Array.from({ length: 33 }, (_, i) => `q${i}`)]) {
+      const reply = await gateway.request('POST', '/ojs/v1/workers/fetch', { queues });
+      expect(reply.status, queues[0]).to.equal(400);
+      expect(reply.body.error.code).to.equal('invalid_request');
+    }
+  });
+
+  it('fetch from many distinct queues keeps the connections it opens bounded', async () => {
+    const named = async () =>
+      (await redis.client('LIST'))
+        .toString()
+        .split('\n')
+        .filter((line) => line.includes(` name=${gateway.names.prefix}:`)).length;
+    for (let i = 0; i < 40; i++) {
+      const reply = await gateway.request('POST', '/ojs/v1/workers/fetch', { queues: [`spread-${i}`] });
+      expect(reply.status).to.equal(200);
+    }
+    expect(await named()).to.be.at.most(20);
+  });
 });
