@@ -55,8 +55,7 @@ describe('gateway on BullMQ: its own keys and connections', function () {
 
   it('fetch from many distinct queues keeps the connections it opens bounded', async () => {
     const named = async () =>
-      (await redis.client('LIST'))
-        .toString()
+      String(await redis.call('CLIENT', 'LIST'))
         .split('\n')
         .filter((line) => line.includes(` name=${gateway.names.prefix}:`)).length;
     for (let i = 0; i < 40; i++) {
