@@ -31,7 +31,7 @@ import type {
   JobError,
   StoreHealth,
 } from './gateway-store.js';
-import { checkBatch } from './batch-input.js';
+import { atBatchIndex, checkBatch } from './batch-input.js';
 
 export interface BullmqGatewayStoreOptions {
   redisUrl: string;
@@ -121,10 +121,14 @@ class BullmqGatewayStore implements GatewayStore {
    * (docs/design/gateway.md, "Batch atomicity").
    */
   async enqueueBatch(inputs: GatewayJobInput[]): Promise<GatewayEnqueueResult[]> {
-    await checkBatch(inputs, { pendingUnsupported: PENDING_UNSUPPORTED, isTaken: async (id) => (await this.#backend.getJob(id)) !== null });
+    await checkBatch(inputs, {
+      extensions: this.capabilities.unique_jobs.extensions ?? [],
+      pendingUnsupported: PENDING_UNSUPPORTED,
+      isTaken: async (id) => (await this.#backend.getJob(id)) !== null,
+    });
     const results: GatewayEnqueueResult[] = [];
     try {
-      for (const input of inputs) results.push(await this.enqueue(input));
+      for (const [index, input] of inputs.entries()) results.push(await atBatchIndex(index, this.enqueue(input)));
     } catch (error) {
       for (const result of results) if (result.outcome !== 'deduplicated') await this.#backend.cancel(result.job.id).catch(() => undefined);
       throw error;

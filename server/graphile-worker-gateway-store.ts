@@ -125,7 +125,11 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     await this.#start();
     // Caller-chosen ids are looked up first only to name the job that has a taken one: the
     // transaction refuses a taken id too (then without its index).
-    await checkBatch(inputs, { pendingUnsupported: PENDING_UNSUPPORTED, isTaken: async (id) => (await this.#backend.getJob(id)) !== null });
+    await checkBatch(inputs, {
+      extensions: this.capabilities.unique_jobs.extensions ?? [],
+      pendingUnsupported: PENDING_UNSUPPORTED,
+      isTaken: async (id) => (await this.#backend.getJob(id)) !== null,
+    });
     const sides: (Side | null)[] = [];
     const results = await atBatchPaths(
       this.#backend.enqueueMany(

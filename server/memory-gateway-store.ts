@@ -64,7 +64,7 @@ class MemoryGatewayStore implements GatewayStore {
 
   /** All-or-nothing: the backend's `enqueueMany` (no job of the batch is visible until all are in; a failure undoes all). */
   async enqueueBatch(inputs: GatewayJobInput[]): Promise<GatewayEnqueueResult[]> {
-    inputs.forEach((input, index) => validateAt(input, index));
+    inputs.forEach((input, index) => validateAt(input, index, this.capabilities.unique_jobs.extensions ?? []));
     await this.#tick();
     const results = await atBatchPaths(this.#memory.enqueueMany(inputs.map(({ extras: _extras, ...job }) => job)));
     results.forEach((result, index) => {

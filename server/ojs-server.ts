@@ -125,6 +125,15 @@ function issuesFor(error: InvalidJobInputError, policyPath: ParsedPush['policyPa
   });
 }
 
+/** A store's batch issues (`jobs[1].unique.keys[0]`) named where each job wrote its policy (`jobs[1].options.unique.keys[0]`). */
+function batchIssues(issues: readonly ValidationIssue[], parsed: readonly ParsedPush[]): ValidationIssue[] {
+  return issues.map((issue) => {
+    const match = /^jobs\[(\d+)\]\.unique(?=$|[.[])/.exec(issue.path);
+    const policyPath = match ? parsed[Number(match[1])]?.policyPath : null;
+    return policyPath ? { ...issue, path: `jobs[${match![1]}].${policyPath}${issue.path.slice(match![0].length)}` } : issue;
+  });
+}
+
 function validationError(issues: readonly ValidationIssue[], extra: Record<string, unknown> = {}): HttpError {
   const first = issues[0];
   // A caller-chosen id that is taken: OJS's `duplicate`.
@@ -333,7 +342,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     try {
       results = await store.enqueueBatch(parsed.map((p) => p.input));
     } catch (error) {
-      if (error instanceof InvalidJobInputError) throw validationError(error.issues);
+      if (error instanceof InvalidJobInputError) throw validationError(batchIssues(error.issues, parsed));
       throw error;
     }
     const jobs = results.map((result) => {
