@@ -180,7 +180,16 @@ const WORKER_SCHEMAS = {
       },
     },
   },
-  heartbeat: { type: 'object', required: ['job_id'], properties: { job_id: JOB_ID, visibility_timeout_ms: VISIBILITY } },
+  // The binding's BEAT (`worker_id`, `active_jobs`) and the one-job form (`job_id`) some SDKs send.
+  heartbeat: {
+    type: 'object',
+    properties: {
+      worker_id: { type: 'string', minLength: 1 },
+      active_jobs: { type: 'array', maxItems: MAX_FETCH_COUNT * 10, items: JOB_ID },
+      job_id: JOB_ID,
+      visibility_timeout_ms: VISIBILITY,
+    },
+  },
 } as const;
 
 /** An empty body is OJS's `invalid_payload`, before schema validation would call it a bad field. */
@@ -396,7 +405,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     const job = await store.ack(id, body.result as JsonValue | undefined);
     const started = job.started_at ? Date.parse(job.started_at) : Date.now();
     record('job.completed', job, { duration_ms: Math.max(0, Date.now() - started) });
-    return { acknowledged: true, id: job.id, state: job.state, completed_at: job.completed_at ?? null, job: wireJob(job) };
+    return { acknowledged: true, job_id: job.id, id: job.id, state: job.state, completed_at: job.completed_at ?? null, job: wireJob(job) };
   });
 
   app.post('/ojs/v1/workers/nack', { schema: { body: WORKER_SCHEMAS.nack }, preValidation: bodyRequired }, async (request) => {
@@ -414,6 +423,8 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     const job = await store.nack(id, error, retry);
     record(job.state === 'discarded' ? 'job.discarded' : 'job.failed', job, { error: { type: error.type, message: error.message } });
     const answer: Record<string, unknown> = {
+      job_id: job.id,
+      // `id` as well: the conformance suites read it.
       id: job.id,
       state: job.state,
       attempt: job.attempt,
@@ -427,10 +438,32 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
 
   app.post('/ojs/v1/workers/heartbeat', { schema: { body: WORKER_SCHEMAS.heartbeat }, preValidation: bodyRequired }, async (request) => {
     const body = requireObject(request.body);
-    const id = requireId(body);
     const visibility = positiveInteger(body.visibility_timeout_ms, 'visibility_timeout_ms', DEFAULT_VISIBILITY_TIMEOUT_MS);
-    const job = await store.heartbeat(id, visibility);
-    return { id: job.id, state: job.state, visibility_timeout_ms: visibility, directive: 'continue' };
+    const single = typeof body.job_id === 'string' ? body.job_id : null;
+    const listed = Array.isArray(body.active_jobs) ? (body.active_jobs as string[]) : [];
+    if (single === null && typeof body.worker_id !== 'string') {
+      throw new HttpError(400, 'invalid_request', 'worker_id is required', { field: 'worker_id' });
+    }
+    const extended: string[] = [];
+    // The one-job form answers the job's own refusal (404, 409), as ack and nack do.
+    if (single !== null) extended.push((await store.heartbeat(single, visibility)).id);
+    // A listed job that is no longer this worker's to run (done, cancelled, reclaimed) is left out of jobs_extended.
+    for (const id of listed) {
+      if (id === single) continue;
+      try {
+        extended.push((await store.heartbeat(id, visibility)).id);
+      } catch (error) {
+        if (!(error instanceof JobNotFoundError || error instanceof InvalidTransitionError)) throw error;
+      }
+    }
+    const answer: Record<string, unknown> = {
+      state: 'running',
+      jobs_extended: extended,
+      server_time: new Date().toISOString(),
+      visibility_timeout_ms: visibility,
+    };
+    if (single !== null) answer.job_id = single;
+    return answer;
   });
 
   app.get<{ Querystring: Record<string, string | undefined> }>('/ojs/v1/events', async (request) => {

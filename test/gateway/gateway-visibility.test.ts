@@ -39,10 +39,35 @@ for (const backend of ['memory', 'graphile-worker'] as const) {
         job_id: pushed.body.job.id,
         visibility_timeout_ms: 60_000,
       });
-      expect(beat.body).to.include({ state: 'active' });
+      expect(beat.body).to.include({ state: 'running', job_id: pushed.body.job.id });
+      expect(beat.body.jobs_extended).to.deep.equal([pushed.body.job.id]);
       await sleep(600);
       expect(await fetchJobs(30_000)).to.deep.equal([]);
       expect((await gateway.request('POST', '/ojs/v1/workers/ack', { job_id: pushed.body.job.id })).body.state).to.equal('completed');
+    });
+
+    it("BEAT in the binding's form (worker_id, active_jobs) extends each active job and answers state, jobs_extended, server_time", async () => {
+      const first = (await gateway.request('POST', '/ojs/v1/jobs', { type: 'slow.job', args: [1] })).body.job.id as string;
+      const second = (await gateway.request('POST', '/ojs/v1/jobs', { type: 'slow.job', args: [2] })).body.job.id as string;
+      expect((await fetchJobs(300)).map((job: { id: string }) => job.id)).to.deep.equal([first]);
+      const beat = await gateway.request('POST', '/ojs/v1/workers/heartbeat', {
+        worker_id: 'worker-1',
+        active_jobs: [first, second],
+        visibility_timeout_ms: 60_000,
+      });
+      expect(beat.status).to.equal(200);
+      expect(beat.body).to.include({ state: 'running' });
+      expect(beat.body.jobs_extended).to.deep.equal([first]);
+      expect(Date.parse(beat.body.server_time)).to.be.a('number').and.not.NaN;
+      await sleep(600);
+      expect((await fetchJobs(30_000)).map((job: { id: string }) => job.id)).to.deep.equal([second]);
+      const ack = await gateway.request('POST', '/ojs/v1/workers/ack', { job_id: first });
+      expect(ack.body).to.include({ acknowledged: true, job_id: first, id: first, state: 'completed' });
+      const nack = await gateway.request('POST', '/ojs/v1/workers/nack', { job_id: second, error: { code: 'x', message: 'no' } });
+      expect(nack.body).to.include({ job_id: second, id: second });
+      const anonymous = await gateway.request('POST', '/ojs/v1/workers/heartbeat', { active_jobs: [first] });
+      expect(anonymous.status).to.equal(400);
+      expect(anonymous.body.error.details).to.include({ field: 'worker_id' });
     });
   });
 }
