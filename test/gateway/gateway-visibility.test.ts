@@ -69,5 +69,20 @@ for (const backend of ['memory', 'graphile-worker'] as const) {
       expect(anonymous.status).to.equal(400);
       expect(anonymous.body.error.details).to.include({ field: 'worker_id' });
     });
+
+    it('an x_update of an active job keeps its run: started_at stays, and its reservation still lapses', async function () {
+      const declared: string[] = (await gateway.request('GET', '/ojs/manifest')).body.capabilities.unique_jobs.extensions ?? [];
+      if (!declared.includes('x_update')) this.skip();
+      const policy = { keys: ['type'], on_conflict: 'ignore', x_update: { active: ['args'] } };
+      const options = { retry: { max_attempts: 3, initial_interval: 'PT0S' } };
+      const pushed = (await gateway.request('POST', '/ojs/v1/jobs', { type: 'slow.job', args: [1], unique: policy, options })).body.job;
+      const fetched = (await fetchJobs(300))[0];
+      expect(fetched.started_at).to.be.a('string');
+      const update = await gateway.request('POST', '/ojs/v1/jobs', { type: 'slow.job', args: [2], unique: policy, options });
+      expect(update.body).to.include({ updated: true });
+      expect(update.body.job).to.include({ id: pushed.id, state: 'active', started_at: fetched.started_at });
+      await sleep(600);
+      expect((await fetchJobs(30_000))[0]).to.include({ id: pushed.id, attempt: 2 });
+    });
   });
 }
