@@ -218,14 +218,40 @@ class BullmqGatewayStore implements GatewayStore {
     }
   }
 
-  /** Deletes every key under this store's prefix: the queues it serves and the adapter's sidecars. */
+  /**
+   * Deletes this store's keys: every key of each of its queues (a `<prefix>:<queue>:meta` hash, or
+   * a queue in the adapter's registry), the adapter's cross-queue sidecars and the gateway's side
+   * hash. Not a blanket `<prefix>:*`: another application's nested prefix (`<prefix>:tenant1`)
+   * shares those first characters.
+   */
   async reset(): Promise<void> {
+    const root = globEscape(`${this.#prefix}:`);
+    const queues = new Set([...(await this.#queueNames()), ...(await this.#redis.smembers(`${this.#prefix}:ojs:global:queues`))]);
+    const patterns = [...queues].filter(isQueueName).map((queue) => `${root}${globEscape(queue)}:*`);
+    patterns.push(`${root}ojs:global:*`, `${root}ojs-gateway:*`);
+    for (const pattern of patterns) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length > 0) await this.#redis.del(...keys);
+      } while (cursor !== '0');
+    }
+  }
+
+  /** The queues BullMQ has under this prefix: `<prefix>:<queue>:meta`, skipping a nested prefix's (`<prefix>:tenant1:jobs:meta`). */
+  async #queueNames(): Promise<string[]> {
+    const names: string[] = [];
     let cursor = '0';
     do {
-      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', `${this.#prefix}:*`, 'COUNT', 1000);
+      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', `${globEscape(`${this.#prefix}:`)}*:meta`, 'COUNT', 1000);
       cursor = next;
-      if (keys.length > 0) await this.#redis.del(...keys);
+      for (const key of keys) {
+        const name = key.slice(this.#prefix.length + 1, -':meta'.length);
+        if (isQueueName(name)) names.push(name);
+      }
     } while (cursor !== '0');
+    return names;
   }
 
   async close(): Promise<void> {
@@ -245,19 +271,16 @@ class BullmqGatewayStore implements GatewayStore {
     if (now - this.#discoveredAt < 1000) return false;
     this.#discoveredAt = now;
     let found = false;
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', `${this.#prefix}:*:meta`, 'COUNT', 1000);
-      cursor = next;
-      for (const key of keys) {
-        const name = key.slice(this.#prefix.length + 1, -':meta'.length);
-        if (!this.#opened.has(name)) {
-          this.#opened.add(name);
-          this.#backend.queue(name);
-          found = true;
-        }
+    for (const name of await this.#queueNames()) {
+      if (this.#opened.has(name)) continue;
+      this.#opened.add(name);
+      try {
+        this.#backend.queue(name);
+        found = true;
+      } catch {
+        // A name BullMQ refuses is not a queue this store can serve; INFO goes on without it.
       }
-    } while (cursor !== '0');
+    }
     return found;
   }
 
@@ -337,4 +360,14 @@ class BullmqGatewayStore implements GatewayStore {
     }
     return view;
   }
+}
+
+/** A BullMQ queue name as it appears in a key: BullMQ refuses ":" in queue names. */
+function isQueueName(name: string): boolean {
+  return name !== '' && !name.includes(':');
+}
+
+/** `value` matched literally by a SCAN MATCH pattern. */
+function globEscape(value: string): string {
+  return value.replace(/[*?[\]\\]/g, '\\$&');
 }

@@ -4,7 +4,9 @@
  * queues under the prefix, and the gateway's side records.
  */
 import { expect } from 'chai';
+import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { uuidv7 } from '../../src/uuid-v7.js';
 import { REDIS_URL } from '../adapters/bullmq-test-redis.js';
 import { startGateway, type TestGateway } from './gateway-test-server.js';
 
@@ -63,5 +65,22 @@ describe('gateway on BullMQ: its own keys and connections', function () {
       expect(reply.status).to.equal(200);
     }
     expect(await named()).to.be.at.most(20);
+  });
+
+  it("a nested prefix's queue (<prefix>:tenant1, queue jobs) is neither served nor reset: INFO of an unknown id is 404", async () => {
+    const neighbour = new Queue('jobs', { connection: redis, prefix: `${gateway.names.prefix}:tenant1` });
+    try {
+      await neighbour.add('theirs', { n: 1 });
+      const theirs = await keysOf('tenant1:*');
+      expect(theirs).to.include(`${gateway.names.prefix}:tenant1:jobs:meta`);
+      await gateway.request('POST', '/ojs/v1/jobs', { type: 'mine', args: [] });
+      expect((await gateway.request('GET', `/ojs/v1/jobs/${uuidv7()}`)).status).to.equal(404);
+      await gateway.reset();
+      expect(await keysOf('tenant1:*')).to.have.members(theirs);
+      expect(await keysOf('default:*')).to.deep.equal([]);
+    } finally {
+      await neighbour.obliterate({ force: true });
+      await neighbour.close();
+    }
   });
 });
