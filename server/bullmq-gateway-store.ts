@@ -13,7 +13,10 @@
  * by a user's `Worker` (BullMQ's lock).
  *
  * What BullMQ has no field for (the lock token of a job fetched here, OJS envelope fields such as
- * `tags`, the structured error) is kept in one hash, `<prefix>:ojs-gateway:jobs`.
+ * `tags`, the structured error) is kept in a hash per job, `<prefix>:ojs-gateway:job:<id>`, one
+ * field each, so that concurrent requests on one job (a nack racing a re-fetch) each write only
+ * their own fields. It expires `SIDE_RETENTION_MS` after the job's end through the gateway (ack,
+ * final nack, cancel).
  */
 import { Job, UnrecoverableError, Worker, type Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -51,6 +54,11 @@ interface SideRecord {
   error?: JobError;
 }
 
+/** How long a side record outlives its job's end through the gateway (ack, final nack, cancel): as long as a cancelled archive. */
+const SIDE_RETENTION_MS = 7 * 24 * 3600 * 1000;
+/** Side record fields stored as JSON. */
+const JSON_FIELDS = new Set<keyof SideRecord>(['envelope', 'meta', 'error']);
+
 const PENDING_UNSUPPORTED = 'pending jobs are not supported on the BullMQ backend';
 /**
  * Manual workers kept open (each holds a Redis connection of its own): past this, the least
@@ -71,7 +79,6 @@ class BullmqGatewayStore implements GatewayStore {
   /** For the manual workers: BullMQ requires `maxRetriesPerRequest: null` on a worker's connection. */
   readonly #workerRedis: Redis;
   readonly #prefix: string;
-  readonly #sideKey: string;
   readonly #workers = new Map<string, Worker>();
   /** Queues found by #discoverQueues, and when it last looked. */
   readonly #opened = new Set<string>();
@@ -85,7 +92,6 @@ class BullmqGatewayStore implements GatewayStore {
     this.#workerRedis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
     this.#workerRedis.on('error', () => undefined);
     this.#backend = createBullMQBackend({ connection: this.#redis, prefix: this.#prefix });
-    this.#sideKey = `${this.#prefix}:ojs-gateway:jobs`;
   }
 
   get capabilities() {
@@ -101,11 +107,7 @@ class BullmqGatewayStore implements GatewayStore {
       if (extras.envelope && Object.keys(extras.envelope).length > 0) side.envelope = extras.envelope;
       if (!job.unique && job.meta && Object.keys(job.meta).length > 0) side.meta = job.meta as Record<string, JsonValue>;
       if (job.priority !== undefined && job.priority < 0) side.priority = job.priority;
-      // A created or replacing job is new: nothing is recorded for it yet, so one HSET, no read.
-      if (Object.keys(side).length > 0) {
-        if (result.outcome === 'updated') await this.#writeSide(result.job.id, side);
-        else await this.#redis.hset(this.#sideKey, result.job.id, JSON.stringify(side));
-      }
+      if (Object.keys(side).length > 0) await this.#writeSide(result.job.id, side);
     }
     return this.#result(result, side);
   }
@@ -145,7 +147,9 @@ class BullmqGatewayStore implements GatewayStore {
   }
 
   async cancel(id: string): Promise<GatewayJob> {
-    return this.#view(await this.#backend.cancel(id));
+    const view = await this.#view(await this.#backend.cancel(id));
+    await this.#redis.pexpire(this.#sideKey(id), SIDE_RETENTION_MS);
+    return view;
   }
 
   async activate(id: string): Promise<GatewayJob> {
@@ -164,7 +168,7 @@ class BullmqGatewayStore implements GatewayStore {
         const job = (await worker.getNextJob(token, { block: false })) as Job | undefined;
         if (!job) break;
         await job.extendLock(token, request.visibilityTimeoutMs);
-        await this.#writeSide(job.id!, { token, startedAt: new Date(job.processedOn ?? Date.now()).toISOString() });
+        await this.#writeSide(job.id!, { token, startedAt: new Date(job.processedOn ?? Date.now()).toISOString() }, { live: true });
         const view = await this.#backend.getJob(job.id!);
         if (view) jobs.push(await this.#view(view));
       }
@@ -176,7 +180,7 @@ class BullmqGatewayStore implements GatewayStore {
   async ack(id: string, result: JsonValue | undefined): Promise<GatewayJob> {
     const { job, token } = await this.#claimed(id, 'completed');
     await job.moveToCompleted(result ?? null, token, false);
-    await this.#writeSide(id, { token: undefined, error: undefined });
+    await this.#writeSide(id, { token: undefined, error: undefined }, { ended: true });
     return this.#viewOf(id);
   }
 
@@ -185,7 +189,9 @@ class BullmqGatewayStore implements GatewayStore {
     const failure = retry ? new Error(error.message) : new UnrecoverableError(error.message);
     await job.moveToFailed(failure, token, false);
     await this.#writeSide(id, { token: undefined, error });
-    return this.#viewOf(id);
+    const view = await this.#viewOf(id);
+    if (view.state === 'discarded') await this.#redis.pexpire(this.#sideKey(id), SIDE_RETENTION_MS);
+    return view;
   }
 
   async heartbeat(id: string, visibilityTimeoutMs: number): Promise<GatewayJob> {
@@ -318,14 +324,35 @@ class BullmqGatewayStore implements GatewayStore {
     return { job, token: side.token };
   }
 
-  async #readSide(id: string): Promise<SideRecord> {
-    const raw = await this.#redis.hget(this.#sideKey, id);
-    return raw ? (JSON.parse(raw) as SideRecord) : {};
+  #sideKey(id: string): string {
+    return `${this.#prefix}:ojs-gateway:job:${id}`;
   }
 
-  async #writeSide(id: string, patch: Partial<SideRecord>): Promise<void> {
-    const side = { ...(await this.#readSide(id)), ...patch };
-    await this.#redis.hset(this.#sideKey, id, JSON.stringify(side));
+  async #readSide(id: string): Promise<SideRecord> {
+    const raw = await this.#redis.hgetall(this.#sideKey(id));
+    const side: Record<string, unknown> = {};
+    for (const [field, value] of Object.entries(raw)) {
+      side[field] = JSON_FIELDS.has(field as keyof SideRecord) ? JSON.parse(value) : field === 'priority' ? Number(value) : value;
+    }
+    return side as SideRecord;
+  }
+
+  /** Writes the fields `patch` names (an `undefined` one is deleted), each on its own: no read, so no lost update. */
+  /** `ended`: the job ended through the gateway, its record expires; `live`: it runs again (a retry of an ended job), it no longer does. */
+  async #writeSide(id: string, patch: Partial<SideRecord>, options: { ended?: boolean; live?: boolean } = {}): Promise<void> {
+    const key = this.#sideKey(id);
+    const set: Record<string, string> = {};
+    const removed: string[] = [];
+    for (const [field, value] of Object.entries(patch)) {
+      if (value === undefined) removed.push(field);
+      else set[field] = JSON_FIELDS.has(field as keyof SideRecord) ? JSON.stringify(value) : String(value);
+    }
+    const multi = this.#redis.multi();
+    if (Object.keys(set).length > 0) multi.hset(key, set);
+    if (removed.length > 0) multi.hdel(key, ...removed);
+    if (options.ended) multi.pexpire(key, SIDE_RETENTION_MS);
+    if (options.live) multi.persist(key);
+    await multi.exec();
   }
 
   async #viewOf(id: string): Promise<GatewayJob> {

@@ -83,4 +83,20 @@ describe('gateway on BullMQ: its own keys and connections', function () {
       await neighbour.close();
     }
   });
+
+  it('the side record of a job is per field, and expires once the job ends through the gateway', async () => {
+    const pushed = await gateway.request('POST', '/ojs/v1/jobs', { type: 'side', args: [], options: { tags: ['t1'] } });
+    const id = pushed.body.job.id as string;
+    const sideKey = `${gateway.names.prefix}:ojs-gateway:job:${id}`;
+    expect(await redis.pttl(sideKey)).to.equal(-1);
+    const [fetched] = (await gateway.request('POST', '/ojs/v1/workers/fetch', { queues: ['default'] })).body.jobs;
+    expect(fetched).to.include({ id });
+    expect(await redis.hkeys(sideKey)).to.include.members(['envelope', 'token', 'startedAt']);
+    const ack = await gateway.request('POST', '/ojs/v1/workers/ack', { job_id: id });
+    expect(ack.body).to.include({ state: 'completed' });
+    expect(ack.body.job.tags).to.deep.equal(['t1']);
+    expect(await redis.hkeys(sideKey)).to.not.include('token');
+    expect(await redis.pttl(sideKey)).to.be.above(0);
+    expect(await redis.exists(`${gateway.names.prefix}:ojs-gateway:jobs`)).to.equal(0);
+  });
 });
