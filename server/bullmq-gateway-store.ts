@@ -46,7 +46,7 @@ interface SideRecord {
   envelope?: Record<string, JsonValue>;
   /** OJS meta of a job without a policy (the adapter stores meta with the policy only). */
   meta?: Record<string, JsonValue>;
-  /** The OJS priority asked for, when BullMQ cannot hold it (negative: BullMQ has no "below default"). */
+  /** The OJS priority asked for, as older versions recorded a negative one (BullMQ now holds it). */
   priority?: number;
   token?: string;
   /** When this gateway's fetch started the job (a cancelled job's BullMQ hash is archived without it). */
@@ -101,12 +101,14 @@ class BullmqGatewayStore implements GatewayStore {
   async enqueue(input: GatewayJobInput): Promise<GatewayEnqueueResult> {
     const { extras, pending, ...job } = input;
     if (pending) throw new InvalidJobInputError([{ path: 'options.pending', message: PENDING_UNSUPPORTED }]);
-    const result = await this.#backend.enqueue(job);
+    // Every job POSTed here has an OJS priority (0 by default): BullMQ then serves them higher
+    // first (adapters/bullmq/bullmq-ojs-job-view.ts), where a job without one would be served
+    // before every prioritized job.
+    const result = await this.#backend.enqueue({ ...job, priority: job.priority ?? 0 });
     const side: SideRecord = {};
     if (result.outcome !== 'deduplicated') {
       if (extras.envelope && Object.keys(extras.envelope).length > 0) side.envelope = extras.envelope;
       if (!job.unique && job.meta && Object.keys(job.meta).length > 0) side.meta = job.meta as Record<string, JsonValue>;
-      if (job.priority !== undefined && job.priority < 0) side.priority = job.priority;
       if (Object.keys(side).length > 0) await this.#writeSide(result.job.id, side);
     }
     return this.#result(result, side);

@@ -220,7 +220,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     // scheduled_at is an absolute time chosen by the producer; the delay BullMQ stores is
     // relative to the job's timestamp, which a unique add sets to Redis TIME.
     if (scheduledAt !== null && scheduledAt > Date.now()) opts.delay = scheduledAt - Date.now();
-    const priority = bullmqPriority(input.priority ?? 0);
+    const priority = bullmqPriority(input.priority);
     if (priority !== undefined) opts.priority = priority;
     // A Worker's removeOnComplete/removeOnFail must not delete a job its policy still counts.
     if (prepared) Object.assign(opts, keepOptionsFor(prepared.policy, opts));

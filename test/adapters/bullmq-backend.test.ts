@@ -55,6 +55,24 @@ describe('bullmq adapter: createBullMQBackend', function () {
       .and.at.most(60_000);
   });
 
+  it("priority: a job given an OJS priority (0 and negative too) is prioritized higher first; one given none keeps BullMQ's none", async function () {
+    const ids: Record<string, string> = {};
+    for (const [name, priority] of [
+      ['none', undefined],
+      ['zero', 0],
+      ['low', -5],
+      ['high', 50],
+    ] as const) {
+      ids[name] = (await backend.enqueue({ type: 'a', args: { name }, ...(priority === undefined ? {} : { priority }) })).job.id;
+    }
+    const bull = async (name: string) => (await backend.queue().getJob(ids[name]!))!.priority;
+    expect([await bull('none'), await bull('high'), await bull('zero'), await bull('low')]).to.deep.equal([
+      0, 999_950, 1_000_000, 1_000_005,
+    ]);
+    expect((await backend.getJob(ids.low!))!.priority).to.equal(-5);
+    expect((await backend.getJob(ids.none!))!.priority).to.equal(0);
+  });
+
   it('cancel: a waiting job becomes a cancelled archive; a terminal one is an invalid transition; an unknown id is not found', async function () {
     const { job } = await backend.enqueue({ type: 'a', args: {} });
     expect(await backend.cancel(job.id)).to.include({ id: job.id, state: 'cancelled' });

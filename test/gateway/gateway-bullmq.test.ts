@@ -99,4 +99,17 @@ describe('gateway on BullMQ: its own keys and connections', function () {
     expect(await redis.pttl(sideKey)).to.be.above(0);
     expect(await redis.exists(`${gateway.names.prefix}:ojs-gateway:jobs`)).to.equal(0);
   });
+
+  it('fetch serves higher OJS priority first: 50, then 0 (given or not, in push order), then -5', async () => {
+    const push = async (args: number[], priority?: number) =>
+      (await gateway.request('POST', '/ojs/v1/jobs', { type: 'ranked', args, options: priority === undefined ? {} : { priority } })).body
+        .job.id as string;
+    const zero = await push([1], 0);
+    const low = await push([2], -5);
+    const none = await push([3]);
+    const high = await push([4], 50);
+    const fetched = (await gateway.request('POST', '/ojs/v1/workers/fetch', { queues: ['default'], count: 4 })).body.jobs;
+    expect(fetched.map((job: { id: string }) => job.id)).to.deep.equal([high, zero, none, low]);
+    expect(fetched.map((job: { priority: number }) => job.priority)).to.deep.equal([50, 0, 0, -5]);
+  });
 });
