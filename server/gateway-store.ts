@@ -5,7 +5,7 @@
  * what went through it. One implementation per backend, each built on that backend's
  * public API: memory (`memory-gateway-store.ts`), BullMQ and Graphile Worker.
  *
- * `args` here is the host payload (see `args-payload.ts`): the server maps OJS `args` to it
+ * `args` here is the host payload (see `src/ojs-args-payload.ts`): the server maps OJS `args` to it
  * before `enqueue` and back when it answers, so every entry point computes keys over one form.
  */
 import type { JobInput, JsonValue, OjsJob, OjsJobState } from '../src/job.js';

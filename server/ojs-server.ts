@@ -25,7 +25,7 @@ import { OJS_JOB_STATES, type JsonValue } from '../src/job.js';
 import { payloadToArgs } from '../src/ojs-args-payload.js';
 import { isPlainObject } from '../src/selectable-args.js';
 import { uuidv7 } from '../src/uuid-v7.js';
-import type { GatewayEnqueueResult, GatewayJob, GatewayStore, JobError, OjsEvent } from './gateway-store.js';
+import type { GatewayEnqueueResult, GatewayJob, GatewayStore, JobError, OjsEvent, StoreHealth } from './gateway-store.js';
 import { MAX_QUEUE_NAME, QUEUE_PATTERN, parsePush, type ParsedPush } from './ojs-request.js';
 
 export const OJS_CONTENT_TYPE = 'application/openjobspec+json';
@@ -284,9 +284,14 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     extensions: { supported: ['unique-jobs', 'bulk'] },
   }));
 
-  app.get('/ojs/v1/health', async (_request, reply) => {
-    const health = await store.health().catch((error: unknown) => ({ ok: false, type: store.backend, error: (error as Error).message }));
+  app.get('/ojs/v1/health', async (request, reply) => {
+    const health: StoreHealth = await store.health().catch((error: unknown) => ({ ok: false, type: store.backend, error: String(error) }));
     const { ok, ...backend } = health;
+    // Health needs no token: the backend's own error text (hosts, ports, users) stays in the debug log.
+    if (backend.error !== undefined) {
+      request.log.debug({ detail: backend.error }, 'health check failed');
+      backend.error = 'the backend is unreachable';
+    }
     void reply.status(ok ? 200 : 503);
     return {
       status: ok ? 'ok' : 'degraded',

@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import { createOjsServer } from '../../server/ojs-server.js';
 import { createMemoryGatewayStore } from '../../server/memory-gateway-store.js';
 import { createBullmqGatewayStore } from '../../server/bullmq-gateway-store.js';
+import { createGatewayStore, GatewayOptionError } from '../../server/create-gateway-store.js';
 import { startGateway, type TestGateway } from './gateway-test-server.js';
 
 const job = { type: 'email.send', args: [{ to: 'secret-recipient@example.com' }], options: { unique: { keys: ['type', 'args'] } } };
@@ -111,6 +112,15 @@ describe('gateway security and limits', function () {
     });
   });
 
+  it('createGatewayStore refuses graphile-worker without a database URL with a typed error naming the option', async () => {
+    const error = await createGatewayStore({ backend: 'graphile-worker' }).then(
+      () => null,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).to.be.instanceOf(GatewayOptionError);
+    expect(error).to.include({ code: 'invalid_option', option: 'databaseUrl' });
+  });
+
   it('answers health with 503 when the store is down', async () => {
     const app = await createOjsServer({
       store: createBullmqGatewayStore({ redisUrl: 'redis://127.0.0.1:1', prefix: 'ojs-test:unreachable' }),
@@ -120,6 +130,9 @@ describe('gateway security and limits', function () {
       expect(reply.statusCode).to.equal(503);
       expect(reply.json()).to.deep.include({ status: 'degraded' });
       expect(reply.json().backend.status).to.equal('disconnected');
+      // No token is needed for health: the backend's own error text (host, port) is not shown.
+      expect(reply.json().backend.error).to.equal('the backend is unreachable');
+      expect(reply.body).to.not.contain('127.0.0.1');
     } finally {
       await app.close();
     }
