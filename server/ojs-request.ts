@@ -23,8 +23,35 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:
 const DURATION = /^PT(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?$/;
 export const OJS_PRIORITY_RANGE = { min: -100, max: 100 } as const;
 
-/** Envelope fields with a meaning here; any other top-level field is kept and reported back as sent. */
+/** Envelope fields with a meaning here; any other top-level field but SERVER_FIELDS is kept and reported back as sent. */
 const KNOWN_FIELDS = new Set(['type', 'args', 'id', 'meta', 'options', 'unique', 'specversion']);
+/**
+ * Top-level fields the server sets (the job's state and run, its key, its times): dropped from a
+ * PUSH, so that a client cannot have a job report a state, result or key it does not have.
+ */
+export const SERVER_FIELDS: ReadonlySet<string> = new Set([
+  'state',
+  'attempt',
+  'max_attempts',
+  'priority',
+  'queue',
+  'uniqueness_key',
+  'enqueued_at',
+  'created_at',
+  'scheduled_at',
+  'started_at',
+  'completed_at',
+  'cancelled_at',
+  'discarded_at',
+  'result',
+  'error',
+  'errors',
+  'previous_state',
+  'deduplicated',
+  'updated',
+  'changed',
+  'replaced_job_id',
+]);
 /** Options the store has a field for; the others (`timeout_ms`, `tags`, `expires_at` …) are kept on the envelope. */
 const STORED_OPTIONS = new Set(['queue', 'priority', 'delay_until', 'scheduled_at', 'retry', 'unique', 'pending']);
 
@@ -146,7 +173,9 @@ export function parsePush(body: unknown, at = ''): ParsedPush {
   if (issues.length > 0) throw new InvalidJobInputError(prefixed(issues, at));
 
   const envelope: Record<string, JsonValue> = {};
-  for (const [field, value] of Object.entries(body)) if (!KNOWN_FIELDS.has(field)) envelope[field] = value as JsonValue;
+  for (const [field, value] of Object.entries(body)) {
+    if (!KNOWN_FIELDS.has(field) && !SERVER_FIELDS.has(field)) envelope[field] = value as JsonValue;
+  }
   for (const [field, value] of Object.entries(options)) if (!STORED_OPTIONS.has(field)) envelope[field] = value as JsonValue;
 
   const input: GatewayJobInput = {

@@ -26,7 +26,7 @@ import { payloadToArgs } from '../src/ojs-args-payload.js';
 import { isPlainObject } from '../src/selectable-args.js';
 import { uuidv7 } from '../src/uuid-v7.js';
 import type { GatewayEnqueueResult, GatewayJob, GatewayStore, JobError, OjsEvent, StoreHealth } from './gateway-store.js';
-import { MAX_QUEUE_NAME, QUEUE_PATTERN, parsePush, type ParsedPush } from './ojs-request.js';
+import { MAX_QUEUE_NAME, QUEUE_PATTERN, SERVER_FIELDS, parsePush, type ParsedPush } from './ojs-request.js';
 
 export const OJS_CONTENT_TYPE = 'application/openjobspec+json';
 const DOCS_URL = 'https://openjobspec.org/spec/http-binding#errors';
@@ -105,7 +105,10 @@ function positiveInteger(value: unknown, field: string, fallback: number, max = 
 /** The job as the wire shows it: OJS `args` from the host payload, the kept envelope fields, `error`/`result` when set. */
 export function wireJob(job: GatewayJob): Record<string, unknown> {
   const { envelope, args, unique, uniqueness_key, ...rest } = job;
-  const wire: Record<string, unknown> = { ...envelope, specversion: '1.0', ...rest, args: payloadToArgs(args) };
+  const wire: Record<string, unknown> = { specversion: '1.0' };
+  // Kept client fields first, never one the server sets (a record written before SERVER_FIELDS existed).
+  for (const [field, value] of Object.entries(envelope)) if (!SERVER_FIELDS.has(field)) wire[field] = value;
+  Object.assign(wire, rest, { specversion: '1.0', args: payloadToArgs(args) });
   if (unique !== null) wire.unique = unique;
   if (uniqueness_key !== null) wire.uniqueness_key = uniqueness_key;
   if (job.state === 'discarded' && job.completed_at) wire.discarded_at = job.completed_at;

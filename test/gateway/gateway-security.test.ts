@@ -59,6 +59,28 @@ describe('gateway security and limits', function () {
         ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/openjobspec+json' } }),
       });
 
+    it('drops the fields the server sets from a PUSH (state, result, uniqueness_key, started_at …), keeps other unknown ones', async () => {
+      const sent = {
+        type: 'spoof.job',
+        args: [],
+        state: 'completed',
+        result: { ok: true },
+        uniqueness_key: 'forged',
+        started_at: '2020-01-01T00:00:00Z',
+        completed_at: '2020-01-01T00:00:00Z',
+        attempt: 9,
+        custom: 'kept',
+      };
+      for (const path of ['/ojs/v1/jobs', '/ojs/v1/jobs/batch']) {
+        const reply = await send('POST', path, JSON.stringify(path.endsWith('batch') ? { jobs: [sent] } : sent));
+        const body = await reply.json();
+        const job = path.endsWith('batch') ? body.jobs[0] : body.job;
+        expect(job, path).to.include({ state: 'available', attempt: 0, custom: 'kept' });
+        for (const field of ['result', 'uniqueness_key', 'started_at', 'completed_at'])
+          expect(job, `${path} ${field}`).to.not.have.property(field);
+      }
+    });
+
     it('has no reset route unless testReset is given (404 with hint and docs_url)', async () => {
       const reply = await send('POST', '/ojs/v1/admin/reset');
       expect(reply.status).to.equal(404);
