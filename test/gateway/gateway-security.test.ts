@@ -73,7 +73,7 @@ describe('gateway security and limits', function () {
       };
       for (const path of ['/ojs/v1/jobs', '/ojs/v1/jobs/batch']) {
         const reply = await send('POST', path, JSON.stringify(path.endsWith('batch') ? { jobs: [sent] } : sent));
-        const body = await reply.json();
+        const body = (await reply.json()) as { job: Record<string, unknown>; jobs: Record<string, unknown>[] };
         const job = path.endsWith('batch') ? body.jobs[0] : body.job;
         expect(job, path).to.include({ state: 'available', attempt: 0, custom: 'kept' });
         for (const field of ['result', 'uniqueness_key', 'started_at', 'completed_at'])
