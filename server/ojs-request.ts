@@ -80,13 +80,21 @@ function nonNegativeMs(value: unknown, path: string, issues: ValidationIssue[]):
   return value;
 }
 
-function readRetry(retry: unknown, issues: ValidationIssue[]): { maxAttempts?: number; policy: RetryPolicy } {
-  const policy = { ...DEFAULT_RETRY_POLICY };
-  if (retry === undefined) return { policy };
+/**
+ * `options.retry`. A retry policy (`policy`, OJS's defaults for the intervals not given) only when
+ * the request gives an interval or a coefficient: without one the host's own backoff stays
+ * (Graphile Worker's schedule; on memory, OJS's defaults). `max_attempts` alone sets attempts only.
+ */
+function readRetry(retry: unknown, issues: ValidationIssue[]): { maxAttempts?: number; policy?: RetryPolicy } {
+  if (retry === undefined) return {};
   if (!isPlainObject(retry)) {
     issues.push({ path: 'options.retry', message: 'must be an object' });
-    return { policy };
+    return {};
   }
+  const policy = { ...DEFAULT_RETRY_POLICY };
+  const shaped = ['initial_interval', 'initial_interval_ms', 'max_interval', 'max_interval_ms', 'backoff_coefficient'].some(
+    (field) => retry[field] !== undefined,
+  );
   const initial =
     durationMs(retry.initial_interval, 'options.retry.initial_interval', issues) ??
     nonNegativeMs(retry.initial_interval_ms, 'options.retry.initial_interval_ms', issues);
@@ -101,7 +109,9 @@ function readRetry(retry: unknown, issues: ValidationIssue[]): { maxAttempts?: n
     } else policy.backoffCoefficient = retry.backoff_coefficient;
   }
   // max_attempts is checked by the core (1..32767), which names the field `max_attempts`.
-  return retry.max_attempts === undefined ? { policy } : { maxAttempts: retry.max_attempts as number, policy };
+  const read: { maxAttempts?: number; policy?: RetryPolicy } = shaped ? { policy } : {};
+  if (retry.max_attempts !== undefined) read.maxAttempts = retry.max_attempts as number;
+  return read;
 }
 
 /** The policy with the JS SDK's `key` spelling read as `args_keys`. */
@@ -181,8 +191,9 @@ export function parsePush(body: unknown, at = ''): ParsedPush {
   const input: GatewayJobInput = {
     type: type as string,
     args: argsToPayload(args as JsonValue[]),
-    extras: { envelope, retry: retry.policy },
+    extras: { envelope },
   };
+  if (retry.policy) input.extras.retry = retry.policy;
   if (id !== undefined) input.id = id as string;
   if (meta !== undefined) input.meta = meta as Record<string, unknown>;
   if (queue !== undefined) input.queue = queue as string;

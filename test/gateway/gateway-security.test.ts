@@ -6,6 +6,7 @@
 import { expect } from 'chai';
 import { Writable } from 'node:stream';
 import { createOjsServer } from '../../server/ojs-server.js';
+import { parsePush } from '../../server/ojs-request.js';
 import { createMemoryGatewayStore } from '../../server/memory-gateway-store.js';
 import { createBullmqGatewayStore } from '../../server/bullmq-gateway-store.js';
 import { createGatewayStore, GatewayOptionError } from '../../server/create-gateway-store.js';
@@ -132,6 +133,15 @@ describe('gateway security and limits', function () {
       expect(manifest.capabilities.unique_jobs.mechanism).to.be.a('string').that.is.not.empty;
       expect(manifest.unique_job_strength).to.equal('strong');
     });
+  });
+
+  it("PUSH sets a retry policy only when options.retry gives one: otherwise the host's own backoff stays", () => {
+    expect(parsePush({ type: 'a', args: [] }).input.extras).to.not.have.property('retry');
+    const attemptsOnly = parsePush({ type: 'a', args: [], options: { retry: { max_attempts: 3 } } }).input;
+    expect(attemptsOnly.extras).to.not.have.property('retry');
+    expect(attemptsOnly.max_attempts).to.equal(3);
+    const shaped = parsePush({ type: 'a', args: [], options: { retry: { initial_interval: 'PT2S' } } }).input.extras;
+    expect(shaped.retry).to.deep.equal({ initialIntervalMs: 2000, backoffCoefficient: 2, maxIntervalMs: 300_000 });
   });
 
   it('createGatewayStore refuses graphile-worker without a database URL with a typed error naming the option', async () => {
