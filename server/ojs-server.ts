@@ -489,6 +489,12 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   });
 
   app.get<{ Params: { name: string } }>('/ojs/v1/queues/:name/stats', async (request) => {
+    const name = request.params.name;
+    if (name.length > MAX_QUEUE_NAME || !QUEUE_PATTERN.test(name)) {
+      throw new HttpError(400, 'invalid_request', 'the queue name must match [a-z0-9][a-z0-9.-]*, at most 128 characters', {
+        field: 'name',
+      });
+    }
     const counts = await store.queueStats(request.params.name);
     const queue: Record<string, unknown> = { name: request.params.name };
     for (const state of OJS_JOB_STATES) queue[state] = counts[state] ?? 0;

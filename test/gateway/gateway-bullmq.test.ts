@@ -47,12 +47,15 @@ describe('gateway on BullMQ: its own keys and connections', function () {
     expect(again.status).to.equal(409);
   });
 
-  it('fetch refuses a queue name PUSH would refuse (Q:1) as invalid_request, and too many queues', async () => {
+  it('fetch and queue stats refuse a queue name PUSH would refuse (Q:1) as invalid_request, and fetch too many queues', async () => {
     for (const queues of [['Q:1'], ['default', 'a b'], Array.from({ length: 33 }, (_, i) => `q${i}`)]) {
       const reply = await gateway.request('POST', '/ojs/v1/workers/fetch', { queues });
       expect(reply.status, queues[0]).to.equal(400);
       expect(reply.body.error.code).to.equal('invalid_request');
     }
+    const stats = await gateway.request('GET', '/ojs/v1/queues/Q:1/stats');
+    expect(stats.status).to.equal(400);
+    expect(stats.body.error.details).to.include({ field: 'name' });
   });
 
   it('fetch from many distinct queues keeps the connections it opens bounded', async () => {
