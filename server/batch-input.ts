@@ -5,14 +5,18 @@
  * Issues name the job as the request does: `jobs[2].unique.period`.
  */
 import { InvalidJobInputError, type ValidationIssue } from '../src/errors.js';
+import type { UniqueExtension } from '../src/unique-policy.js';
 import { prepareUnique } from '../src/unique-enqueue.js';
 import type { GatewayJobInput } from './gateway-store.js';
 
-/** Validates one job of a batch, naming its index: nothing of the batch is written when one is bad. */
-export function validateAt(input: GatewayJobInput, index: number): void {
+/**
+ * Validates one job of a batch, naming its index: nothing of the batch is written when one is bad.
+ * `extensions`: the store's `capabilities.unique_jobs.extensions`, which a single PUSH accepts too.
+ */
+export function validateAt(input: GatewayJobInput, index: number, extensions: readonly UniqueExtension[]): void {
   const { extras: _extras, pending: _pending, ...job } = input;
   try {
-    prepareUnique(job);
+    prepareUnique(job, { extensions });
   } catch (error) {
     if (error instanceof InvalidJobInputError) {
       throw new InvalidJobInputError(error.issues.map((issue) => ({ ...issue, path: `jobs[${index}].${issue.path}` })));
@@ -22,6 +26,8 @@ export function validateAt(input: GatewayJobInput, index: number): void {
 }
 
 export interface BatchChecks {
+  /** The policy extensions the store implements (its `capabilities.unique_jobs.extensions`). */
+  extensions: readonly UniqueExtension[];
   /** Why this backend refuses `options.pending`, or null when it holds pending jobs. */
   pendingUnsupported: string | null;
   /** Whether a job with this id exists already. */
@@ -33,7 +39,7 @@ export async function checkBatch(inputs: readonly GatewayJobInput[], checks: Bat
   const issues: ValidationIssue[] = [];
   const ids = new Map<string, number>();
   inputs.forEach((input, index) => {
-    validateAt(input, index);
+    validateAt(input, index, checks.extensions);
     if (input.pending && checks.pendingUnsupported)
       issues.push({ path: `jobs[${index}].options.pending`, message: checks.pendingUnsupported });
     if (input.id === undefined) return;
@@ -52,6 +58,21 @@ export async function atBatchPaths<T>(batch: Promise<T>): Promise<T> {
   } catch (error) {
     if (error instanceof InvalidJobInputError) {
       throw new InvalidJobInputError(error.issues.map((issue) => ({ ...issue, path: issue.path.replace(/^\[/, 'jobs[') })));
+    }
+    throw error;
+  }
+}
+
+/** A store error met while writing job `index` of a batch, its issues named as the request names them (`jobs[1].options.pending`). */
+export async function atBatchIndex<T>(index: number, write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (error) {
+    if (error instanceof InvalidJobInputError) {
+      throw new InvalidJobInputError(
+        error.issues.map((issue) => (issue.path.startsWith('jobs[') ? issue : { ...issue, path: `jobs[${index}].${issue.path}` })),
+        { cause: error },
+      );
     }
     throw error;
   }

@@ -13,7 +13,10 @@
  * by a user's `Worker` (BullMQ's lock).
  *
  * What BullMQ has no field for (the lock token of a job fetched here, OJS envelope fields such as
- * `tags`, the structured error) is kept in one hash, `<prefix>:ojs-gateway:jobs`.
+ * `tags`, the structured error) is kept in a hash per job, `<prefix>:ojs-gateway:job:<id>`, one
+ * field each, so that concurrent requests on one job (a nack racing a re-fetch) each write only
+ * their own fields. It expires `SIDE_RETENTION_MS` after the job's end through the gateway (ack,
+ * final nack, cancel).
  */
 import { Job, UnrecoverableError, Worker, type Queue } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -31,7 +34,7 @@ import type {
   JobError,
   StoreHealth,
 } from './gateway-store.js';
-import { checkBatch } from './batch-input.js';
+import { atBatchIndex, checkBatch } from './batch-input.js';
 
 export interface BullmqGatewayStoreOptions {
   redisUrl: string;
@@ -43,7 +46,7 @@ interface SideRecord {
   envelope?: Record<string, JsonValue>;
   /** OJS meta of a job without a policy (the adapter stores meta with the policy only). */
   meta?: Record<string, JsonValue>;
-  /** The OJS priority asked for, when BullMQ cannot hold it (negative: BullMQ has no "below default"). */
+  /** The OJS priority asked for, as older versions recorded a negative one (BullMQ now holds it). */
   priority?: number;
   token?: string;
   /** When this gateway's fetch started the job (a cancelled job's BullMQ hash is archived without it). */
@@ -51,7 +54,19 @@ interface SideRecord {
   error?: JobError;
 }
 
+/** How long a side record outlives its job's end through the gateway (ack, final nack, cancel): as long as a cancelled archive. */
+const SIDE_RETENTION_MS = 7 * 24 * 3600 * 1000;
+/** Side record fields stored as JSON. */
+const JSON_FIELDS = new Set<keyof SideRecord>(['envelope', 'meta', 'error']);
+
 const PENDING_UNSUPPORTED = 'pending jobs are not supported on the BullMQ backend';
+/**
+ * Manual workers kept open (each holds a Redis connection of its own): past this, the least
+ * recently fetched-from queue's worker is closed. A job it handed out stays claimed by its lock
+ * token (ack and nack need no worker), and BullMQ's stalled check of that queue runs again once a
+ * fetch reopens it, or in any BullMQ worker of the queue.
+ */
+const MAX_OPEN_WORKERS = 16;
 
 export function createBullmqGatewayStore(options: BullmqGatewayStoreOptions): GatewayStore {
   return new BullmqGatewayStore(options);
@@ -64,7 +79,6 @@ class BullmqGatewayStore implements GatewayStore {
   /** For the manual workers: BullMQ requires `maxRetriesPerRequest: null` on a worker's connection. */
   readonly #workerRedis: Redis;
   readonly #prefix: string;
-  readonly #sideKey: string;
   readonly #workers = new Map<string, Worker>();
   /** Queues found by #discoverQueues, and when it last looked. */
   readonly #opened = new Set<string>();
@@ -78,7 +92,6 @@ class BullmqGatewayStore implements GatewayStore {
     this.#workerRedis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
     this.#workerRedis.on('error', () => undefined);
     this.#backend = createBullMQBackend({ connection: this.#redis, prefix: this.#prefix });
-    this.#sideKey = `${this.#prefix}:ojs-gateway:jobs`;
   }
 
   get capabilities() {
@@ -88,17 +101,15 @@ class BullmqGatewayStore implements GatewayStore {
   async enqueue(input: GatewayJobInput): Promise<GatewayEnqueueResult> {
     const { extras, pending, ...job } = input;
     if (pending) throw new InvalidJobInputError([{ path: 'options.pending', message: PENDING_UNSUPPORTED }]);
-    const result = await this.#backend.enqueue(job);
+    // Every job POSTed here has an OJS priority (0 by default): BullMQ then serves them higher
+    // first (adapters/bullmq/bullmq-ojs-job-view.ts), where a job without one would be served
+    // before every prioritized job.
+    const result = await this.#backend.enqueue({ ...job, priority: job.priority ?? 0 });
     const side: SideRecord = {};
     if (result.outcome !== 'deduplicated') {
       if (extras.envelope && Object.keys(extras.envelope).length > 0) side.envelope = extras.envelope;
       if (!job.unique && job.meta && Object.keys(job.meta).length > 0) side.meta = job.meta as Record<string, JsonValue>;
-      if (job.priority !== undefined && job.priority < 0) side.priority = job.priority;
-      // A created or replacing job is new: nothing is recorded for it yet, so one HSET, no read.
-      if (Object.keys(side).length > 0) {
-        if (result.outcome === 'updated') await this.#writeSide(result.job.id, side);
-        else await this.#redis.hset(this.#sideKey, result.job.id, JSON.stringify(side));
-      }
+      if (Object.keys(side).length > 0) await this.#writeSide(result.job.id, side);
     }
     return this.#result(result, side);
   }
@@ -114,10 +125,14 @@ class BullmqGatewayStore implements GatewayStore {
    * (docs/design/gateway.md, "Batch atomicity").
    */
   async enqueueBatch(inputs: GatewayJobInput[]): Promise<GatewayEnqueueResult[]> {
-    await checkBatch(inputs, { pendingUnsupported: PENDING_UNSUPPORTED, isTaken: async (id) => (await this.#backend.getJob(id)) !== null });
+    await checkBatch(inputs, {
+      extensions: this.capabilities.unique_jobs.extensions ?? [],
+      pendingUnsupported: PENDING_UNSUPPORTED,
+      isTaken: async (id) => (await this.#backend.getJob(id)) !== null,
+    });
     const results: GatewayEnqueueResult[] = [];
     try {
-      for (const input of inputs) results.push(await this.enqueue(input));
+      for (const [index, input] of inputs.entries()) results.push(await atBatchIndex(index, this.enqueue(input)));
     } catch (error) {
       for (const result of results) if (result.outcome !== 'deduplicated') await this.#backend.cancel(result.job.id).catch(() => undefined);
       throw error;
@@ -134,7 +149,9 @@ class BullmqGatewayStore implements GatewayStore {
   }
 
   async cancel(id: string): Promise<GatewayJob> {
-    return this.#view(await this.#backend.cancel(id));
+    const view = await this.#view(await this.#backend.cancel(id));
+    await this.#redis.pexpire(this.#sideKey(id), SIDE_RETENTION_MS);
+    return view;
   }
 
   async activate(id: string): Promise<GatewayJob> {
@@ -147,13 +164,13 @@ class BullmqGatewayStore implements GatewayStore {
     const jobs: GatewayJob[] = [];
     for (const queue of request.queues) {
       this.#backend.queue(queue); // known to the backend's INFO from now on
-      const worker = this.#worker(queue);
+      const worker = await this.#worker(queue);
       while (jobs.length < request.count) {
         const token = randomUUID();
         const job = (await worker.getNextJob(token, { block: false })) as Job | undefined;
         if (!job) break;
         await job.extendLock(token, request.visibilityTimeoutMs);
-        await this.#writeSide(job.id!, { token, startedAt: new Date(job.processedOn ?? Date.now()).toISOString() });
+        await this.#writeSide(job.id!, { token, startedAt: new Date(job.processedOn ?? Date.now()).toISOString() }, { live: true });
         const view = await this.#backend.getJob(job.id!);
         if (view) jobs.push(await this.#view(view));
       }
@@ -165,7 +182,7 @@ class BullmqGatewayStore implements GatewayStore {
   async ack(id: string, result: JsonValue | undefined): Promise<GatewayJob> {
     const { job, token } = await this.#claimed(id, 'completed');
     await job.moveToCompleted(result ?? null, token, false);
-    await this.#writeSide(id, { token: undefined, error: undefined });
+    await this.#writeSide(id, { token: undefined, error: undefined }, { ended: true });
     return this.#viewOf(id);
   }
 
@@ -174,7 +191,9 @@ class BullmqGatewayStore implements GatewayStore {
     const failure = retry ? new Error(error.message) : new UnrecoverableError(error.message);
     await job.moveToFailed(failure, token, false);
     await this.#writeSide(id, { token: undefined, error });
-    return this.#viewOf(id);
+    const view = await this.#viewOf(id);
+    if (view.state === 'discarded') await this.#redis.pexpire(this.#sideKey(id), SIDE_RETENTION_MS);
+    return view;
   }
 
   async heartbeat(id: string, visibilityTimeoutMs: number): Promise<GatewayJob> {
@@ -207,14 +226,40 @@ class BullmqGatewayStore implements GatewayStore {
     }
   }
 
-  /** Deletes every key under this store's prefix: the queues it serves and the adapter's sidecars. */
+  /**
+   * Deletes this store's keys: every key of each of its queues (a `<prefix>:<queue>:meta` hash, or
+   * a queue in the adapter's registry), the adapter's cross-queue sidecars and the gateway's side
+   * hash. Not a blanket `<prefix>:*`: another application's nested prefix (`<prefix>:tenant1`)
+   * shares those first characters.
+   */
   async reset(): Promise<void> {
+    const root = globEscape(`${this.#prefix}:`);
+    const queues = new Set([...(await this.#queueNames()), ...(await this.#redis.smembers(`${this.#prefix}:ojs:global:queues`))]);
+    const patterns = [...queues].filter(isQueueName).map((queue) => `${root}${globEscape(queue)}:*`);
+    patterns.push(`${root}ojs:global:*`, `${root}ojs-gateway:*`);
+    for (const pattern of patterns) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await this.#redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length > 0) await this.#redis.del(...keys);
+      } while (cursor !== '0');
+    }
+  }
+
+  /** The queues BullMQ has under this prefix: `<prefix>:<queue>:meta`, skipping a nested prefix's (`<prefix>:tenant1:jobs:meta`). */
+  async #queueNames(): Promise<string[]> {
+    const names: string[] = [];
     let cursor = '0';
     do {
-      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', `${this.#prefix}:*`, 'COUNT', 1000);
+      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', `${globEscape(`${this.#prefix}:`)}*:meta`, 'COUNT', 1000);
       cursor = next;
-      if (keys.length > 0) await this.#redis.del(...keys);
+      for (const key of keys) {
+        const name = key.slice(this.#prefix.length + 1, -':meta'.length);
+        if (isQueueName(name)) names.push(name);
+      }
     } while (cursor !== '0');
+    return names;
   }
 
   async close(): Promise<void> {
@@ -234,25 +279,31 @@ class BullmqGatewayStore implements GatewayStore {
     if (now - this.#discoveredAt < 1000) return false;
     this.#discoveredAt = now;
     let found = false;
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', `${this.#prefix}:*:meta`, 'COUNT', 1000);
-      cursor = next;
-      for (const key of keys) {
-        const name = key.slice(this.#prefix.length + 1, -':meta'.length);
-        if (!this.#opened.has(name)) {
-          this.#opened.add(name);
-          this.#backend.queue(name);
-          found = true;
-        }
+    for (const name of await this.#queueNames()) {
+      if (this.#opened.has(name)) continue;
+      this.#opened.add(name);
+      try {
+        this.#backend.queue(name);
+        found = true;
+      } catch {
+        // A name BullMQ refuses is not a queue this store can serve; INFO goes on without it.
       }
-    } while (cursor !== '0');
+    }
     return found;
   }
 
-  #worker(queue: string): Worker {
+  async #worker(queue: string): Promise<Worker> {
     let worker = this.#workers.get(queue);
-    if (!worker) {
+    if (worker) {
+      // Most recently used last: the Map's order is the eviction order.
+      this.#workers.delete(queue);
+      this.#workers.set(queue, worker);
+    } else {
+      for (const [name, idle] of this.#workers) {
+        if (this.#workers.size < MAX_OPEN_WORKERS) break;
+        this.#workers.delete(name);
+        await idle.close().catch(() => undefined);
+      }
       // No processor: jobs are taken with getNextJob and ended by the HTTP worker's ack/nack.
       worker = new Worker(queue, null, { connection: this.#workerRedis, prefix: this.#prefix, autorun: false });
       worker.on('error', () => undefined);
@@ -275,14 +326,35 @@ class BullmqGatewayStore implements GatewayStore {
     return { job, token: side.token };
   }
 
-  async #readSide(id: string): Promise<SideRecord> {
-    const raw = await this.#redis.hget(this.#sideKey, id);
-    return raw ? (JSON.parse(raw) as SideRecord) : {};
+  #sideKey(id: string): string {
+    return `${this.#prefix}:ojs-gateway:job:${id}`;
   }
 
-  async #writeSide(id: string, patch: Partial<SideRecord>): Promise<void> {
-    const side = { ...(await this.#readSide(id)), ...patch };
-    await this.#redis.hset(this.#sideKey, id, JSON.stringify(side));
+  async #readSide(id: string): Promise<SideRecord> {
+    const raw = await this.#redis.hgetall(this.#sideKey(id));
+    const side: Record<string, unknown> = {};
+    for (const [field, value] of Object.entries(raw)) {
+      side[field] = JSON_FIELDS.has(field as keyof SideRecord) ? JSON.parse(value) : field === 'priority' ? Number(value) : value;
+    }
+    return side as SideRecord;
+  }
+
+  /** Writes the fields `patch` names (an `undefined` one is deleted), each on its own: no read, so no lost update. */
+  /** `ended`: the job ended through the gateway, its record expires; `live`: it runs again (a retry of an ended job), it no longer does. */
+  async #writeSide(id: string, patch: Partial<SideRecord>, options: { ended?: boolean; live?: boolean } = {}): Promise<void> {
+    const key = this.#sideKey(id);
+    const set: Record<string, string> = {};
+    const removed: string[] = [];
+    for (const [field, value] of Object.entries(patch)) {
+      if (value === undefined) removed.push(field);
+      else set[field] = JSON_FIELDS.has(field as keyof SideRecord) ? JSON.stringify(value) : String(value);
+    }
+    const multi = this.#redis.multi();
+    if (Object.keys(set).length > 0) multi.hset(key, set);
+    if (removed.length > 0) multi.hdel(key, ...removed);
+    if (options.ended) multi.pexpire(key, SIDE_RETENTION_MS);
+    if (options.live) multi.persist(key);
+    await multi.exec();
   }
 
   async #viewOf(id: string): Promise<GatewayJob> {
@@ -317,4 +389,14 @@ class BullmqGatewayStore implements GatewayStore {
     }
     return view;
   }
+}
+
+/** A BullMQ queue name as it appears in a key: BullMQ refuses ":" in queue names. */
+function isQueueName(name: string): boolean {
+  return name !== '' && !name.includes(':');
+}
+
+/** `value` matched literally by a SCAN MATCH pattern. */
+function globEscape(value: string): string {
+  return value.replace(/[*?[\]\\]/g, '\\$&');
 }

@@ -5,6 +5,18 @@
 import type { GatewayStore } from './gateway-store.js';
 import { createMemoryGatewayStore } from './memory-gateway-store.js';
 
+/** `createGatewayStore` was given options it cannot start a store with; `option` names the missing or bad one. */
+export class GatewayOptionError extends Error {
+  readonly code = 'invalid_option' as const;
+  constructor(
+    readonly option: keyof GatewayStoreOptions,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'GatewayOptionError';
+  }
+}
+
 export type GatewayBackendName = 'memory' | 'bullmq' | 'graphile-worker';
 
 export interface GatewayStoreOptions {
@@ -31,7 +43,9 @@ export async function createGatewayStore(options: GatewayStoreOptions): Promise<
       return createBullmqGatewayStore({ redisUrl: options.redisUrl ?? 'redis://127.0.0.1:6379', prefix: options.prefix ?? 'bull' });
     }
     case 'graphile-worker': {
-      if (!options.databaseUrl) throw new Error('the graphile-worker backend needs a database URL (--database-url or DATABASE_URL)');
+      if (!options.databaseUrl) {
+        throw new GatewayOptionError('databaseUrl', 'the graphile-worker backend needs a database URL (--database-url or DATABASE_URL)');
+      }
       const { createGraphileWorkerGatewayStore } = await import('./graphile-worker-gateway-store.js');
       return createGraphileWorkerGatewayStore({
         databaseUrl: options.databaseUrl,

@@ -5,7 +5,7 @@
  * what went through it. One implementation per backend, each built on that backend's
  * public API: memory (`memory-gateway-store.ts`), BullMQ and Graphile Worker.
  *
- * `args` here is the host payload (see `args-payload.ts`): the server maps OJS `args` to it
+ * `args` here is the host payload (see `src/ojs-args-payload.ts`): the server maps OJS `args` to it
  * before `enqueue` and back when it answers, so every entry point computes keys over one form.
  */
 import type { JobInput, JsonValue, OjsJob, OjsJobState } from '../src/job.js';
@@ -16,7 +16,11 @@ import type { UpdateField } from '../src/unique-policy.js';
 export interface GatewayExtras {
   /** Unknown top-level envelope fields (`x_…`) and OJS options the host has no field for (`timeout_ms`, `tags`, `retry` …). */
   envelope?: Record<string, JsonValue>;
-  /** Retry policy read from `options.retry`. */
+  /**
+   * Retry policy read from `options.retry`, only when it gives an interval or a coefficient.
+   * Absent, the host's backoff applies: Graphile Worker's own schedule; on memory OJS's defaults.
+   * The BullMQ store never uses it: BullMQ's attempts and the backend's backoff decide.
+   */
   retry?: RetryPolicy;
 }
 

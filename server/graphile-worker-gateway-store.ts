@@ -14,6 +14,7 @@
  * shorter OJS visibility timeout is enforced by this process: a job it handed out whose
  * reservation lapsed without a heartbeat is failed back (retried) at the next fetch.
  */
+import { makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
 import pg from 'pg';
 import { createGraphileWorkerBackend, type GraphileWorkerBackend } from '../adapters/graphile-worker/index.js';
 import { createGraphileJobFetcher, type GraphileJobFetcher } from '../adapters/graphile-worker/graphile-worker-job-fetcher.js';
@@ -79,6 +80,8 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   /** Graphile id -> when the reservation of a job this process handed out lapses. */
   readonly #reservations = new Map<string, { id: string; until: number }>();
   #ready: Promise<void> | null = null;
+  /** Graphile's own WorkerUtils, for the jobs the adapter has no ledger row of (added with Graphile's `addJob`). */
+  #utils: Promise<WorkerUtils> | null = null;
 
   constructor(options: GraphileWorkerGatewayStoreOptions) {
     this.#pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.maxPoolSize ?? 10, connectionTimeoutMillis: 10_000 });
@@ -125,7 +128,11 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     await this.#start();
     // Caller-chosen ids are looked up first only to name the job that has a taken one: the
     // transaction refuses a taken id too (then without its index).
-    await checkBatch(inputs, { pendingUnsupported: PENDING_UNSUPPORTED, isTaken: async (id) => (await this.#backend.getJob(id)) !== null });
+    await checkBatch(inputs, {
+      extensions: this.capabilities.unique_jobs.extensions ?? [],
+      pendingUnsupported: PENDING_UNSUPPORTED,
+      isTaken: async (id) => (await this.#backend.getJob(id)) !== null,
+    });
     const sides: (Side | null)[] = [];
     const results = await atBatchPaths(
       this.#backend.enqueueMany(
@@ -152,7 +159,35 @@ class GraphileWorkerGatewayStore implements GatewayStore {
 
   async cancel(id: string): Promise<GatewayJob> {
     await this.#start();
-    return this.#view(await this.#backend.cancel(id));
+    try {
+      return await this.#view(await this.#backend.cancel(id));
+    } catch (error) {
+      if (!(error instanceof JobNotFoundError)) throw error;
+      return this.#cancelGraphileJob(id, error);
+    }
+  }
+
+  /**
+   * A job added with Graphile's own `addJob` (no ledger row), cancelled as Graphile removes a job:
+   * `completeJobs` deletes it unless a worker holds its lock; a held one is a conflict, as OJS
+   * CANCEL of a running job is where the host cannot fence it. Graphile keeps no record of a
+   * removed job, so INFO knows it no longer (as after any completion).
+   */
+  async #cancelGraphileJob(id: string, notFound: JobNotFoundError): Promise<GatewayJob> {
+    const row = await this.#fetcher.readGraphileJob(id);
+    if (!row) throw notFound;
+    if (row.state === 'completed' || row.state === 'discarded' || row.state === 'cancelled') {
+      throw new InvalidTransitionError(id, row.state, 'cancelled');
+    }
+    this.#utils ??= makeWorkerUtils({ pgPool: this.#pool, schema: this.#backend.schemas.workerSchema });
+    const removed = await (await this.#utils).completeJobs([id]);
+    if (removed.length === 0) {
+      const now = await this.#fetcher.readGraphileJob(id);
+      if (!now) throw notFound;
+      throw new InvalidTransitionError(id, now.locked_by ? 'active' : now.state, 'cancelled');
+    }
+    const view = await this.#view(row);
+    return { ...view, state: 'cancelled', completed_at: new Date().toISOString() };
   }
 
   async activate(id: string): Promise<GatewayJob> {
@@ -247,6 +282,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   }
 
   async close(): Promise<void> {
+    if (this.#utils) await (await this.#utils.catch(() => null))?.release();
     await this.#backend.close();
     await this.#pool.end();
   }

@@ -6,7 +6,7 @@
  */
 export { createOjsServer, OJS_CONTENT_TYPE } from './ojs-server.js';
 export type { OjsServerOptions } from './ojs-server.js';
-export { createGatewayStore } from './create-gateway-store.js';
+export { createGatewayStore, GatewayOptionError } from './create-gateway-store.js';
 export type { GatewayBackendName, GatewayStoreOptions } from './create-gateway-store.js';
 export type {
   FetchRequest,

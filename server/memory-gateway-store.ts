@@ -58,18 +58,17 @@ class MemoryGatewayStore implements GatewayStore {
     await this.#tick();
     const { extras, ...job } = input;
     const result = await this.#memory.enqueue(job);
-    if (result.outcome !== 'deduplicated') this.#side.set(result.job.id, { envelope: extras.envelope ?? {}, retry: extras.retry });
+    this.#record(result, extras);
     return this.#result(result);
   }
 
   /** All-or-nothing: the backend's `enqueueMany` (no job of the batch is visible until all are in; a failure undoes all). */
   async enqueueBatch(inputs: GatewayJobInput[]): Promise<GatewayEnqueueResult[]> {
-    inputs.forEach((input, index) => validateAt(input, index));
+    inputs.forEach((input, index) => validateAt(input, index, this.capabilities.unique_jobs.extensions ?? []));
     await this.#tick();
     const results = await atBatchPaths(this.#memory.enqueueMany(inputs.map(({ extras: _extras, ...job }) => job)));
     results.forEach((result, index) => {
-      const { extras } = inputs[index]!;
-      if (result.outcome !== 'deduplicated') this.#side.set(result.job.id, { envelope: extras.envelope ?? {}, retry: extras.retry });
+      this.#record(result, inputs[index]!.extras);
     });
     return results.map((result) => this.#result(result));
   }
@@ -186,6 +185,22 @@ class MemoryGatewayStore implements GatewayStore {
         await this.#memory.promote(id).catch(() => undefined);
       }
     }
+  }
+
+  /**
+   * What an enqueue keeps beside its job. A new job's record is new; an `updated` one (x_update)
+   * is an existing job, possibly active: only its envelope and retry policy change, never its run
+   * (start, reservation, pending retry, result, error).
+   */
+  #record(result: EnqueueResult, extras: GatewayJobInput['extras']): void {
+    if (result.outcome === 'deduplicated') return;
+    if (result.outcome === 'updated') {
+      const side = this.#sideOf(result.job.id);
+      side.envelope = { ...side.envelope, ...extras.envelope };
+      if (extras.retry !== undefined) side.retry = extras.retry;
+      return;
+    }
+    this.#side.set(result.job.id, { envelope: extras.envelope ?? {}, retry: extras.retry });
   }
 
   #sideOf(id: string): SideRecord {

@@ -17,13 +17,41 @@ import { DEFAULT_RETRY_POLICY } from './retry-delay.js';
 
 export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
-const QUEUE_PATTERN = /^[a-z0-9][a-z0-9\-.]*$/;
+export const QUEUE_PATTERN = /^[a-z0-9][a-z0-9\-.]*$/;
+export const MAX_QUEUE_NAME = 128;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 const DURATION = /^PT(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?$/;
 export const OJS_PRIORITY_RANGE = { min: -100, max: 100 } as const;
 
-/** Envelope fields with a meaning here; any other top-level field is kept and reported back as sent. */
+/** Envelope fields with a meaning here; any other top-level field but SERVER_FIELDS is kept and reported back as sent. */
 const KNOWN_FIELDS = new Set(['type', 'args', 'id', 'meta', 'options', 'unique', 'specversion']);
+/**
+ * Top-level fields the server sets (the job's state and run, its key, its times): dropped from a
+ * PUSH, so that a client cannot have a job report a state, result or key it does not have.
+ */
+export const SERVER_FIELDS: ReadonlySet<string> = new Set([
+  'state',
+  'attempt',
+  'max_attempts',
+  'priority',
+  'queue',
+  'uniqueness_key',
+  'enqueued_at',
+  'created_at',
+  'scheduled_at',
+  'started_at',
+  'completed_at',
+  'cancelled_at',
+  'discarded_at',
+  'result',
+  'error',
+  'errors',
+  'previous_state',
+  'deduplicated',
+  'updated',
+  'changed',
+  'replaced_job_id',
+]);
 /** Options the store has a field for; the others (`timeout_ms`, `tags`, `expires_at` …) are kept on the envelope. */
 const STORED_OPTIONS = new Set(['queue', 'priority', 'delay_until', 'scheduled_at', 'retry', 'unique', 'pending']);
 
@@ -52,13 +80,21 @@ function nonNegativeMs(value: unknown, path: string, issues: ValidationIssue[]):
   return value;
 }
 
-function readRetry(retry: unknown, issues: ValidationIssue[]): { maxAttempts?: number; policy: RetryPolicy } {
-  const policy = { ...DEFAULT_RETRY_POLICY };
-  if (retry === undefined) return { policy };
+/**
+ * `options.retry`. A retry policy (`policy`, OJS's defaults for the intervals not given) only when
+ * the request gives an interval or a coefficient: without one the host's own backoff stays
+ * (Graphile Worker's schedule; on memory, OJS's defaults). `max_attempts` alone sets attempts only.
+ */
+function readRetry(retry: unknown, issues: ValidationIssue[]): { maxAttempts?: number; policy?: RetryPolicy } {
+  if (retry === undefined) return {};
   if (!isPlainObject(retry)) {
     issues.push({ path: 'options.retry', message: 'must be an object' });
-    return { policy };
+    return {};
   }
+  const policy = { ...DEFAULT_RETRY_POLICY };
+  const shaped = ['initial_interval', 'initial_interval_ms', 'max_interval', 'max_interval_ms', 'backoff_coefficient'].some(
+    (field) => retry[field] !== undefined,
+  );
   const initial =
     durationMs(retry.initial_interval, 'options.retry.initial_interval', issues) ??
     nonNegativeMs(retry.initial_interval_ms, 'options.retry.initial_interval_ms', issues);
@@ -73,7 +109,9 @@ function readRetry(retry: unknown, issues: ValidationIssue[]): { maxAttempts?: n
     } else policy.backoffCoefficient = retry.backoff_coefficient;
   }
   // max_attempts is checked by the core (1..32767), which names the field `max_attempts`.
-  return retry.max_attempts === undefined ? { policy } : { maxAttempts: retry.max_attempts as number, policy };
+  const read: { maxAttempts?: number; policy?: RetryPolicy } = shaped ? { policy } : {};
+  if (retry.max_attempts !== undefined) read.maxAttempts = retry.max_attempts as number;
+  return read;
 }
 
 /** The policy with the JS SDK's `key` spelling read as `args_keys`. */
@@ -101,7 +139,7 @@ export function parsePush(body: unknown, at = ''): ParsedPush {
   if (rawOptions !== undefined && !isPlainObject(rawOptions)) issues.push({ path: 'options', message: 'must be an object' });
   const options = isPlainObject(rawOptions) ? rawOptions : {};
   const queue = options.queue;
-  if (queue !== undefined && (typeof queue !== 'string' || queue.length > 128 || !QUEUE_PATTERN.test(queue))) {
+  if (queue !== undefined && (typeof queue !== 'string' || queue.length > MAX_QUEUE_NAME || !QUEUE_PATTERN.test(queue))) {
     issues.push({ path: 'options.queue', message: 'must match [a-z0-9][a-z0-9.-]*, at most 128 characters' });
   }
   const priority = options.priority;
@@ -145,14 +183,17 @@ export function parsePush(body: unknown, at = ''): ParsedPush {
   if (issues.length > 0) throw new InvalidJobInputError(prefixed(issues, at));
 
   const envelope: Record<string, JsonValue> = {};
-  for (const [field, value] of Object.entries(body)) if (!KNOWN_FIELDS.has(field)) envelope[field] = value as JsonValue;
+  for (const [field, value] of Object.entries(body)) {
+    if (!KNOWN_FIELDS.has(field) && !SERVER_FIELDS.has(field)) envelope[field] = value as JsonValue;
+  }
   for (const [field, value] of Object.entries(options)) if (!STORED_OPTIONS.has(field)) envelope[field] = value as JsonValue;
 
   const input: GatewayJobInput = {
     type: type as string,
     args: argsToPayload(args as JsonValue[]),
-    extras: { envelope, retry: retry.policy },
+    extras: { envelope },
   };
+  if (retry.policy) input.extras.retry = retry.policy;
   if (id !== undefined) input.id = id as string;
   if (meta !== undefined) input.meta = meta as Record<string, unknown>;
   if (queue !== undefined) input.queue = queue as string;

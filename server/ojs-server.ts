@@ -25,13 +25,15 @@ import { OJS_JOB_STATES, type JsonValue } from '../src/job.js';
 import { payloadToArgs } from '../src/ojs-args-payload.js';
 import { isPlainObject } from '../src/selectable-args.js';
 import { uuidv7 } from '../src/uuid-v7.js';
-import type { GatewayEnqueueResult, GatewayJob, GatewayStore, JobError, OjsEvent } from './gateway-store.js';
-import { parsePush, type ParsedPush } from './ojs-request.js';
+import type { GatewayEnqueueResult, GatewayJob, GatewayStore, JobError, OjsEvent, StoreHealth } from './gateway-store.js';
+import { MAX_QUEUE_NAME, QUEUE_PATTERN, SERVER_FIELDS, parsePush, type ParsedPush } from './ojs-request.js';
 
 export const OJS_CONTENT_TYPE = 'application/openjobspec+json';
 const DOCS_URL = 'https://openjobspec.org/spec/http-binding#errors';
 const DEFAULT_VISIBILITY_TIMEOUT_MS = 30_000;
 const MAX_FETCH_COUNT = 100;
+/** Queues one fetch may name. */
+const MAX_FETCH_QUEUES = 32;
 const MAX_BATCH = 1000;
 const MAX_EVENTS = 10_000;
 const EVENTS_TRIM = 1_000;
@@ -103,7 +105,10 @@ function positiveInteger(value: unknown, field: string, fallback: number, max = 
 /** The job as the wire shows it: OJS `args` from the host payload, the kept envelope fields, `error`/`result` when set. */
 export function wireJob(job: GatewayJob): Record<string, unknown> {
   const { envelope, args, unique, uniqueness_key, ...rest } = job;
-  const wire: Record<string, unknown> = { ...envelope, specversion: '1.0', ...rest, args: payloadToArgs(args) };
+  const wire: Record<string, unknown> = { specversion: '1.0' };
+  // Kept client fields first, never one the server sets (a record written before SERVER_FIELDS existed).
+  for (const [field, value] of Object.entries(envelope)) if (!SERVER_FIELDS.has(field)) wire[field] = value;
+  Object.assign(wire, rest, { specversion: '1.0', args: payloadToArgs(args) });
   if (unique !== null) wire.unique = unique;
   if (uniqueness_key !== null) wire.uniqueness_key = uniqueness_key;
   if (job.state === 'discarded' && job.completed_at) wire.discarded_at = job.completed_at;
@@ -120,6 +125,15 @@ function issuesFor(error: InvalidJobInputError, policyPath: ParsedPush['policyPa
     let path = issue.path;
     if (policyPath && (path === 'unique' || path.startsWith('unique.'))) path = policyPath + path.slice('unique'.length);
     return { ...issue, path: prefix && !path.startsWith(prefix) ? `${prefix}${path}` : path };
+  });
+}
+
+/** A store's batch issues (`jobs[1].unique.keys[0]`) named where each job wrote its policy (`jobs[1].options.unique.keys[0]`). */
+function batchIssues(issues: readonly ValidationIssue[], parsed: readonly ParsedPush[]): ValidationIssue[] {
+  return issues.map((issue) => {
+    const match = /^jobs\[(\d+)\]\.unique(?=$|[.[])/.exec(issue.path);
+    const policyPath = match ? parsed[Number(match[1])]?.policyPath : null;
+    return policyPath ? { ...issue, path: `jobs[${match![1]}].${policyPath}${issue.path.slice(match![0].length)}` } : issue;
   });
 }
 
@@ -144,7 +158,13 @@ const WORKER_SCHEMAS = {
   fetch: {
     type: 'object',
     properties: {
-      queues: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
+      // The PUSH rule for `options.queue`: a name that could not hold a job is refused, not opened.
+      queues: {
+        type: 'array',
+        minItems: 1,
+        maxItems: MAX_FETCH_QUEUES,
+        items: { type: 'string', maxLength: MAX_QUEUE_NAME, pattern: QUEUE_PATTERN.source },
+      },
       count: { type: 'integer', minimum: 1, maximum: MAX_FETCH_COUNT },
       worker_id: { type: 'string' },
       visibility_timeout_ms: VISIBILITY,
@@ -163,7 +183,16 @@ const WORKER_SCHEMAS = {
       },
     },
   },
-  heartbeat: { type: 'object', required: ['job_id'], properties: { job_id: JOB_ID, visibility_timeout_ms: VISIBILITY } },
+  // The binding's BEAT (`worker_id`, `active_jobs`) and the one-job form (`job_id`) some SDKs send.
+  heartbeat: {
+    type: 'object',
+    properties: {
+      worker_id: { type: 'string', minLength: 1 },
+      active_jobs: { type: 'array', maxItems: MAX_FETCH_COUNT * 10, items: JOB_ID },
+      job_id: JOB_ID,
+      visibility_timeout_ms: VISIBILITY,
+    },
+  },
 } as const;
 
 /** An empty body is OJS's `invalid_payload`, before schema validation would call it a bad field. */
@@ -258,9 +287,14 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     extensions: { supported: ['unique-jobs', 'bulk'] },
   }));
 
-  app.get('/ojs/v1/health', async (_request, reply) => {
-    const health = await store.health().catch((error: unknown) => ({ ok: false, type: store.backend, error: (error as Error).message }));
+  app.get('/ojs/v1/health', async (request, reply) => {
+    const health: StoreHealth = await store.health().catch((error: unknown) => ({ ok: false, type: store.backend, error: String(error) }));
     const { ok, ...backend } = health;
+    // Health needs no token: the backend's own error text (hosts, ports, users) stays in the debug log.
+    if (backend.error !== undefined) {
+      request.log.debug({ detail: backend.error }, 'health check failed');
+      backend.error = 'the backend is unreachable';
+    }
     void reply.status(ok ? 200 : 503);
     return {
       status: ok ? 'ok' : 'degraded',
@@ -325,7 +359,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     try {
       results = await store.enqueueBatch(parsed.map((p) => p.input));
     } catch (error) {
-      if (error instanceof InvalidJobInputError) throw validationError(error.issues);
+      if (error instanceof InvalidJobInputError) throw validationError(batchIssues(error.issues, parsed));
       throw error;
     }
     const jobs = results.map((result) => {
@@ -379,7 +413,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     const job = await store.ack(id, body.result as JsonValue | undefined);
     const started = job.started_at ? Date.parse(job.started_at) : Date.now();
     record('job.completed', job, { duration_ms: Math.max(0, Date.now() - started) });
-    return { acknowledged: true, id: job.id, state: job.state, completed_at: job.completed_at ?? null, job: wireJob(job) };
+    return { acknowledged: true, job_id: job.id, id: job.id, state: job.state, completed_at: job.completed_at ?? null, job: wireJob(job) };
   });
 
   app.post('/ojs/v1/workers/nack', { schema: { body: WORKER_SCHEMAS.nack }, preValidation: bodyRequired }, async (request) => {
@@ -397,6 +431,8 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     const job = await store.nack(id, error, retry);
     record(job.state === 'discarded' ? 'job.discarded' : 'job.failed', job, { error: { type: error.type, message: error.message } });
     const answer: Record<string, unknown> = {
+      job_id: job.id,
+      // `id` as well: the conformance suites read it.
       id: job.id,
       state: job.state,
       attempt: job.attempt,
@@ -410,10 +446,32 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
 
   app.post('/ojs/v1/workers/heartbeat', { schema: { body: WORKER_SCHEMAS.heartbeat }, preValidation: bodyRequired }, async (request) => {
     const body = requireObject(request.body);
-    const id = requireId(body);
     const visibility = positiveInteger(body.visibility_timeout_ms, 'visibility_timeout_ms', DEFAULT_VISIBILITY_TIMEOUT_MS);
-    const job = await store.heartbeat(id, visibility);
-    return { id: job.id, state: job.state, visibility_timeout_ms: visibility, directive: 'continue' };
+    const single = typeof body.job_id === 'string' ? body.job_id : null;
+    const listed = Array.isArray(body.active_jobs) ? (body.active_jobs as string[]) : [];
+    if (single === null && typeof body.worker_id !== 'string') {
+      throw new HttpError(400, 'invalid_request', 'worker_id is required', { field: 'worker_id' });
+    }
+    const extended: string[] = [];
+    // The one-job form answers the job's own refusal (404, 409), as ack and nack do.
+    if (single !== null) extended.push((await store.heartbeat(single, visibility)).id);
+    // A listed job that is no longer this worker's to run (done, cancelled, reclaimed) is left out of jobs_extended.
+    for (const id of listed) {
+      if (id === single) continue;
+      try {
+        extended.push((await store.heartbeat(id, visibility)).id);
+      } catch (error) {
+        if (!(error instanceof JobNotFoundError || error instanceof InvalidTransitionError)) throw error;
+      }
+    }
+    const answer: Record<string, unknown> = {
+      state: 'running',
+      jobs_extended: extended,
+      server_time: new Date().toISOString(),
+      visibility_timeout_ms: visibility,
+    };
+    if (single !== null) answer.job_id = single;
+    return answer;
   });
 
   app.get<{ Querystring: Record<string, string | undefined> }>('/ojs/v1/events', async (request) => {
@@ -431,6 +489,12 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   });
 
   app.get<{ Params: { name: string } }>('/ojs/v1/queues/:name/stats', async (request) => {
+    const name = request.params.name;
+    if (name.length > MAX_QUEUE_NAME || !QUEUE_PATTERN.test(name)) {
+      throw new HttpError(400, 'invalid_request', 'the queue name must match [a-z0-9][a-z0-9.-]*, at most 128 characters', {
+        field: 'name',
+      });
+    }
     const counts = await store.queueStats(request.params.name);
     const queue: Record<string, unknown> = { name: request.params.name };
     for (const state of OJS_JOB_STATES) queue[state] = counts[state] ?? 0;

@@ -221,7 +221,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     // scheduled_at is an absolute time chosen by the producer; the delay BullMQ stores is
     // relative to the job's timestamp, which a unique add sets to Redis TIME.
     if (scheduledAt !== null && scheduledAt > Date.now()) opts.delay = scheduledAt - Date.now();
-    const priority = bullmqPriority(input.priority ?? 0);
+    const priority = bullmqPriority(input.priority);
     if (priority !== undefined) opts.priority = priority;
     // A Worker's removeOnComplete/removeOnFail must not delete a job its policy still counts.
     if (prepared) Object.assign(opts, keepOptionsFor(prepared.policy, opts));
@@ -278,6 +278,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
   }
 
   async getJob(id: string): Promise<OjsJob | null> {
+    if (!isJobId(id)) return null;
     try {
       for (const queueName of await this.#knownQueues()) {
         const base = queueBase(`${this.prefix}:`, queueName);
@@ -324,6 +325,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
   }
 
   async cancel(id: string): Promise<OjsJob> {
+    if (!isJobId(id)) throw errorForReply({ code: 'not_found', jobId: id });
     let queues: string[];
     try {
       queues = await this.#knownQueues();
@@ -437,4 +439,14 @@ function ignoreError(): void {}
 function callerTimeout(client: Redis | Cluster): number | undefined {
   const options = client instanceof Cluster ? client.options.redisOptions : client.options;
   return typeof options?.commandTimeout === 'number' ? options.commandTimeout : undefined;
+}
+
+/**
+ * Whether `id` can name a job. BullMQ refuses ":" in custom ids but for its own repeat ids
+ * (`repeat:<key>:<millis>`, three parts); any other key with one under a queue's prefix is
+ * BullMQ's (`<id>:lock` …) or this adapter's (`ojs:index`, `ojs:cancelled:<id>`).
+ */
+function isJobId(id: string): boolean {
+  if (typeof id !== 'string' || id === '') return false;
+  return !id.includes(':') || (id.split(':').length === 3 && !id.startsWith('ojs:'));
 }

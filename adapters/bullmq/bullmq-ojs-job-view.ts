@@ -1,18 +1,22 @@
 /**
  * A BullMQ job hash (or a cancelled job's archive) as the OJS envelope (`OjsJob`).
  *
- * Priority: OJS runs higher first, BullMQ runs lower first (1 is the highest, 0 means none).
- * The backend maps OJS `p > 0` to BullMQ `PRIORITY_BASE - p` (clamped to 1) and back; OJS 0 and
- * negative priorities are BullMQ 0 (no priority) — BullMQ has no "below default".
+ * Priority: OJS runs higher first, BullMQ runs lower first (1 is the highest, 0 means none, and
+ * BullMQ serves its `wait` list, the jobs without one, before any prioritized job). A job given
+ * an OJS priority, 0 and negative ones included, is BullMQ `PRIORITY_BASE - p` (clamped to
+ * 1..BULLMQ_MAX_PRIORITY), so that among such jobs higher runs first, 0 before −1 as well; a job
+ * given none keeps BullMQ's own "no priority" (and reads back as OJS 0).
  */
 import type { JsonValue, OjsJob, OjsJobState } from '../../src/job.js';
 import { parseUniquePolicy } from '../../src/unique-policy.js';
-import { jobOptsFromHash } from './bullmq-host.js';
+import { BULLMQ_MAX_PRIORITY, jobOptsFromHash } from './bullmq-host.js';
 
 export const PRIORITY_BASE = 1_000_000;
 
-export function bullmqPriority(ojsPriority: number): number | undefined {
-  return ojsPriority > 0 ? Math.max(1, PRIORITY_BASE - ojsPriority) : undefined;
+/** The BullMQ priority of an OJS one; `undefined` (none given) is BullMQ's none. */
+export function bullmqPriority(ojsPriority: number | undefined): number | undefined {
+  if (ojsPriority === undefined) return undefined;
+  return Math.min(BULLMQ_MAX_PRIORITY, Math.max(1, PRIORITY_BASE - ojsPriority));
 }
 
 export function ojsJobView(queue: string, id: string, state: OjsJobState, hash: Record<string, string>, dueMs?: number): OjsJob {

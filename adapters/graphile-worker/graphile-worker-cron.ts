@@ -30,8 +30,9 @@ import { uniqueAddFunctions } from './graphile-worker-unique-add.js';
 export const UNIQUE_CRON_TASK_IDENTIFIER = 'ojs_unique_cron';
 
 /**
- * The policy of a cron item's jobs: one for every item, or per item (null or undefined leaves
- * that item to Graphile, unchanged).
+ * The policy of a cron item's jobs: one for every item, or per item. `null` leaves that item to
+ * Graphile, unchanged; `undefined` (or no policy at all) translates the item's own `jobKey` /
+ * `jobKeyMode` (`fromGraphileWorker`), and leaves an item without them unchanged.
  */
 export type CronItemPolicy = UniquePolicyInput | ((item: ParsedCronItem) => UniquePolicyInput | null | undefined);
 

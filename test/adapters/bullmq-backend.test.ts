@@ -55,6 +55,24 @@ describe('bullmq adapter: createBullMQBackend', function () {
       .and.at.most(60_000);
   });
 
+  it("priority: a job given an OJS priority (0 and negative too) is prioritized higher first; one given none keeps BullMQ's none", async function () {
+    const ids: Record<string, string> = {};
+    for (const [name, priority] of [
+      ['none', undefined],
+      ['zero', 0],
+      ['low', -5],
+      ['high', 50],
+    ] as const) {
+      ids[name] = (await backend.enqueue({ type: 'a', args: { name }, ...(priority === undefined ? {} : { priority }) })).job.id;
+    }
+    const bull = async (name: string) => (await backend.queue().getJob(ids[name]!))!.priority;
+    expect([await bull('none'), await bull('high'), await bull('zero'), await bull('low')]).to.deep.equal([
+      0, 999_950, 1_000_000, 1_000_005,
+    ]);
+    expect((await backend.getJob(ids.low!))!.priority).to.equal(-5);
+    expect((await backend.getJob(ids.none!))!.priority).to.equal(0);
+  });
+
   it('cancel: a waiting job becomes a cancelled archive; a terminal one is an invalid transition; an unknown id is not found', async function () {
     const { job } = await backend.enqueue({ type: 'a', args: {} });
     expect(await backend.cancel(job.id)).to.include({ id: job.id, state: 'cancelled' });
@@ -73,6 +91,22 @@ describe('bullmq adapter: createBullMQBackend', function () {
     expect(await rejection(taken.moveToCompleted('done', 'token', false))).to.be.instanceOf(Error);
     expect((await backend.getJob(job.id))?.state).to.equal('cancelled');
     expect(await backend.queue().getJobCounts('active', 'completed')).to.deep.equal({ active: 0, completed: 0 });
+  });
+
+  it("getJob and cancel never take BullMQ's own keys for jobs: meta, events, id, ojs:index, an archive", async function () {
+    const { job } = await backend.enqueue({ type: 'a', args: {}, unique: {} });
+    await backend.cancel((await backend.enqueue({ type: 'b', args: {} })).job.id);
+    const base = `${ctx.prefix}:default:`;
+    const keys = await ctx.redis.keys(`${base}*`);
+    expect(keys).to.include.members([`${base}meta`, `${base}events`, `${base}marker`]);
+    const archive = keys.find((key) => key.startsWith(`${base}ojs:cancelled:`))!.slice(base.length);
+    for (const id of ['meta', 'events', 'marker', 'wait', 'id', 'ojs:index', archive, `${job.id}:lock`, '']) {
+      expect(await backend.getJob(id), id).to.equal(null);
+      expect(await rejection(backend.cancel(id)), id).to.be.instanceOf(JobNotFoundError);
+    }
+    expect(await ctx.redis.keys(`${base}*`)).to.have.members(keys);
+    const duplicate = await rejection(backend.enqueue({ type: 'a', args: {}, unique: { on_conflict: 'reject' } }));
+    expect(duplicate).to.have.property('code', 'duplicate');
   });
 
   it('refuses ids BullMQ cannot take, and an id that exists, as invalid_request on id', async function () {

@@ -41,6 +41,24 @@ for (const backend of GATEWAY_BACKENDS) {
       expect(await known(ids)).to.deep.equal([]);
     });
 
+    it('a batch accepts the policy extensions a single PUSH accepts, and names a bad field where the job wrote it', async () => {
+      const manifest = await gateway.request('GET', '/ojs/manifest');
+      const declared: string[] = manifest.body.capabilities.unique_jobs.extensions ?? [];
+      const policy = { keys: ['type', 'args'], on_conflict: 'ignore', x_update: { available: ['args'] } };
+      const single = await push({ type: 'batch.ext', args: [1], options: { unique: policy } });
+      const many = await batch([{ type: 'batch.ext', args: [2], options: { unique: policy } }]);
+      expect(many.status, JSON.stringify(many.body)).to.equal(single.status === 201 ? 201 : 400);
+      expect(single.status).to.equal(declared.includes('x_update') ? 201 : 400);
+      const bad = await batch([
+        { type: 'batch.ok', args: [1] },
+        { type: 'batch.bad', args: [1], options: { unique: { keys: ['nope'] } } },
+        { type: 'batch.bad', args: [1], unique: { keys: ['nope'] } },
+      ]);
+      expect(bad.status).to.equal(400);
+      const fields = bad.body.error.details.issues.map((issue: { path: string }) => issue.path);
+      expect(fields).to.include('jobs[1].options.unique.keys[0]');
+    });
+
     if (backend === 'bullmq') return;
 
     it('a reject duplicate part-way leaves nothing: a worker fetching throughout never sees one of its jobs, and INFO does not know them', async () => {

@@ -176,6 +176,25 @@ describe('gateway cross-path: Graphile Worker', function () {
     }
   });
 
+  it("a job added with Graphile's own addJob is cancelled as Graphile removes it: 200 cancelled unlocked, 409 while a worker holds it", async () => {
+    const workerUtils = await utils();
+    try {
+      const waiting = String((await workerUtils.addJob('report_build', { day: 3 })).id);
+      expect((await gateway.request('GET', `/ojs/v1/jobs/${waiting}`)).body.job).to.include({ state: 'available' });
+      const cancelled = await gateway.request('DELETE', `/ojs/v1/jobs/${waiting}`);
+      expect(cancelled.status, JSON.stringify(cancelled.body)).to.equal(200);
+      expect(cancelled.body.job).to.include({ id: waiting, state: 'cancelled', previous_state: 'available' });
+      expect((await gateway.request('GET', `/ojs/v1/jobs/${waiting}`)).status).to.equal(404);
+      const held = String((await workerUtils.addJob('report_build', { day: 4 })).id);
+      expect((await gateway.request('POST', '/ojs/v1/workers/fetch', { queues: ['default'] })).body.jobs[0]).to.include({ id: held });
+      const refused = await gateway.request('DELETE', `/ojs/v1/jobs/${held}`);
+      expect(refused.status).to.equal(409);
+      expect((await gateway.request('POST', '/ojs/v1/workers/ack', { job_id: held })).body.state).to.equal('completed');
+    } finally {
+      await workerUtils.release();
+    }
+  });
+
   it('an HTTP worker and a Graphile runner never both hold a job', async () => {
     const pushed = await gateway.request('POST', '/ojs/v1/jobs', { type: 'slow_task', args: [{ n: 1 }] });
     const fetched = await gateway.request('POST', '/ojs/v1/workers/fetch', { queues: ['default'] });

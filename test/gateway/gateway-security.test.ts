@@ -6,8 +6,10 @@
 import { expect } from 'chai';
 import { Writable } from 'node:stream';
 import { createOjsServer } from '../../server/ojs-server.js';
+import { parsePush } from '../../server/ojs-request.js';
 import { createMemoryGatewayStore } from '../../server/memory-gateway-store.js';
 import { createBullmqGatewayStore } from '../../server/bullmq-gateway-store.js';
+import { createGatewayStore, GatewayOptionError } from '../../server/create-gateway-store.js';
 import { startGateway, type TestGateway } from './gateway-test-server.js';
 
 const job = { type: 'email.send', args: [{ to: 'secret-recipient@example.com' }], options: { unique: { keys: ['type', 'args'] } } };
@@ -57,6 +59,28 @@ describe('gateway security and limits', function () {
         method,
         ...(body === undefined ? {} : { body, headers: { 'content-type': 'application/openjobspec+json' } }),
       });
+
+    it('drops the fields the server sets from a PUSH (state, result, uniqueness_key, started_at …), keeps other unknown ones', async () => {
+      const sent = {
+        type: 'spoof.job',
+        args: [],
+        state: 'completed',
+        result: { ok: true },
+        uniqueness_key: 'forged',
+        started_at: '2020-01-01T00:00:00Z',
+        completed_at: '2020-01-01T00:00:00Z',
+        attempt: 9,
+        custom: 'kept',
+      };
+      for (const path of ['/ojs/v1/jobs', '/ojs/v1/jobs/batch']) {
+        const reply = await send('POST', path, JSON.stringify(path.endsWith('batch') ? { jobs: [sent] } : sent));
+        const body = (await reply.json()) as { job: Record<string, unknown>; jobs: Record<string, unknown>[] };
+        const job = path.endsWith('batch') ? body.jobs[0] : body.job;
+        expect(job, path).to.include({ state: 'available', attempt: 0, custom: 'kept' });
+        for (const field of ['result', 'uniqueness_key', 'started_at', 'completed_at'])
+          expect(job, `${path} ${field}`).to.not.have.property(field);
+      }
+    });
 
     it('has no reset route unless testReset is given (404 with hint and docs_url)', async () => {
       const reply = await send('POST', '/ojs/v1/admin/reset');
@@ -111,6 +135,24 @@ describe('gateway security and limits', function () {
     });
   });
 
+  it("PUSH sets a retry policy only when options.retry gives one: otherwise the host's own backoff stays", () => {
+    expect(parsePush({ type: 'a', args: [] }).input.extras).to.not.have.property('retry');
+    const attemptsOnly = parsePush({ type: 'a', args: [], options: { retry: { max_attempts: 3 } } }).input;
+    expect(attemptsOnly.extras).to.not.have.property('retry');
+    expect(attemptsOnly.max_attempts).to.equal(3);
+    const shaped = parsePush({ type: 'a', args: [], options: { retry: { initial_interval: 'PT2S' } } }).input.extras;
+    expect(shaped.retry).to.deep.equal({ initialIntervalMs: 2000, backoffCoefficient: 2, maxIntervalMs: 300_000 });
+  });
+
+  it('createGatewayStore refuses graphile-worker without a database URL with a typed error naming the option', async () => {
+    const error = await createGatewayStore({ backend: 'graphile-worker' }).then(
+      () => null,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).to.be.instanceOf(GatewayOptionError);
+    expect(error).to.include({ code: 'invalid_option', option: 'databaseUrl' });
+  });
+
   it('answers health with 503 when the store is down', async () => {
     const app = await createOjsServer({
       store: createBullmqGatewayStore({ redisUrl: 'redis://127.0.0.1:1', prefix: 'ojs-test:unreachable' }),
@@ -120,6 +162,9 @@ describe('gateway security and limits', function () {
       expect(reply.statusCode).to.equal(503);
       expect(reply.json()).to.deep.include({ status: 'degraded' });
       expect(reply.json().backend.status).to.equal('disconnected');
+      // No token is needed for health: the backend's own error text (host, port) is not shown.
+      expect(reply.json().backend.error).to.equal('the backend is unreachable');
+      expect(reply.body).to.not.contain('127.0.0.1');
     } finally {
       await app.close();
     }

@@ -39,10 +39,50 @@ for (const backend of ['memory', 'graphile-worker'] as const) {
         job_id: pushed.body.job.id,
         visibility_timeout_ms: 60_000,
       });
-      expect(beat.body).to.include({ state: 'active' });
+      expect(beat.body).to.include({ state: 'running', job_id: pushed.body.job.id });
+      expect(beat.body.jobs_extended).to.deep.equal([pushed.body.job.id]);
       await sleep(600);
       expect(await fetchJobs(30_000)).to.deep.equal([]);
       expect((await gateway.request('POST', '/ojs/v1/workers/ack', { job_id: pushed.body.job.id })).body.state).to.equal('completed');
+    });
+
+    it("BEAT in the binding's form (worker_id, active_jobs) extends each active job and answers state, jobs_extended, server_time", async () => {
+      const first = (await gateway.request('POST', '/ojs/v1/jobs', { type: 'slow.job', args: [1] })).body.job.id as string;
+      const second = (await gateway.request('POST', '/ojs/v1/jobs', { type: 'slow.job', args: [2] })).body.job.id as string;
+      expect((await fetchJobs(300)).map((job: { id: string }) => job.id)).to.deep.equal([first]);
+      const beat = await gateway.request('POST', '/ojs/v1/workers/heartbeat', {
+        worker_id: 'worker-1',
+        active_jobs: [first, second],
+        visibility_timeout_ms: 60_000,
+      });
+      expect(beat.status).to.equal(200);
+      expect(beat.body).to.include({ state: 'running' });
+      expect(beat.body.jobs_extended).to.deep.equal([first]);
+      expect(Date.parse(beat.body.server_time)).to.be.a('number').and.not.NaN;
+      await sleep(600);
+      expect((await fetchJobs(30_000)).map((job: { id: string }) => job.id)).to.deep.equal([second]);
+      const ack = await gateway.request('POST', '/ojs/v1/workers/ack', { job_id: first });
+      expect(ack.body).to.include({ acknowledged: true, job_id: first, id: first, state: 'completed' });
+      const nack = await gateway.request('POST', '/ojs/v1/workers/nack', { job_id: second, error: { code: 'x', message: 'no' } });
+      expect(nack.body).to.include({ job_id: second, id: second });
+      const anonymous = await gateway.request('POST', '/ojs/v1/workers/heartbeat', { active_jobs: [first] });
+      expect(anonymous.status).to.equal(400);
+      expect(anonymous.body.error.details).to.include({ field: 'worker_id' });
+    });
+
+    it('an x_update of an active job keeps its run: started_at stays, and its reservation still lapses', async function () {
+      const declared: string[] = (await gateway.request('GET', '/ojs/manifest')).body.capabilities.unique_jobs.extensions ?? [];
+      if (!declared.includes('x_update')) this.skip();
+      const policy = { keys: ['type'], on_conflict: 'ignore', x_update: { active: ['args'] } };
+      const options = { retry: { max_attempts: 3, initial_interval: 'PT0S' } };
+      const pushed = (await gateway.request('POST', '/ojs/v1/jobs', { type: 'slow.job', args: [1], unique: policy, options })).body.job;
+      const fetched = (await fetchJobs(300))[0];
+      expect(fetched.started_at).to.be.a('string');
+      const update = await gateway.request('POST', '/ojs/v1/jobs', { type: 'slow.job', args: [2], unique: policy, options });
+      expect(update.body).to.include({ updated: true });
+      expect(update.body.job).to.include({ id: pushed.id, state: 'active', started_at: fetched.started_at });
+      await sleep(600);
+      expect((await fetchJobs(30_000))[0]).to.include({ id: pushed.id, attempt: 2 });
     });
   });
 }

@@ -265,6 +265,10 @@ function checkAssertions(assertions: Assertions, response: StepResponse): string
   if (assertions.status_in && !assertions.status_in.includes(response.status)) {
     problems.push(`status ${response.status} not in ${JSON.stringify(assertions.status_in)}`);
   }
+  // A body assertion on a reply that is not a JSON object fails: skipping it would pass a test that checked nothing.
+  if ((assertions.body || assertions.body_absent) && !response.body) {
+    problems.push(`body: expected a JSON object (body ${response.raw.slice(0, 300)})`);
+  }
   if (assertions.body && response.body) {
     for (const [path, matcher] of Object.entries(assertions.body)) {
       if (path === '$or') {

@@ -16,7 +16,8 @@
   Output:
     { "cancelled", prevState, nowMs, archiveHash }
     { "terminal", state }        completed, discarded or cancelled already: nothing changed
-    { "not_found" }
+    { "not_found" }           also for a key that is not a job (includes/ojs-is-job): BullMQ's own
+                              keys under the prefix ("meta", "events" …) are never archived
 
   All-or-nothing, by construction: the state is read and every refusal (not_found, terminal)
   answered before the one write, ojsArchiveJob, which acts on the job hash just seen to exist.
@@ -27,6 +28,7 @@ local rcall = redis.call
 
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-period-end"
+--- @include "includes/ojs-is-job"
 --- @include "includes/ojs-own-policy"
 --- @include "includes/ojs-archive-job"
 --- @include "includes/ojs-read-job"
@@ -35,6 +37,7 @@ local time = rcall("TIME")
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local base = ARGV[1]
 local jobId = ARGV[2]
+if not ojsIsJobOrAbsent(base .. jobId) then return { "not_found" } end
 local state, location = ojsJobState(base, jobId, nowMs)
 if state == nil then return { "not_found" } end
 if state == "completed" or state == "discarded" or state == "cancelled" then return { "terminal", state } end

@@ -10,6 +10,9 @@
     { "found", ojsState, nowMs, hash, dueMs or "" }
     { "not_found" }
 
+  A key under the queue's prefix counts as a job only if it is a hash with BullMQ's `timestamp`
+  field: an id such as "meta" or "events" names BullMQ's own keys, which are not jobs.
+
   Reads only.
 ]]
 local rcall = redis.call
@@ -17,10 +20,12 @@ local rcall = redis.call
 --- @bullmq-host
 
 --- @include "includes/ojs-job-state"
+--- @include "includes/ojs-is-job"
 --- @include "includes/ojs-read-job"
 
 local time = rcall("TIME")
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+if not ojsIsJobOrAbsent(ARGV[1] .. ARGV[2]) then return { "not_found" } end
 local state, location, due = ojsJobState(ARGV[1], ARGV[2], nowMs)
 if state == nil then return { "not_found" } end
 return { "found", state, nowMs, ojsReadJob(ARGV[1], ARGV[2], location), due or "" }
