@@ -46,6 +46,12 @@ export interface UniqueAddRequest {
    * as the small `unique-probe` (see bullmq-probe-hints.ts). (Default: true.)
    */
   probe?: boolean;
+  /**
+   * Whether the caller has refused, before this call, every option BullMQ's own check of a job
+   * would refuse (`bullmqOptionIssues`, and an own `debounce`): a probe is then sent without
+   * building BullMQ's Job first. (Default: false: BullMQ's check runs before anything is sent.)
+   */
+  bullmqOptionsChecked?: boolean;
 }
 
 /** A job that already existed under the fingerprint, as the script saw it. */
@@ -176,7 +182,9 @@ function hintsFor(queue: Queue): ProbeHints {
 
 export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddReply> {
   const client = await queueClient(request.queue);
-  const validated = validatedJob(request);
+  // BullMQ's Job (its option check and encoding) is built only for an add that may insert: a
+  // probe needs none of it, once the caller's checks have refused what BullMQ's check would.
+  const validated = request.bullmqOptionsChecked === true ? undefined : validatedJob(request);
   const unique = request.prepared;
   // Only reject and ignore can end without a write; a replace always writes, so it is never probed.
   const probeable =

@@ -236,7 +236,8 @@ export function withUniqueness<Q extends Queue>(queue: Q, options: WithUniquenes
       if (reply.outcome !== 'deduplicated') queue.emit('waiting', relink(job) as never);
       return relink(job);
     } catch (error) {
-      throw typedErrorFor(error);
+      // A duplicate (the common refusal) is already the typed error to throw.
+      throw isDuplicateJobError(error) ? error : typedErrorFor(error);
     }
   };
 
@@ -311,7 +312,8 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
   const merged: JobsOptions = { ...internalsOf(queue).jobsOpts, ...bullmqOpts, jobId: bullmqOpts.jobId };
   const issues: ValidationIssue[] = [];
   for (const option of ['deduplication', 'debounce', 'parent', 'repeat'] as const) {
-    if ((merged as Record<string, unknown>)[option] !== undefined) {
+    // BullMQ refuses a `debounce` key even when undefined (Job#validateOptions).
+    if ((merged as Record<string, unknown>)[option] !== undefined || (option === 'debounce' && Object.hasOwn(merged, option))) {
       issues.push({
         path: `opts.${option}`,
         message: `cannot be combined with unique (see docs/bullmq.md, "Combining with BullMQ options")`,
@@ -352,6 +354,7 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
     meta: ojsMeta ?? {},
     cancelledRetentionMs: retentionMs,
     idPath: 'opts.jobId',
+    bullmqOptionsChecked: true,
   };
 }
 

@@ -33,7 +33,7 @@ import {
 import { encodeCommand, OjsScript } from '../../adapters/bullmq/bullmq-script-command.js';
 import { composedScripts, UNIQUE_ADD_QUEUE_KEYS } from '../../adapters/bullmq/bullmq-script-set.js';
 import { createBullMQBackend, withUniqueness } from '../../adapters/bullmq/index.js';
-import { BackendError } from '../../src/index.js';
+import { BackendError, InvalidJobInputError } from '../../src/index.js';
 import { useRedisPrefix } from './bullmq-test-redis.js';
 
 const HOST = 'adapters/bullmq/bullmq-host.ts';
@@ -342,6 +342,36 @@ describe('bullmq host contract: Queue and Job members outside the public API', f
     expect(() => validateJobOptions(job({ priority: BULLMQ_MAX_PRIORITY }))).not.to.throw();
     expect(() => validateJobOptions(job({ priority: BULLMQ_MAX_PRIORITY + 1 })), `BULLMQ_MAX_PRIORITY in ${HOST}`).to.throw(/[Pp]riority/);
     expect(() => validateJobOptions(job({ jobId: '12' }))).to.throw(/integer/);
+  });
+
+  it("every option Job#validateOptions refuses is refused by withUniqueness's own checks, so a duplicate probe may skip BullMQ's Job", async function () {
+    // bullmq-unique-add.ts (bullmqOptionsChecked): a probe is sent before BullMQ's Job is built.
+    const queue = ctx.queue('validate-mirror');
+    const unique = withUniqueness(queue);
+    const policy = { keys: ['type', 'args'] } as const;
+    await unique.add('a', { x: 1 }, { unique: policy });
+    const refusedByBullMQ: object[] = [
+      { jobId: '12' },
+      { jobId: 'a:b' },
+      { priority: 1.5 },
+      { priority: BULLMQ_MAX_PRIORITY + 1 },
+      { sizeLimit: 2 },
+      { failParentOnFailure: true, removeDependencyOnFailure: true },
+      { deduplication: {} },
+      { debounce: undefined },
+      { debounce: { id: 'd' } },
+      { backoff: { type: 'fixed', delay: 1, jitter: 2 } },
+      { backoff: { type: 'fixed', delay: 1, jitter: -1 } },
+    ];
+    for (const opts of refusedByBullMQ) {
+      const label = JSON.stringify(opts) ?? String(opts);
+      expect(() => validateJobOptions(new Job(queue, 'a', { x: 1 }, opts, (opts as { jobId?: string }).jobId)), label).to.throw();
+      const error = await unique.add('a', { x: 1 }, { ...opts, unique: policy }).then(
+        () => null,
+        (failure: unknown) => failure,
+      );
+      expect(error, `${label}: refused before the probe, as BullMQ's check in ${HOST} refuses it`).to.be.instanceOf(InvalidJobInputError);
+    }
   });
 
   it('a job rebuilt from its hash (jobFromHash) is the job Job.fromId reads', async function () {
