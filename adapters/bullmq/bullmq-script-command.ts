@@ -39,16 +39,7 @@ export class OjsScript {
   /** Runs the script with `keysAndArgs` (its `numberOfKeys` keys first) on `target`; the reply's promise. */
   run(target: IoredisTarget, keysAndArgs: readonly ScriptArgument[]): Promise<unknown> {
     if (typeof target?.sendCommand !== 'function') throw notIoredis('the script target', target);
-    const command = this.#command(keysAndArgs);
-    command.promise = command.promise.catch((error: Error) => {
-      if (!error.message.startsWith('NOSCRIPT')) throw error;
-      // The connection lost the script (SCRIPT FLUSH, a failover): once more, as EVAL. A pipeline's
-      // resend goes to its client, as ioredis' Script does it.
-      const resend = this.#command(keysAndArgs);
-      const client = target.isPipeline && target.redis ? target.redis : target;
-      client.sendCommand(resend);
-      return resend.promise;
-    });
+    const command = new ScriptCommand(this, this.#loaded, [this.sha, this.numberOfKeys, ...keysAndArgs], target);
     target.sendCommand(command);
     return command.promise;
   }
@@ -62,27 +53,44 @@ export class OjsScript {
   markLoaded(socket: object): void {
     this.#loaded.add(socket);
   }
-
-  #command(keysAndArgs: readonly ScriptArgument[]): ScriptCommand {
-    return new ScriptCommand(this, this.#loaded, [this.sha, this.numberOfKeys, ...keysAndArgs]);
-  }
 }
 
-/** One run of an `OjsScript`: EVALSHA or EVAL depending on the connection it is written to. */
+/**
+ * One run of an `OjsScript`: EVALSHA or EVAL depending on the connection it is written to. Met
+ * with NOSCRIPT (the connection lost the script: SCRIPT FLUSH, a failover), it is sent once more,
+ * as EVAL, and settles with that second command; a pipeline's resend goes to its client, as
+ * ioredis' `Script` does it. Handled in the command's own `reject`, so a run costs no promise
+ * beyond the command's.
+ */
 class ScriptCommand extends Command {
   readonly #script: OjsScript;
   readonly #loaded: WeakSet<object>;
+  /** Where a NOSCRIPT resend goes; undefined for the resend itself (sent once more at most). */
+  readonly #target: IoredisTarget | undefined;
 
-  constructor(script: OjsScript, loaded: WeakSet<object>, args: ScriptArgument[]) {
+  constructor(script: OjsScript, loaded: WeakSet<object>, args: ScriptArgument[], target: IoredisTarget | undefined) {
     super('evalsha', args, { replyEncoding: 'utf8' });
     this.#script = script;
     this.#loaded = loaded;
+    this.#target = target;
   }
 
   override toWritable(socket: object): string | Buffer {
     const reject = this.reject;
     this.reject = (error: Error) => {
-      if (error.message.startsWith('NOSCRIPT')) this.#loaded.delete(socket);
+      if (error.message.startsWith('NOSCRIPT')) {
+        this.#loaded.delete(socket);
+        const target = this.#target;
+        if (target !== undefined) {
+          const resend = new ScriptCommand(this.#script, this.#loaded, this.args as ScriptArgument[], undefined);
+          resend.args[0] = this.#script.sha;
+          resend.name = 'evalsha';
+          const client = target.isPipeline && target.redis ? target.redis : target;
+          client.sendCommand(resend);
+          resend.promise.then(this.resolve, (failure: Error) => reject.call(this, failure));
+          return;
+        }
+      }
       reject.call(this, error);
     };
     if (!this.#loaded.has(socket)) {

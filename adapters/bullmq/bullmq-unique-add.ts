@@ -18,7 +18,7 @@ import { ProbeHints } from './bullmq-probe-hints.js';
 import { errorForReply } from './bullmq-reply-errors.js';
 import { encodeAdd, internalsOf, queueClient, validateJobOptions } from './bullmq-host.js';
 import { COMMANDS, runScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
-import { indexKey, queueBase, rootPrefixOf } from './bullmq-sidecar-keys.js';
+import { indexKey, queueBase, rootPrefixOf, type IndexKey } from './bullmq-sidecar-keys.js';
 
 export interface UniqueAddRequest {
   queue: Queue;
@@ -90,8 +90,7 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
   const { job, jobData } = validated;
   const bullmqArgv = await encodeAdd(queue, jobData, job.id);
 
-  const rootPrefix = rootPrefixOf(queue);
-  const queueKeys = UNIQUE_ADD_QUEUE_KEYS.map((name) => queue.keys[name]!);
+  const { rootPrefix, queueKeys, queueIndex, prefixIndex } = constantsOf(request.queue);
   const idClaimQueues = request.idClaimQueues ?? '';
   if (request.prepared === null) {
     // No policy: the script only claims the id and runs BullMQ's add. It never touches the
@@ -118,7 +117,7 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
     return { request, job, keys, argv };
   }
   const { policy, key } = request.prepared;
-  const index = indexKey(rootPrefix, queue.name, policy);
+  const index = policy.keys.includes('queue') ? queueIndex : prefixIndex;
   const keys = [...queueKeys, index.key];
 
   const argv = [
@@ -171,13 +170,40 @@ export function sendUniqueAdd(target: object, prepared: PreparedUniqueAdd): Prom
   return runScript(target, COMMANDS.uniqueAdd, [...prepared.keys, ...prepared.argv]);
 }
 
-/** Per queue object: the fingerprints its adds saw holding a job (bullmq-probe-hints.ts). */
-const probeHints = new WeakMap<Queue, ProbeHints>();
+/**
+ * What every add to one queue object sends alike, worked out on its first add: the queue's keys
+ * in unique-add's order, its prefix, the index of each kind of policy, and the fingerprints its
+ * adds saw holding a job (bullmq-probe-hints.ts). A queue's name, prefix and keys never change.
+ */
+interface QueueConstants {
+  rootPrefix: string;
+  base: string;
+  /** unique-add's KEYS[1..11]. */
+  queueKeys: string[];
+  /** The index of policies with `queue` (this queue's) and without it (the prefix's). */
+  queueIndex: IndexKey;
+  prefixIndex: IndexKey;
+  hints: ProbeHints;
+}
 
-function hintsFor(queue: Queue): ProbeHints {
-  let hints = probeHints.get(queue);
-  if (!hints) probeHints.set(queue, (hints = new ProbeHints()));
-  return hints;
+const perQueue = new WeakMap<Queue, QueueConstants>();
+
+function constantsOf(queue: Queue): QueueConstants {
+  let constants = perQueue.get(queue);
+  if (constants === undefined) {
+    const internals = internalsOf(queue);
+    const rootPrefix = rootPrefixOf(internals);
+    constants = {
+      rootPrefix,
+      base: queueBase(rootPrefix, internals.name),
+      queueKeys: UNIQUE_ADD_QUEUE_KEYS.map((name) => internals.keys[name]!),
+      queueIndex: indexKey(rootPrefix, internals.name, { keys: ['queue'] }),
+      prefixIndex: indexKey(rootPrefix, internals.name, { keys: [] }),
+      hints: new ProbeHints(),
+    };
+    perQueue.set(queue, constants);
+  }
+  return constants;
 }
 
 export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddReply> {
@@ -189,12 +215,13 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
   // Only reject and ignore can end without a write; a replace always writes, so it is never probed.
   const probeable =
     unique !== null && request.probe !== false && (unique.policy.on_conflict === 'reject' || unique.policy.on_conflict === 'ignore');
-  const hints = probeable ? hintsFor(request.queue) : undefined;
+  const constants = constantsOf(request.queue);
+  const hints = probeable ? constants.hints : undefined;
   // A hint is per key and index (a policy with and without `queue` can share a key).
   const fingerprint = probeable ? unique.key + (unique.policy.keys.includes('queue') ? 'q' : 'g') : '';
   try {
     if (hints?.has(fingerprint)) {
-      const answered = decodeProbeReply(request, await runScript(client, COMMANDS.uniqueProbe, probeArgs(request)));
+      const answered = decodeProbeReply(request, await runScript(client, COMMANDS.uniqueProbe, probeArgs(request, constants)));
       if (answered) return answered;
       // A miss: the job this hint was about no longer counts. Nothing was written; the full add decides.
       hints.forget(fingerprint);
@@ -209,18 +236,17 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
   }
 }
 
-function probeArgs(request: UniqueAddRequest): (string | number)[] {
+function probeArgs(request: UniqueAddRequest, constants: QueueConstants): (string | number)[] {
   const queue = internalsOf(request.queue);
   const { policy, key } = request.prepared!;
-  const rootPrefix = rootPrefixOf(queue);
-  const index = indexKey(rootPrefix, queue.name, policy);
+  const index = policy.keys.includes('queue') ? constants.queueIndex : constants.prefixIndex;
   return [
     index.key,
     queue.keys.events!,
     queue.keys.meta!,
-    rootPrefix,
+    constants.rootPrefix,
     queue.name,
-    queueBase(rootPrefix, queue.name),
+    constants.base,
     request.opts.jobId ?? '',
     request.idClaimQueues ?? '',
     ...decisionArgs(policy, key),

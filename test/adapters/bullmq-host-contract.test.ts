@@ -490,5 +490,14 @@ describe('bullmq host contract: ioredis only', function () {
     const [error, reply] = (await pipeline.exec())![0]!;
     expect(error).to.equal(null);
     expect((reply as string[]).slice(0, 2)).to.deep.equal(['k2', 'b']);
+    // NOSCRIPT met in a pipeline: resent (as EVAL) on the pipeline's client; exec has its reply.
+    const unseen = new OjsScript('test', 1, `return { KEYS[1], ARGV[1], '${randomUUID()}' }`);
+    unseen.markLoaded(socket);
+    const second = client.pipeline();
+    void unseen.run(second as unknown as IoredisTarget, ['k3', 'c']);
+    const [secondError, secondReply] = (await second.exec())![0]!;
+    expect(secondError).to.equal(null);
+    expect((secondReply as string[]).slice(0, 2)).to.deep.equal(['k3', 'c']);
+    expect(unseen.loadedOn(socket)).to.equal(true);
   });
 });
