@@ -453,11 +453,15 @@ function ownPolicy(input: unknown): unknown {
   for (const field of POLICY_FIELDS) own[field] = undefined;
   for (const key of Object.keys(input)) {
     const value = (input as Record<string, unknown>)[key];
-    own[key] = Array.isArray(value)
-      ? Array.from({ length: value.length }, (_, i) => (Object.hasOwn(value, i) ? value[i] : undefined))
-      : value;
+    own[key] = Array.isArray(value) ? denseCopy(value) : value;
   }
   return own;
+}
+
+function denseCopy(array: unknown[]): unknown[] {
+  const copy = new Array<unknown>(array.length);
+  for (let i = 0; i < array.length; i++) copy[i] = Object.hasOwn(array, i) ? array[i] : undefined;
+  return copy;
 }
 
 /**
