@@ -109,26 +109,28 @@ class ScriptCommand extends Command {
 export function encodeCommand(name: string, args: readonly unknown[]): string | Buffer {
   // Runs of string arguments become one string each; Buffers stay as they are. One allocation
   // for the result, one utf8 write per run.
-  let text = `*${args.length + 1}\r\n$${Buffer.byteLength(name)}\r\n${name}\r\n`;
+  const head = `*${args.length + 1}\r\n$${Buffer.byteLength(name)}\r\n${name}\r\n`;
   let parts: (string | Buffer)[] | undefined;
-  for (const arg of args) {
-    if (Buffer.isBuffer(arg)) {
-      parts ??= [];
-      parts.push(`${text}$${arg.length}\r\n`, arg);
-      text = '\r\n';
-    } else {
-      const value = String(arg);
-      text += `$${Buffer.byteLength(value)}\r\n${value}\r\n`;
-    }
+  let lengths: number[] | undefined;
+  let prefix = head;
+  let start = 0;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (!Buffer.isBuffer(arg)) continue;
+    parts ??= [];
+    lengths ??= [];
+    const run = encodeRun(prefix, args, start, i, `$${arg.length}\r\n`);
+    parts.push(run.text, arg);
+    lengths.push(run.bytes, arg.length);
+    prefix = '\r\n';
+    start = i + 1;
   }
-  if (!parts) return text;
-  parts.push(text);
+  const last = encodeRun(prefix, args, start, args.length, '');
+  if (!parts || !lengths) return last.text;
+  parts.push(last.text);
+  lengths.push(last.bytes);
   let length = 0;
-  const lengths = parts.map((part) => {
-    const n = typeof part === 'string' ? Buffer.byteLength(part) : part.length;
-    length += n;
-    return n;
-  });
+  for (const n of lengths) length += n;
   const out = Buffer.allocUnsafe(length);
   let offset = 0;
   for (let i = 0; i < parts.length; i++) {
@@ -138,4 +140,28 @@ export function encodeCommand(name: string, args: readonly unknown[]): string | 
     offset += lengths[i]!;
   }
   return out;
+}
+
+/**
+ * `prefix`, the RESP of the string arguments `args[from..to)`, then `suffix` (all but the
+ * arguments ASCII), and its length in bytes. Written first with each argument's length in
+ * UTF-16 units, which is its length in bytes exactly when the whole run is ASCII (one
+ * measurement of the run instead of one per argument); rewritten with measured lengths otherwise.
+ */
+function encodeRun(prefix: string, args: readonly unknown[], from: number, to: number, suffix: string): { text: string; bytes: number } {
+  let text = prefix;
+  for (let i = from; i < to; i++) {
+    const value = String(args[i]);
+    text += `$${value.length}\r\n${value}\r\n`;
+  }
+  text += suffix;
+  const bytes = Buffer.byteLength(text);
+  if (bytes === text.length) return { text, bytes };
+  text = prefix;
+  for (let i = from; i < to; i++) {
+    const value = String(args[i]);
+    text += `$${Buffer.byteLength(value)}\r\n${value}\r\n`;
+  }
+  text += suffix;
+  return { text, bytes: Buffer.byteLength(text) };
 }

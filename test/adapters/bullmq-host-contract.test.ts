@@ -463,6 +463,9 @@ describe('bullmq host contract: ioredis only', function () {
       ['sha', 2, 'k1', 'k2', 'a'],
       ['sha', 13, Buffer.from([0x92, 0xc0, 0xff]), '{"user_id":1}', Buffer.from([0xde, 0, 1]), 'é 漢字 🙂', ''],
       [Buffer.from([1, 2, 3]), Buffer.alloc(0), 'x', 604800000, Buffer.from('tail')],
+      ['sha', 3, 'ascii', 'ünïcödé', 'a\ud800b', '🙂🙂', 'z'],
+      ['sha', 1, Buffer.from([1]), 'ascii', 'ß', Buffer.from([2]), 'only ascii', 7],
+      [Buffer.from('x'), 'é'],
       [],
     ];
     for (const args of cases) {
