@@ -9,13 +9,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Job, JobsOptions, Queue } from 'bullmq';
-import { isDuplicateJobError } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
 import { compactUniquePolicy, type UniquePolicy } from '../../src/unique-policy.js';
 import { periodArgs } from './bullmq-period-args.js';
 import { ProbeHints } from './bullmq-probe-hints.js';
-import { errorForReply } from './bullmq-reply-errors.js';
+import { errorForReply, type ReplyProblem } from './bullmq-reply-errors.js';
 import { encodeAdd, internalsOf, queueClient, validateJobOptions } from './bullmq-host.js';
 import { COMMANDS, runScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
 import { indexKey, queueBase, rootPrefixOf, type IndexKey } from './bullmq-sidecar-keys.js';
@@ -219,21 +218,29 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
   const hints = probeable ? constants.hints : undefined;
   // A hint is per key and index (a policy with and without `queue` can share a key).
   const fingerprint = probeable ? unique.key + (unique.policy.keys.includes('queue') ? 'q' : 'g') : '';
-  try {
-    if (hints?.has(fingerprint)) {
-      const answered = decodeProbeReply(request, await runScript(client, COMMANDS.uniqueProbe, probeArgs(request, constants)));
-      if (answered) return answered;
-      // A miss: the job this hint was about no longer counts. Nothing was written; the full add decides.
-      hints.forget(fingerprint);
+  // Replies are decoded without throwing, so that a duplicate's error is built and thrown once,
+  // here, after its hint is renewed.
+  let decoded: UniqueAddReply | ReplyProblem | null = null;
+  let probed = false;
+  if (hints?.has(fingerprint)) {
+    const reply = await runScript(client, COMMANDS.uniqueProbe, probeArgs(request, constants));
+    // A miss: the job this hint was about no longer counts. Nothing was written; the full add decides.
+    if (Array.isArray(reply) && reply[0] === 'miss') hints.forget(fingerprint);
+    else {
+      decoded = noInsertOutcome(request, reply);
+      probed = true;
     }
-    const prepared = await prepareUniqueAdd(request, validated);
-    const reply = decodeUniqueAddReply(prepared, await sendUniqueAdd(client, prepared));
-    if (reply.outcome !== 'replaced') hints?.remember(fingerprint);
-    return reply;
-  } catch (error) {
-    if (isDuplicateJobError(error)) hints?.remember(fingerprint);
-    throw error;
   }
+  if (decoded === null) {
+    const prepared = await prepareUniqueAdd(request, validated);
+    decoded = uniqueAddOutcome(prepared, await sendUniqueAdd(client, prepared));
+  }
+  if ('code' in decoded) {
+    if (decoded.code === 'duplicate' || decoded.code === 'active') hints?.remember(fingerprint);
+    throw errorForReply(decoded);
+  }
+  if (!probed && decoded.outcome !== 'replaced') hints?.remember(fingerprint);
+  return decoded;
 }
 
 function probeArgs(request: UniqueAddRequest, constants: QueueConstants): (string | number)[] {
@@ -268,14 +275,15 @@ function decisionArgs(policy: UniquePolicy, key: string): (string | number)[] {
   ];
 }
 
-/** A probe's reply: the outcome it decided, or null for a miss (nothing written). Throws as unique-add's reply would. */
-function decodeProbeReply(request: UniqueAddRequest, reply: unknown): UniqueAddReply | null {
-  if (Array.isArray(reply) && reply[0] === 'miss') return null;
-  return decodeNoInsertReply(request, reply);
+export function decodeUniqueAddReply(prepared: PreparedUniqueAdd, reply: unknown): UniqueAddReply {
+  const decoded = uniqueAddOutcome(prepared, reply);
+  if ('code' in decoded) throw errorForReply(decoded);
+  return decoded;
 }
 
-export function decodeUniqueAddReply(prepared: PreparedUniqueAdd, reply: unknown): UniqueAddReply {
-  if (!Array.isArray(reply) || typeof reply[0] !== 'string') throw errorForReply({ code: 'unknown', reply });
+/** unique-add's reply: the outcome, or the problem to throw (errorForReply). */
+function uniqueAddOutcome(prepared: PreparedUniqueAdd, reply: unknown): UniqueAddReply | ReplyProblem {
+  if (!Array.isArray(reply) || typeof reply[0] !== 'string') return { code: 'unknown', reply };
   const { job } = prepared;
   switch (reply[0]) {
     case 'created':
@@ -293,13 +301,13 @@ export function decodeUniqueAddReply(prepared: PreparedUniqueAdd, reply: unknown
       return { outcome: 'replaced', job, now: Number(reply[2]), replaced };
     }
     default:
-      return decodeNoInsertReply(prepared.request, reply);
+      return noInsertOutcome(prepared.request, reply);
   }
 }
 
 /** The replies shared by unique-add and unique-probe: nothing was inserted. */
-function decodeNoInsertReply(request: UniqueAddRequest, reply: unknown): UniqueAddReply {
-  if (!Array.isArray(reply) || typeof reply[0] !== 'string') throw errorForReply({ code: 'unknown', reply });
+function noInsertOutcome(request: UniqueAddRequest, reply: unknown): UniqueAddReply | ReplyProblem {
+  if (!Array.isArray(reply) || typeof reply[0] !== 'string') return { code: 'unknown', reply };
   switch (reply[0]) {
     case 'ignored':
       return {
@@ -309,22 +317,22 @@ function decodeNoInsertReply(request: UniqueAddRequest, reply: unknown): UniqueA
       };
     case 'duplicate':
     case 'active':
-      throw errorForReply({
+      return {
         code: reply[0],
         existingJobId: String(reply[1]),
         existingJobState: reply[2] as OjsJobState,
         uniquenessKey: request.prepared?.key ?? '',
-      });
+      };
     case 'id_exists':
-      throw errorForReply({ code: 'id_exists', jobId: String(reply[1]), path: request.idPath ?? 'id' });
+      return { code: 'id_exists', jobId: String(reply[1]), path: request.idPath ?? 'id' };
     case 'refused_option':
-      throw errorForReply({ code: 'refused_option', path: String(reply[1]) });
+      return { code: 'refused_option', path: String(reply[1]) };
     case 'bullmq_error':
-      throw errorForReply({ code: 'bullmq_error', bullmqCode: Number(reply[1]) });
+      return { code: 'bullmq_error', bullmqCode: Number(reply[1]) };
     case 'counter_id_taken':
-      throw errorForReply({ code: 'counter_id_taken', jobId: String(reply[1]) });
+      return { code: 'counter_id_taken', jobId: String(reply[1]) };
     default:
-      throw errorForReply({ code: 'unknown', reply });
+      return { code: 'unknown', reply };
   }
 }
 
