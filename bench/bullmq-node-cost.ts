@@ -96,9 +96,12 @@ const PATHS: Record<string, { reply: () => unknown; add: (i: number) => Promise<
   },
 };
 
+// BENCH_PATHS=insert,reject runs only those paths (e.g. under --cpu-prof).
+const only = process.env.BENCH_PATHS?.split(',');
 const results = new Map<string, number[]>();
 for (let round = 0; round < 6; round++) {
   for (const [name, path] of Object.entries(PATHS)) {
+    if (only && !only.includes(name)) continue;
     reply = path.reply;
     for (let i = 0; i < 2000; i++) await path.add(i);
     const cpu = process.cpuUsage();
@@ -112,7 +115,7 @@ console.log(`Node CPU per add, no network (N=${N}, median of 5 rounds), Node ${p
 console.log('| path | µs | ×plain |');
 console.log('|---|---|---|');
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
-const plain = median(results.get('plain')!);
+const plain = median(results.get('plain') ?? [NaN]);
 for (const [name, values] of results) console.log(`| ${name} | ${median(values).toFixed(1)} | ${(median(values) / plain).toFixed(2)} |`);
 await raw.close();
 await unlinkPrefix(redis, prefix);

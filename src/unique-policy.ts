@@ -330,7 +330,79 @@ export const uniquePolicySchema = z
  *   field path (`unique.keys[1]: "argz" is not one of type, queue, args, meta`).
  */
 export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 'meta'>): UniquePolicy {
-  const result = uniquePolicySchema.safeParse(ownPolicy(input));
+  const own = ownPolicy(input);
+  const signature = policySignature(own);
+  let parsed = signature === null ? undefined : parsedPolicies.get(signature);
+  if (parsed === undefined) {
+    parsed = parseOwnPolicy(own);
+    if (signature !== null) {
+      if (parsedPolicies.size >= PARSED_POLICIES_MAX) parsedPolicies.clear();
+      parsedPolicies.set(signature, parsed);
+    }
+  }
+  // A copy (arrays too): the caller owns what it gets, and the memo stays as parsed.
+  const policy = { ...parsed };
+  for (const field of Object.keys(policy) as (keyof UniquePolicy)[]) {
+    const value = policy[field];
+    if (Array.isArray(value)) (policy as Record<string, unknown>)[field] = value.slice();
+  }
+  if (job) {
+    const issues = jobIssues(policy, job);
+    if (issues.length > 0) throw new InvalidJobInputError(issues);
+  }
+  return policy;
+}
+
+/**
+ * Policies parsed lately, by the signature of their own properties: a program adds with a handful
+ * of policies, each written as a fresh object per add, and the schema's parse is the costliest
+ * step of checking one. The parse is a function of the snapshot `ownPolicy` takes (each property
+ * read once, as without the memo), so a hit answers what the parse would. Only valid policies
+ * whose values are primitives or arrays of primitives are kept; bounded, emptied when full.
+ */
+const parsedPolicies = new Map<string, UniquePolicy>();
+const PARSED_POLICIES_MAX = 256;
+
+/** An injective text of a snapshot of primitives and arrays of primitives, or null for anything else. */
+function policySignature(own: unknown): string | null {
+  if (typeof own !== 'object' || own === null) return null;
+  let signature = '';
+  for (const key of Object.keys(own)) {
+    const value = (own as Record<string, unknown>)[key];
+    signature += `${key.length}:${key}=`;
+    if (Array.isArray(value)) {
+      signature += `[${value.length}`;
+      for (const item of value) {
+        const text = primitiveSignature(item);
+        if (text === null) return null;
+        signature += text;
+      }
+    } else {
+      const text = primitiveSignature(value);
+      if (text === null) return null;
+      signature += text;
+    }
+  }
+  return signature;
+}
+
+function primitiveSignature(value: unknown): string | null {
+  switch (typeof value) {
+    case 'string':
+      return `s${value.length}:${value}`;
+    case 'number':
+      return Object.is(value, -0) ? 'n-0;' : `n${value};`;
+    case 'boolean':
+      return value ? 't' : 'f';
+    case 'undefined':
+      return 'u';
+    default:
+      return value === null ? 'z' : null;
+  }
+}
+
+function parseOwnPolicy(own: unknown): UniquePolicy {
+  const result = uniquePolicySchema.safeParse(own);
   if (!result.success) {
     throw new InvalidJobInputError(result.error.issues.flatMap(toIssues));
   }
@@ -357,10 +429,6 @@ export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 
     }
     policy.x_update = update;
   }
-  if (job) {
-    const issues = jobIssues(policy, job);
-    if (issues.length > 0) throw new InvalidJobInputError(issues);
-  }
   return policy;
 }
 
@@ -385,11 +453,15 @@ function ownPolicy(input: unknown): unknown {
   for (const field of POLICY_FIELDS) own[field] = undefined;
   for (const key of Object.keys(input)) {
     const value = (input as Record<string, unknown>)[key];
-    own[key] = Array.isArray(value)
-      ? Array.from({ length: value.length }, (_, i) => (Object.hasOwn(value, i) ? value[i] : undefined))
-      : value;
+    own[key] = Array.isArray(value) ? denseCopy(value) : value;
   }
   return own;
+}
+
+function denseCopy(array: unknown[]): unknown[] {
+  const copy = new Array<unknown>(array.length);
+  for (let i = 0; i < array.length; i++) copy[i] = Object.hasOwn(array, i) ? array[i] : undefined;
+  return copy;
 }
 
 /**

@@ -4,7 +4,7 @@
  * (docs/bullmq.md, "Redis Cluster"). A plain client pointed at one node of a cluster meets MOVED
  * for keys that node does not own: it needs an ioredis `Cluster`.
  */
-import { BackendError, isBackendError, type OjsUniqueError } from '../../src/errors.js';
+import { BackendError, isBackendError, isOjsUniqueError, type OjsUniqueError } from '../../src/errors.js';
 import { backendErrorFor } from './bullmq-reply-errors.js';
 
 const HASH_TAG_HINT =
@@ -12,6 +12,8 @@ const HASH_TAG_HINT =
 
 /** The typed error for a Redis Cluster error, or undefined when `error` is not one. */
 export function clusterErrorFor(error: unknown): BackendError | undefined {
+  // The core's other errors are never a Redis error (their messages can hold a caller's job id).
+  if (isOjsUniqueError(error) && !isBackendError(error)) return undefined;
   // Also a BackendError that already wraps one (its cause).
   const raw = isBackendError(error) && error.cause instanceof Error ? error.cause : error;
   if (!(raw instanceof Error)) return undefined;

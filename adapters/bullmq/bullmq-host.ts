@@ -30,7 +30,9 @@
  * `removeOnFail` wins over a Worker's (bullmq-retention.ts; bullmq-with-uniqueness.test.ts);
  * `removeOrphanedJobs` takes a one-segment key under a queue's base for a job (bullmq-sidecar-keys.ts;
  * the sidecar tests); BullMQ's job-option and job-id rules, mirrored so a unique add refuses what
- * `queue.add` would (bullmq-job-options.ts; bullmq-wrapper-seams.test.ts).
+ * `queue.add` would (bullmq-job-options.ts; bullmq-wrapper-seams.test.ts), which is also what lets
+ * a duplicate probe go out before BullMQ's `Job` is built (bullmq-unique-add.ts;
+ * bullmq-host-contract.test.ts).
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';

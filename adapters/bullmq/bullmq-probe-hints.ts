@@ -14,13 +14,18 @@
  * goes straight to the full add and never pays a miss. Without the expiry that pattern would
  * pay a probe on every add.
  *
- * Bounded: at most `capacity` fingerprints, the least recently used dropped first (a Map keeps
- * insertion order; `remember` re-inserts). Nothing of a job is kept, only uniqueness keys.
+ * Bounded: at most `capacity` fingerprints, the least recently used dropped first (a list in
+ * remembering order beside the Map: taking a Map's first entry walks the holes its deletions
+ * left, on every insert of a new fingerprint once the Map is full). Nothing of a job is kept,
+ * only uniqueness keys.
  */
 export class ProbeHints {
   readonly #capacity: number;
   readonly #ttlMs: number;
-  readonly #expiry = new Map<string, number>();
+  readonly #hints = new Map<string, Hint>();
+  /** Least and most recently remembered: a list, so that dropping the oldest never walks the Map. */
+  #oldest: Hint | undefined;
+  #newest: Hint | undefined;
 
   /** (Defaults: 4,096 fingerprints, 2 s.) */
   constructor(capacity = 4096, ttlMs = 2000) {
@@ -29,24 +34,56 @@ export class ProbeHints {
   }
 
   has(fingerprintKey: string, now = Date.now()): boolean {
-    const expiry = this.#expiry.get(fingerprintKey);
-    if (expiry === undefined) return false;
-    if (now < expiry) return true;
-    this.#expiry.delete(fingerprintKey);
+    const hint = this.#hints.get(fingerprintKey);
+    if (hint === undefined) return false;
+    if (now < hint.expiry) return true;
+    this.#drop(hint);
     return false;
   }
 
   remember(fingerprintKey: string, now = Date.now()): void {
-    this.#expiry.delete(fingerprintKey);
-    this.#expiry.set(fingerprintKey, now + this.#ttlMs);
-    if (this.#expiry.size > this.#capacity) this.#expiry.delete(this.#expiry.keys().next().value!);
+    let hint = this.#hints.get(fingerprintKey);
+    if (hint !== undefined) {
+      this.#unlink(hint);
+      hint.expiry = now + this.#ttlMs;
+    } else {
+      hint = { key: fingerprintKey, expiry: now + this.#ttlMs, older: undefined, newer: undefined };
+      this.#hints.set(fingerprintKey, hint);
+    }
+    hint.older = this.#newest;
+    if (this.#newest !== undefined) this.#newest.newer = hint;
+    else this.#oldest = hint;
+    this.#newest = hint;
+    if (this.#hints.size > this.#capacity) this.#drop(this.#oldest!);
   }
 
   forget(fingerprintKey: string): void {
-    this.#expiry.delete(fingerprintKey);
+    const hint = this.#hints.get(fingerprintKey);
+    if (hint !== undefined) this.#drop(hint);
   }
 
   get size(): number {
-    return this.#expiry.size;
+    return this.#hints.size;
   }
+
+  #drop(hint: Hint): void {
+    this.#hints.delete(hint.key);
+    this.#unlink(hint);
+  }
+
+  #unlink(hint: Hint): void {
+    if (hint.older !== undefined) hint.older.newer = hint.newer;
+    else this.#oldest = hint.newer;
+    if (hint.newer !== undefined) hint.newer.older = hint.older;
+    else this.#newest = hint.older;
+    hint.older = undefined;
+    hint.newer = undefined;
+  }
+}
+
+interface Hint {
+  key: string;
+  expiry: number;
+  older: Hint | undefined;
+  newer: Hint | undefined;
 }

@@ -31,6 +31,8 @@ function periodUpperBoundMs(policy: UniquePolicy): number | null {
 /** Problems with `removeOnComplete`/`removeOnFail` for this policy (empty when the records live long enough). */
 export function retentionIssues(policy: UniquePolicy, opts: Pick<JobsOptions, 'removeOnComplete' | 'removeOnFail'>): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
+  // Most policies count no finished state: nothing to check.
+  if (!policy.states.includes('completed') && !policy.states.includes('discarded')) return issues;
   const bound = periodUpperBoundMs(policy);
   const check = (state: 'completed' | 'discarded', option: 'removeOnComplete' | 'removeOnFail') => {
     if (!policy.states.includes(state)) return;

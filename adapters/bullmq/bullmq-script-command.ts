@@ -39,16 +39,7 @@ export class OjsScript {
   /** Runs the script with `keysAndArgs` (its `numberOfKeys` keys first) on `target`; the reply's promise. */
   run(target: IoredisTarget, keysAndArgs: readonly ScriptArgument[]): Promise<unknown> {
     if (typeof target?.sendCommand !== 'function') throw notIoredis('the script target', target);
-    const command = this.#command(keysAndArgs);
-    command.promise = command.promise.catch((error: Error) => {
-      if (!error.message.startsWith('NOSCRIPT')) throw error;
-      // The connection lost the script (SCRIPT FLUSH, a failover): once more, as EVAL. A pipeline's
-      // resend goes to its client, as ioredis' Script does it.
-      const resend = this.#command(keysAndArgs);
-      const client = target.isPipeline && target.redis ? target.redis : target;
-      client.sendCommand(resend);
-      return resend.promise;
-    });
+    const command = new ScriptCommand(this, this.#loaded, [this.sha, this.numberOfKeys, ...keysAndArgs], target);
     target.sendCommand(command);
     return command.promise;
   }
@@ -62,27 +53,44 @@ export class OjsScript {
   markLoaded(socket: object): void {
     this.#loaded.add(socket);
   }
-
-  #command(keysAndArgs: readonly ScriptArgument[]): ScriptCommand {
-    return new ScriptCommand(this, this.#loaded, [this.sha, this.numberOfKeys, ...keysAndArgs]);
-  }
 }
 
-/** One run of an `OjsScript`: EVALSHA or EVAL depending on the connection it is written to. */
+/**
+ * One run of an `OjsScript`: EVALSHA or EVAL depending on the connection it is written to. Met
+ * with NOSCRIPT (the connection lost the script: SCRIPT FLUSH, a failover), it is sent once more,
+ * as EVAL, and settles with that second command; a pipeline's resend goes to its client, as
+ * ioredis' `Script` does it. Handled in the command's own `reject`, so a run costs no promise
+ * beyond the command's.
+ */
 class ScriptCommand extends Command {
   readonly #script: OjsScript;
   readonly #loaded: WeakSet<object>;
+  /** Where a NOSCRIPT resend goes; undefined for the resend itself (sent once more at most). */
+  readonly #target: IoredisTarget | undefined;
 
-  constructor(script: OjsScript, loaded: WeakSet<object>, args: ScriptArgument[]) {
+  constructor(script: OjsScript, loaded: WeakSet<object>, args: ScriptArgument[], target: IoredisTarget | undefined) {
     super('evalsha', args, { replyEncoding: 'utf8' });
     this.#script = script;
     this.#loaded = loaded;
+    this.#target = target;
   }
 
   override toWritable(socket: object): string | Buffer {
     const reject = this.reject;
     this.reject = (error: Error) => {
-      if (error.message.startsWith('NOSCRIPT')) this.#loaded.delete(socket);
+      if (error.message.startsWith('NOSCRIPT')) {
+        this.#loaded.delete(socket);
+        const target = this.#target;
+        if (target !== undefined) {
+          const resend = new ScriptCommand(this.#script, this.#loaded, this.args as ScriptArgument[], undefined);
+          resend.args[0] = this.#script.sha;
+          resend.name = 'evalsha';
+          const client = target.isPipeline && target.redis ? target.redis : target;
+          client.sendCommand(resend);
+          resend.promise.then(this.resolve, (failure: Error) => reject.call(this, failure));
+          return;
+        }
+      }
       reject.call(this, error);
     };
     if (!this.#loaded.has(socket)) {
@@ -101,26 +109,28 @@ class ScriptCommand extends Command {
 export function encodeCommand(name: string, args: readonly unknown[]): string | Buffer {
   // Runs of string arguments become one string each; Buffers stay as they are. One allocation
   // for the result, one utf8 write per run.
-  let text = `*${args.length + 1}\r\n$${Buffer.byteLength(name)}\r\n${name}\r\n`;
+  const head = `*${args.length + 1}\r\n$${Buffer.byteLength(name)}\r\n${name}\r\n`;
   let parts: (string | Buffer)[] | undefined;
-  for (const arg of args) {
-    if (Buffer.isBuffer(arg)) {
-      parts ??= [];
-      parts.push(`${text}$${arg.length}\r\n`, arg);
-      text = '\r\n';
-    } else {
-      const value = String(arg);
-      text += `$${Buffer.byteLength(value)}\r\n${value}\r\n`;
-    }
+  let lengths: number[] | undefined;
+  let prefix = head;
+  let start = 0;
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (!Buffer.isBuffer(arg)) continue;
+    parts ??= [];
+    lengths ??= [];
+    const run = encodeRun(prefix, args, start, i, `$${arg.length}\r\n`);
+    parts.push(run.text, arg);
+    lengths.push(run.bytes, arg.length);
+    prefix = '\r\n';
+    start = i + 1;
   }
-  if (!parts) return text;
-  parts.push(text);
+  const last = encodeRun(prefix, args, start, args.length, '');
+  if (!parts || !lengths) return last.text;
+  parts.push(last.text);
+  lengths.push(last.bytes);
   let length = 0;
-  const lengths = parts.map((part) => {
-    const n = typeof part === 'string' ? Buffer.byteLength(part) : part.length;
-    length += n;
-    return n;
-  });
+  for (const n of lengths) length += n;
   const out = Buffer.allocUnsafe(length);
   let offset = 0;
   for (let i = 0; i < parts.length; i++) {
@@ -130,4 +140,28 @@ export function encodeCommand(name: string, args: readonly unknown[]): string | 
     offset += lengths[i]!;
   }
   return out;
+}
+
+/**
+ * `prefix`, the RESP of the string arguments `args[from..to)`, then `suffix` (all but the
+ * arguments ASCII), and its length in bytes. Written first with each argument's length in
+ * UTF-16 units, which is its length in bytes exactly when the whole run is ASCII (one
+ * measurement of the run instead of one per argument); rewritten with measured lengths otherwise.
+ */
+function encodeRun(prefix: string, args: readonly unknown[], from: number, to: number, suffix: string): { text: string; bytes: number } {
+  let text = prefix;
+  for (let i = from; i < to; i++) {
+    const value = String(args[i]);
+    text += `$${value.length}\r\n${value}\r\n`;
+  }
+  text += suffix;
+  const bytes = Buffer.byteLength(text);
+  if (bytes === text.length) return { text, bytes };
+  text = prefix;
+  for (let i = from; i < to; i++) {
+    const value = String(args[i]);
+    text += `$${Buffer.byteLength(value)}\r\n${value}\r\n`;
+  }
+  text += suffix;
+  return { text, bytes: Buffer.byteLength(text) };
 }

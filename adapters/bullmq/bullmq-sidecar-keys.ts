@@ -39,7 +39,7 @@ export interface IndexKey {
  * is hash-tagged; a hash-tagged queue name that NFC changes is not in its own queue's slot
  * (docs/bullmq.md, "Redis Cluster").
  */
-export function indexKey(rootPrefix: string, queueName: string, policy: UniquePolicy): IndexKey {
+export function indexKey(rootPrefix: string, queueName: string, policy: Pick<UniquePolicy, 'keys'>): IndexKey {
   if (!policy.keys.includes('queue')) return { key: `${rootPrefix}ojs:global:index`, home: '' };
   const home = queueName.normalize('NFC');
   return { key: `${queueBase(rootPrefix, home)}ojs:index`, home };

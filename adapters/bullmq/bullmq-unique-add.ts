@@ -9,16 +9,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Job, JobsOptions, Queue } from 'bullmq';
-import { isDuplicateJobError } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
 import { compactUniquePolicy, UPDATE_FIELDS, type UniquePolicy, type UpdateField } from '../../src/unique-policy.js';
 import { periodArgs } from './bullmq-period-args.js';
 import { ProbeHints } from './bullmq-probe-hints.js';
-import { errorForReply } from './bullmq-reply-errors.js';
+import { errorForReply, type ReplyProblem } from './bullmq-reply-errors.js';
 import { encodeAdd, internalsOf, queueClient, validateJobOptions } from './bullmq-host.js';
 import { COMMANDS, runScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
-import { indexKey, queueBase, rootPrefixOf } from './bullmq-sidecar-keys.js';
+import { indexKey, queueBase, rootPrefixOf, type IndexKey } from './bullmq-sidecar-keys.js';
 
 export interface UniqueAddRequest {
   queue: Queue;
@@ -46,6 +45,12 @@ export interface UniqueAddRequest {
    * as the small `unique-probe` (see bullmq-probe-hints.ts). (Default: true.)
    */
   probe?: boolean;
+  /**
+   * Whether the caller has refused, before this call, every option BullMQ's own check of a job
+   * would refuse (`bullmqOptionIssues`, and an own `debounce`): a probe is then sent without
+   * building BullMQ's Job first. (Default: false: BullMQ's check runs before anything is sent.)
+   */
+  bullmqOptionsChecked?: boolean;
 }
 
 /** A job that already existed under the fingerprint, as the script saw it. */
@@ -86,8 +91,7 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
   const { job, jobData } = validated;
   const bullmqArgv = await encodeAdd(queue, jobData, job.id);
 
-  const rootPrefix = rootPrefixOf(queue);
-  const queueKeys = UNIQUE_ADD_QUEUE_KEYS.map((name) => queue.keys[name]!);
+  const { rootPrefix, queueKeys, queueIndex, prefixIndex } = constantsOf(request.queue);
   const idClaimQueues = request.idClaimQueues ?? '';
   if (request.prepared === null) {
     // No policy: the script only claims the id and runs BullMQ's add. It never touches the
@@ -117,7 +121,7 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
     return { request, job, keys, argv };
   }
   const { policy, key } = request.prepared;
-  const index = indexKey(rootPrefix, queue.name, policy);
+  const index = policy.keys.includes('queue') ? queueIndex : prefixIndex;
   const keys = [...queueKeys, index.key];
 
   const argv = [
@@ -192,18 +196,47 @@ export function sendUniqueAdd(target: object, prepared: PreparedUniqueAdd): Prom
   return runScript(target, COMMANDS.uniqueAdd, [...prepared.keys, ...prepared.argv]);
 }
 
-/** Per queue object: the fingerprints its adds saw holding a job (bullmq-probe-hints.ts). */
-const probeHints = new WeakMap<Queue, ProbeHints>();
+/**
+ * What every add to one queue object sends alike, worked out on its first add: the queue's keys
+ * in unique-add's order, its prefix, the index of each kind of policy, and the fingerprints its
+ * adds saw holding a job (bullmq-probe-hints.ts). A queue's name, prefix and keys never change.
+ */
+interface QueueConstants {
+  rootPrefix: string;
+  base: string;
+  /** unique-add's KEYS[1..11]. */
+  queueKeys: string[];
+  /** The index of policies with `queue` (this queue's) and without it (the prefix's). */
+  queueIndex: IndexKey;
+  prefixIndex: IndexKey;
+  hints: ProbeHints;
+}
 
-function hintsFor(queue: Queue): ProbeHints {
-  let hints = probeHints.get(queue);
-  if (!hints) probeHints.set(queue, (hints = new ProbeHints()));
-  return hints;
+const perQueue = new WeakMap<Queue, QueueConstants>();
+
+function constantsOf(queue: Queue): QueueConstants {
+  let constants = perQueue.get(queue);
+  if (constants === undefined) {
+    const internals = internalsOf(queue);
+    const rootPrefix = rootPrefixOf(internals);
+    constants = {
+      rootPrefix,
+      base: queueBase(rootPrefix, internals.name),
+      queueKeys: UNIQUE_ADD_QUEUE_KEYS.map((name) => internals.keys[name]!),
+      queueIndex: indexKey(rootPrefix, internals.name, { keys: ['queue'] }),
+      prefixIndex: indexKey(rootPrefix, internals.name, { keys: [] }),
+      hints: new ProbeHints(),
+    };
+    perQueue.set(queue, constants);
+  }
+  return constants;
 }
 
 export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddReply> {
   const client = await queueClient(request.queue);
-  const validated = validatedJob(request);
+  // BullMQ's Job (its option check and encoding) is built only for an add that may insert: a
+  // probe needs none of it, once the caller's checks have refused what BullMQ's check would.
+  const validated = request.bullmqOptionsChecked === true ? undefined : validatedJob(request);
   const unique = request.prepared;
   // Only reject and ignore can end without a write; a replace always writes, so it is never probed,
   // nor is a policy with x_update (its answer may be an update).
@@ -212,38 +245,46 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
     request.probe !== false &&
     unique.policy.x_update === undefined &&
     (unique.policy.on_conflict === 'reject' || unique.policy.on_conflict === 'ignore');
-  const hints = probeable ? hintsFor(request.queue) : undefined;
+  const constants = constantsOf(request.queue);
+  const hints = probeable ? constants.hints : undefined;
   // A hint is per key and index (a policy with and without `queue` can share a key).
   const fingerprint = probeable ? unique.key + (unique.policy.keys.includes('queue') ? 'q' : 'g') : '';
-  try {
-    if (hints?.has(fingerprint)) {
-      const answered = decodeProbeReply(request, await runScript(client, COMMANDS.uniqueProbe, probeArgs(request)));
-      if (answered) return answered;
-      // A miss: the job this hint was about no longer counts. Nothing was written; the full add decides.
-      hints.forget(fingerprint);
+  // Replies are decoded without throwing, so that a duplicate's error is built and thrown once,
+  // here, after its hint is renewed.
+  let decoded: UniqueAddReply | ReplyProblem | null = null;
+  let probed = false;
+  if (hints?.has(fingerprint)) {
+    const reply = await runScript(client, COMMANDS.uniqueProbe, probeArgs(request, constants));
+    // A miss: the job this hint was about no longer counts. Nothing was written; the full add decides.
+    if (Array.isArray(reply) && reply[0] === 'miss') hints.forget(fingerprint);
+    else {
+      decoded = noInsertOutcome(request, reply);
+      probed = true;
     }
-    const prepared = await prepareUniqueAdd(request, validated);
-    const reply = decodeUniqueAddReply(prepared, await sendUniqueAdd(client, prepared));
-    if (reply.outcome !== 'replaced' && reply.outcome !== 'updated') hints?.remember(fingerprint);
-    return reply;
-  } catch (error) {
-    if (isDuplicateJobError(error)) hints?.remember(fingerprint);
-    throw error;
   }
+  if (decoded === null) {
+    const prepared = await prepareUniqueAdd(request, validated);
+    decoded = uniqueAddOutcome(prepared, await sendUniqueAdd(client, prepared));
+  }
+  if ('code' in decoded) {
+    if (decoded.code === 'duplicate' || decoded.code === 'active') hints?.remember(fingerprint);
+    throw errorForReply(decoded);
+  }
+  if (!probed && decoded.outcome !== 'replaced' && decoded.outcome !== 'updated') hints?.remember(fingerprint);
+  return decoded;
 }
 
-function probeArgs(request: UniqueAddRequest): (string | number)[] {
+function probeArgs(request: UniqueAddRequest, constants: QueueConstants): (string | number)[] {
   const queue = internalsOf(request.queue);
   const { policy, key } = request.prepared!;
-  const rootPrefix = rootPrefixOf(queue);
-  const index = indexKey(rootPrefix, queue.name, policy);
+  const index = policy.keys.includes('queue') ? constants.queueIndex : constants.prefixIndex;
   return [
     index.key,
     queue.keys.events!,
     queue.keys.meta!,
-    rootPrefix,
+    constants.rootPrefix,
     queue.name,
-    queueBase(rootPrefix, queue.name),
+    constants.base,
     request.opts.jobId ?? '',
     request.idClaimQueues ?? '',
     ...decisionArgs(policy, key),
@@ -266,14 +307,15 @@ export function decisionArgs(policy: UniquePolicy, key: string): (string | numbe
   ];
 }
 
-/** A probe's reply: the outcome it decided, or null for a miss (nothing written). Throws as unique-add's reply would. */
-function decodeProbeReply(request: UniqueAddRequest, reply: unknown): UniqueAddReply | null {
-  if (Array.isArray(reply) && reply[0] === 'miss') return null;
-  return decodeNoInsertReply(request, reply);
+export function decodeUniqueAddReply(prepared: PreparedUniqueAdd, reply: unknown): UniqueAddReply {
+  const decoded = uniqueAddOutcome(prepared, reply);
+  if ('code' in decoded) throw errorForReply(decoded);
+  return decoded;
 }
 
-export function decodeUniqueAddReply(prepared: PreparedUniqueAdd, reply: unknown): UniqueAddReply {
-  if (!Array.isArray(reply) || typeof reply[0] !== 'string') throw errorForReply({ code: 'unknown', reply });
+/** unique-add's reply: the outcome, or the problem to throw (errorForReply). */
+function uniqueAddOutcome(prepared: PreparedUniqueAdd, reply: unknown): UniqueAddReply | ReplyProblem {
+  if (!Array.isArray(reply) || typeof reply[0] !== 'string') return { code: 'unknown', reply };
   const { job } = prepared;
   switch (reply[0]) {
     case 'created':
@@ -291,13 +333,13 @@ export function decodeUniqueAddReply(prepared: PreparedUniqueAdd, reply: unknown
       return { outcome: 'replaced', job, now: Number(reply[2]), replaced };
     }
     default:
-      return decodeNoInsertReply(prepared.request, reply);
+      return noInsertOutcome(prepared.request, reply);
   }
 }
 
 /** The replies shared by unique-add and unique-probe: nothing was inserted. */
-function decodeNoInsertReply(request: UniqueAddRequest, reply: unknown): UniqueAddReply {
-  if (!Array.isArray(reply) || typeof reply[0] !== 'string') throw errorForReply({ code: 'unknown', reply });
+function noInsertOutcome(request: UniqueAddRequest, reply: unknown): UniqueAddReply | ReplyProblem {
+  if (!Array.isArray(reply) || typeof reply[0] !== 'string') return { code: 'unknown', reply };
   switch (reply[0]) {
     case 'ignored':
       return {
@@ -314,22 +356,22 @@ function decodeNoInsertReply(request: UniqueAddRequest, reply: unknown): UniqueA
       };
     case 'duplicate':
     case 'active':
-      throw errorForReply({
+      return {
         code: reply[0],
         existingJobId: String(reply[1]),
         existingJobState: reply[2] as OjsJobState,
         uniquenessKey: request.prepared?.key ?? '',
-      });
+      };
     case 'id_exists':
-      throw errorForReply({ code: 'id_exists', jobId: String(reply[1]), path: request.idPath ?? 'id' });
+      return { code: 'id_exists', jobId: String(reply[1]), path: request.idPath ?? 'id' };
     case 'refused_option':
-      throw errorForReply({ code: 'refused_option', path: String(reply[1]) });
+      return { code: 'refused_option', path: String(reply[1]) };
     case 'bullmq_error':
-      throw errorForReply({ code: 'bullmq_error', bullmqCode: Number(reply[1]) });
+      return { code: 'bullmq_error', bullmqCode: Number(reply[1]) };
     case 'counter_id_taken':
-      throw errorForReply({ code: 'counter_id_taken', jobId: String(reply[1]) });
+      return { code: 'counter_id_taken', jobId: String(reply[1]) };
     default:
-      throw errorForReply({ code: 'unknown', reply });
+      return { code: 'unknown', reply };
   }
 }
 

@@ -337,7 +337,8 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
       if (inserted) queue.emit('waiting', relink(job) as never);
       return relink(job);
     } catch (error) {
-      throw typedErrorFor(error);
+      // A duplicate (the common refusal) is already the typed error to throw.
+      throw isDuplicateJobError(error) ? error : typedErrorFor(error);
     }
   };
 
@@ -508,7 +509,8 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
   const merged: JobsOptions = { ...defaults, ...bullmqOpts, jobId: bullmqOpts.jobId };
   const issues: ValidationIssue[] = [];
   for (const option of ['deduplication', 'debounce', 'parent', 'repeat'] as const) {
-    if ((merged as Record<string, unknown>)[option] !== undefined) {
+    // BullMQ refuses a `debounce` key even when undefined (Job#validateOptions).
+    if ((merged as Record<string, unknown>)[option] !== undefined || (option === 'debounce' && Object.hasOwn(merged, option))) {
       issues.push({
         path: `opts.${option}`,
         message: `cannot be combined with unique (see docs/bullmq.md, "Combining with BullMQ options")`,
@@ -552,6 +554,7 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
     meta: ojsMeta ?? {},
     cancelledRetentionMs: retentionMs,
     idPath: 'opts.jobId',
+    bullmqOptionsChecked: true,
   };
 }
 

@@ -35,7 +35,7 @@ import {
 import { encodeCommand, OjsScript } from '../../adapters/bullmq/bullmq-script-command.js';
 import { composedScripts, UNIQUE_ADD_QUEUE_KEYS } from '../../adapters/bullmq/bullmq-script-set.js';
 import { createBullMQBackend, withUniqueness } from '../../adapters/bullmq/index.js';
-import { BackendError } from '../../src/index.js';
+import { BackendError, InvalidJobInputError } from '../../src/index.js';
 import { useRedisPrefix } from './bullmq-test-redis.js';
 
 const HOST = 'adapters/bullmq/bullmq-host.ts';
@@ -368,6 +368,36 @@ describe('bullmq host contract: Queue and Job members outside the public API', f
     expect(() => validateJobOptions(job({ jobId: '12' }))).to.throw(/integer/);
   });
 
+  it("every option Job#validateOptions refuses is refused by withUniqueness's own checks, so a duplicate probe may skip BullMQ's Job", async function () {
+    // bullmq-unique-add.ts (bullmqOptionsChecked): a probe is sent before BullMQ's Job is built.
+    const queue = ctx.queue('validate-mirror');
+    const unique = withUniqueness(queue);
+    const policy = { keys: ['type', 'args'] } as const;
+    await unique.add('a', { x: 1 }, { unique: policy });
+    const refusedByBullMQ: object[] = [
+      { jobId: '12' },
+      { jobId: 'a:b' },
+      { priority: 1.5 },
+      { priority: BULLMQ_MAX_PRIORITY + 1 },
+      { sizeLimit: 2 },
+      { failParentOnFailure: true, removeDependencyOnFailure: true },
+      { deduplication: {} },
+      { debounce: undefined },
+      { debounce: { id: 'd' } },
+      { backoff: { type: 'fixed', delay: 1, jitter: 2 } },
+      { backoff: { type: 'fixed', delay: 1, jitter: -1 } },
+    ];
+    for (const opts of refusedByBullMQ) {
+      const label = JSON.stringify(opts) ?? String(opts);
+      expect(() => validateJobOptions(new Job(queue, 'a', { x: 1 }, opts, (opts as { jobId?: string }).jobId)), label).to.throw();
+      const error = await unique.add('a', { x: 1 }, { ...opts, unique: policy }).then(
+        () => null,
+        (failure: unknown) => failure,
+      );
+      expect(error, `${label}: refused before the probe, as BullMQ's check in ${HOST} refuses it`).to.be.instanceOf(InvalidJobInputError);
+    }
+  });
+
   it('a job rebuilt from its hash (jobFromHash) is the job Job.fromId reads', async function () {
     const queue = ctx.queue('hash');
     const added = await queue.add('a', { x: [1] }, { attempts: 3, delay: 1000, priority: 2, jobId: 'j1' });
@@ -457,6 +487,9 @@ describe('bullmq host contract: ioredis only', function () {
       ['sha', 2, 'k1', 'k2', 'a'],
       ['sha', 13, Buffer.from([0x92, 0xc0, 0xff]), '{"user_id":1}', Buffer.from([0xde, 0, 1]), 'é 漢字 🙂', ''],
       [Buffer.from([1, 2, 3]), Buffer.alloc(0), 'x', 604800000, Buffer.from('tail')],
+      ['sha', 3, 'ascii', 'ünïcödé', 'a\ud800b', '🙂🙂', 'z'],
+      ['sha', 1, Buffer.from([1]), 'ascii', 'ß', Buffer.from([2]), 'only ascii', 7],
+      [Buffer.from('x'), 'é'],
       [],
     ];
     for (const args of cases) {
@@ -484,5 +517,14 @@ describe('bullmq host contract: ioredis only', function () {
     const [error, reply] = (await pipeline.exec())![0]!;
     expect(error).to.equal(null);
     expect((reply as string[]).slice(0, 2)).to.deep.equal(['k2', 'b']);
+    // NOSCRIPT met in a pipeline: resent (as EVAL) on the pipeline's client; exec has its reply.
+    const unseen = new OjsScript('test', 1, `return { KEYS[1], ARGV[1], '${randomUUID()}' }`);
+    unseen.markLoaded(socket);
+    const second = client.pipeline();
+    void unseen.run(second as unknown as IoredisTarget, ['k3', 'c']);
+    const [secondError, secondReply] = (await second.exec())![0]!;
+    expect(secondError).to.equal(null);
+    expect((secondReply as string[]).slice(0, 2)).to.deep.equal(['k3', 'c']);
+    expect(unseen.loadedOn(socket)).to.equal(true);
   });
 });

@@ -84,6 +84,20 @@ describe('bullmq adapter: withUniqueness seams', function () {
     expect(queue).to.be.instanceOf(Queue);
   });
 
+  it('§5.1 a duplicate of a job whose id reads like a Redis Cluster error is a DuplicateJobError, probed or not', async function () {
+    for (const duplicateProbe of [true, false]) {
+      const queue = withUniqueness(ctx.queue(`cluster-like-${duplicateProbe}`), { duplicateProbe });
+      const policy = { keys: ['type', 'args'] } as const;
+      const data = { probe: duplicateProbe };
+      await queue.add('x', data, { unique: policy, jobId: `cross-slot-MOVED-${duplicateProbe}` });
+      for (let i = 0; i < 2; i++) {
+        const error = await rejection(queue.add('x', data, { unique: policy }));
+        expect(error, `duplicateProbe: ${duplicateProbe}`).to.be.instanceOf(DuplicateJobError);
+        expect(error.existingJobId).to.equal(`cross-slot-MOVED-${duplicateProbe}`);
+      }
+    }
+  });
+
   it('§2.2 unique: null is no policy: a plain add (and addBulk entry), nothing of the adapter stored', async function () {
     const queue = withUniqueness(ctx.queue('mail'));
     const first = await queue.add('x', { a: 1 }, { unique: null });
