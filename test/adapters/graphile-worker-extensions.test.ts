@@ -336,12 +336,13 @@ describe('graphile-worker: policy extensions', function () {
       await pool.query(`alter table "${uniqueSchema}".jobs drop column last_duplicate_at cascade`);
       await pool.query(`delete from "${uniqueSchema}".migrations where id = 8`);
       await pool.query(`update "${uniqueSchema}".settings set value = '3' where name = 'schema_version'`);
-      const { installUniqueJobsSchema } = await import('../../adapters/graphile-worker/graphile-worker-schema.js');
+      const { installUniqueJobsSchema, SCHEMA_VERSION } = await import('../../adapters/graphile-worker/graphile-worker-schema.js');
       const { GraphileWorkerSql } = await import('../../adapters/graphile-worker/graphile-worker-sql.js');
       const sql = new GraphileWorkerSql({ uniqueSchema, workerSchema: schemas.current().graphileSchema });
       const client = await pool.connect();
       try {
-        expect(await installUniqueJobsSchema(client, sql)).to.deep.include({ installed: true, version: 4, functions: true });
+        // Up to the current version, whatever later migrations add beside migration 8.
+        expect(await installUniqueJobsSchema(client, sql)).to.deep.include({ installed: true, version: SCHEMA_VERSION, functions: true });
       } finally {
         client.release();
       }
