@@ -97,11 +97,12 @@
   precondition checks in 4 rather than a test afterwards.
 
   Idempotent: ioredis re-sends a command whose reply was lost to a reconnect, so this script can
-  run twice for one add. The second run finds its token (step 2 by id, step 3 in the fingerprint
-  set) and returns the first run's reply (includes/ojs-replay), writing nothing: the same job id,
-  the same outcome, the same replaced ids. Recognised while the inserted job is in the
-  key's index entries (a live job always is) or, for a custom id, while the job or its archive
-  exists; a first run that inserted nothing wrote nothing to recognise, and deciding again is as
+  run twice for one add. The second run finds its token (step 2 by id, step 3 in the key's index
+  entries) and returns the first run's reply (includes/ojs-replay), writing nothing: the same job
+  id, the same outcome, the same replaced ids. Recognised while the inserted job is in the key's
+  index entries (a live or failed job always is, a finished one for the replay grace after it
+  finished: includes/ojs-index, OJS_REPLAY_GRACE_MS) or, for a custom id, while the job or its
+  archive exists; a first run that inserted nothing wrote nothing to recognise, and deciding again is as
   if the add had come a moment later.
 
   Output:
@@ -119,7 +120,8 @@
 ]]
 local rcall = redis.call
 -- Index fields the sweep draws per insert (includes/ojs-index): dead entries settle at about
--- 1/(k-1) of the live ones.
+-- 1/(k-1) of the live ones, so 4 keeps a steady workload's index within the 1.5x-live bound
+-- (docs/design/bullmq.md) at a few more HMGETs per insert.
 local OJS_SWEEP_SAMPLES = 2
 
 --- @bullmq-host
