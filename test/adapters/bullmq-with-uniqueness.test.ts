@@ -473,6 +473,24 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect((await raw.getJobs(['waiting', 'completed'])).filter((job) => job.name === 'receipt')).to.have.length(1);
     });
 
+    it('a steady workload (complete one, add one) keeps the index within 1.5x the live jobs', async function () {
+      const raw = ctx.queue('mail');
+      const queue = withUniqueness(raw);
+      const unique = { keys: ['type', 'queue', 'args'] } as const;
+      const live = 100;
+      for (let i = 0; i < live; i++) await queue.add('tick', { i }, { unique });
+      const worker = new Worker('mail', null, { connection: ctx.redis, prefix: ctx.prefix, autorun: false });
+      ctx.closeLater(worker);
+      for (let i = live; i < live * 12; i++) {
+        const job = await worker.getNextJob('token', { block: false });
+        await job!.moveToCompleted('done', 'token', false);
+        await pastReplayGrace(ctx, 'mail', job!.id!);
+        await queue.add('tick', { i }, { unique });
+      }
+      expect(await raw.getWaitingCount()).to.equal(live);
+      expect(await ctx.redis.hlen(`${ctx.prefix}:mail:ojs:index`)).to.be.at.most(1.5 * live);
+    });
+
     it('the sweep never drops an entry a policy still counts: its own, or a later one that counted it', async function () {
       const raw = ctx.queue('mail');
       const queue = withUniqueness(raw);
