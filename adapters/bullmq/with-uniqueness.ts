@@ -29,7 +29,7 @@ import { backendErrorFor } from './bullmq-reply-errors.js';
 import { typedErrorFor } from './bullmq-cluster.js';
 import { internalsOf, jobFromHash, queueClient, validateJobOptions } from './bullmq-host.js';
 import { composedScripts } from './bullmq-script-set.js';
-import { archiveKey, indexKey, queueBase, queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
+import { archiveKey, globLiteral, indexKey, queueBase, queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
 import {
   dropQueueEntries,
   findHeldJob,
@@ -445,7 +445,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
       // entries rather than the key (a hash left with no field is gone).
       await dropQueueEntries(client, rootPrefix, indexKey(rootPrefix, queue.name, { keys: ['queue'] } as never), queue.name);
       await dropQueueEntries(client, rootPrefix, { key: `${rootPrefix}ojs:global:index`, home: '' }, queue.name);
-      await deleteMatching(queue, [archiveKey(queueBase(rootPrefix, queue.name), '*')]);
+      await deleteMatching(queue, [`${globLiteral(archiveKey(queueBase(rootPrefix, queue.name), ''))}*`]);
     } catch (error) {
       throw typedErrorFor(error);
     }

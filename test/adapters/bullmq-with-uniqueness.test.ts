@@ -380,6 +380,23 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect(await ctx.redis.keys(`${ctx.prefix}:*`)).to.deep.equal([]);
     });
 
+    it('glob characters in a queue name match only that queue: removeUniquenessIndex and obliterate of `a*` leave `ab`', async function () {
+      const star = withUniqueness(ctx.queue('a*'));
+      const ab = withUniqueness(ctx.queue('ab'));
+      const unique = { keys: ['type', 'queue'], on_conflict: 'replace' } as const;
+      await ab.add('sync', { v: 1 }, { unique });
+      const live = await ab.add('sync', { v: 2 }, { unique });
+      await star.add('sync', {}, { unique });
+      expect(await removeUniquenessIndex(ctx.queue('a*'))).to.equal(1);
+      await star.obliterate();
+      const replaced = (live.unique as { replacedJobIds: string[] }).replacedJobIds[0];
+      expect(await ojsKeys(ctx)).to.have.members(['ab:ojs:index', `ab:ojs:cancelled:${replaced}`, 'ojs:global:queues']);
+      expect((await ab.add('sync', { v: 3 }, { unique: { keys: ['type', 'queue'], on_conflict: 'ignore' } })).unique).to.include({
+        outcome: 'deduplicated',
+        existingJobId: live.id,
+      });
+    });
+
     it('entries of gone jobs are reclaimed by the sweep of later inserts, without scanning', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       const unique = { keys: ['type', 'queue'] } as const;
