@@ -157,11 +157,20 @@ export type UniqueJob<DataType = any, ResultType = any, NameType extends string 
 };
 
 /**
- * A job returned for an add without a policy: BullMQ's own, untouched (no `unique` is attached, so
- * a plain add stays exactly BullMQ's). `unique?: undefined` says so and lets `job.unique` be read
- * on a mix of both.
+ * A job returned for an add with `unique: null`: BullMQ's own, untouched (no `unique` is attached,
+ * so a plain add stays exactly BullMQ's). `unique?: undefined` says so and lets `job.unique` be
+ * read on a mix of both.
  */
 type PlainJob<DataType, ResultType, NameType extends string> = Job<DataType, ResultType, NameType> & { unique?: undefined };
+
+/**
+ * A job returned for an add that names no policy: the queue's `defaultJobOptions.unique` (runtime
+ * configuration, not in the queue's type) may have applied one, so `unique` is there exactly when
+ * it did.
+ */
+type DefaultedJob<DataType, ResultType, NameType extends string, Kind extends OutcomeKind> = Job<DataType, ResultType, NameType> & {
+  unique?: UniqueOutcome<Kind>;
+};
 
 /** What the untyped implementations below return, whatever the queue's types. */
 type AddedJob = PlainJob<any, any, string> | UniqueJob<any, any, string, AddOutcomeKind>;
@@ -169,7 +178,9 @@ type BulkAddedJob = PlainJob<any, any, string> | UniqueJob;
 
 /** Options of an add with a policy. */
 type WithPolicy = UniqueJobsOptions & { unique: UniquePolicyInput };
-/** Options of an add without one: BullMQ's own (`unique: null` is none). */
+/** Options of an add without one, even the queue's default: BullMQ's own. */
+type NoPolicy = JobsOptions & { unique: null; ojsMeta?: undefined };
+/** Options naming no policy: BullMQ's own (the queue's `defaultJobOptions.unique` applies, if any). */
 type WithoutPolicy = JobsOptions & { unique?: null; ojsMeta?: undefined };
 
 export interface WithUniquenessOptions {
@@ -195,10 +206,14 @@ type NameOf<Q> = Q extends Queue<any, any, any, any, any, infer NameType> ? Name
  */
 interface UniqueAdds<DataType, ResultType, NameType extends string, Q> {
   add(name: NameType, data: DataType, opts: WithPolicy): Promise<UniqueJob<DataType, ResultType, NameType, AddOutcomeKind>>;
-  add(name: NameType, data: DataType, opts?: WithoutPolicy): Promise<PlainJob<DataType, ResultType, NameType>>;
+  add(name: NameType, data: DataType, opts: NoPolicy): Promise<PlainJob<DataType, ResultType, NameType>>;
+  add(name: NameType, data: DataType, opts?: WithoutPolicy): Promise<DefaultedJob<DataType, ResultType, NameType, AddOutcomeKind>>;
   add(name: NameType, data: DataType, opts: UniqueJobsOptions | undefined): Promise<AddResult<DataType, ResultType, NameType>>;
   addBulk(jobs: readonly { name: NameType; data: DataType; opts: WithPolicy }[]): Promise<UniqueJob<DataType, ResultType, NameType>[]>;
-  addBulk(jobs: readonly { name: NameType; data: DataType; opts?: WithoutPolicy }[]): Promise<PlainJob<DataType, ResultType, NameType>[]>;
+  addBulk(jobs: readonly { name: NameType; data: DataType; opts: NoPolicy }[]): Promise<PlainJob<DataType, ResultType, NameType>[]>;
+  addBulk(
+    jobs: readonly { name: NameType; data: DataType; opts?: WithoutPolicy }[],
+  ): Promise<DefaultedJob<DataType, ResultType, NameType, OutcomeKind>[]>;
   addBulk(jobs: { name: NameType; data: DataType; opts?: UniqueJobsOptions }[]): Promise<BulkResult<DataType, ResultType, NameType>>;
   /**
    * The job holding a key: the one this add would meet as its duplicate now (the oldest its
