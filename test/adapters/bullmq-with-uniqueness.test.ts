@@ -552,6 +552,31 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect(entries.map((entry) => [entry.queue, entry.id])).to.deep.equal([['reports', second.id]]);
     });
 
+    it('a job of another key sharing the 32-digit field is kept by an add of this key (a look, never a drop)', async function () {
+      const queue = withUniqueness(ctx.queue('mail'), { duplicateProbe: false });
+      const unique = { keys: ['type', 'queue', 'args'] } as const;
+      const a = await queue.add('sync', { n: 1 }, { unique });
+      const b = await queue.add('sync', { n: 2 }, { unique });
+      const fieldA = a.unique!.uniquenessKey.slice(0, 32);
+      const fieldB = b.unique!.uniquenessKey.slice(0, 32);
+      // Force the shared field: b's key gets a's first 32 digits, its entry moves into a's field.
+      const sharedKey = fieldA + b.unique!.uniquenessKey.slice(32).replace(/./, (d) => (d === '0' ? '1' : '0'));
+      await ctx.redis.hset(`${ctx.prefix}:mail:${b.id}`, 'ojsKey', sharedKey);
+      await ctx.redis.eval(
+        `local a = cmsgpack.unpack(redis.call('HGET', KEYS[1], ARGV[1]))
+         for _, v in ipairs(cmsgpack.unpack(redis.call('HGET', KEYS[1], ARGV[2]))) do a[#a + 1] = v end
+         redis.call('HSET', KEYS[1], ARGV[1], cmsgpack.pack(a))
+         redis.call('HDEL', KEYS[1], ARGV[2])`,
+        1,
+        `${ctx.prefix}:mail:ojs:index`,
+        fieldA,
+        fieldB,
+      );
+      expect((await entriesOf(ctx, 'mail:ojs:index', a.unique!.uniquenessKey)).map((entry) => entry.id)).to.deep.equal([a.id, b.id]);
+      expect(await rejection(queue.add('sync', { n: 1 }, { unique }))).to.include({ existingJobId: a.id });
+      expect((await entriesOf(ctx, 'mail:ojs:index', a.unique!.uniquenessKey)).map((entry) => entry.id)).to.deep.equal([a.id, b.id]);
+    });
+
     it('a finished entry is dropped only when neither its own policy nor the adding one counts it', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       const worker = new Worker('mail', null, { connection: ctx.redis, prefix: ctx.prefix, autorun: false });

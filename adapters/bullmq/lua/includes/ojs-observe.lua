@@ -6,7 +6,7 @@
   and for a policy with `x_period_anchor` or `x_update` also sched, last and hashKey (the job's hash or archive).
 
   Reads only; writes nothing. `kept` is `entries` without those no decision can need again:
-  their job is gone (or the id now holds another job), or the job is cancelled, or completed past
+  their job is gone (or the id now holds a job of no key sharing the field), or the job is cancelled, or completed past
   the replay grace, and neither the policy it was added with (its entry's own policy) nor this
   add's counts it. A live job is never dropped, nor a failed one (a retry revives it) nor one
   finished within the replay grace (includes/ojs-index, ojsFinishedKept): those stay in `kept`
@@ -42,7 +42,8 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
       candidate.last = tonumber(f[3])
       candidate.hashKey = hashKey
     end
-    local keep, entryOnly = state ~= nil, false
+    -- A job of another key sharing the field: not a candidate, and not this add's to drop.
+    local keep, entryOnly = state ~= nil, location == "other"
     if state == "completed" or state == "discarded" or state == "cancelled" then
       local hashKey = base .. jobId
       if location == "archive" then hashKey = base .. "ojs:cancelled:" .. jobId end
