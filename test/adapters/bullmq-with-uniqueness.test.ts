@@ -577,6 +577,23 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect((await entriesOf(ctx, 'mail:ojs:index', a.unique!.uniquenessKey)).map((entry) => entry.id)).to.deep.equal([a.id, b.id]);
     });
 
+    it('a later policy that counts a cancelled job longer than its own keeps its archive that long', async function () {
+      const queue = withUniqueness(ctx.queue('mail'), { cancelledRetentionMs: 60_000 });
+      const hourly = { states: ['available', 'cancelled'], period: 'PT1H' } as const;
+      const forever = { states: ['available', 'cancelled'] } as const;
+      for (const [name, later, expected] of [
+        ['hourly', hourly, (ttl: number) => expect(ttl).to.be.above(60_000)],
+        ['forever', forever, (ttl: number) => expect(ttl).to.equal(-1)],
+      ] as const) {
+        const old = await queue.add(name, {}, { unique: { on_conflict: 'replace' } });
+        await queue.add(name, {}, { unique: { on_conflict: 'replace' } });
+        const archive = `${ctx.prefix}:mail:ojs:cancelled:${old.id}`;
+        expect(await ctx.redis.pttl(archive)).to.be.within(1, 60_000);
+        expect(await rejection(queue.add(name, {}, { unique: later }))).to.include({ existingJobId: old.id });
+        expected(await ctx.redis.pttl(archive));
+      }
+    });
+
     it('a finished entry is dropped only when neither its own policy nor the adding one counts it', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       const worker = new Worker('mail', null, { connection: ctx.redis, prefix: ctx.prefix, autorun: false });

@@ -66,7 +66,8 @@
        with a counter id, that the id it is about to name is free.
     5. ignore / reject / reject_active -> under x_period_anchor "last_duplicate", record now on
                   every duplicate (`ojsLast`, includes/ojs-observe ojsTouch, a reject too); write
-                  the key's entries back if observing or touching changed them;
+                  the key's entries back if observing or touching changed them, and keep the
+                  archive of a widened cancelled entry as long as it now counts (ojsKeepArchives);
                   (includes/ojs-answer-duplicate)
                   XADD `deduplicated` (BullMQ's own event name and fields: jobId = the existing
                   job, deduplicatedJobId = the incoming id, "" for a counter id), nothing inserted.
@@ -194,6 +195,7 @@ local action, existing, cancel, scheduledAt, touch, updateFields = ojsDecideConf
 if action ~= "insert" and action ~= "replace" and action ~= "update" then
   if ojsTouch(touch, policy, tonumber(ARGV[17]), nowMs) then changed = true end
   if changed then ojsIndexWrite(indexKey, field, kept, homeQueue) end
+  ojsKeepArchives(candidates, nowMs)
   return ojsAnswerDuplicate(action, existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs)
 end
 

@@ -60,6 +60,8 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
           end
           entry.bits, entry.periodEnd = ojsWidenOwn(entry.bits, entry.periodEnd, policyBits, addEnd)
           changed, widened = true, true
+          -- Its archive must last as long as this policy counts it (0: for good): ojsKeepArchives.
+          if location == "archive" then candidate.archiveUntil, candidate.hashKey = addEnd, hashKey end
         end
       end
     end
@@ -97,4 +99,26 @@ local function ojsTouch(touch, policy, policyBits, nowMs)
     end
   end
   return true
+end
+
+--[[
+  ojsKeepArchives(candidates, nowMs)
+
+  An archive whose entry ojsObserve widened (a later policy counts the cancelled job longer than
+  its own did) is kept that long: PERSIST for a policy without a period, else its expiry moved to
+  the window's end when it would come sooner. Called by the writer once the widened entries are
+  written back.
+]]
+local function ojsKeepArchives(candidates, nowMs)
+  for _, candidate in ipairs(candidates) do
+    local untilMs = candidate.archiveUntil
+    if untilMs ~= nil then
+      local ttl = rcall("PTTL", candidate.hashKey)
+      if untilMs == 0 then
+        if ttl > 0 then rcall("PERSIST", candidate.hashKey) end
+      elseif ttl > 0 and ttl < untilMs - nowMs then
+        rcall("PEXPIRE", candidate.hashKey, untilMs - nowMs)
+      end
+    end
+  end
 end
