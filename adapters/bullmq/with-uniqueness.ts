@@ -172,6 +172,11 @@ type DefaultedJob<DataType, ResultType, NameType extends string, Kind extends Ou
   unique?: UniqueOutcome<Kind>;
 };
 
+/** A job `findUniqueJob` found: the queue's `Job`, with its OJS state. */
+export type FoundJob<DataType = any, ResultType = any, NameType extends string = string> = Job<DataType, ResultType, NameType> & {
+  ojsState: OjsJobState;
+};
+
 /** What the untyped implementations below return, whatever the queue's types. */
 type AddedJob = PlainJob<any, any, string> | UniqueJob<any, any, string, AddOutcomeKind>;
 type BulkAddedJob = PlainJob<any, any, string> | UniqueJob;
@@ -219,10 +224,11 @@ interface UniqueAdds<DataType, ResultType, NameType extends string, Q> {
    * The job holding a key: the one this add would meet as its duplicate now (the oldest its
    * policy counts), or by `{ uniqueness_key }` the oldest unfinished job under the key; null when
    * none. BullMQ's `getDeduplicationJobId`, for OJS keys. A job of another queue (a policy without
-   * the `queue` dimension) is bound to that queue.
+   * the `queue` dimension) is bound to that queue. `ojsState` is its OJS state (a cancelled job
+   * lives in its archive, which BullMQ's `getState()` calls 'unknown').
    */
-  findUniqueJob(name: NameType, data: DataType, opts?: UniqueJobsOptions): Promise<Job<DataType, ResultType, NameType> | null>;
-  findUniqueJob(key: UniquenessKeyRef): Promise<Job<DataType, ResultType, NameType> | null>;
+  findUniqueJob(name: NameType, data: DataType, opts?: UniqueJobsOptions): Promise<FoundJob<DataType, ResultType, NameType> | null>;
+  findUniqueJob(key: UniquenessKeyRef): Promise<FoundJob<DataType, ResultType, NameType> | null>;
   /**
    * Releases a key (named as for `findUniqueJob`): the next add of it inserts, whatever holds it
    * now. The jobs stay as they are (a waiting one still runs) but no add counts them any more.
@@ -406,10 +412,11 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     return { lookup, indexes: lookupIndexes(rootPrefix, [queue.name], lookup) };
   };
 
-  const findUniqueJob = async (target: unknown, data?: unknown, opts?: UniqueJobsOptions): Promise<Job | null> => {
+  const findUniqueJob = async (target: unknown, data?: unknown, opts?: UniqueJobsOptions): Promise<FoundJob | null> => {
     const { lookup, indexes } = lookupOf(target, data, opts);
     const held = await findHeldJob(await queueClient(queue), rootPrefixOf(internals), indexes, lookup);
-    return held ? relink(jobFromHash(siblings.of(held.queue), held.id, held.hash)) : null;
+    if (!held) return null;
+    return Object.assign(relink(jobFromHash(siblings.of(held.queue), held.id, held.hash)), { ojsState: held.state });
   };
 
   const releaseUniqueKey = async (target: unknown, data?: unknown, opts?: UniqueJobsOptions): Promise<number> => {

@@ -218,7 +218,7 @@ export async function policyTyposFail(queue: MailQueue): Promise<void> {
 {
   const queue = withUniqueness(new Queue<{ n: number }>('lookups'));
   const found = queue.findUniqueJob('f', { n: 1 }, { unique: {} });
-  exact<typeof found, Promise<Job<{ n: number }, any, string> | null>>(true);
+  exact<typeof found, Promise<(Job<{ n: number }, any, string> & { ojsState: OjsJobState }) | null>>(true);
   const released = queue.releaseUniqueKey({ uniqueness_key: 'k' });
   exact<typeof released, Promise<number>>(true);
   // @ts-expect-error the data type is the queue's
