@@ -9,7 +9,7 @@
  *
  * A policy without the `queue` dimension is unique across queues (§3.2), so its index entries
  * cannot belong to one queue: it lives under the root prefix (`<prefix>:ojs:global:…`). On Redis
- * Cluster that needs every queue sharing such a fingerprint in one hash slot, i.e. a hash-tagged
+ * Cluster that needs every queue whose jobs share such a key in one hash slot, i.e. a hash-tagged
  * prefix (`{app}`) rather than hash-tagged queue names.
  */
 import type { UniquePolicy } from '../../src/unique-policy.js';
@@ -55,7 +55,15 @@ export function queueRegistryKey(rootPrefix: string): string {
   return `${rootPrefix}ojs:global:queues`;
 }
 
+/**
+ * `text` as a literal in a SCAN MATCH pattern: BullMQ refuses only `:` in queue names, so a queue
+ * named `a*` must not match queue `ab`'s keys.
+ */
+export function globLiteral(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (char) => `\\${char}`);
+}
+
 /** SCAN patterns matching every sidecar key of one queue, and the cross-queue ones. */
 export function sidecarPatterns(rootPrefix: string, queueName: string): { queue: string; global: string } {
-  return { queue: `${queueBase(rootPrefix, queueName)}ojs:*`, global: `${rootPrefix}ojs:global:*` };
+  return { queue: `${globLiteral(queueBase(rootPrefix, queueName))}ojs:*`, global: `${globLiteral(rootPrefix)}ojs:global:*` };
 }

@@ -8,6 +8,7 @@
  */
 export { withUniqueness, DEFAULT_CANCELLED_RETENTION_MS } from './with-uniqueness.js';
 export type {
+  FoundJob,
   UniqueJob,
   UniqueJobsOptions,
   UniqueOutcome,

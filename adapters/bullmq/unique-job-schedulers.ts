@@ -10,12 +10,16 @@
  * real job through the wrapper's unique path (`queue.add(name, data, { ...opts, unique })`) and
  * completes with that add's outcome; every other job goes to the processor unchanged.
  *
- * The relay is at least once, as every BullMQ job: should it fail after its add went through, its
- * retry adds again, which the policy then answers as any other duplicate. A duplicate the policy
- * rejects completes the relay: the tick's job was refused, as asked.
+ * The relay is at least once, as every BullMQ job (its retries, a stalled job run again): the real
+ * job's id is derived from the relay job's own id ({@link relayJobId}; BullMQ gives each tick its
+ * own), so a run after an earlier run's add went through finds that id taken and reports the job
+ * it added, rather than meeting it as a duplicate (which `replace` would cancel). A template's own
+ * `jobId` is kept as given. A duplicate the policy rejects completes the relay: the tick's job was
+ * refused, as asked.
  */
+import { createHash } from 'node:crypto';
 import type { Job, Processor } from 'bullmq';
-import { isDuplicateJobError } from '../../src/errors.js';
+import { isDuplicateJobError, isInvalidJobInputError } from '../../src/errors.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { prepareUnique } from '../../src/unique-enqueue.js';
 import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
@@ -74,17 +78,32 @@ export function makeUniqueSchedulerProcessor<T = any, R = any, N extends string 
   return async (job, token, signal) => {
     if ((job.name as string) !== UNIQUE_SCHEDULER_JOB_NAME) return processor(job as unknown as Job<T, R, N>, token, signal);
     const relay = job.data as unknown as RelayData;
-    const opts = { ...relay.opts, unique: relay.unique, ...(relay.ojsMeta ? { ojsMeta: relay.ojsMeta } : {}) } as UniqueJobsOptions & {
-      unique: UniquePolicyInput;
-    };
+    const derivedId = relay.opts.jobId === undefined ? relayJobId(job.id!) : undefined;
+    const opts = {
+      ...relay.opts,
+      ...(derivedId === undefined ? {} : { jobId: derivedId }),
+      unique: relay.unique,
+      ...(relay.ojsMeta ? { ojsMeta: relay.ojsMeta } : {}),
+    } as UniqueJobsOptions & { unique: UniquePolicyInput };
     try {
       const added = await queue.add(relay.name, relay.data, opts);
       return { outcome: added.unique.outcome, jobId: added.id! } satisfies RelayResult;
     } catch (error) {
       if (isDuplicateJobError(error)) return { outcome: 'rejected', jobId: error.existingJobId } satisfies RelayResult;
+      // An earlier run of this relay job added it (only this relay job uses that id).
+      if (derivedId !== undefined && isInvalidJobInputError(error) && error.issues.some((issue) => issue.path === 'opts.jobId'))
+        return { outcome: 'created', jobId: derivedId } satisfies RelayResult;
       throw error;
     }
   };
+}
+
+/**
+ * The id of the real job a relay job adds: a digest of the relay job's id (BullMQ refuses `:` in a
+ * custom id, and scheduler job ids have them), the same on every run of that relay job.
+ */
+export function relayJobId(relayId: string): string {
+  return `ojs-relay-${createHash('sha256').update(relayId).digest('hex').slice(0, 32)}`;
 }
 
 /** Whether a job is a relay job of a unique scheduler. */

@@ -77,16 +77,19 @@ export function wrapFlowProducer<F extends FlowProducer>(
     if (issues.length > 0) throw new InvalidJobInputError(issues);
   };
 
-  const addUniqueRoot = async (flow: UniqueFlowJob): Promise<UniqueJobNode> => {
+  const addUniqueRoot = async (flow: UniqueFlowJob, flowOpts?: FlowOpts): Promise<UniqueJobNode> => {
     // A node without data is stored as `{}` by BullMQ's Job; the same payload here.
     const data: unknown = flow.data === undefined ? {} : flow.data;
-    const job = (await queueOf(flow).add(flow.name, data as never, flow.opts as UniqueJobsOptions & { unique: never })) as UniqueJob;
+    // As BullMQ's flow add does: the queue's defaultJobOptions given in `queuesOptions`, under the node's own.
+    const defaults = flowOpts?.queuesOptions?.[flow.queueName]?.defaultJobOptions ?? {};
+    const opts = { ...defaults, ...flow.opts } as UniqueJobsOptions & { unique: never };
+    const job = (await queueOf(flow).add(flow.name, data as never, opts)) as UniqueJob;
     return { job };
   };
 
   const add = async (flow: UniqueFlowJob, opts?: FlowOpts): Promise<UniqueJobNode> => {
     check([flow], false);
-    if (asksUnique(flow.opts)) return addUniqueRoot(flow);
+    if (asksUnique(flow.opts)) return addUniqueRoot(flow, opts);
     return flowProducer.add(flow as FlowJob, opts);
   };
 

@@ -29,7 +29,7 @@ import { backendErrorFor } from './bullmq-reply-errors.js';
 import { typedErrorFor } from './bullmq-cluster.js';
 import { internalsOf, jobFromHash, queueClient, validateJobOptions } from './bullmq-host.js';
 import { composedScripts } from './bullmq-script-set.js';
-import { archiveKey, indexKey, queueBase, queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
+import { archiveKey, globLiteral, indexKey, queueBase, queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
 import {
   dropQueueEntries,
   findHeldJob,
@@ -157,11 +157,25 @@ export type UniqueJob<DataType = any, ResultType = any, NameType extends string 
 };
 
 /**
- * A job returned for an add without a policy: BullMQ's own, untouched (no `unique` is attached, so
- * a plain add stays exactly BullMQ's). `unique?: undefined` says so and lets `job.unique` be read
- * on a mix of both.
+ * A job returned for an add with `unique: null`: BullMQ's own, untouched (no `unique` is attached,
+ * so a plain add stays exactly BullMQ's). `unique?: undefined` says so and lets `job.unique` be
+ * read on a mix of both.
  */
 type PlainJob<DataType, ResultType, NameType extends string> = Job<DataType, ResultType, NameType> & { unique?: undefined };
+
+/**
+ * A job returned for an add that names no policy: the queue's `defaultJobOptions.unique` (runtime
+ * configuration, not in the queue's type) may have applied one, so `unique` is there exactly when
+ * it did.
+ */
+type DefaultedJob<DataType, ResultType, NameType extends string, Kind extends OutcomeKind> = Job<DataType, ResultType, NameType> & {
+  unique?: UniqueOutcome<Kind>;
+};
+
+/** A job `findUniqueJob` found: the queue's `Job`, with its OJS state. */
+export type FoundJob<DataType = any, ResultType = any, NameType extends string = string> = Job<DataType, ResultType, NameType> & {
+  ojsState: OjsJobState;
+};
 
 /** What the untyped implementations below return, whatever the queue's types. */
 type AddedJob = PlainJob<any, any, string> | UniqueJob<any, any, string, AddOutcomeKind>;
@@ -169,7 +183,9 @@ type BulkAddedJob = PlainJob<any, any, string> | UniqueJob;
 
 /** Options of an add with a policy. */
 type WithPolicy = UniqueJobsOptions & { unique: UniquePolicyInput };
-/** Options of an add without one: BullMQ's own (`unique: null` is none). */
+/** Options of an add without one, even the queue's default: BullMQ's own. */
+type NoPolicy = JobsOptions & { unique: null; ojsMeta?: undefined };
+/** Options naming no policy: BullMQ's own (the queue's `defaultJobOptions.unique` applies, if any). */
 type WithoutPolicy = JobsOptions & { unique?: null; ojsMeta?: undefined };
 
 export interface WithUniquenessOptions {
@@ -195,19 +211,24 @@ type NameOf<Q> = Q extends Queue<any, any, any, any, any, infer NameType> ? Name
  */
 interface UniqueAdds<DataType, ResultType, NameType extends string, Q> {
   add(name: NameType, data: DataType, opts: WithPolicy): Promise<UniqueJob<DataType, ResultType, NameType, AddOutcomeKind>>;
-  add(name: NameType, data: DataType, opts?: WithoutPolicy): Promise<PlainJob<DataType, ResultType, NameType>>;
+  add(name: NameType, data: DataType, opts: NoPolicy): Promise<PlainJob<DataType, ResultType, NameType>>;
+  add(name: NameType, data: DataType, opts?: WithoutPolicy): Promise<DefaultedJob<DataType, ResultType, NameType, AddOutcomeKind>>;
   add(name: NameType, data: DataType, opts: UniqueJobsOptions | undefined): Promise<AddResult<DataType, ResultType, NameType>>;
   addBulk(jobs: readonly { name: NameType; data: DataType; opts: WithPolicy }[]): Promise<UniqueJob<DataType, ResultType, NameType>[]>;
-  addBulk(jobs: readonly { name: NameType; data: DataType; opts?: WithoutPolicy }[]): Promise<PlainJob<DataType, ResultType, NameType>[]>;
+  addBulk(jobs: readonly { name: NameType; data: DataType; opts: NoPolicy }[]): Promise<PlainJob<DataType, ResultType, NameType>[]>;
+  addBulk(
+    jobs: readonly { name: NameType; data: DataType; opts?: WithoutPolicy }[],
+  ): Promise<DefaultedJob<DataType, ResultType, NameType, OutcomeKind>[]>;
   addBulk(jobs: { name: NameType; data: DataType; opts?: UniqueJobsOptions }[]): Promise<BulkResult<DataType, ResultType, NameType>>;
   /**
    * The job holding a key: the one this add would meet as its duplicate now (the oldest its
    * policy counts), or by `{ uniqueness_key }` the oldest unfinished job under the key; null when
    * none. BullMQ's `getDeduplicationJobId`, for OJS keys. A job of another queue (a policy without
-   * the `queue` dimension) is bound to that queue.
+   * the `queue` dimension) is bound to that queue. `ojsState` is its OJS state (a cancelled job
+   * lives in its archive, which BullMQ's `getState()` calls 'unknown').
    */
-  findUniqueJob(name: NameType, data: DataType, opts?: UniqueJobsOptions): Promise<Job<DataType, ResultType, NameType> | null>;
-  findUniqueJob(key: UniquenessKeyRef): Promise<Job<DataType, ResultType, NameType> | null>;
+  findUniqueJob(name: NameType, data: DataType, opts?: UniqueJobsOptions): Promise<FoundJob<DataType, ResultType, NameType> | null>;
+  findUniqueJob(key: UniquenessKeyRef): Promise<FoundJob<DataType, ResultType, NameType> | null>;
   /**
    * Releases a key (named as for `findUniqueJob`): the next add of it inserts, whatever holds it
    * now. The jobs stay as they are (a waiting one still runs) but no add counts them any more.
@@ -392,10 +413,11 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     return { lookup, indexes: lookupIndexes(rootPrefix, [queue.name], lookup) };
   };
 
-  const findUniqueJob = async (target: unknown, data?: unknown, opts?: UniqueJobsOptions): Promise<Job | null> => {
+  const findUniqueJob = async (target: unknown, data?: unknown, opts?: UniqueJobsOptions): Promise<FoundJob | null> => {
     const { lookup, indexes } = lookupOf(target, data, opts);
     const held = await findHeldJob(await queueClient(queue), rootPrefixOf(internals), indexes, lookup);
-    return held ? relink(jobFromHash(siblings.of(held.queue), held.id, held.hash)) : null;
+    if (!held) return null;
+    return Object.assign(relink(jobFromHash(siblings.of(held.queue), held.id, held.hash)), { ojsState: held.state });
   };
 
   const releaseUniqueKey = async (target: unknown, data?: unknown, opts?: UniqueJobsOptions): Promise<number> => {
@@ -446,7 +468,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
       // entries rather than the key (a hash left with no field is gone).
       await dropQueueEntries(client, rootPrefix, indexKey(rootPrefix, queue.name, { keys: ['queue'] } as never), queue.name);
       await dropQueueEntries(client, rootPrefix, { key: `${rootPrefix}ojs:global:index`, home: '' }, queue.name);
-      await deleteMatching(queue, [archiveKey(queueBase(rootPrefix, queue.name), '*')]);
+      await deleteMatching(queue, [`${globLiteral(archiveKey(queueBase(rootPrefix, queue.name), ''))}*`]);
     } catch (error) {
       throw typedErrorFor(error);
     }

@@ -38,6 +38,16 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
     expect(await queue.getJobCounts('wait', 'waiting-children')).to.deep.equal({ wait: 1, 'waiting-children': 1 });
   });
 
+  it("a unique root gets its queue's defaultJobOptions from FlowOpts.queuesOptions, under its own options", async () => {
+    const flow = flows();
+    const node = await flow.add(
+      { name: 'sync', queueName: 'q', opts: { unique: {}, priority: 2 } },
+      { queuesOptions: { q: { defaultJobOptions: { attempts: 5, priority: 9 } }, other: { defaultJobOptions: { attempts: 7 } } } },
+    );
+    const stored = await ctx.queue('q').getJob(node.job.id!);
+    expect(stored!.opts).to.include({ attempts: 5, priority: 2 });
+  });
+
   it('unique on a child, or on a root with children, is refused naming the node; nothing is written', async () => {
     const flow = flows();
     const error = await rejection(

@@ -52,6 +52,29 @@ describe('bullmq adapter: job schedulers with a unique template', function () {
     await queue.removeJobScheduler('sync-every');
   });
 
+  it('a relay run again after its add went through (a retry, a stalled job) reports its job, never replaces or rejects it', async () => {
+    const raw = ctx.queue('sync');
+    const queue = withUniqueness(raw);
+    for (const onConflict of ['replace', 'reject'] as const) {
+      const relayJob = await queue.upsertJobScheduler(
+        `s-${onConflict}`,
+        { every: 60_000 },
+        {
+          name: `sync-${onConflict}`,
+          opts: { unique: { keys: ['type', 'queue'], on_conflict: onConflict } },
+        },
+      );
+      const processor = makeUniqueSchedulerProcessor(queue, async () => 'not a relay');
+      const first = (await processor(relayJob, 'token')) as RelayResult;
+      expect(first.outcome).to.equal('created');
+      expect(await processor(relayJob, 'token')).to.deep.equal(first);
+      const added = await raw.getJob(first.jobId);
+      expect(await added!.getState()).to.equal('waiting');
+      expect((await raw.getWaiting()).filter((job) => job.name === `sync-${onConflict}`).map((job) => job.id)).to.deep.equal([first.jobId]);
+      await queue.removeJobScheduler(`s-${onConflict}`);
+    }
+  });
+
   it('a bad policy is refused at upsert, naming the template field; a template without unique is BullMQ’s own', async () => {
     const queue = withUniqueness(ctx.queue('sync'));
     const error = await rejection(

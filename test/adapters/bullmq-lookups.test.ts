@@ -25,6 +25,7 @@ describe('bullmq adapter: key lookups and obliterate', function () {
       const found = await queue.findUniqueJob('f', { n: 2 }, { unique });
       expect(found?.id).to.equal(first.id);
       expect(found?.data).to.deep.equal({ n: 1 });
+      expect(found?.ojsState).to.equal('available');
       expect((await queue.findUniqueJob({ uniqueness_key: first.unique.uniquenessKey }))?.id).to.equal(first.id);
       // Completed: its policy still counts it; by key alone (live states) nothing holds it.
       const worker = new Worker('mail', async () => 'ok', { connection: ctx.connect(), prefix: ctx.prefix });
@@ -33,6 +34,16 @@ describe('bullmq adapter: key lookups and obliterate', function () {
       expect((await queue.findUniqueJob('f', {}, { unique }))?.id).to.equal(first.id);
       expect(await queue.findUniqueJob({ uniqueness_key: first.unique.uniquenessKey })).to.equal(null);
       expect(await queue.findUniqueJob('f', {}, { unique: { keys: ['type'] } }), 'a policy without completed').to.equal(null);
+    });
+
+    it('wrapped queue: a cancelled (archived) job is found with its OJS state, which BullMQ cannot tell', async () => {
+      const queue = withUniqueness(ctx.queue('mail'));
+      const unique = { keys: ['type'], states: ['available', 'cancelled'], on_conflict: 'replace' } as const;
+      const old = await queue.add('f', {}, { unique });
+      await queue.add('f', {}, { unique: { keys: ['type'], on_conflict: 'replace' } });
+      const found = await queue.findUniqueJob('f', {}, { unique: { keys: ['type'], states: ['cancelled'] } });
+      expect(found?.id).to.equal(old.id);
+      expect(found?.ojsState).to.equal('cancelled');
     });
 
     it('backend: by JobInput or by key, as an OjsJob; a cross-queue key is found from any queue', async () => {

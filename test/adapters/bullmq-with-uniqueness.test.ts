@@ -19,6 +19,15 @@ function entriesOf(ctx: { redis: Redis; prefix: string }, index: string, uniquen
   return indexEntries(ctx.redis, `${ctx.prefix}:${index}`, uniquenessKey);
 }
 
+/**
+ * Back-dates a finished job's `finishedOn` past the scripts' replay grace (OJS_REPLAY_GRACE_MS in
+ * includes/ojs-index.lua), as if it had finished minutes ago: the sweep and a re-add may reclaim it.
+ */
+async function pastReplayGrace(ctx: { redis: Redis; prefix: string }, queue: string, ...ids: string[]): Promise<void> {
+  const longAgo = (await redisTimeMs(ctx.redis)) - 3_600_000;
+  for (const id of ids) await ctx.redis.hset(`${ctx.prefix}:${queue}:${id}`, 'finishedOn', longAgo);
+}
+
 async function ojsKeys(ctx: { redis: { keys(p: string): Promise<string[]> }; prefix: string }): Promise<string[]> {
   return (await ctx.redis.keys(`${ctx.prefix}:*ojs:*`)).map((key) => key.slice(ctx.prefix.length + 1)).sort();
 }
@@ -371,16 +380,35 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect(await ctx.redis.keys(`${ctx.prefix}:*`)).to.deep.equal([]);
     });
 
+    it('glob characters in a queue name match only that queue: removeUniquenessIndex and obliterate of `a*` leave `ab`', async function () {
+      const star = withUniqueness(ctx.queue('a*'));
+      const ab = withUniqueness(ctx.queue('ab'));
+      const unique = { keys: ['type', 'queue'], on_conflict: 'replace' } as const;
+      await ab.add('sync', { v: 1 }, { unique });
+      const live = await ab.add('sync', { v: 2 }, { unique });
+      await star.add('sync', {}, { unique });
+      expect(await removeUniquenessIndex(ctx.queue('a*'))).to.equal(1);
+      await star.obliterate();
+      const replaced = (live.unique as { replacedJobIds: string[] }).replacedJobIds[0];
+      expect(await ojsKeys(ctx)).to.have.members(['ab:ojs:index', `ab:ojs:cancelled:${replaced}`, 'ojs:global:queues']);
+      expect((await ab.add('sync', { v: 3 }, { unique: { keys: ['type', 'queue'], on_conflict: 'ignore' } })).unique).to.include({
+        outcome: 'deduplicated',
+        existingJobId: live.id,
+      });
+    });
+
     it('entries of gone jobs are reclaimed by the sweep of later inserts, without scanning', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       const unique = { keys: ['type', 'queue'] } as const;
       const gone = await queue.add('old', {}, { unique });
       await gone.remove();
       expect(await entriesOf(ctx, 'mail:ojs:index', gone.unique!.uniquenessKey)).to.have.length(1);
-      // The sweep draws fields at random: a handful of inserts draw the only other one.
-      for (let i = 0; i < 20; i++) await queue.add('new', { i }, { unique: { keys: ['type', 'queue', 'args'] } });
+      // The sweep draws fields at random: inserts go on until one has drawn it (a bounded number).
+      let inserts = 0;
+      while (inserts < 500 && (await entriesOf(ctx, 'mail:ojs:index', gone.unique!.uniquenessKey)).length > 0)
+        await queue.add('new', { i: inserts++ }, { unique: { keys: ['type', 'queue', 'args'] } });
       expect(await entriesOf(ctx, 'mail:ojs:index', gone.unique!.uniquenessKey)).to.deep.equal([]);
-      expect(await ctx.redis.hlen(`${ctx.prefix}:mail:ojs:index`)).to.equal(20);
+      expect(await ctx.redis.hlen(`${ctx.prefix}:mail:ojs:index`)).to.equal(inserts);
     });
 
     it('the index stays bounded when every key dies: 300 one-shot keys leave only a fraction', async function () {
@@ -389,7 +417,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
         const job = await queue.add('one-shot', { i }, { unique: { keys: ['type', 'queue', 'args'] } });
         await job.remove();
       }
-      // Each insert sweeps three drawn fields: dead ones settle at a fraction of the live ones (none here).
+      // Each insert sweeps drawn fields: dead ones settle at a fraction of the live ones (none here).
       expect(await ctx.redis.hlen(`${ctx.prefix}:mail:ojs:index`)).to.be.below(30);
     });
 
@@ -403,8 +431,10 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       ctx.closeLater(worker);
       while ((await raw.getCompletedCount()) < batch) await new Promise((resolve) => setTimeout(resolve, 50));
       await worker.close();
-      // The completed jobs are kept by BullMQ; their entries are dead (the default policy does not count `completed`).
+      // The completed jobs are kept by BullMQ; their entries are dead (the default policy does not count
+      // `completed`) once the replay grace is over.
       expect(await raw.getCompletedCount()).to.equal(batch);
+      await pastReplayGrace(ctx, 'mail', ...(await raw.getCompleted(0, -1)).map((job) => job.id!));
       const live = [];
       for (let i = batch; i < 2 * batch; i++) live.push(await queue.add('sync', { i }, { unique }));
       const fields = await ctx.redis.hlen(`${ctx.prefix}:ojs:global:index`);
@@ -412,6 +442,70 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       for (const job of live) expect(await entriesOf(ctx, 'ojs:global:index', job.unique!.uniquenessKey)).to.have.length(1);
       // A completed job is still found by a re-add of its key: as a finished job the policy does not count.
       expect((await queue.add('sync', { i: 0 }, { unique })).unique?.outcome).to.equal('created');
+    });
+
+    it("a failed job keeps its entry through the sweep: retried (job.retry, dashboards), it is still its key's job", async function () {
+      const raw = ctx.queue('mail');
+      const queue = withUniqueness(raw);
+      const unique = { keys: ['type', 'queue'] } as const;
+      const failing = await queue.add('charge', {}, { unique });
+      const worker = new Worker('mail', null, { connection: ctx.redis, prefix: ctx.prefix, autorun: false });
+      ctx.closeLater(worker);
+      const active = await worker.getNextJob('token', { block: false });
+      await active!.moveToFailed(new Error('declined'), 'token', false);
+      expect(await raw.getFailedCount()).to.equal(1);
+      await pastReplayGrace(ctx, 'mail', failing.id!);
+      for (let i = 0; i < 200; i++) await queue.add('other', { i }, { unique: { keys: ['type', 'queue', 'args'] } });
+      expect(await entriesOf(ctx, 'mail:ojs:index', failing.unique!.uniquenessKey)).to.have.length(1);
+      await (await raw.getJob(failing.id!))!.retry('failed');
+      const again = await queue.add('charge', {}, { unique: { ...unique, on_conflict: 'ignore' } });
+      expect(again.unique).to.include({ outcome: 'deduplicated', existingJobId: failing.id, existingJobState: 'available' });
+      expect((await raw.getWaiting()).filter((job) => job.name === 'charge')).to.have.length(1);
+    });
+
+    it('§8.1 a re-sent add (lost reply) whose job already completed, with inserts between, returns its first outcome', async function () {
+      const client = ctx.connect();
+      const raw = new Queue('mail', { connection: client, prefix: ctx.prefix });
+      ctx.closeLater(raw);
+      const queue = withUniqueness(raw);
+      await raw.waitUntilReady();
+      // What ioredis would re-send after a reconnect: the same command, byte for byte.
+      const sent: { name: string; args: unknown[] }[] = [];
+      const send = client.sendCommand.bind(client);
+      client.sendCommand = (command, stream) => {
+        if (command.name.startsWith('eval') && command.args.some((arg) => String(arg).endsWith(':mail:ojs:index')))
+          sent.push({ name: command.name, args: [...command.args] });
+        return send(command, stream);
+      };
+      const first = await queue.add('receipt', {}, { unique: { keys: ['type', 'queue'] } });
+      client.sendCommand = send;
+      const worker = new Worker('mail', null, { connection: ctx.redis, prefix: ctx.prefix, autorun: false });
+      ctx.closeLater(worker);
+      const active = await worker.getNextJob('token', { block: false });
+      await active!.moveToCompleted('done', 'token', false);
+      for (let i = 0; i < 200; i++) await queue.add('other', { i }, { unique: { keys: ['type', 'queue', 'args'] } });
+      const resend = sent.at(-1)!;
+      const reply = (await client.call(resend.name, ...(resend.args as string[]))) as unknown[];
+      expect(reply.slice(0, 2)).to.deep.equal(['created', first.id]);
+      expect((await raw.getJobs(['waiting', 'completed'])).filter((job) => job.name === 'receipt')).to.have.length(1);
+    });
+
+    it('a steady workload (complete one, add one) keeps the index within 1.5x the live jobs', async function () {
+      const raw = ctx.queue('mail');
+      const queue = withUniqueness(raw);
+      const unique = { keys: ['type', 'queue', 'args'] } as const;
+      const live = 100;
+      for (let i = 0; i < live; i++) await queue.add('tick', { i }, { unique });
+      const worker = new Worker('mail', null, { connection: ctx.redis, prefix: ctx.prefix, autorun: false });
+      ctx.closeLater(worker);
+      for (let i = live; i < live * 12; i++) {
+        const job = await worker.getNextJob('token', { block: false });
+        await job!.moveToCompleted('done', 'token', false);
+        await pastReplayGrace(ctx, 'mail', job!.id!);
+        await queue.add('tick', { i }, { unique });
+      }
+      expect(await raw.getWaitingCount()).to.equal(live);
+      expect(await ctx.redis.hlen(`${ctx.prefix}:mail:ojs:index`)).to.be.at.most(1.5 * live);
     });
 
     it('the sweep never drops an entry a policy still counts: its own, or a later one that counted it', async function () {
@@ -458,6 +552,48 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect(entries.map((entry) => [entry.queue, entry.id])).to.deep.equal([['reports', second.id]]);
     });
 
+    it('a job of another key sharing the 32-digit field is kept by an add of this key (a look, never a drop)', async function () {
+      const queue = withUniqueness(ctx.queue('mail'), { duplicateProbe: false });
+      const unique = { keys: ['type', 'queue', 'args'] } as const;
+      const a = await queue.add('sync', { n: 1 }, { unique });
+      const b = await queue.add('sync', { n: 2 }, { unique });
+      const fieldA = a.unique!.uniquenessKey.slice(0, 32);
+      const fieldB = b.unique!.uniquenessKey.slice(0, 32);
+      // Force the shared field: b's key gets a's first 32 digits, its entry moves into a's field.
+      const sharedKey = fieldA + b.unique!.uniquenessKey.slice(32).replace(/./, (d) => (d === '0' ? '1' : '0'));
+      await ctx.redis.hset(`${ctx.prefix}:mail:${b.id}`, 'ojsKey', sharedKey);
+      await ctx.redis.eval(
+        `local a = cmsgpack.unpack(redis.call('HGET', KEYS[1], ARGV[1]))
+         for _, v in ipairs(cmsgpack.unpack(redis.call('HGET', KEYS[1], ARGV[2]))) do a[#a + 1] = v end
+         redis.call('HSET', KEYS[1], ARGV[1], cmsgpack.pack(a))
+         redis.call('HDEL', KEYS[1], ARGV[2])`,
+        1,
+        `${ctx.prefix}:mail:ojs:index`,
+        fieldA,
+        fieldB,
+      );
+      expect((await entriesOf(ctx, 'mail:ojs:index', a.unique!.uniquenessKey)).map((entry) => entry.id)).to.deep.equal([a.id, b.id]);
+      expect(await rejection(queue.add('sync', { n: 1 }, { unique }))).to.include({ existingJobId: a.id });
+      expect((await entriesOf(ctx, 'mail:ojs:index', a.unique!.uniquenessKey)).map((entry) => entry.id)).to.deep.equal([a.id, b.id]);
+    });
+
+    it('a later policy that counts a cancelled job longer than its own keeps its archive that long', async function () {
+      const queue = withUniqueness(ctx.queue('mail'), { cancelledRetentionMs: 60_000 });
+      const hourly = { states: ['available', 'cancelled'], period: 'PT1H' } as const;
+      const forever = { states: ['available', 'cancelled'] } as const;
+      for (const [name, later, expected] of [
+        ['hourly', hourly, (ttl: number) => expect(ttl).to.be.above(60_000)],
+        ['forever', forever, (ttl: number) => expect(ttl).to.equal(-1)],
+      ] as const) {
+        const old = await queue.add(name, {}, { unique: { on_conflict: 'replace' } });
+        await queue.add(name, {}, { unique: { on_conflict: 'replace' } });
+        const archive = `${ctx.prefix}:mail:ojs:cancelled:${old.id}`;
+        expect(await ctx.redis.pttl(archive)).to.be.within(1, 60_000);
+        expect(await rejection(queue.add(name, {}, { unique: later }))).to.include({ existingJobId: old.id });
+        expected(await ctx.redis.pttl(archive));
+      }
+    });
+
     it('a finished entry is dropped only when neither its own policy nor the adding one counts it', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
       const worker = new Worker('mail', null, { connection: ctx.redis, prefix: ctx.prefix, autorun: false });
@@ -469,6 +605,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       };
       const narrow = await queue.add('welcome', {}, { unique: { keys: ['type'] } });
       await complete(narrow.id!);
+      await pastReplayGrace(ctx, 'mail', narrow.id!);
       const listed = async () =>
         (await entriesOf(ctx, 'ojs:global:index', narrow.unique!.uniquenessKey)).map((entry) => `${entry.queue}:${entry.id}`);
       // The adding policy counts the completed job: it stays, and blocks.
@@ -492,6 +629,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       const first = await queue.add('welcome', {}, { unique: { keys: ['type'] } });
       const job = await worker.getNextJob('token', { block: false });
       await job!.moveToCompleted('done', 'token', false);
+      await pastReplayGrace(ctx, 'mail', first.id!);
       const next = await queue.add('welcome', {}, { unique: { keys: ['type'] } });
       const entries = await entriesOf(ctx, 'ojs:global:index', first.unique!.uniquenessKey);
       expect(entries.map((entry) => `${entry.queue}:${entry.id}`)).to.deep.equal([`mail:${next.id}`]);

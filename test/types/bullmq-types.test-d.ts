@@ -107,15 +107,25 @@ export async function outcomesPerMethod(queue: MailQueue, opts: UniqueJobsOption
   // @ts-expect-error a single add never answers 'rejected'
   if (unique.unique.outcome === 'rejected') return;
 
-  // add without one (none, `unique: null`): BullMQ's own job, no `unique`.
-  for (const plain of [await q.add('email.send', { userId: 1 }), await q.add('email.send', { userId: 1 }, { unique: null, attempts: 2 })]) {
-    exact<typeof plain, Job<Payload, Receipt, Names> & { unique?: undefined }>(true);
-    const job: Job<Payload, Receipt, Names> = plain;
-    void job;
-  }
-
   // Options held in a UniqueJobsOptions: either, told apart by `unique`.
   const either = await q.add('email.send', { userId: 1 }, opts);
+
+  // add with `unique: null`: BullMQ's own job, no `unique`, even under the queue's default policy.
+  const plain = await q.add('email.send', { userId: 1 }, { unique: null, attempts: 2 });
+  exact<typeof plain, Job<Payload, Receipt, Names> & { unique?: undefined }>(true);
+  const plainJob: Job<Payload, Receipt, Names> = plain;
+  void plainJob;
+  // add naming no policy: the queue's defaultJobOptions.unique may apply one, so `unique` may be there.
+  for (const defaulted of [await q.add('email.send', { userId: 1 }), await q.add('email.send', { userId: 1 }, { attempts: 2 })]) {
+    exact<typeof defaulted.unique, UniqueOutcome<'created' | 'deduplicated' | 'replaced' | 'updated'> | undefined>(true);
+    exact<typeof defaulted.unique, typeof either.unique>(true);
+    const outcome: 'created' | 'deduplicated' | 'replaced' | 'updated' | undefined = defaulted.unique?.outcome;
+    // @ts-expect-error it may have no policy: `unique` must be checked first
+    void defaulted.unique.outcome;
+    const job: Job<Payload, Receipt, Names> = defaulted;
+    void [job, outcome];
+  }
+
   exact<typeof either.unique, UniqueOutcome<'created' | 'deduplicated' | 'replaced' | 'updated'> | undefined>(true);
   exact<Parameters<typeof q.add>[2], UniqueJobsOptions | undefined>(true);
   exact<Awaited<ReturnType<typeof q.add>>, typeof either>(true);
@@ -128,12 +138,15 @@ export async function outcomesPerMethod(queue: MailQueue, opts: UniqueJobsOption
   exact<typeof bulk, UniqueJob<Payload, Receipt, Names>[]>(true);
   exact<NonNullable<(typeof bulk)[number]>['unique']['outcome'], 'created' | 'deduplicated' | 'replaced' | 'updated' | 'rejected'>(true);
 
-  // addBulk without policies: BullMQ's own addBulk.
-  const plainBulk = await q.addBulk([
+  // addBulk with `unique: null`: BullMQ's own addBulk.
+  const plainBulk = await q.addBulk([{ name: 'email.digest', data: { userId: 2 }, opts: { unique: null } }]);
+  exact<typeof plainBulk, (Job<Payload, Receipt, Names> & { unique?: undefined })[]>(true);
+  // addBulk naming no policy: the queue's default may apply one per entry.
+  const defaultedBulk = await q.addBulk([
     { name: 'email.send', data: { userId: 1 } },
     { name: 'email.digest', data: { userId: 2 }, opts: { unique: null } },
   ]);
-  exact<typeof plainBulk, (Job<Payload, Receipt, Names> & { unique?: undefined })[]>(true);
+  exact<(typeof defaultedBulk)[number]['unique'], UniqueOutcome | undefined>(true);
 
   // A mixed batch: a plain entry has no `unique`, or is 'rejected' if it was not added.
   const mixed = await q.addBulk([
@@ -205,7 +218,7 @@ export async function policyTyposFail(queue: MailQueue): Promise<void> {
 {
   const queue = withUniqueness(new Queue<{ n: number }>('lookups'));
   const found = queue.findUniqueJob('f', { n: 1 }, { unique: {} });
-  exact<typeof found, Promise<Job<{ n: number }, any, string> | null>>(true);
+  exact<typeof found, Promise<(Job<{ n: number }, any, string> & { ojsState: OjsJobState }) | null>>(true);
   const released = queue.releaseUniqueKey({ uniqueness_key: 'k' });
   exact<typeof released, Promise<number>>(true);
   // @ts-expect-error the data type is the queue's

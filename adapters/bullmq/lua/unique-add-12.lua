@@ -66,7 +66,8 @@
        with a counter id, that the id it is about to name is free.
     5. ignore / reject / reject_active -> under x_period_anchor "last_duplicate", record now on
                   every duplicate (`ojsLast`, includes/ojs-observe ojsTouch, a reject too); write
-                  the key's entries back if observing or touching changed them;
+                  the key's entries back if observing or touching changed them, and keep the
+                  archive of a widened cancelled entry as long as it now counts (ojsKeepArchives);
                   (includes/ojs-answer-duplicate)
                   XADD `deduplicated` (BullMQ's own event name and fields: jobId = the existing
                   job, deduplicatedJobId = the incoming id, "" for a counter id), nothing inserted.
@@ -97,11 +98,12 @@
   precondition checks in 4 rather than a test afterwards.
 
   Idempotent: ioredis re-sends a command whose reply was lost to a reconnect, so this script can
-  run twice for one add. The second run finds its token (step 2 by id, step 3 in the fingerprint
-  set) and returns the first run's reply (includes/ojs-replay), writing nothing: the same job id,
-  the same outcome, the same replaced ids. Recognised while the inserted job is in the
-  key's index entries (a live job always is) or, for a custom id, while the job or its archive
-  exists; a first run that inserted nothing wrote nothing to recognise, and deciding again is as
+  run twice for one add. The second run finds its token (step 2 by id, step 3 in the key's index
+  entries) and returns the first run's reply (includes/ojs-replay), writing nothing: the same job
+  id, the same outcome, the same replaced ids. Recognised while the inserted job is in the key's
+  index entries (a live or failed job always is, a finished one for the replay grace after it
+  finished: includes/ojs-index, OJS_REPLAY_GRACE_MS) or, for a custom id, while the job or its
+  archive exists; a first run that inserted nothing wrote nothing to recognise, and deciding again is as
   if the add had come a moment later.
 
   Output:
@@ -119,8 +121,9 @@
 ]]
 local rcall = redis.call
 -- Index fields the sweep draws per insert (includes/ojs-index): dead entries settle at about
--- 1/(k-1) of the live ones.
-local OJS_SWEEP_SAMPLES = 2
+-- 1/(k-1) of the live ones, so 4 keeps a steady workload's index within the 1.5x-live bound
+-- (docs/design/bullmq.md) at a few more HMGETs per insert.
+local OJS_SWEEP_SAMPLES = 4
 
 --- @bullmq-host
 
@@ -192,6 +195,7 @@ local action, existing, cancel, scheduledAt, touch, updateFields = ojsDecideConf
 if action ~= "insert" and action ~= "replace" and action ~= "update" then
   if ojsTouch(touch, policy, tonumber(ARGV[17]), nowMs) then changed = true end
   if changed then ojsIndexWrite(indexKey, field, kept, homeQueue) end
+  ojsKeepArchives(candidates, nowMs)
   return ojsAnswerDuplicate(action, existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs)
 end
 

@@ -91,6 +91,7 @@ if action == "ignore" or action == "reject" then
   -- Only a widening (or a touch) is written, with every entry: dropping is left to unique-add, so
   -- that a duplicate answered here forgets no more than the full add would have.
   if widened then ojsIndexWrite(KEYS[1], field, entries, ARGV[13]) end
+  ojsKeepArchives(candidates, nowMs)
   return ojsAnswerDuplicate(action, existing, KEYS[2], KEYS[3], uniquenessKey, customId, nowMs)
 end
 return { "miss" }

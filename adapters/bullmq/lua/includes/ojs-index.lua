@@ -22,8 +22,9 @@
     The amortised reclaim, run by an insert: `samples` fields drawn at random (HRANDFIELD with
     a negative count: O(samples) on a hashtable, one pass in C over a small listpack) lose the
     entries no policy can count any more: job gone or its id now another job's, or a completed
-    or failed job that its own (possibly widened) policy no longer counts. A live job is never
-    dropped; a cancelled one is left to its key's next add (observe) or its archive's expiry.
+    job that its own (possibly widened) policy no longer counts, once the replay grace has passed
+    (ojsFinishedKept). A live job is never dropped, nor a failed one (a retry revives it); a
+    cancelled one is left to its key's next add (observe) or its archive's expiry.
     With k samples per insert, dead entries settle at about 1/(k-1) of the live ones, whatever
     the retention of finished jobs.
 ]]
@@ -66,13 +67,30 @@ local function ojsIndexWrite(indexKey, field, entries, homeQueue)
   rcall("HSET", indexKey, field, cmsgpack.pack(flat))
 end
 
+-- How long a finished job's entry outlives its job's finish whatever the policies: ioredis
+-- re-sends an add whose reply a reconnect lost, and that re-run recognises itself only by finding
+-- its job in the key's entries (unique-add, "Idempotent"); a worker may complete the job before
+-- the re-send arrives. A reconnect's re-send comes within seconds; the margin is wide.
+local OJS_REPLAY_GRACE_MS = 60000
+
+-- Whether a finished job's entry is kept whatever the policies count: its job finished within
+-- the replay grace, or it failed for good (BullMQ's `failed`): `job.retry()` / `queue.retryJobs()`
+-- (dashboards) make such a job live again, and a live job must be in its key's entries. The
+-- failed set is bounded by the queue's removeOnFail. A completed job is reclaimed after the grace
+-- (docs/bullmq.md: one revived by hand re-enters without its entry).
+local function ojsFinishedKept(base, jobId, finishedOn, nowMs)
+  if nowMs - (tonumber(finishedOn) or 0) < OJS_REPLAY_GRACE_MS then return true end
+  return rcall("ZSCORE", base .. "failed", jobId) ~= false
+end
+
 -- Whether the sweep may drop `entry` (the field `field` of the index). Cheaper than the full
 -- state: a live job is kept whatever it is doing. An entry whose own policy counts no finished
--- state (the common case) is dead once its job is finished (BullMQ's `finishedOn`) or gone, or its
--- id holds another job: one HMGET. A cancelled job's entry stays while its archive does (or until
--- its key's next add): a re-sent add whose reply was lost, whose job a replace archived meanwhile,
--- finds its token there (unique-add, "Idempotent"). Otherwise completed and failed are told apart
--- and checked against the entry's own policy.
+-- state (the common case) is dead once its job is completed (BullMQ's `finishedOn`, not failed,
+-- past the replay grace: ojsFinishedKept) or gone, or its id holds another job: one HMGET plus
+-- one ZSCORE. A cancelled job's entry stays while its archive does (or until its key's next add):
+-- a re-sent add whose reply was lost, whose job a replace archived meanwhile, finds its token
+-- there (unique-add, "Idempotent"). Otherwise a completed job is checked against the entry's own
+-- policy.
 local function ojsSweepDrops(entry, field, nowMs)
   local jobKey = entry.base .. entry.id
   local own = rcall("HMGET", jobKey, "ojsKey", BULLMQ_FINISHED_ON)
@@ -81,16 +99,10 @@ local function ojsSweepDrops(entry, field, nowMs)
     return not archived or string.sub(archived, 1, 32) ~= field
   end
   if not own[2] then return false end
+  if ojsFinishedKept(entry.base, entry.id, own[2], nowMs) then return false end
   if entry.bits % OJS_ANCHORED_BIT == 0 then return true end
-  local state
-  if rcall("ZSCORE", entry.base .. "completed", entry.id) then
-    state = "completed"
-  elseif rcall("ZSCORE", entry.base .. "failed", entry.id) then
-    state = "discarded"
-  else
-    return false
-  end
-  return not ojsOwnCounts(entry.bits, ojsOwnEnd(entry.bits, entry.periodEnd, jobKey), state, nowMs)
+  if not rcall("ZSCORE", entry.base .. "completed", entry.id) then return false end
+  return not ojsOwnCounts(entry.bits, ojsOwnEnd(entry.bits, entry.periodEnd, jobKey), "completed", nowMs)
 end
 
 local function ojsSweep(indexKey, skipField, homeQueue, rootPrefix, nowMs, samples)

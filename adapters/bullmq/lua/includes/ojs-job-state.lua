@@ -22,8 +22,10 @@
   The same for an index entry (includes/ojs-index), which names a job by id only: an id can be
   reused once its job is removed (a plain add with that jobId, say), so the entry's job is the
   hash under that id only if the hash still carries the entry's uniqueness key (ojsKey).
-  Anything else is nil/"gone": the indexed job no longer exists. Also returns the request token
-  of the add that inserted it (`ojsReq`, false when none), read in the same HMGET.
+  Anything else is nil: "other" when the hash (or archive) carries another key with the same
+  first 32 hex digits (the entry is that key's: keep it), "gone" otherwise (the indexed job no
+  longer exists). Also returns the request token of the add that inserted it (`ojsReq`, false
+  when none), read in the same HMGET.
 ]]
 local function ojsLiveJobState(base, jobId, nowMs)
   local jobKey = base .. jobId
@@ -62,7 +64,10 @@ local function ojsIndexedJobState(base, jobId, uniquenessKey, nowMs)
     local state, location, due = ojsLiveJobState(base, jobId, nowMs)
     return state, location, due, own[2]
   end
+  local field = string.sub(uniquenessKey, 1, 32)
+  local other = own[1] and string.sub(own[1], 1, 32) == field
   own = rcall("HMGET", base .. "ojs:cancelled:" .. jobId, "ojsKey", "ojsReq")
   if own[1] == uniquenessKey then return "cancelled", "archive", nil, own[2] end
+  if other or (own[1] and string.sub(own[1], 1, 32) == field) then return nil, "other", nil end
   return nil, "gone", nil
 end

@@ -6,9 +6,11 @@
   and for a policy with `x_period_anchor` or `x_update` also sched, last and hashKey (the job's hash or archive).
 
   Reads only; writes nothing. `kept` is `entries` without those no decision can need again:
-  their job is gone (or the id now holds another job), or the job is finished and neither the
-  policy it was added with (its entry's own policy) nor this add's counts it. A live job is never
-  dropped. When this add's policy counts a finished job its own policy no longer does, the kept
+  their job is gone (or the id now holds a job of no key sharing the field), or the job is cancelled, or completed past
+  the replay grace, and neither the policy it was added with (its entry's own policy) nor this
+  add's counts it. A live job is never dropped, nor a failed one (a retry revives it) nor one
+  finished within the replay grace (includes/ojs-index, ojsFinishedKept): those stay in `kept`
+  but, uncounted, are no candidates. When this add's policy counts a finished job its own policy no longer does, the kept
   entry is widened by this policy (ojsWidenOwn), so the sweep (ojsSweep) keeps it for a later add
   of the same policy. `changed` says whether `kept` differs from `entries`; the caller writes it
   back (ojsIndexWrite) once every check has passed; `widened` whether an entry was widened (the
@@ -40,25 +42,34 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
       candidate.last = tonumber(f[3])
       candidate.hashKey = hashKey
     end
-    local keep = state ~= nil
+    -- A job of another key sharing the field: not a candidate, and not this add's to drop.
+    local keep, entryOnly = state ~= nil, location == "other"
     if state == "completed" or state == "discarded" or state == "cancelled" then
       local hashKey = base .. jobId
       if location == "archive" then hashKey = base .. "ojs:cancelled:" .. jobId end
       if not ojsOwnCounts(entry.bits, ojsOwnEnd(entry.bits, entry.periodEnd, hashKey), state, nowMs) then
         keep = ojsIsDuplicate(candidate, policy, nowMs)
-        if keep then
+        if not keep and state ~= "cancelled" then
+          -- Not a candidate, but its entry stays while a retry can revive it or a re-sent add
+          -- needs it (includes/ojs-index, ojsFinishedKept).
+          entryOnly = ojsFinishedKept(base, jobId, rcall("HGET", hashKey, BULLMQ_FINISHED_ON), nowMs)
+        elseif keep then
           local addEnd = 0
           if policy.fixedMs ~= nil then
             addEnd = ojsPeriodEnd(ojsPeriodAnchor(candidate, policy.anchor), policy.years, policy.months, policy.fixedMs)
           end
           entry.bits, entry.periodEnd = ojsWidenOwn(entry.bits, entry.periodEnd, policyBits, addEnd)
           changed, widened = true, true
+          -- Its archive must last as long as this policy counts it (0: for good): ojsKeepArchives.
+          if location == "archive" then candidate.archiveUntil, candidate.hashKey = addEnd, hashKey end
         end
       end
     end
     if keep then
       kept[#kept + 1] = entry
       candidates[#candidates + 1] = candidate
+    elseif entryOnly then
+      kept[#kept + 1] = entry
     else
       changed = true
     end
@@ -88,4 +99,26 @@ local function ojsTouch(touch, policy, policyBits, nowMs)
     end
   end
   return true
+end
+
+--[[
+  ojsKeepArchives(candidates, nowMs)
+
+  An archive whose entry ojsObserve widened (a later policy counts the cancelled job longer than
+  its own did) is kept that long: PERSIST for a policy without a period, else its expiry moved to
+  the window's end when it would come sooner. Called by the writer once the widened entries are
+  written back.
+]]
+local function ojsKeepArchives(candidates, nowMs)
+  for _, candidate in ipairs(candidates) do
+    local untilMs = candidate.archiveUntil
+    if untilMs ~= nil then
+      local ttl = rcall("PTTL", candidate.hashKey)
+      if untilMs == 0 then
+        if ttl > 0 then rcall("PERSIST", candidate.hashKey) end
+      elseif ttl > 0 and ttl < untilMs - nowMs then
+        rcall("PEXPIRE", candidate.hashKey, untilMs - nowMs)
+      end
+    end
+  end
 end

@@ -1,7 +1,7 @@
 --[[
   ojsSplitMember(rootPrefix, member) -> queueName, jobId, base
 
-  Fingerprint-set members are "<queue>:<jobId>". BullMQ refuses ":" in queue names
+  The members of a job's `ojsReplaced` list (the jobs a replace cancelled) are "<queue>:<jobId>". BullMQ refuses ":" in queue names
   (classes/queue-base.js), so the first colon always ends the queue name, while job ids may
   contain colons of their own.
 ]]
