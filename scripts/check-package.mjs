@@ -49,7 +49,10 @@ async function runAsync(name, command, args, cwd, expect) {
 /** `npx ojs-unique serve` (memory, no arguments but an ephemeral port) answers the manifest, then stops on SIGTERM. */
 async function checkServe(cwd) {
   checks += 1;
-  const child = spawn('npx', ['--no', 'ojs-unique', 'serve', '--port', '0'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A process group of its own: npx runs the bin as its child, and SIGTERM to npx alone would leave
+  // the server running, holding this script's pipes open (the check would never end).
+  const child = spawn('npx', ['--no', 'ojs-unique', 'serve', '--port', '0'], { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
   let output = '';
   try {
     const address = await new Promise((resolve, reject) => {
@@ -71,7 +74,18 @@ async function checkServe(cwd) {
   } catch (error) {
     failures.push(`npx ojs-unique serve: ${error.message}\n${output}`);
   } finally {
-    child.kill('SIGTERM');
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+    const stopped = await Promise.race([exited.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 10_000))]);
+    if (!stopped) {
+      failures.push(`npx ojs-unique serve: still running 10 s after SIGTERM\n${output}`);
+      process.kill(-child.pid, 'SIGKILL');
+    }
+    child.stdout.destroy();
+    child.stderr.destroy();
   }
 }
 

@@ -179,7 +179,11 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     if (row.state === 'completed' || row.state === 'discarded' || row.state === 'cancelled') {
       throw new InvalidTransitionError(id, row.state, 'cancelled');
     }
-    this.#utils ??= makeWorkerUtils({ pgPool: this.#pool, schema: this.#backend.schemas.workerSchema });
+    // A failed start is not kept: the next cancel tries again.
+    this.#utils ??= makeWorkerUtils({ pgPool: this.#pool, schema: this.#backend.schemas.workerSchema }).catch((error: unknown) => {
+      this.#utils = null;
+      throw error;
+    });
     const removed = await (await this.#utils).completeJobs([id]);
     if (removed.length === 0) {
       const now = await this.#fetcher.readGraphileJob(id);

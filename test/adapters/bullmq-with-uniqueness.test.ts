@@ -463,6 +463,25 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect((await raw.getWaiting()).filter((job) => job.name === 'charge')).to.have.length(1);
     });
 
+    it('a key whose jobs keep failing keeps at most its newest failed jobs in its entries (each add of it reads them all)', async function () {
+      const raw = ctx.queue('mail');
+      const queue = withUniqueness(raw);
+      const unique = { keys: ['type', 'queue'] } as const;
+      const worker = new Worker('mail', null, { connection: ctx.redis, prefix: ctx.prefix, autorun: false });
+      ctx.closeLater(worker);
+      let key = '';
+      for (let i = 0; i < 20; i++) {
+        const added = await queue.add('charge', { i }, { unique });
+        key = added.unique!.uniquenessKey;
+        const active = await worker.getNextJob('token', { block: false });
+        await active!.moveToFailed(new Error('declined'), 'token', false);
+      }
+      expect(await raw.getFailedCount()).to.equal(20);
+      await queue.add('charge', { last: true }, { unique });
+      // The live job plus the newest failed ones (OJS_KEPT_FINISHED_MAX in includes/ojs-observe.lua).
+      expect(await entriesOf(ctx, 'mail:ojs:index', key)).to.have.length(1 + 8);
+    });
+
     it('§8.1 a re-sent add (lost reply) whose job already completed, with inserts between, returns its first outcome', async function () {
       const client = ctx.connect();
       const raw = new Queue('mail', { connection: client, prefix: ctx.prefix });

@@ -121,8 +121,8 @@
 ]]
 local rcall = redis.call
 -- Index fields the sweep draws per insert (includes/ojs-index): dead entries settle at about
--- 1/(k-1) of the live ones, so 4 keeps a steady workload's index within the 1.5x-live bound
--- (docs/design/bullmq.md) at a few more HMGETs per insert.
+-- 1/(k-1) of the live ones: 4 keeps a steady workload's dead entries at a third of the live ones
+-- (docs/design/bullmq.md) for a few more HMGETs per insert.
 local OJS_SWEEP_SAMPLES = 4
 
 --- @bullmq-host

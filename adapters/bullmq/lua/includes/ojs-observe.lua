@@ -9,8 +9,8 @@
   their job is gone (or the id now holds a job of no key sharing the field), or the job is cancelled, or completed past
   the replay grace, and neither the policy it was added with (its entry's own policy) nor this
   add's counts it. A live job is never dropped, nor a failed one (a retry revives it) nor one
-  finished within the replay grace (includes/ojs-index, ojsFinishedKept): those stay in `kept`
-  but, uncounted, are no candidates. When this add's policy counts a finished job its own policy no longer does, the kept
+  finished within the replay grace (includes/ojs-index, ojsFinishedKept), up to the newest
+  OJS_KEPT_FINISHED_MAX of those: they stay in `kept` but, uncounted, are no candidates. When this add's policy counts a finished job its own policy no longer does, the kept
   entry is widened by this policy (ojsWidenOwn), so the sweep (ojsSweep) keeps it for a later add
   of the same policy. `changed` says whether `kept` differs from `entries`; the caller writes it
   back (ojsIndexWrite) once every check has passed; `widened` whether an entry was widened (the
@@ -21,8 +21,15 @@
   state) was inserted by the add carrying that token (`ojsReq`), { id, queue, base, location } of
   it: this add is a re-execution (see unique-add, "Idempotent").
 ]]
+-- At most this many entries of one key are kept only because ojsFinishedKept says so (failed, or
+-- finished within the replay grace), the newest: without a cap a key whose jobs keep failing, or a
+-- hot key of short jobs, would hold an entry per job ever added and every add of it would read
+-- them all. Older ones are dropped as any uncounted finished entry is (docs/bullmq.md).
+local OJS_KEPT_FINISHED_MAX = 8
+
 local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request)
   local candidates, kept, changed, own, widened = {}, {}, false, nil, false
+  local finishedOnly = {}
   for _, entry in ipairs(entries) do
     local jobId, base = entry.id, entry.base
     local created = math.floor(entry.us / 1000)
@@ -53,6 +60,7 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
           -- Not a candidate, but its entry stays while a retry can revive it or a re-sent add
           -- needs it (includes/ojs-index, ojsFinishedKept).
           entryOnly = ojsFinishedKept(base, jobId, rcall("HGET", hashKey, BULLMQ_FINISHED_ON), nowMs)
+          if entryOnly then finishedOnly[#finishedOnly + 1] = entry end
         elseif keep then
           local addEnd = 0
           if policy.fixedMs ~= nil then
@@ -73,6 +81,16 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
     else
       changed = true
     end
+  end
+  if #finishedOnly > OJS_KEPT_FINISHED_MAX then
+    table.sort(finishedOnly, function(a, b) return tonumber(a.us) > tonumber(b.us) end)
+    local drop = {}
+    for i = OJS_KEPT_FINISHED_MAX + 1, #finishedOnly do drop[finishedOnly[i]] = true end
+    local capped = {}
+    for _, entry in ipairs(kept) do
+      if not drop[entry] then capped[#capped + 1] = entry end
+    end
+    kept, changed = capped, true
   end
   return candidates, kept, changed, own, widened
 end
