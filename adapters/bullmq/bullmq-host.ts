@@ -105,6 +105,68 @@ export const BULLMQ_MOVE_SCRIPTS = {
 
 export type BullMQMoveScript = keyof typeof BULLMQ_MOVE_SCRIPTS;
 
+/**
+ * The scripts unique-flow adds to the add scripts to insert a flow tree as BullMQ's FlowProducer
+ * does: `addParentJob` (a node with children, in `waiting-children`; KEYS by queue key name, as
+ * for the add scripts) and `releaseParentIfNoPendingDependencies` (the step that ends BullMQ's
+ * flow insert; its KEYS are the parent's own keys). Headers pinned as for the move scripts. A
+ * BullMQ without them (6.0.0 has no release step) keeps every other unique add: only a unique node
+ * under a parent is refused (`flowScriptsProblem`), and an archived child keeps its parent waiting.
+ */
+export const BULLMQ_FLOW_SCRIPTS = {
+  addParentJob: {
+    queue: ['meta', 'id', 'delayed', 'waiting-children', 'completed', 'events'],
+    header: {
+      keys: ['meta', 'id', 'delayed', 'waiting-children', 'completed', 'events'],
+      argv: ['msgpacked arguments array', 'json stringified job data', 'msgpacked options'],
+      output: ['jobid', '-5'],
+    },
+  },
+  releaseParentIfNoPendingDependencies: {
+    queue: null,
+    header: {
+      keys: ['parent', 'parent'],
+      argv: ['parent queue key', 'parent id', 'timestamp'],
+      output: [],
+    },
+  },
+} as const;
+
+export type BullMQFlowScript = keyof typeof BULLMQ_FLOW_SCRIPTS;
+
+/** Why the installed script `name` cannot be spliced into unique-flow, or null when it can. */
+export function flowScriptProblem(name: BullMQFlowScript, script: ShippedScript | undefined): string | null {
+  const expected = BULLMQ_FLOW_SCRIPTS[name];
+  if (!script || typeof script.content !== 'string') return `script ${name} is missing`;
+  if (script.keys !== expected.header.keys.length)
+    return `script ${name} takes ${script.keys} keys, expected ${expected.header.keys.length}`;
+  const header = parseScriptHeader(script.content);
+  if (!header) return `script ${name} has no header comment describing its KEYS and ARGV`;
+  if (header.keys.join(',') !== expected.header.keys.join(','))
+    return `script ${name} takes KEYS ${header.keys.join(', ')}; unique-flow passes ${expected.header.keys.join(', ')}`;
+  if (header.argv.slice(0, expected.header.argv.length).join('|') !== expected.header.argv.join('|'))
+    return `script ${name} takes ARGV ${header.argv.join('; ')}; unique-flow passes ${expected.header.argv.join('; ')}`;
+  if (header.output.slice(0, expected.header.output.length).join(',') !== expected.header.output.join(','))
+    return `script ${name} returns ${header.output.join(', ')}; unique-flow expects ${expected.header.output.join(', ')}`;
+  return null;
+}
+
+/**
+ * The flow scripts of the installed BullMQ, or why unique-flow cannot use them (the first
+ * problem); checked once, never thrown at start-up.
+ */
+export function loadFlowScripts(
+  bullmq: Pick<InstalledBullMQ, 'version' | 'scripts'> = installedBullMQ(),
+): { scripts: Record<BullMQFlowScript, ShippedScript>; problem: null } | { scripts: null; problem: string } {
+  const scripts = {} as Record<BullMQFlowScript, ShippedScript>;
+  for (const name of Object.keys(BULLMQ_FLOW_SCRIPTS) as BullMQFlowScript[]) {
+    const problem = flowScriptProblem(name, bullmq.scripts[name]);
+    if (problem) return { scripts: null, problem: `bullmq ${bullmq.version}: ${problem}` };
+    scripts[name] = bullmq.scripts[name]!;
+  }
+  return { scripts, problem: null };
+}
+
 /** Why the installed script `name` cannot be spliced to update a job, or null when it can. */
 export function moveScriptProblem(name: BullMQMoveScript, script: ShippedScript | undefined): string | null {
   const expected = BULLMQ_MOVE_SCRIPTS[name];

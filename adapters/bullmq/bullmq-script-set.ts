@@ -3,7 +3,8 @@
  *
  * BullMQ's add scripts are reused, not copied: `unique-add` splices addStandardJob, addDelayedJob
  * and addPrioritizedJob from the installed bullmq into itself at start-up, each one building its
- * KEYS from unique-add's by name; every script also gets the BullMQ facts it uses
+ * KEYS from unique-add's by name (`unique-flow` also addParentJob and BullMQ's release of a flow's
+ * parents, when the installed BullMQ has them); every script also gets the BullMQ facts it uses
  * (`BULLMQ_LUA`). All of that is BullMQ internals, checked once before any script runs
  * (bullmq-host.ts, `loadAddScripts`): an unsupported BullMQ fails with a `BackendError` naming
  * what differs, instead of jobs that silently never run.
@@ -14,10 +15,12 @@
 import { BackendError } from '../../src/errors.js';
 import {
   BULLMQ_ADD_SCRIPTS,
+  BULLMQ_FLOW_SCRIPTS,
   BULLMQ_MOVE_SCRIPTS,
   BULLMQ_LUA,
   installedBullMQ,
   loadAddScripts,
+  loadFlowScripts,
   SUPPORTED_BULLMQ_RANGE,
   type BullMQAddScript,
   type BullMQMoveScript,
@@ -39,6 +42,7 @@ export const COMMANDS = {
   uniqueFind: 'ojsUniqueFind',
   uniqueRelease: 'ojsUniqueRelease',
   dropQueueEntries: 'ojsDropQueueEntries',
+  uniqueFlow: 'ojsUniqueFlow',
 } as const;
 
 /** unique-add's KEYS[1..11]: the queue's own keys, by `queue.keys` name (lua/unique-add-12.lua). */
@@ -56,6 +60,13 @@ export const UNIQUE_ADD_QUEUE_KEYS = [
   'pc',
 ] as const;
 
+/**
+ * The keys a script that splices BullMQ's scripts by name hands each of them (`K`): unique-add's
+ * KEYS[1..12] (the queue's keys above, then an index key), then, in unique-flow only, the
+ * queue's waiting-children key for addParentJob.
+ */
+const SPLICED_KEYS: readonly string[] = [...UNIQUE_ADD_QUEUE_KEYS, '(index)', 'waiting-children'];
+
 export type ComposedScript = OjsScript;
 
 let composed: ComposedScript[] | undefined;
@@ -71,34 +82,64 @@ export function composedScripts(): ComposedScript[] {
 
 /** The start-up check and the splice, on a given BullMQ version and scripts module (exported for tests). */
 export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'scripts'>): ComposedScript[] {
-  const shipped = loadAddScripts(bullmq);
+  const shipped: Record<string, { content: string }> = { ...loadAddScripts(bullmq) };
+  const flow = loadFlowScripts(bullmq);
+  if (flow.scripts) Object.assign(shipped, flow.scripts);
   const withHost = (lua: string) => lua.replace(/^--- @bullmq-host\s*$/m, () => BULLMQ_LUA);
   const splice = (lua: string) =>
-    withHost(lua).replace(/^--- @bullmq "(\w+)"\s*$/gm, (_line, name: string) => {
-      const queueKeys =
-        name in BULLMQ_ADD_SCRIPTS
-          ? BULLMQ_ADD_SCRIPTS[name as BullMQAddScript]
-          : name in BULLMQ_MOVE_SCRIPTS
-            ? BULLMQ_MOVE_SCRIPTS[name as BullMQMoveScript].queue
-            : null;
-      if (!queueKeys) throw new Error(`--- @bullmq "${name}": not one of the checked BullMQ scripts`);
-      const keys = queueKeys.map((key) => `KEYS[${uniqueAddKeyIndex(key)}]`).join(', ');
-      return `local function __bullmq_${name}(ARGV)\nlocal KEYS = { ${keys} }\n${shipped[name as BullMQAddScript | BullMQMoveScript].content}\nend`;
-    });
-  return [
+    withHost(lua)
+      .replace(/^--- @bullmq "(\w+)"\s*$/gm, (_line, name: string) => {
+        const queueKeys =
+          name in BULLMQ_ADD_SCRIPTS
+            ? BULLMQ_ADD_SCRIPTS[name as BullMQAddScript]
+            : name in BULLMQ_MOVE_SCRIPTS
+              ? BULLMQ_MOVE_SCRIPTS[name as BullMQMoveScript].queue
+              : name === 'addParentJob'
+                ? BULLMQ_FLOW_SCRIPTS.addParentJob.queue
+                : null;
+        if (!queueKeys) throw new Error(`--- @bullmq "${name}": not one of the checked BullMQ scripts`);
+        const script = shipped[name];
+        if (!script) throw new Error(`--- @bullmq "${name}": ${flow.problem ?? 'missing'}`);
+        const keys = queueKeys.map((key) => `K[${splicedKeyIndex(key)}]`).join(', ');
+        return `local function __bullmq_${name}(K, ARGV)\nlocal KEYS = { ${keys} }\n${script.content}\nend`;
+      })
+      .replace(/^--- @bullmq-raw "(\w+)"\s*$/gm, (_line, name: string) => {
+        if (name !== 'releaseParentIfNoPendingDependencies')
+          throw new Error(`--- @bullmq-raw "${name}": not one of the checked BullMQ scripts`);
+        const script = shipped[name];
+        // Without it (an older BullMQ), a stub: ojs-detach-child then leaves the parent as it is.
+        if (!script) return `local BULLMQ_CAN_RELEASE_PARENT = false\nlocal function __bullmq_${name}(KEYS, ARGV) return nil end`;
+        return `local BULLMQ_CAN_RELEASE_PARENT = true\nlocal function __bullmq_${name}(KEYS, ARGV)\n${script.content}\nend`;
+      });
+  const scripts = [
     new OjsScript(COMMANDS.uniqueAdd, luaScripts['unique-add'].numberOfKeys, splice(luaScripts['unique-add'].lua)),
     new OjsScript(COMMANDS.uniqueProbe, luaScripts['unique-probe'].numberOfKeys, withHost(luaScripts['unique-probe'].lua)),
     new OjsScript(COMMANDS.getJob, luaScripts['get-job'].numberOfKeys, withHost(luaScripts['get-job'].lua)),
-    new OjsScript(COMMANDS.cancelJob, luaScripts['cancel-job'].numberOfKeys, withHost(luaScripts['cancel-job'].lua)),
+    new OjsScript(COMMANDS.cancelJob, luaScripts['cancel-job'].numberOfKeys, splice(luaScripts['cancel-job'].lua)),
     new OjsScript(COMMANDS.uniqueFind, luaScripts['unique-find'].numberOfKeys, withHost(luaScripts['unique-find'].lua)),
     new OjsScript(COMMANDS.uniqueRelease, luaScripts['unique-release'].numberOfKeys, withHost(luaScripts['unique-release'].lua)),
     new OjsScript(COMMANDS.dropQueueEntries, luaScripts['drop-queue-entries'].numberOfKeys, withHost(luaScripts['drop-queue-entries'].lua)),
   ];
+  flowProblem = flow.problem;
+  if (flow.scripts)
+    scripts.push(new OjsScript(COMMANDS.uniqueFlow, luaScripts['unique-flow'].numberOfKeys, splice(luaScripts['unique-flow'].lua)));
+  return scripts;
 }
 
-function uniqueAddKeyIndex(name: string): number {
-  const index = (UNIQUE_ADD_QUEUE_KEYS as readonly string[]).indexOf(name);
-  if (index < 0) throw new Error(`BullMQ's add scripts take the queue key "${name}", which unique-add does not have`);
+let flowProblem: string | null = null;
+
+/**
+ * Why unique-flow cannot run on the installed BullMQ (it lacks a script unique-flow splices), or
+ * null when it can.
+ */
+export function flowScriptsProblem(): string | null {
+  composedScripts();
+  return flowProblem;
+}
+
+function splicedKeyIndex(name: string): number {
+  const index = SPLICED_KEYS.indexOf(name);
+  if (index < 0) throw new Error(`BullMQ's scripts take the queue key "${name}", which the spliced key table does not have`);
   return index + 1;
 }
 
@@ -112,6 +153,7 @@ export function printedName(script: ComposedScript): string {
     [COMMANDS.uniqueFind]: 'unique-find',
     [COMMANDS.uniqueRelease]: 'unique-release',
     [COMMANDS.dropQueueEntries]: 'drop-queue-entries',
+    [COMMANDS.uniqueFlow]: 'unique-flow',
   };
   return `${names[script.command] ?? script.command}.lua`;
 }

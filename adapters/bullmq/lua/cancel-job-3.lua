@@ -19,6 +19,8 @@
     { "not_found" }           also for a key that is not a job (includes/ojs-is-job): BullMQ's own
                               keys under the prefix ("meta", "events" …) are never archived
 
+  A flow child leaves its parent's dependencies (includes/ojs-detach-child).
+
   All-or-nothing, by construction: the state is read and every refusal (not_found, terminal)
   answered before the one write, ojsArchiveJob, which acts on the job hash just seen to exist.
 ]]
@@ -33,6 +35,9 @@ local rcall = redis.call
 --- @include "includes/ojs-archive-job"
 --- @include "includes/ojs-read-job"
 
+--- @bullmq-raw "releaseParentIfNoPendingDependencies"
+--- @include "includes/ojs-detach-child"
+
 local time = rcall("TIME")
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local base = ARGV[1]
@@ -42,5 +47,5 @@ local state, location = ojsJobState(base, jobId, nowMs)
 if state == nil then return { "not_found" } end
 if state == "completed" or state == "discarded" or state == "cancelled" then return { "terminal", state } end
 local maxEvents = bullmqMaxEvents(KEYS[3])
-ojsArchiveJob(base, jobId, location, state, nil, "ojs-cancelled", nowMs, tonumber(ARGV[3]), KEYS[2], maxEvents)
+ojsArchiveJob(base, jobId, location, state, nil, "ojs-cancelled", nowMs, tonumber(ARGV[3]), KEYS[2], maxEvents, ojsDetachChild)
 return { "cancelled", state, nowMs, ojsReadJob(base, jobId, "archive") }

@@ -1,5 +1,5 @@
 --[[
-  ojsArchiveJob(base, jobId, location, prevState, replacedBy, reason, nowMs, retentionMs, eventsKey, maxEvents)
+  ojsArchiveJob(base, jobId, location, prevState, replacedBy, reason, nowMs, retentionMs, eventsKey, maxEvents, detach)
 
   Moves a job to OJS `cancelled`: takes it off BullMQ's list or set for
   `location` (as returned by ojsJobState), RENAMEs its hash to `<base>ojs:cancelled:<id>` with
@@ -15,10 +15,13 @@
   A job already cancelled (location "archive": a replace whose policy counts `cancelled`) is
   cancelled again as the core does it: its archive takes the new `ojsCancelledOn` and
   `ojsReplacedBy`; nothing else changes (no list, no event, its expiry stays its own policy's).
+  A job that is a flow child its parent still waits for is first taken out of the parent's
+  dependencies by `detach` (includes/ojs-detach-child), as removing a child does in BullMQ: the
+  parent runs without it once nothing else is pending.
   Cannot fail: every branch acts on a key the caller has just seen exist in this script (a
   RENAME of a missing key was the one way it could, and the archive branch never renames).
 ]]
-local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reason, nowMs, retentionMs, eventsKey, maxEvents)
+local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reason, nowMs, retentionMs, eventsKey, maxEvents, detach)
   if location == "archive" then
     rcall("HSET", base .. "ojs:cancelled:" .. jobId, "ojsCancelledOn", nowMs, "ojsReplacedBy", replacedBy or "")
     return
@@ -43,6 +46,7 @@ local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reaso
     ownEnd = string.format("%.0f", math.max(tonumber(ownEnd), ojsAnchorEnd(own[2], own[3], own[4], own[5])))
   end
   local ttlMs = ojsArchiveTtlMs(ownEnd, retentionMs, nowMs)
+  detach(jobKey, nowMs)
   rcall("RENAME", jobKey, archiveKey)
   rcall("HSET", archiveKey, "ojsState", "cancelled", "ojsPrevState", prevState, "ojsCancelledOn", nowMs,
     "ojsReplacedBy", replacedBy or "")

@@ -1,11 +1,12 @@
 --[[
-  ojsUpdateJob(existing, fields, new, nowMs) -> changed
+  ojsUpdateJob(existing, fields, new, nowMs, K) -> changed
 
   The `x_update` extension: copies `fields` (in the core's UPDATE_FIELDS order) of the new job
   onto `existing` (a candidate of includes/ojs-observe, with `sched`, its current due time), in
   place: it keeps its id, timestamp (created_at), name and queue. `new` is
   { data, meta ("" = {}), priority (BullMQ's, 0 = none), attempts (nil = BullMQ's default),
-  due (epoch ms) }, the values the new job would have been inserted with. Returns the fields whose
+  due (epoch ms) }, the values the new job would have been inserted with; K, the adding queue's
+  keys in unique-add's order, which the spliced scripts take theirs from. Returns the fields whose
   stored value differed, in the order given (an identical re-enqueue gives none).
 
   The moves are BullMQ's own, spliced (bullmq-host.ts, BULLMQ_MOVE_SCRIPTS): changePriority
@@ -18,7 +19,7 @@
   Cannot fail: every call acts on the job hash step 3 saw exist, and the spliced scripts' only
   failure codes (missing job, not in `delayed`) are excluded by the location checks here.
 ]]
-local function ojsUpdateJob(existing, fields, new, nowMs)
+local function ojsUpdateJob(existing, fields, new, nowMs, K)
   local base, jobId = existing.base, existing.id
   local jobKey = base .. jobId
   local stored = rcall("HMGET", jobKey, "data", "ojsMeta", "priority", "opts", "timestamp")
@@ -37,7 +38,7 @@ local function ojsUpdateJob(existing, fields, new, nowMs)
     elseif name == "priority" then
       if (tonumber(stored[3]) or 0) ~= new.priority then
         -- On an active or delayed job it only sets the hash field (BullMQ's own behaviour).
-        __bullmq_changePriority({ new.priority, base, jobId, "0" })
+        __bullmq_changePriority(K, { new.priority, base, jobId, "0" })
         changed[#changed + 1] = name
       end
     elseif name == "max_attempts" then
@@ -61,9 +62,9 @@ local function ojsUpdateJob(existing, fields, new, nowMs)
             rcall("ZREM", base .. "prioritized", jobId)
           end
           if waiting then rcall("ZADD", base .. "delayed", 0, jobId) end
-          __bullmq_changeDelay({ new.due - nowMs, nowMs, jobId, jobKey })
+          __bullmq_changeDelay(K, { new.due - nowMs, nowMs, jobId, jobKey })
         elseif location == "delayed" then
-          __bullmq_promote({ base, jobId })
+          __bullmq_promote(K, { base, jobId })
         end
         -- The due time as getJob reports it (timestamp + delay): changeDelay stores the delay
         -- from now and promote stores 0, either of which would misreport it.

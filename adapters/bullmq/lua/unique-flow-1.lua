@@ -1,0 +1,182 @@
+--[[
+  unique-flow: a BullMQ flow tree with unique nodes, in one script: every check first, then
+  BullMQ's own insert of each node (ours for a unique node), then BullMQ's release of the parents
+  left with nothing pending: what BullMQ's FlowProducer sends in one MULTI, made all-or-nothing.
+
+  Only leaves carry a policy (a node with children is refused by the adapter, as BullMQ refuses
+  its own deduplication there). A unique node that meets a duplicate inserts nothing, and so is not
+  a dependency of its parent: the parent does not wait for the existing job (as a deduplicated node
+  of a BullMQ flow). Its reply names the existing job, as unique-add's does.
+
+  Input:
+    KEYS[1]  the first node's queue meta key, declared so that Redis Cluster routes the script to
+             the flow's slot (every key of a flow shares one, as BullMQ requires of flows)
+    ARGV     flat: n, then n nodes, then m, then m parents
+      node   kind: "unique", or the BullMQ script BullMQ's flow add would run for the node
+             (addParentJob, addStandardJob, addDelayedJob, addPrioritizedJob);
+             13 keys: unique-add's KEYS[1..12] for the node's queue (the index key: the queue's
+             meta key for a plain node), then its waiting-children key;
+             BullMQ's ARGV[1..3] for the node (msgpacked args, data, msgpacked options), encoded
+             by BullMQ for a flow insert (parent, dependencies key, defer parent release);
+             for "unique" only, the 18 arguments unique-add takes as ARGV[4..21]
+      parent parent key, its dependencies key, its queue key, its id: each parent a node names
+             (BullMQ's addFlow releases the same ones)
+
+  Steps:
+    1. Check; nothing is written (but a refused reject's own bookkeeping, as unique-add writes it):
+       - a node's parent exists, or is a node of this flow before it (BullMQ's -5);
+       - a plain node whose id names a job of another parent that still exists (BullMQ's -7);
+       - every unique node passes ojsUniqueAdd's checks (includes/ojs-unique-add, flow.check); one
+         whose key an earlier unique node of this flow is about to insert under sees that node
+         as a candidate (`inflight`), as the write pass will see the real job.
+       The first refusal is the reply.
+    2. Insert every node in order (BullMQ's: a parent before its children): plain nodes by
+       BullMQ's own script (deferring parent release, as its flow add does), unique nodes by
+       ojsUniqueAdd with BullMQ's parent arguments.
+    3. Release: each parent with no pending dependency leaves waiting-children (BullMQ's
+       releaseParentIfNoPendingDependencies, as its addFlow ends).
+
+  Output:
+    { "done", { reply, … } }      per node: BullMQ's script's job id, or unique-add's reply
+    { "refused", i, reply }       node i (1-based) refused in step 1 (unique-add's refusal reply)
+    { "parent_missing", i, key }  node i's parent does not exist; nothing written
+    { "parent_taken", i, id }     plain node i's id names a job another parent waits for
+    { "failed", i, reply }        node i failed in step 2; never expected (step 1 checks every cause)
+                                  and the nodes before it were written
+
+  All-or-nothing, by construction: step 1 reads only and holds every check that can refuse, and
+  in the same script (nothing runs in between) the write pass decides exactly as it did: the state
+  it reads differs only by this flow's own inserts, which step 1 accounts for, and by time, which
+  can only end windows (fewer duplicates, never a new refusal). Idempotent: a re-sent flow finds
+  its unique nodes' tokens (their replies replayed) and its plain nodes' ids (BullMQ answers a
+  known id with the job).
+]]
+local rcall = redis.call
+local OJS_SWEEP_SAMPLES = 4
+
+--- @bullmq-host
+
+--- @include "includes/ojs-job-state"
+--- @include "includes/ojs-period-end"
+--- @include "includes/ojs-own-policy"
+--- @include "includes/ojs-decide-conflict"
+--- @include "includes/ojs-archive-job"
+--- @include "includes/ojs-read-job"
+--- @include "includes/ojs-split-member"
+--- @include "includes/ojs-read-policy"
+--- @include "includes/ojs-id-taken"
+--- @include "includes/ojs-index"
+--- @include "includes/ojs-observe"
+--- @include "includes/ojs-answer-duplicate"
+--- @include "includes/ojs-replay"
+
+--- @bullmq "addStandardJob"
+--- @bullmq "addDelayedJob"
+--- @bullmq "addPrioritizedJob"
+--- @bullmq "addParentJob"
+--- @bullmq "changePriority"
+--- @bullmq "changeDelay"
+--- @bullmq "promote"
+--- @include "includes/ojs-update-job"
+--- @bullmq-raw "releaseParentIfNoPendingDependencies"
+--- @include "includes/ojs-detach-child"
+--- @include "includes/ojs-unique-add"
+
+local PLAIN = {
+  addStandardJob = __bullmq_addStandardJob,
+  addDelayedJob = __bullmq_addDelayedJob,
+  addPrioritizedJob = __bullmq_addPrioritizedJob,
+  addParentJob = __bullmq_addParentJob,
+}
+
+local nodes = {}
+local cursor = 2
+for _ = 1, tonumber(ARGV[1]) do
+  local node = { kind = ARGV[cursor], keys = {}, argv = {} }
+  for k = 1, 13 do node.keys[k] = ARGV[cursor + k] end
+  cursor = cursor + 14
+  node.argv = { ARGV[cursor], ARGV[cursor + 1], ARGV[cursor + 2] }
+  cursor = cursor + 3
+  if node.kind == "unique" then
+    for a = 0, 17 do node.argv[4 + a] = ARGV[cursor + a] end
+    cursor = cursor + 18
+  elseif PLAIN[node.kind] == nil then
+    return redis.error_reply("unique-flow: unknown node kind " .. tostring(node.kind))
+  end
+  node.args = cmsgpack.unpack(node.argv[1])
+  nodes[#nodes + 1] = node
+end
+local parents = {}
+local parentCount = tonumber(ARGV[cursor])
+cursor = cursor + 1
+for _ = 1, parentCount do
+  parents[#parents + 1] = { ARGV[cursor], ARGV[cursor + 1], ARGV[cursor + 2], ARGV[cursor + 3] }
+  cursor = cursor + 4
+end
+
+-- 1. Check.
+local flowJobs = {}
+local inflight = {}
+for i, node in ipairs(nodes) do
+  local args = node.args
+  local jobKey = args[BULLMQ_ARG_KEY_PREFIX] .. args[BULLMQ_ARG_CUSTOM_ID]
+  local parentKey = args[BULLMQ_ARG_PARENT_KEY]
+  if parentKey ~= nil and not flowJobs[parentKey] and rcall("EXISTS", parentKey) == 0 then
+    return { "parent_missing", i, parentKey }
+  end
+  if node.kind == "unique" then
+    local slot = node.keys[12] .. "\0" .. node.argv[6]
+    local reply, action = ojsUniqueAdd(node.keys, node.argv, { check = true, inflight = inflight[slot] })
+    if reply ~= nil then return { "refused", i, reply } end
+    if action == "insert" or action == "replace" then
+      local opts = cmsgpack.unpack(node.argv[3])
+      local time = rcall("TIME")
+      local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+      local delay = tonumber(opts[BULLMQ_OPT_DELAY]) or 0
+      local candidate = { id = args[BULLMQ_ARG_CUSTOM_ID], queue = node.argv[5], created = nowMs,
+        seq = tonumber(time[1]) * 1000000 + tonumber(time[2]), inflight = true,
+        state = (delay > 0 and "scheduled") or "available" }
+      if delay > 0 then candidate.due, candidate.sched = nowMs + delay, nowMs + delay end
+      -- A replace cancels every duplicate, the flow's own included: only the new job is left.
+      if action == "replace" then inflight[slot] = { candidate }
+      else
+        inflight[slot] = inflight[slot] or {}
+        inflight[slot][#inflight[slot] + 1] = candidate
+      end
+    end
+  elseif rcall("EXISTS", jobKey) == 1 then
+    -- BullMQ's add answers a known id with that job and makes it this parent's child, unless
+    -- another parent that still exists waits for it (-7, after the nodes before it were written).
+    local owner = rcall("HGET", jobKey, "parentKey")
+    if owner and owner ~= parentKey and parentKey ~= nil and rcall("EXISTS", owner) == 1 then
+      return { "parent_taken", i, args[BULLMQ_ARG_CUSTOM_ID] }
+    end
+  end
+  flowJobs[jobKey] = true
+end
+
+-- 2. Insert.
+local replies = {}
+for i, node in ipairs(nodes) do
+  local reply
+  if node.kind == "unique" then
+    reply = ojsUniqueAdd(node.keys, node.argv, { check = false })
+    local answer = reply[1]
+    if answer ~= "created" and answer ~= "replaced" and answer ~= "ignored" and answer ~= "updated" then
+      return { "failed", i, reply }
+    end
+  else
+    reply = PLAIN[node.kind](node.keys, node.argv)
+    if type(reply) == "number" and reply < 0 then return { "failed", i, reply } end
+  end
+  replies[i] = reply
+end
+
+-- 3. Release.
+local time = rcall("TIME")
+local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+for _, parent in ipairs(parents) do
+  __bullmq_releaseParentIfNoPendingDependencies({ parent[1], parent[2] }, { parent[3], parent[4], nowMs })
+end
+
+return { "done", replies }
