@@ -456,18 +456,51 @@ export type EncodedAdd = [packedArgs: Buffer | string, data: string, packedOpts:
  * The arguments `queue.add` would send for `job`, byte for byte: BullMQ's own
  * `addJobToTransaction` with a client that records the script command instead of sending it.
  */
-export async function encodeAdd(queue: QueueInternals, jobData: ReturnType<Job['asJSON']>, jobId: string | undefined): Promise<EncodedAdd> {
-  let recorded: unknown[] | undefined;
+export async function encodeAdd(
+  queue: QueueInternals,
+  jobData: ReturnType<Job['asJSON']>,
+  jobId: string | undefined,
+  parentKeyOpts: FlowParentKeyOpts = NO_PARENT,
+): Promise<EncodedAdd> {
+  return (await encodeNode(queue, jobData, jobId, parentKeyOpts)).argv;
+}
+
+/**
+ * How BullMQ's flow add links a node to its parent (`addJobToTransaction`'s parent options): the
+ * parent's key and dependencies key, whether the node itself waits for children (addParentJob),
+ * and `deferParentRelease` (BullMQ releases a flow's parents once every node is in).
+ */
+export interface FlowParentKeyOpts {
+  parentKey: string | undefined;
+  parentDependenciesKey: string;
+  addToWaitingChildren?: boolean;
+  deferParentRelease?: boolean;
+}
+
+const NO_PARENT: FlowParentKeyOpts = { parentKey: undefined, parentDependenciesKey: '' };
+
+/**
+ * The script BullMQ would run for a node of a flow (addParentJob, addStandardJob, addDelayedJob
+ * or addPrioritizedJob: its name without the version suffix) and its ARGV, recorded as for
+ * `encodeAdd`.
+ */
+export async function encodeNode(
+  queue: QueueInternals,
+  jobData: ReturnType<Job['asJSON']>,
+  jobId: string | undefined,
+  parentKeyOpts: FlowParentKeyOpts,
+): Promise<{ script: string; argv: EncodedAdd }> {
+  let recorded: { name: string; args: unknown[] } | undefined;
   const recorder = {
-    runCommand: (_name: string, args: unknown[]) => {
-      recorded = args;
+    runCommand: (name: string, args: unknown[]) => {
+      recorded = { name, args };
       return Promise.resolve(1);
     },
   };
-  await queue.backend.addJobToTransaction(recorder, jobData, jobId, { parentKey: undefined, parentDependenciesKey: '' });
-  if (!recorded || recorded.length < 3)
+  await queue.backend.addJobToTransaction(recorder, jobData, jobId, parentKeyOpts);
+  if (!recorded || recorded.args.length < 3)
     throw new BackendError('bullmq', 'BullMQ did not encode the job through runCommand', { written: false });
-  return recorded.slice(-3) as EncodedAdd;
+  return { script: recorded.name.split(':')[0]!, argv: recorded.args.slice(-3) as EncodedAdd };
 }
 
 /** Writes BullMQ's meta hash of the queue (what `new Queue` writes unless `skipMetasUpdate`). */

@@ -15,7 +15,7 @@ import { compactUniquePolicy, UPDATE_FIELDS, type UniquePolicy, type UpdateField
 import { periodArgs } from './bullmq-period-args.js';
 import { ProbeHints } from './bullmq-probe-hints.js';
 import { errorForReply, type ReplyProblem } from './bullmq-reply-errors.js';
-import { encodeAdd, internalsOf, queueClient, validateJobOptions } from './bullmq-host.js';
+import { encodeAdd, internalsOf, queueClient, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
 import { COMMANDS, runScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
 import { indexKey, queueBase, rootPrefixOf, type IndexKey } from './bullmq-sidecar-keys.js';
 
@@ -51,6 +51,8 @@ export interface UniqueAddRequest {
    * building BullMQ's Job first. (Default: false: BullMQ's check runs before anything is sent.)
    */
   bullmqOptionsChecked?: boolean;
+  /** A flow node's link to its parent, as BullMQ's flow add encodes it (with-unique-flows.ts). (Default: none.) */
+  parentKeyOpts?: FlowParentKeyOpts;
 }
 
 /** A job that already existed under the fingerprint, as the script saw it. */
@@ -89,7 +91,7 @@ function validatedJob(request: UniqueAddRequest): { job: Job; jobData: ReturnTyp
 export async function prepareUniqueAdd(request: UniqueAddRequest, validated = validatedJob(request)): Promise<PreparedUniqueAdd> {
   const queue = internalsOf(request.queue);
   const { job, jobData } = validated;
-  const bullmqArgv = await encodeAdd(queue, jobData, job.id);
+  const bullmqArgv = await encodeAdd(queue, jobData, job.id, request.parentKeyOpts);
 
   const { rootPrefix, queueKeys, queueIndex, prefixIndex } = constantsOf(request.queue);
   const idClaimQueues = request.idClaimQueues ?? '';

@@ -1,27 +1,41 @@
 /**
  * `withUniqueness(flowProducer)`: a `FlowProducer` whose `add`/`addBulk` accept an OJS `unique`
- * policy on a flow's root when the root is the whole flow (no children). Everything else is the
- * flow producer itself; a tree without `unique` goes to its own `add`/`addBulk`, untouched.
+ * policy on any leaf of a flow tree (a node without children: the root of a one-job flow, or a
+ * child). Everything else is the flow producer itself; a tree without `unique` goes to its own
+ * `add`/`addBulk`, untouched.
  *
- * Why not on every node: BullMQ adds a flow in one MULTI, the parent in `waiting-children` with
- * its children's dependency keys; `unique-add` splices BullMQ's three plain add scripts, not its
- * parent/child bookkeeping, so a unique node with children or under a parent cannot be decided
- * and inserted atomically with the rest of its tree. Such a node is refused before anything is
- * written, with an `InvalidJobInputError` naming the node (`children[0].opts.unique`), rather
- * than half-honoured (docs/bullmq.md, "Flows").
+ * A tree with a unique node under a parent is inserted by one script, `unique-flow`: the checks of
+ * every node first (a parent that must exist, each unique node's policy), then each node as
+ * BullMQ's FlowProducer would insert it (BullMQ's own script; ours for a unique node), then
+ * BullMQ's release of parents left with nothing pending. It is all-or-nothing where BullMQ's
+ * MULTI is not: a refused node (a `reject` duplicate, a taken id) leaves nothing written.
+ *
+ * A unique node that meets a duplicate is not inserted, and its parent does not wait for it, as a
+ * node BullMQ's own deduplication drops from a flow; the node's `job` is the existing job with
+ * the outcome. `unique` on a node with children is refused, naming the node, as BullMQ refuses
+ * `deduplication` there: a duplicate parent would leave its children's place in the tree
+ * undefined (docs/bullmq.md, "Flows").
  */
-import { FlowProducer, Queue, type FlowJob, type FlowOpts, type JobNode } from 'bullmq';
-import { InvalidJobInputError, type ValidationIssue } from '../../src/errors.js';
-import type { UniqueJob, UniqueJobsOptions, UniqueQueue, WithUniquenessOptions } from './with-uniqueness.js';
+import { randomUUID } from 'node:crypto';
+import { FlowProducer, Queue, type FlowJob, type FlowOpts, type Job, type JobNode } from 'bullmq';
+import { BackendError, InvalidJobInputError, isInvalidJobInputError, type ValidationIssue } from '../../src/errors.js';
+import { encodeNode, internalsOf, queueClient, validateJobOptions, unsupported, type FlowParentKeyOpts } from './bullmq-host.js';
+import { COMMANDS, flowScriptsProblem, runScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
+import { typedErrorFor } from './bullmq-cluster.js';
+import type { PreparedUniqueAdd } from './bullmq-unique-add.js';
+import type { FlowNodeSeam, UniqueJob, UniqueJobsOptions, UniqueQueue, WithUniquenessOptions } from './with-uniqueness.js';
 
-/** A flow node whose options may carry `unique` / `ojsMeta` (only a childless root may use them). */
+/** A flow node whose options may carry `unique` / `ojsMeta` (a node without children only). */
 export type UniqueFlowJob = Omit<FlowJob, 'opts' | 'children'> & {
   opts?: NonNullable<FlowJob['opts']> & Pick<UniqueJobsOptions, 'unique' | 'ojsMeta'>;
   children?: UniqueFlowJob[];
 };
 
-/** What `add` resolves to: BullMQ's `JobNode`; for a unique root, its job is a `UniqueJob`. */
-export type UniqueJobNode = JobNode | { job: UniqueJob; children?: undefined };
+/**
+ * What `add` resolves to: BullMQ's `JobNode`, whose unique nodes' jobs are `UniqueJob`s (for a
+ * duplicate, the existing job).
+ */
+export type UniqueJobNode = { job: Job | UniqueJob; children?: UniqueJobNode[] } | JobNode;
 
 export interface UniqueFlowProducerMethods {
   add(flow: UniqueFlowJob, opts?: FlowOpts): Promise<UniqueJobNode>;
@@ -33,29 +47,53 @@ export interface UniqueFlowProducerMethods {
 export type UniqueFlowProducer<F extends FlowProducer = FlowProducer> = UniqueFlowProducerMethods & F;
 
 type WrapQueue = (queue: Queue, options: WithUniquenessOptions) => UniqueQueue;
+type SeamOf = (queue: UniqueQueue) => FlowNodeSeam;
 
 function asksUnique(opts: UniqueFlowJob['opts']): boolean {
   return opts != null && ((opts.unique !== undefined && opts.unique !== null) || opts.ojsMeta !== undefined);
 }
 
-/** The nodes that ask for a policy where it cannot be honoured, as issues naming each. */
-function refusedNodes(node: UniqueFlowJob, path: string, root: boolean, issues: ValidationIssue[]): void {
+function hasUniqueNode(node: UniqueFlowJob): boolean {
+  return asksUnique(node.opts) || (node.children ?? []).some(hasUniqueNode);
+}
+
+/** The nodes that ask for a policy where it cannot be honoured (a node with children), as issues naming each. */
+function refusedNodes(node: UniqueFlowJob, path: string, issues: ValidationIssue[]): void {
   const children = node.children ?? [];
-  if (asksUnique(node.opts) && !(root && children.length === 0)) {
+  if (asksUnique(node.opts) && children.length > 0) {
     issues.push({
       path: `${path}opts.unique`,
-      message: root
-        ? 'unique is only supported on a flow root without children (see docs/bullmq.md, "Flows")'
-        : 'unique is not supported on a flow child (see docs/bullmq.md, "Flows")',
+      message: 'unique is only supported on a flow node without children, as BullMQ deduplication (see docs/bullmq.md, "Flows")',
     });
   }
-  children.forEach((child, index) => refusedNodes(child, `${path}children[${index}].`, false, issues));
+  children.forEach((child, index) => refusedNodes(child, `${path}children[${index}].`, issues));
+}
+
+/** One node as unique-flow takes it, with what is needed to answer for it. */
+interface PlannedNode {
+  path: string;
+  kind: string;
+  keys: string[];
+  argv: (string | Buffer | number)[];
+  /** The Job handed back for a plain node; its id is set from the script's reply. */
+  job: Job;
+  prepared?: PreparedUniqueAdd;
+  seam?: FlowNodeSeam;
+  children?: PlannedNode[];
+}
+
+interface Planned {
+  root: PlannedNode;
+  nodes: PlannedNode[];
+  parents: Map<string, [string, string, string, string]>;
+  seams: Set<FlowNodeSeam>;
 }
 
 export function wrapFlowProducer<F extends FlowProducer>(
   flowProducer: F,
   options: WithUniquenessOptions,
   wrapQueue: WrapQueue,
+  seamOf: SeamOf,
 ): UniqueFlowProducer<F> {
   const queues = new Map<string, UniqueQueue>();
   const queueOf = (node: UniqueFlowJob): UniqueQueue => {
@@ -73,11 +111,15 @@ export function wrapFlowProducer<F extends FlowProducer>(
 
   const check = (flows: UniqueFlowJob[], batch: boolean): void => {
     const issues: ValidationIssue[] = [];
-    flows.forEach((flow, index) => refusedNodes(flow, batch ? `[${index}].` : '', true, issues));
+    flows.forEach((flow, index) => refusedNodes(flow, batch ? `[${index}].` : '', issues));
     if (issues.length > 0) throw new InvalidJobInputError(issues);
   };
 
-  const addUniqueRoot = async (flow: UniqueFlowJob, flowOpts?: FlowOpts): Promise<UniqueJobNode> => {
+  /** A childless unique root without a parent: the queue's own unique add (one fewer script to compose per add). */
+  const isLoneRoot = (flow: UniqueFlowJob): boolean =>
+    asksUnique(flow.opts) && (flow.children ?? []).length === 0 && flow.opts?.parent === undefined;
+
+  const addLoneRoot = async (flow: UniqueFlowJob, flowOpts?: FlowOpts): Promise<UniqueJobNode> => {
     // A node without data is stored as `{}` by BullMQ's Job; the same payload here.
     const data: unknown = flow.data === undefined ? {} : flow.data;
     // As BullMQ's flow add does: the queue's defaultJobOptions given in `queuesOptions`, under the node's own.
@@ -87,22 +129,168 @@ export function wrapFlowProducer<F extends FlowProducer>(
     return { job };
   };
 
-  const add = async (flow: UniqueFlowJob, opts?: FlowOpts): Promise<UniqueJobNode> => {
-    check([flow], false);
-    if (asksUnique(flow.opts)) return addUniqueRoot(flow, opts);
-    return flowProducer.add(flow as FlowJob, opts);
+  /** The tree as BullMQ's FlowProducer builds it (ids, options, parent links), encoded node by node. */
+  const plan = async (flow: UniqueFlowJob, flowOpts: FlowOpts | undefined, pathPrefix: string): Promise<Planned> => {
+    const planned: Planned = { root: undefined as never, nodes: [], parents: new Map(), seams: new Set() };
+    const ids = new Map<string, string>();
+    const visit = async (node: UniqueFlowJob, path: string, parent: { id: string; queue: string } | undefined): Promise<PlannedNode> => {
+      const queue = queueOf(node);
+      const internals = internalsOf(queue.unwrapped);
+      const defaults = flowOpts?.queuesOptions?.[node.queueName]?.defaultJobOptions ?? {};
+      const jobId = node.opts?.jobId || randomUUID();
+      const children = node.children ?? [];
+      const seen = ids.get(`${internals.keys['']!}${jobId}`);
+      if (seen !== undefined && (asksUnique(node.opts) || node.opts?.jobId !== undefined)) {
+        throw new InvalidJobInputError([
+          { path: `${path}opts.jobId`, message: `${seen}opts.jobId names the same job; a flow names each job once` },
+        ]);
+      }
+      ids.set(`${internals.keys['']!}${jobId}`, path);
+      const parentOpts = parent ?? node.opts?.parent;
+      const parentKey = parentOpts ? `${parentOpts.queue}:${parentOpts.id}` : undefined;
+      const link: FlowParentKeyOpts = {
+        parentKey,
+        parentDependenciesKey: parentKey ? `${parentKey}:dependencies` : '',
+        addToWaitingChildren: children.length > 0,
+        deferParentRelease: true,
+      };
+      if (parentKey) planned.parents.set(parentKey, [parentKey, `${parentKey}:dependencies`, parentOpts!.queue, parentOpts!.id]);
+      const opts = { ...defaults, ...node.opts, jobId, parent: parentOpts } as UniqueJobsOptions;
+      const data: unknown = node.data === undefined ? {} : node.data;
+      const queueKeys = UNIQUE_ADD_QUEUE_KEYS.map((name) => internals.keys[name]!);
+      let entry: PlannedNode;
+      if (asksUnique(node.opts)) {
+        const seam = seamOf(queue);
+        let prepared: PreparedUniqueAdd;
+        try {
+          prepared = await seam.prepare(node.name, data, opts, link);
+        } catch (error) {
+          throw atNode(error, path);
+        }
+        const [bullmqArgs, bullmqData, bullmqOpts, ...ojs] = prepared.argv;
+        entry = {
+          path,
+          kind: 'unique',
+          keys: [...prepared.keys, internals.keys['waiting-children']!],
+          argv: [bullmqArgs!, bullmqData!, bullmqOpts!, ...ojs.map(String)],
+          job: prepared.job,
+          prepared,
+          seam,
+        };
+        planned.seams.add(seam);
+      } else {
+        const { unique: _none, ojsMeta: _meta, ...plain } = opts;
+        const job = new internals.Job(queue.unwrapped, node.name, data, plain, jobId);
+        const jobData = job.asJSON();
+        try {
+          validateJobOptions(job, jobData);
+        } catch (error) {
+          throw new InvalidJobInputError([{ path: `${path}opts`, message: error instanceof Error ? error.message : String(error) }], {
+            cause: error,
+          });
+        }
+        const encoded = await encodeNode(internals, jobData, jobId, link);
+        entry = {
+          path,
+          kind: encoded.script,
+          keys: [...queueKeys, internals.keys.meta!, internals.keys['waiting-children']!],
+          argv: encoded.argv,
+          job,
+        };
+      }
+      planned.nodes.push(entry);
+      if (children.length > 0) {
+        const self = { id: jobId, queue: internals.qualifiedName };
+        entry.children = [];
+        for (const [index, child] of children.entries()) entry.children.push(await visit(child, `${path}children[${index}].`, self));
+      }
+      return entry;
+    };
+    planned.root = await visit(flow, pathPrefix, undefined);
+    return planned;
   };
 
-  // One call per kind, in order: the unique roots each atomically (as withUniqueness' addBulk),
-  // the others in BullMQ's one MULTI. Like BullMQ's addBulk, the batch is not one transaction.
+  const addUniqueFlow = async (flow: UniqueFlowJob, flowOpts: FlowOpts | undefined, pathPrefix: string): Promise<UniqueJobNode> => {
+    const problem = flowScriptsProblem();
+    if (problem) throw unsupported(`${problem}; unique nodes under a parent need it`);
+    const planned = await plan(flow, flowOpts, pathPrefix);
+    const args: (string | Buffer | number)[] = [planned.root.keys[2]!, planned.nodes.length];
+    for (const node of planned.nodes) args.push(node.kind, ...node.keys, ...node.argv);
+    args.push(planned.parents.size);
+    for (const parent of planned.parents.values()) args.push(...parent);
+    let reply: unknown;
+    try {
+      reply = await runScript(await queueClient(queueOf(flow).unwrapped), COMMANDS.uniqueFlow, args);
+    } catch (error) {
+      throw typedErrorFor(error);
+    }
+    if (!Array.isArray(reply)) throw new BackendError('bullmq', `unique-flow answered ${String(reply)}`);
+    const [answer, index, detail] = reply as [string, number, unknown];
+    const node = typeof index === 'number' ? planned.nodes[index - 1] : undefined;
+    switch (answer) {
+      case 'done':
+        break;
+      case 'refused':
+        // The node's refusal, as a single add of it throws it (DuplicateJobError, a taken id …).
+        try {
+          node!.seam!.jobFor(node!.prepared!, detail);
+        } catch (error) {
+          throw atNode(error, node!.path);
+        }
+        throw new BackendError('bullmq', `unique-flow refused node ${node!.path || 'root'} without a refusal`, { written: false });
+      case 'parent_missing':
+        throw new InvalidJobInputError([{ path: `${node!.path}opts.parent`, message: `the parent job ${String(detail)} does not exist` }]);
+      case 'parent_taken':
+        throw new InvalidJobInputError([
+          { path: `${node!.path}opts.jobId`, message: `job ${String(detail)} is already the child of another parent` },
+        ]);
+      case 'failed':
+        throw new BackendError('bullmq', `unique-flow: node ${node!.path || 'root'} failed after the nodes before it were written`, {
+          written: 'unknown',
+        });
+      default:
+        throw new BackendError('bullmq', `unique-flow answered ${String(answer)}`);
+    }
+    // { "done", { reply, … } }
+    const replies = index as unknown as unknown[];
+    // Replies come in the order the nodes were planned (depth first, a parent before its children).
+    const order = new Map(planned.nodes.map((node, i) => [node, i]));
+    const answerFor = (node: PlannedNode): UniqueJobNode => {
+      const nodeReply = replies[order.get(node)!];
+      let job: Job | UniqueJob;
+      if (node.prepared) job = node.seam!.jobFor(node.prepared, nodeReply);
+      else {
+        node.job.id = String(nodeReply);
+        job = node.job;
+      }
+      return node.children ? { job, children: node.children.map(answerFor) } : { job };
+    };
+    const tree = answerFor(planned.root);
+    await Promise.all([...planned.seams].map((seam) => seam.register()));
+    return tree;
+  };
+
+  const add = async (flow: UniqueFlowJob, opts?: FlowOpts): Promise<UniqueJobNode> => {
+    check([flow], false);
+    if (!hasUniqueNode(flow)) return flowProducer.add(flow as FlowJob, opts);
+    if (isLoneRoot(flow)) return addLoneRoot(flow, opts);
+    return addUniqueFlow(flow, opts, '');
+  };
+
+  // Flows without a unique node go in BullMQ's one call, first; then each flow with one, in
+  // order, each in its own script. Like BullMQ's addBulk, the batch is not one transaction.
   const addBulk = async (flows: UniqueFlowJob[]): Promise<UniqueJobNode[]> => {
     check(flows, true);
-    if (!flows.some((flow) => asksUnique(flow.opts))) return flowProducer.addBulk(flows as FlowJob[]);
-    const plain = flows.filter((flow) => !asksUnique(flow.opts));
+    if (!flows.some(hasUniqueNode)) return flowProducer.addBulk(flows as FlowJob[]);
+    const plain = flows.filter((flow) => !hasUniqueNode(flow));
     const plainNodes = plain.length > 0 ? await flowProducer.addBulk(plain as FlowJob[]) : [];
     const out: UniqueJobNode[] = [];
     let next = 0;
-    for (const flow of flows) out.push(asksUnique(flow.opts) ? await addUniqueRoot(flow) : plainNodes[next++]!);
+    for (const [index, flow] of flows.entries()) {
+      if (!hasUniqueNode(flow)) out.push(plainNodes[next++]!);
+      else if (isLoneRoot(flow)) out.push(await addLoneRoot(flow));
+      else out.push(await addUniqueFlow(flow, undefined, `[${index}].`));
+    }
     return out;
   };
 
@@ -126,4 +314,13 @@ export function wrapFlowProducer<F extends FlowProducer>(
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   }) as unknown as UniqueFlowProducer<F>;
+}
+
+/** An input error of one node, its paths prefixed with the node's (`children[1].opts.unique`). */
+function atNode(error: unknown, path: string): unknown {
+  if (!isInvalidJobInputError(error) || path === '') return error;
+  return new InvalidJobInputError(
+    error.issues.map((issue) => ({ ...issue, path: `${path}${issue.path}` })),
+    { cause: error },
+  );
 }

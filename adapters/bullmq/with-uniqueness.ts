@@ -27,7 +27,7 @@ import { bullmqOptionIssues } from './bullmq-job-options.js';
 import { keepOptionsFor, retentionIssues } from './bullmq-retention.js';
 import { backendErrorFor } from './bullmq-reply-errors.js';
 import { typedErrorFor } from './bullmq-cluster.js';
-import { internalsOf, jobFromHash, queueClient, validateJobOptions } from './bullmq-host.js';
+import { internalsOf, jobFromHash, queueClient, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
 import { composedScripts } from './bullmq-script-set.js';
 import { archiveKey, globLiteral, indexKey, queueBase, queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
 import {
@@ -318,8 +318,28 @@ function plainOpts(opts: UniqueJobsOptions | undefined, queue?: Queue): JobsOpti
 export function withUniqueness<Q extends Queue>(queue: Q, options?: WithUniquenessOptions): UniqueQueue<Q>;
 export function withUniqueness<F extends FlowProducer>(flowProducer: F, options?: WithUniquenessOptions): UniqueFlowProducer<F>;
 export function withUniqueness(target: Queue | FlowProducer, options: WithUniquenessOptions = {}): unknown {
-  if (target instanceof FlowProducer) return wrapFlowProducer(target, options, (queue, opts) => wrapQueue(queue, opts) as UniqueQueue);
+  if (target instanceof FlowProducer)
+    return wrapFlowProducer(target, options, (queue, opts) => wrapQueue(queue, opts) as UniqueQueue, flowSeamOf);
   return wrapQueue(target, options);
+}
+
+/**
+ * What a flow add (with-unique-flows.ts) needs of a wrapped queue to insert a unique node itself:
+ * the add's checks and encoding with the node's parent link, the job it hands back for a reply,
+ * and the queue-set registration after a write.
+ */
+export interface FlowNodeSeam {
+  prepare(name: string, data: unknown, opts: UniqueJobsOptions, parentKeyOpts: FlowParentKeyOpts): Promise<PreparedUniqueAdd>;
+  jobFor(prepared: PreparedUniqueAdd, reply: unknown): UniqueJob;
+  register(): Promise<void>;
+}
+
+const flowSeams = new WeakMap<object, FlowNodeSeam>();
+
+function flowSeamOf(wrapped: UniqueQueue): FlowNodeSeam {
+  const seam = flowSeams.get(wrapped);
+  if (!seam) throw new Error('not a queue wrapped by withUniqueness');
+  return seam;
 }
 
 function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {}): UniqueQueue<Q> {
@@ -508,6 +528,12 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     },
   }) as unknown as UniqueQueue<Q>;
   siblings.bind(wrapper as unknown as Queue);
+  flowSeams.set(wrapper, {
+    prepare: (name, data, opts, parentKeyOpts) =>
+      prepareUniqueAdd({ ...buildRequest(queue, name, data, opts, retentionMs, { flowNode: true }), parentKeyOpts }),
+    jobFor: (prepared, reply) => relink(jobForReply(siblings, decodeUniqueAddReply(prepared, reply), prepared.request.prepared!)),
+    register: () => siblings.register(),
+  });
   return wrapper;
 }
 
@@ -518,12 +544,19 @@ function ignoreError(): void {}
  * refused rather than silently combined:
  *  - `deduplication` (and the removed `debounce`): a second deduplication mechanism that can
  *    swallow the add before the policy is checked.
- *  - `parent`: flow children; their parent's dependency bookkeeping is BullMQ's flow scripts'.
+ *  - `parent`: a flow node's (with-unique-flows.ts inserts it with its parent, `flowNode`).
  *  - `repeat`: scheduler-made jobs are created by BullMQ's scheduler, not by this add.
  * `jobId` is allowed: the new job gets it; if a job with that id exists (any state), the add is
  * refused with `InvalidJobInputError` (BullMQ itself would silently return the old job).
  */
-function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJobsOptions, retentionMs: number) {
+function buildRequest(
+  queue: Queue,
+  name: string,
+  data: unknown,
+  opts: UniqueJobsOptions,
+  retentionMs: number,
+  how: { flowNode?: boolean } = {},
+) {
   const { unique, ojsMeta, ...bullmqOpts } = opts;
   // Merged first, as Queue.addJob merges them: an option set in the queue's defaultJobOptions
   // fights the policy just as much as one given on the add.
@@ -532,6 +565,7 @@ function buildRequest(queue: Queue, name: string, data: unknown, opts: UniqueJob
   const issues: ValidationIssue[] = [];
   for (const option of ['deduplication', 'debounce', 'parent', 'repeat'] as const) {
     // BullMQ refuses a `debounce` key even when undefined (Job#validateOptions).
+    if (option === 'parent' && how.flowNode === true) continue;
     if ((merged as Record<string, unknown>)[option] !== undefined || (option === 'debounce' && Object.hasOwn(merged, option))) {
       issues.push({
         path: `opts.${option}`,
