@@ -110,8 +110,9 @@ export type BullMQMoveScript = keyof typeof BULLMQ_MOVE_SCRIPTS;
  * does: `addParentJob` (a node with children, in `waiting-children`; KEYS by queue key name, as
  * for the add scripts) and `releaseParentIfNoPendingDependencies` (the step that ends BullMQ's
  * flow insert; its KEYS are the parent's own keys). Headers pinned as for the move scripts. A
- * BullMQ without them (6.0.0 has no release step) keeps every other unique add: only a unique node
- * under a parent is refused (`flowScriptsProblem`), and an archived child keeps its parent waiting.
+ * BullMQ without the release step (6.0.0) keeps every other unique add, a unique child of an existing
+ * parent included: only a tree with unique nodes is refused (`flowScriptsProblem`), and an
+ * archived child keeps its parent waiting.
  */
 export const BULLMQ_FLOW_SCRIPTS = {
   addParentJob: {

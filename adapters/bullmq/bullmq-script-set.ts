@@ -20,9 +20,10 @@ import {
   BULLMQ_LUA,
   installedBullMQ,
   loadAddScripts,
-  loadFlowScripts,
+  flowScriptProblem,
   SUPPORTED_BULLMQ_RANGE,
   type BullMQAddScript,
+  type BullMQFlowScript,
   type BullMQMoveScript,
   type InstalledBullMQ,
   type IoredisTarget,
@@ -83,8 +84,14 @@ export function composedScripts(): ComposedScript[] {
 /** The start-up check and the splice, on a given BullMQ version and scripts module (exported for tests). */
 export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'scripts'>): ComposedScript[] {
   const shipped: Record<string, { content: string }> = { ...loadAddScripts(bullmq) };
-  const flow = loadFlowScripts(bullmq);
-  if (flow.scripts) Object.assign(shipped, flow.scripts);
+  // Each flow script on its own: without BullMQ's release step (6.0.0), unique-flow still inserts
+  // a lone child under an existing parent; a tree needs the step (flowScriptsProblem).
+  const problems: Partial<Record<BullMQFlowScript, string>> = {};
+  for (const name of Object.keys(BULLMQ_FLOW_SCRIPTS) as BullMQFlowScript[]) {
+    const problem = flowScriptProblem(name, bullmq.scripts[name]);
+    if (problem) problems[name] = `bullmq ${bullmq.version}: ${problem}`;
+    else shipped[name] = bullmq.scripts[name]!;
+  }
   const withHost = (lua: string) => lua.replace(/^--- @bullmq-host\s*$/m, () => BULLMQ_LUA);
   const splice = (lua: string) =>
     withHost(lua)
@@ -99,7 +106,7 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
                 : null;
         if (!queueKeys) throw new Error(`--- @bullmq "${name}": not one of the checked BullMQ scripts`);
         const script = shipped[name];
-        if (!script) throw new Error(`--- @bullmq "${name}": ${flow.problem ?? 'missing'}`);
+        if (!script) throw new Error(`--- @bullmq "${name}": ${problems[name as BullMQFlowScript] ?? 'missing'}`);
         const keys = queueKeys.map((key) => `K[${splicedKeyIndex(key)}]`).join(', ');
         return `local function __bullmq_${name}(K, ARGV)\nlocal KEYS = { ${keys} }\n${script.content}\nend`;
       })
@@ -120,21 +127,24 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
     new OjsScript(COMMANDS.uniqueRelease, luaScripts['unique-release'].numberOfKeys, withHost(luaScripts['unique-release'].lua)),
     new OjsScript(COMMANDS.dropQueueEntries, luaScripts['drop-queue-entries'].numberOfKeys, withHost(luaScripts['drop-queue-entries'].lua)),
   ];
-  flowProblem = flow.problem;
-  if (flow.scripts)
+  childProblem = problems.addParentJob ?? null;
+  treeProblem = childProblem ?? problems.releaseParentIfNoPendingDependencies ?? null;
+  if (childProblem === null)
     scripts.push(new OjsScript(COMMANDS.uniqueFlow, luaScripts['unique-flow'].numberOfKeys, splice(luaScripts['unique-flow'].lua)));
   return scripts;
 }
 
-let flowProblem: string | null = null;
+let childProblem: string | null = null;
+let treeProblem: string | null = null;
 
 /**
- * Why unique-flow cannot run on the installed BullMQ (it lacks a script unique-flow splices), or
- * null when it can.
+ * Why unique-flow cannot insert, on the installed BullMQ, a flow tree (`tree`: a node with
+ * children; the default) or a lone unique node under an existing parent: a script it splices is
+ * missing or differs. Null when it can.
  */
-export function flowScriptsProblem(): string | null {
+export function flowScriptsProblem({ tree = true }: { tree?: boolean } = {}): string | null {
   composedScripts();
-  return flowProblem;
+  return tree ? treeProblem : childProblem;
 }
 
 function splicedKeyIndex(name: string): number {

@@ -21,6 +21,7 @@ import { FlowProducer, Queue, type FlowJob, type FlowOpts, type Job, type JobNod
 import { BackendError, InvalidJobInputError, isInvalidJobInputError, type ValidationIssue } from '../../src/errors.js';
 import { encodeNode, internalsOf, queueClient, validateJobOptions, unsupported, type FlowParentKeyOpts } from './bullmq-host.js';
 import { COMMANDS, flowScriptsProblem, runScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
+import type { ScriptArgument } from './bullmq-script-command.js';
 import { typedErrorFor } from './bullmq-cluster.js';
 import type { PreparedUniqueAdd } from './bullmq-unique-add.js';
 import type { FlowNodeSeam, UniqueJob, UniqueJobsOptions, UniqueQueue, WithUniquenessOptions } from './with-uniqueness.js';
@@ -74,7 +75,7 @@ interface PlannedNode {
   path: string;
   kind: string;
   keys: string[];
-  argv: (string | Buffer | number)[];
+  argv: ScriptArgument[];
   /** The Job handed back for a plain node; its id is set from the script's reply. */
   job: Job;
   prepared?: PreparedUniqueAdd;
@@ -87,6 +88,210 @@ interface Planned {
   nodes: PlannedNode[];
   parents: Map<string, [string, string, string, string]>;
   seams: Set<FlowNodeSeam>;
+}
+
+/** How a unique flow reaches the queues of its nodes. */
+export interface FlowQueues {
+  /** The wrapped queue of a node (opened on first need by the flow producer's wrapper). */
+  queueOf(node: UniqueFlowJob): UniqueQueue;
+  seamOf: SeamOf;
+  /**
+   * A root without `opts.jobId` gets the queue's counter id, as `queue.add` gives it, rather than
+   * the UUID BullMQ's FlowProducer gives every node. (Default: false.)
+   */
+  counterRootId?: boolean;
+}
+
+/** The tree as BullMQ's FlowProducer builds it (ids, options, parent links), encoded node by node. */
+async function plan(
+  flow: UniqueFlowJob,
+  flowOpts: FlowOpts | undefined,
+  pathPrefix: string,
+  { queueOf, seamOf, counterRootId }: FlowQueues,
+): Promise<Planned> {
+  const planned: Planned = { root: undefined as never, nodes: [], parents: new Map(), seams: new Set() };
+  const ids = new Map<string, string>();
+  const visit = async (node: UniqueFlowJob, path: string, parent: { id: string; queue: string } | undefined): Promise<PlannedNode> => {
+    const queue = queueOf(node);
+    const internals = internalsOf(queue.unwrapped);
+    const defaults = flowOpts?.queuesOptions?.[node.queueName]?.defaultJobOptions ?? {};
+    const children = node.children ?? [];
+    // A queue.add's counter id for a lone node when asked (the script's INCR names it); BullMQ's
+    // FlowProducer gives every node a UUID.
+    const counter = counterRootId === true && parent === undefined && children.length === 0;
+    const jobId = node.opts?.jobId || (counter ? undefined : randomUUID());
+    const seen = ids.get(`${internals.keys['']!}${jobId}`);
+    if (seen !== undefined && (asksUnique(node.opts) || node.opts?.jobId !== undefined)) {
+      throw new InvalidJobInputError([
+        { path: `${path}opts.jobId`, message: `${seen}opts.jobId names the same job; a flow names each job once` },
+      ]);
+    }
+    ids.set(`${internals.keys['']!}${jobId}`, path);
+    const parentOpts = parent ?? node.opts?.parent;
+    const parentKey = parentOpts ? `${parentOpts.queue}:${parentOpts.id}` : undefined;
+    const link: FlowParentKeyOpts = {
+      parentKey,
+      parentDependenciesKey: parentKey ? `${parentKey}:dependencies` : '',
+      addToWaitingChildren: children.length > 0,
+      deferParentRelease: true,
+    };
+    if (parentKey) planned.parents.set(parentKey, [parentKey, `${parentKey}:dependencies`, parentOpts!.queue, parentOpts!.id]);
+    const opts = { ...defaults, ...node.opts, jobId, parent: parentOpts } as UniqueJobsOptions;
+    const data: unknown = node.data === undefined ? {} : node.data;
+    const queueKeys = UNIQUE_ADD_QUEUE_KEYS.map((name) => internals.keys[name]!);
+    let entry: PlannedNode;
+    if (asksUnique(node.opts)) {
+      const seam = seamOf(queue);
+      let prepared: PreparedUniqueAdd;
+      try {
+        prepared = await seam.prepare(node.name, data, opts, link);
+      } catch (error) {
+        throw atNode(error, path);
+      }
+      const [bullmqArgs, bullmqData, bullmqOpts, ...ojs] = prepared.argv;
+      entry = {
+        path,
+        kind: 'unique',
+        keys: [...prepared.keys, internals.keys['waiting-children']!],
+        argv: [bullmqArgs!, bullmqData!, bullmqOpts!, ...ojs.map(String)],
+        job: prepared.job,
+        prepared,
+        seam,
+      };
+      planned.seams.add(seam);
+    } else {
+      const { unique: _none, ojsMeta: _meta, ...plain } = opts;
+      const job = new internals.Job(queue.unwrapped, node.name, data, plain, jobId);
+      const jobData = job.asJSON();
+      try {
+        validateJobOptions(job, jobData);
+      } catch (error) {
+        throw new InvalidJobInputError([{ path: `${path}opts`, message: error instanceof Error ? error.message : String(error) }], {
+          cause: error,
+        });
+      }
+      const encoded = await encodeNode(internals, jobData, jobId, link);
+      entry = {
+        path,
+        kind: encoded.script,
+        keys: [...queueKeys, internals.keys.meta!, internals.keys['waiting-children']!],
+        argv: encoded.argv,
+        job,
+      };
+    }
+    planned.nodes.push(entry);
+    // A node with children always has an id: a counter id is only for a lone node.
+    if (children.length > 0) {
+      const self = { id: jobId!, queue: internals.qualifiedName };
+      entry.children = [];
+      for (const [index, child] of children.entries()) entry.children.push(await visit(child, `${path}children[${index}].`, self));
+    }
+    return entry;
+  };
+  planned.root = await visit(flow, pathPrefix, undefined);
+  return planned;
+}
+
+/** A unique flow ready to send: unique-flow's arguments, and what its reply means. */
+export interface PreparedUniqueFlow {
+  args: ScriptArgument[];
+  /** The root's Job (never stored when the flow is refused) and, for a unique root, its key. */
+  root: { job: Job; uniquenessKey: string };
+  /** The tree for unique-flow's reply; throws the typed error of a refusal. */
+  answer(reply: unknown): UniqueJobNode;
+  /** Records the queues of the unique nodes in their prefix's queue set, after a write. */
+  register(): Promise<void>;
+}
+
+/**
+ * Plans a flow tree that has a unique node under a parent (or a unique root with `opts.parent`)
+ * for unique-flow. Also `queue.add` / `addBulk` of a unique job with `opts.parent` (with-uniqueness.ts).
+ */
+export async function prepareUniqueFlow(
+  flow: UniqueFlowJob,
+  flowOpts: FlowOpts | undefined,
+  pathPrefix: string,
+  queues: FlowQueues,
+): Promise<PreparedUniqueFlow> {
+  const tree = (flow.children ?? []).length > 0;
+  const problem = flowScriptsProblem({ tree });
+  if (problem) throw unsupported(`${problem}; ${tree ? 'a flow tree with unique nodes needs it' : 'a unique job with a parent needs it'}`);
+  const planned = await plan(flow, flowOpts, pathPrefix, queues);
+  const args: ScriptArgument[] = [planned.root.keys[2]!, planned.nodes.length];
+  for (const node of planned.nodes) args.push(node.kind, ...node.keys, ...node.argv);
+  args.push(planned.parents.size);
+  for (const parent of planned.parents.values()) args.push(...parent);
+  return {
+    args,
+    root: { job: planned.root.job, uniquenessKey: planned.root.prepared?.request.prepared?.key ?? '' },
+    answer: (reply) => answerFlow(planned, reply),
+    register: async () => {
+      await Promise.all([...planned.seams].map((seam) => seam.register()));
+    },
+  };
+}
+
+/** Inserts a planned unique flow (`prepareUniqueFlow`) with unique-flow. */
+export async function addUniqueFlow(
+  flow: UniqueFlowJob,
+  flowOpts: FlowOpts | undefined,
+  pathPrefix: string,
+  queues: FlowQueues,
+): Promise<UniqueJobNode> {
+  const prepared = await prepareUniqueFlow(flow, flowOpts, pathPrefix, queues);
+  let reply: unknown;
+  try {
+    reply = await runScript(await queueClient(queues.queueOf(flow).unwrapped), COMMANDS.uniqueFlow, prepared.args);
+  } catch (error) {
+    throw typedErrorFor(error);
+  }
+  const tree = prepared.answer(reply);
+  await prepared.register();
+  return tree;
+}
+
+function answerFlow(planned: Planned, reply: unknown): UniqueJobNode {
+  if (!Array.isArray(reply)) throw new BackendError('bullmq', `unique-flow answered ${String(reply)}`);
+  const [answer, index, detail] = reply as [string, number, unknown];
+  const node = typeof index === 'number' ? planned.nodes[index - 1] : undefined;
+  switch (answer) {
+    case 'done':
+      break;
+    case 'refused':
+      // The node's refusal, as a single add of it throws it (DuplicateJobError, a taken id …).
+      try {
+        node!.seam!.jobFor(node!.prepared!, detail);
+      } catch (error) {
+        throw atNode(error, node!.path);
+      }
+      throw new BackendError('bullmq', `unique-flow refused node ${node!.path || 'root'} without a refusal`, { written: false });
+    case 'parent_missing':
+      throw new InvalidJobInputError([{ path: `${node!.path}opts.parent`, message: `the parent job ${String(detail)} does not exist` }]);
+    case 'parent_taken':
+      throw new InvalidJobInputError([
+        { path: `${node!.path}opts.jobId`, message: `job ${String(detail)} is already the child of another parent` },
+      ]);
+    case 'failed':
+      throw new BackendError('bullmq', `unique-flow: node ${node!.path || 'root'} failed after the nodes before it were written`, {
+        written: 'unknown',
+      });
+    default:
+      throw new BackendError('bullmq', `unique-flow answered ${String(answer)}`);
+  }
+  // { "done", { reply, … } }, in the order the nodes were planned (depth first, a parent before its children).
+  const replies = index as unknown as unknown[];
+  const order = new Map(planned.nodes.map((node, i) => [node, i]));
+  const answerFor = (node: PlannedNode): UniqueJobNode => {
+    const nodeReply = replies[order.get(node)!];
+    let job: Job | UniqueJob;
+    if (node.prepared) job = node.seam!.jobFor(node.prepared, nodeReply);
+    else {
+      node.job.id = String(nodeReply);
+      job = node.job;
+    }
+    return node.children ? { job, children: node.children.map(answerFor) } : { job };
+  };
+  return answerFor(planned.root);
 }
 
 export function wrapFlowProducer<F extends FlowProducer>(
@@ -129,152 +334,11 @@ export function wrapFlowProducer<F extends FlowProducer>(
     return { job };
   };
 
-  /** The tree as BullMQ's FlowProducer builds it (ids, options, parent links), encoded node by node. */
-  const plan = async (flow: UniqueFlowJob, flowOpts: FlowOpts | undefined, pathPrefix: string): Promise<Planned> => {
-    const planned: Planned = { root: undefined as never, nodes: [], parents: new Map(), seams: new Set() };
-    const ids = new Map<string, string>();
-    const visit = async (node: UniqueFlowJob, path: string, parent: { id: string; queue: string } | undefined): Promise<PlannedNode> => {
-      const queue = queueOf(node);
-      const internals = internalsOf(queue.unwrapped);
-      const defaults = flowOpts?.queuesOptions?.[node.queueName]?.defaultJobOptions ?? {};
-      const jobId = node.opts?.jobId || randomUUID();
-      const children = node.children ?? [];
-      const seen = ids.get(`${internals.keys['']!}${jobId}`);
-      if (seen !== undefined && (asksUnique(node.opts) || node.opts?.jobId !== undefined)) {
-        throw new InvalidJobInputError([
-          { path: `${path}opts.jobId`, message: `${seen}opts.jobId names the same job; a flow names each job once` },
-        ]);
-      }
-      ids.set(`${internals.keys['']!}${jobId}`, path);
-      const parentOpts = parent ?? node.opts?.parent;
-      const parentKey = parentOpts ? `${parentOpts.queue}:${parentOpts.id}` : undefined;
-      const link: FlowParentKeyOpts = {
-        parentKey,
-        parentDependenciesKey: parentKey ? `${parentKey}:dependencies` : '',
-        addToWaitingChildren: children.length > 0,
-        deferParentRelease: true,
-      };
-      if (parentKey) planned.parents.set(parentKey, [parentKey, `${parentKey}:dependencies`, parentOpts!.queue, parentOpts!.id]);
-      const opts = { ...defaults, ...node.opts, jobId, parent: parentOpts } as UniqueJobsOptions;
-      const data: unknown = node.data === undefined ? {} : node.data;
-      const queueKeys = UNIQUE_ADD_QUEUE_KEYS.map((name) => internals.keys[name]!);
-      let entry: PlannedNode;
-      if (asksUnique(node.opts)) {
-        const seam = seamOf(queue);
-        let prepared: PreparedUniqueAdd;
-        try {
-          prepared = await seam.prepare(node.name, data, opts, link);
-        } catch (error) {
-          throw atNode(error, path);
-        }
-        const [bullmqArgs, bullmqData, bullmqOpts, ...ojs] = prepared.argv;
-        entry = {
-          path,
-          kind: 'unique',
-          keys: [...prepared.keys, internals.keys['waiting-children']!],
-          argv: [bullmqArgs!, bullmqData!, bullmqOpts!, ...ojs.map(String)],
-          job: prepared.job,
-          prepared,
-          seam,
-        };
-        planned.seams.add(seam);
-      } else {
-        const { unique: _none, ojsMeta: _meta, ...plain } = opts;
-        const job = new internals.Job(queue.unwrapped, node.name, data, plain, jobId);
-        const jobData = job.asJSON();
-        try {
-          validateJobOptions(job, jobData);
-        } catch (error) {
-          throw new InvalidJobInputError([{ path: `${path}opts`, message: error instanceof Error ? error.message : String(error) }], {
-            cause: error,
-          });
-        }
-        const encoded = await encodeNode(internals, jobData, jobId, link);
-        entry = {
-          path,
-          kind: encoded.script,
-          keys: [...queueKeys, internals.keys.meta!, internals.keys['waiting-children']!],
-          argv: encoded.argv,
-          job,
-        };
-      }
-      planned.nodes.push(entry);
-      if (children.length > 0) {
-        const self = { id: jobId, queue: internals.qualifiedName };
-        entry.children = [];
-        for (const [index, child] of children.entries()) entry.children.push(await visit(child, `${path}children[${index}].`, self));
-      }
-      return entry;
-    };
-    planned.root = await visit(flow, pathPrefix, undefined);
-    return planned;
-  };
-
-  const addUniqueFlow = async (flow: UniqueFlowJob, flowOpts: FlowOpts | undefined, pathPrefix: string): Promise<UniqueJobNode> => {
-    const problem = flowScriptsProblem();
-    if (problem) throw unsupported(`${problem}; unique nodes under a parent need it`);
-    const planned = await plan(flow, flowOpts, pathPrefix);
-    const args: (string | Buffer | number)[] = [planned.root.keys[2]!, planned.nodes.length];
-    for (const node of planned.nodes) args.push(node.kind, ...node.keys, ...node.argv);
-    args.push(planned.parents.size);
-    for (const parent of planned.parents.values()) args.push(...parent);
-    let reply: unknown;
-    try {
-      reply = await runScript(await queueClient(queueOf(flow).unwrapped), COMMANDS.uniqueFlow, args);
-    } catch (error) {
-      throw typedErrorFor(error);
-    }
-    if (!Array.isArray(reply)) throw new BackendError('bullmq', `unique-flow answered ${String(reply)}`);
-    const [answer, index, detail] = reply as [string, number, unknown];
-    const node = typeof index === 'number' ? planned.nodes[index - 1] : undefined;
-    switch (answer) {
-      case 'done':
-        break;
-      case 'refused':
-        // The node's refusal, as a single add of it throws it (DuplicateJobError, a taken id …).
-        try {
-          node!.seam!.jobFor(node!.prepared!, detail);
-        } catch (error) {
-          throw atNode(error, node!.path);
-        }
-        throw new BackendError('bullmq', `unique-flow refused node ${node!.path || 'root'} without a refusal`, { written: false });
-      case 'parent_missing':
-        throw new InvalidJobInputError([{ path: `${node!.path}opts.parent`, message: `the parent job ${String(detail)} does not exist` }]);
-      case 'parent_taken':
-        throw new InvalidJobInputError([
-          { path: `${node!.path}opts.jobId`, message: `job ${String(detail)} is already the child of another parent` },
-        ]);
-      case 'failed':
-        throw new BackendError('bullmq', `unique-flow: node ${node!.path || 'root'} failed after the nodes before it were written`, {
-          written: 'unknown',
-        });
-      default:
-        throw new BackendError('bullmq', `unique-flow answered ${String(answer)}`);
-    }
-    // { "done", { reply, … } }
-    const replies = index as unknown as unknown[];
-    // Replies come in the order the nodes were planned (depth first, a parent before its children).
-    const order = new Map(planned.nodes.map((node, i) => [node, i]));
-    const answerFor = (node: PlannedNode): UniqueJobNode => {
-      const nodeReply = replies[order.get(node)!];
-      let job: Job | UniqueJob;
-      if (node.prepared) job = node.seam!.jobFor(node.prepared, nodeReply);
-      else {
-        node.job.id = String(nodeReply);
-        job = node.job;
-      }
-      return node.children ? { job, children: node.children.map(answerFor) } : { job };
-    };
-    const tree = answerFor(planned.root);
-    await Promise.all([...planned.seams].map((seam) => seam.register()));
-    return tree;
-  };
-
   const add = async (flow: UniqueFlowJob, opts?: FlowOpts): Promise<UniqueJobNode> => {
     check([flow], false);
     if (!hasUniqueNode(flow)) return flowProducer.add(flow as FlowJob, opts);
     if (isLoneRoot(flow)) return addLoneRoot(flow, opts);
-    return addUniqueFlow(flow, opts, '');
+    return addUniqueFlow(flow, opts, '', { queueOf, seamOf });
   };
 
   // Flows without a unique node go in BullMQ's one call, first; then each flow with one, in
@@ -289,7 +353,7 @@ export function wrapFlowProducer<F extends FlowProducer>(
     for (const [index, flow] of flows.entries()) {
       if (!hasUniqueNode(flow)) out.push(plainNodes[next++]!);
       else if (isLoneRoot(flow)) out.push(await addLoneRoot(flow));
-      else out.push(await addUniqueFlow(flow, undefined, `[${index}].`));
+      else out.push(await addUniqueFlow(flow, undefined, `[${index}].`, { queueOf, seamOf }));
     }
     return out;
   };

@@ -10,7 +10,13 @@
  * `delay` -> `scheduled_at`, `attempts` -> `max_attempts`.
  */
 import { FlowProducer, Queue, type Job, type JobsOptions, type QueueOptions } from 'bullmq';
-import { wrapFlowProducer, type UniqueFlowProducer } from './with-unique-flows.js';
+import {
+  addUniqueFlow,
+  prepareUniqueFlow,
+  wrapFlowProducer,
+  type PreparedUniqueFlow,
+  type UniqueFlowProducer,
+} from './with-unique-flows.js';
 import { relayTemplate } from './unique-job-schedulers.js';
 import {
   InvalidJobInputError,
@@ -28,7 +34,7 @@ import { keepOptionsFor, retentionIssues } from './bullmq-retention.js';
 import { backendErrorFor } from './bullmq-reply-errors.js';
 import { typedErrorFor } from './bullmq-cluster.js';
 import { internalsOf, jobFromHash, queueClient, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
-import { composedScripts } from './bullmq-script-set.js';
+import { COMMANDS, composedScripts, runScript } from './bullmq-script-set.js';
 import { archiveKey, globLiteral, indexKey, queueBase, queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
 import {
   dropQueueEntries,
@@ -368,6 +374,18 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     const opts = withDefaultPolicy(queue, given);
     if (!hasPolicy(opts))
       return relink((await queue.add(name, data as never, plainOpts(opts, queue) as never)) as PlainJob<any, any, string>);
+    // A child of an existing parent: inserted with its dependency bookkeeping by unique-flow, as
+    // a one-node flow (with-unique-flows.ts), with the counter id queue.add would give it.
+    if (opts!.parent !== undefined) {
+      const node = await addUniqueFlow({ name, queueName: queue.name, data, opts: opts as never }, undefined, '', {
+        queueOf: () => wrapper as unknown as UniqueQueue,
+        seamOf: flowSeamOf,
+        counterRootId: true,
+      });
+      const job = node.job as UniqueJob<any, any, string, AddOutcomeKind>;
+      if (job.unique.outcome === 'created' || job.unique.outcome === 'replaced') queue.emit('waiting', job as never);
+      return job;
+    }
     // A unique add throws only the core's typed errors (a plain add above stays BullMQ's own).
     try {
       const request = { ...buildRequest(queue, name, data, opts ?? {}, retentionMs), probe };
@@ -746,7 +764,10 @@ async function uniqueAddBulk(
 ): Promise<BulkAddedJob[]> {
   const queue = siblings.queue;
   const internals = internalsOf(queue);
-  type Entry = { kind: 'unique'; prepared: PreparedUniqueAdd } | { kind: 'plain'; job: Job };
+  type Entry =
+    | { kind: 'unique'; prepared: PreparedUniqueAdd }
+    | { kind: 'child'; flow: PreparedUniqueFlow; jobId: string | undefined }
+    | { kind: 'plain'; job: Job };
   const entries: Entry[] = [];
   for (const [index, spec] of jobs.entries()) {
     if (!hasPolicy(spec.opts)) {
@@ -761,6 +782,19 @@ async function uniqueAddBulk(
         });
       }
       entries.push({ kind: 'plain', job });
+    } else if (spec.opts?.parent !== undefined) {
+      // A child of an existing parent: a one-node unique-flow, as `add` sends it.
+      const flow = await prepareUniqueFlow(
+        { name: spec.name, queueName: queue.name, data: spec.data, opts: spec.opts as never },
+        undefined,
+        `[${index}].`,
+        {
+          queueOf: () => siblings.of(queue.name) as unknown as UniqueQueue,
+          seamOf: flowSeamOf,
+          counterRootId: true,
+        },
+      );
+      entries.push({ kind: 'child', flow, jobId: spec.opts.jobId });
     } else {
       entries.push({
         kind: 'unique',
@@ -774,13 +808,18 @@ async function uniqueAddBulk(
     client as unknown as IdLookupClient,
     queueBase(rootPrefixOf(internals), internals.name),
     entries.map((entry) =>
-      entry.kind === 'unique' ? { unique: true, jobId: entry.prepared.request.opts.jobId } : { unique: false, jobId: entry.job.opts.jobId },
+      entry.kind === 'unique'
+        ? { unique: true, jobId: entry.prepared.request.opts.jobId }
+        : entry.kind === 'child'
+          ? { unique: true, jobId: entry.jobId }
+          : { unique: false, jobId: entry.job.opts.jobId },
     ),
   );
   const pipeline = client.pipeline();
   const plainIds: Promise<unknown>[] = [];
   for (const entry of entries) {
     if (entry.kind === 'unique') void sendUniqueAdd(pipeline, entry.prepared);
+    else if (entry.kind === 'child') void runScript(pipeline, COMMANDS.uniqueFlow, entry.flow.args).catch(ignoreError);
     else
       plainIds.push(
         internals.backend.addJobToTransaction(pipeline, entry.job.asJSON(), entry.job.id, {
@@ -799,6 +838,16 @@ async function uniqueAddBulk(
       if (error) return notAdded(entry.job, '', backendErrorFor(error));
       entry.job.id = String(reply);
       return entry.job;
+    }
+    if (entry.kind === 'child') {
+      try {
+        if (error) throw error;
+        const job = entry.flow.answer(reply).job as UniqueJob;
+        if (job.unique.outcome === 'created' || job.unique.outcome === 'replaced') queue.emit('waiting', job as never);
+        return job;
+      } catch (failure) {
+        return notAdded(entry.flow.root.job, entry.flow.root.uniquenessKey, backendErrorFor(failure));
+      }
     }
     try {
       if (error) throw error;

@@ -81,6 +81,46 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
     expect(await ctx.redis.keys(`${ctx.prefix}:*`)).to.deep.equal([]);
   });
 
+  const byArgs = { keys: ['type', 'args'], on_conflict: 'ignore' } as const;
+  const dependencies = async (queueName: string, id: string) => {
+    const job = await Job.fromId(ctx.queue(queueName), id);
+    const { processed = {}, unprocessed = [] } = await job!.getDependencies();
+    return { processed: Object.keys(processed).sort(), unprocessed: [...unprocessed].sort() };
+  };
+  const key = (queueName: string, id: string) => `${ctx.prefix}:${queueName}:${id}`;
+  // The keys there are, but each queue's meta hash, which BullMQ's Queue writes when it connects.
+  const written = async () => (await ctx.redis.keys(`${ctx.prefix}:*`)).filter((name) => !name.endsWith(':meta')).sort();
+
+  it("queue.add with opts.parent: a unique child of an existing parent, with a counter id; its duplicate is not the parent's dependency", async () => {
+    const flow = flows();
+    const parent = await flow.add({ name: 'report', queueName: 'p', children: [{ name: 'plain', queueName: 'c' }] });
+    const queue = withUniqueness(ctx.queue('c'));
+    const opts = { unique: byArgs, parent: { id: parent.job.id!, queue: `${ctx.prefix}:p` } };
+    const child = await queue.add('fetch', { customer: 7 }, opts);
+    expect(child.unique.outcome).to.equal('created');
+    expect(child.id).to.match(/^\d+$/);
+    const again = await queue.add('fetch', { customer: 7 }, opts);
+    expect(again.unique).to.include({ outcome: 'deduplicated', existingJobId: child.id });
+    const { unprocessed } = await dependencies('p', parent.job.id!);
+    expect(unprocessed.filter((name) => name === key('c', child.id!))).to.have.length(1);
+    const missing = await rejection(
+      queue.add('fetch', { customer: 8 }, { unique: byArgs, parent: { id: 'gone', queue: `${ctx.prefix}:p` } }),
+    );
+    expect(isInvalidJobInputError(missing) && missing.issues.map((issue) => issue.path)).to.deep.equal(['opts.parent']);
+    // addBulk: the same, entry by entry; a refused one comes back `rejected` with the error a single add throws.
+    const [bulkChild, bulkDup, bulkMissing] = await queue.addBulk([
+      { name: 'fetch', data: { customer: 9 }, opts },
+      { name: 'fetch', data: { customer: 7 }, opts },
+      { name: 'fetch', data: { customer: 10 }, opts: { unique: byArgs, parent: { id: 'gone', queue: `${ctx.prefix}:p` } } },
+    ]);
+    expect(bulkChild!.unique!.outcome).to.equal('created');
+    expect(bulkDup!.unique).to.include({ outcome: 'deduplicated', existingJobId: child.id });
+    expect(bulkMissing!.unique!.outcome).to.equal('rejected');
+    const bulkError = (bulkMissing!.unique as { error?: unknown }).error;
+    expect(isInvalidJobInputError(bulkError) && bulkError.issues.map((issue) => issue.path)).to.deep.equal(['[2].opts.parent']);
+    expect((await dependencies('p', parent.job.id!)).unprocessed).to.include(key('c', bulkChild!.id!));
+  });
+
   const supported = flowScriptsProblem() === null;
 
   (supported ? it.skip : it)(
@@ -97,16 +137,6 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
   );
 
   (supported ? describe : describe.skip)('unique nodes under a parent (unique-flow)', () => {
-    const byArgs = { keys: ['type', 'args'], on_conflict: 'ignore' } as const;
-    const dependencies = async (queueName: string, id: string) => {
-      const job = await Job.fromId(ctx.queue(queueName), id);
-      const { processed = {}, unprocessed = [] } = await job!.getDependencies();
-      return { processed: Object.keys(processed).sort(), unprocessed: [...unprocessed].sort() };
-    };
-    const key = (queueName: string, id: string) => `${ctx.prefix}:${queueName}:${id}`;
-    // The keys there are, but each queue's meta hash, which BullMQ's Queue writes when it connects.
-    const written = async () => (await ctx.redis.keys(`${ctx.prefix}:*`)).filter((name) => !name.endsWith(':meta')).sort();
-
     it("§5 a unique child is created as its parent's dependency, beside plain children; the parent waits for it", async () => {
       const flow = flows();
       const tree = await flow.add({
