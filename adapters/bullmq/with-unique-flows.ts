@@ -258,6 +258,14 @@ function answerFlow(planned: Planned, reply: unknown): UniqueJobNode {
     case 'done':
       break;
     case 'refused':
+      if (Array.isArray(detail) && detail[0] === 'updated_twice') {
+        throw new InvalidJobInputError([
+          {
+            path: `${node!.path}opts.unique`,
+            message: 'an earlier node of the flow updates the job this key holds (x_update); a flow may update it once',
+          },
+        ]);
+      }
       // The node's refusal, as a single add of it throws it (DuplicateJobError, a taken id …).
       try {
         node!.seam!.jobFor(node!.prepared!, detail);

@@ -280,6 +280,21 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
       expect((await ctx.queue('c').getJob(updated.id!))!.data).to.deep.equal({ v: 2 });
       expect((await ctx.queue('c').getJob(updated.id!))!.parentKey).to.equal(key('p', first.job.id!));
       expect(await ctx.queue('p').getJobState(second.job.id!)).to.equal('waiting');
+      // Two nodes updating one job in one flow: refused, naming the second, nothing written.
+      const before = await written();
+      const twice = await rejection(
+        flow.add({
+          name: 'report',
+          queueName: 'p',
+          children: [
+            { name: 'fetch', queueName: 'c', data: { v: 3 }, opts: { unique: update } },
+            { name: 'fetch', queueName: 'c', data: { v: 4 }, opts: { unique: update } },
+          ],
+        }),
+      );
+      expect(isInvalidJobInputError(twice) && twice.issues.map((issue) => issue.path)).to.deep.equal(['children[1].opts.unique']);
+      expect(await written()).to.deep.equal(before);
+      expect((await ctx.queue('c').getJob(updated.id!))!.data).to.deep.equal({ v: 2 });
     });
 
     it('a unique root under an existing parent (opts.parent) becomes its dependency; a missing parent refuses it, nothing written', async () => {

@@ -38,7 +38,9 @@
 
   Output:
     { "done", { reply, … } }      per node: BullMQ's script's job id, or unique-add's reply
-    { "refused", i, reply }       node i (1-based) refused in step 1 (unique-add's refusal reply)
+    { "refused", i, reply }       node i (1-based) refused in step 1 (unique-add's refusal reply,
+                                  or { "updated_twice" }: an earlier node of the flow updates the
+                                  job this node's key holds, x_update)
     { "parent_missing", i, key }  node i's parent does not exist; nothing written
     { "parent_taken", i, id }     plain node i's id names a job another parent waits for
     { "failed", i, reply }        node i failed in step 2; never expected (step 1 checks every cause)
@@ -117,6 +119,7 @@ end
 -- 1. Check.
 local flowJobs = {}
 local inflight = {}
+local updated = {}
 for i, node in ipairs(nodes) do
   local args = node.args
   local jobKey = args[BULLMQ_ARG_KEY_PREFIX] .. args[BULLMQ_ARG_CUSTOM_ID]
@@ -126,8 +129,12 @@ for i, node in ipairs(nodes) do
   end
   if node.kind == "unique" then
     local slot = node.keys[12] .. "\0" .. node.argv[6]
+    -- An update moves the job it updates (its due time, hence its state), which the check pass
+    -- does not replay: a second node of the key could then decide otherwise when written.
+    if updated[slot] then return { "refused", i, { "updated_twice" } } end
     local reply, action = ojsUniqueAdd(node.keys, node.argv, { check = true, inflight = inflight[slot] })
     if reply ~= nil then return { "refused", i, reply } end
+    if action == "update" then updated[slot] = true end
     if action == "insert" or action == "replace" then
       local opts = cmsgpack.unpack(node.argv[3])
       local time = rcall("TIME")
