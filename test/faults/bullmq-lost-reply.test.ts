@@ -128,6 +128,31 @@ describe('faults: a BullMQ unique add whose reply is lost runs twice and still a
     expect(await orphanedEntries(direct, prefix)).to.deep.equal([]);
   });
 
+  // The burst's seed 11 (and 2, 17, 20) case, made deterministic: the key's next add after the
+  // replace used to drop the cancelled job's entry, so the re-sent add no longer found its token
+  // and inserted a second job.
+  it('§8.1 replace: the re-sent add finds its job after two other adds of its key, the first of which replaced it', async function () {
+    const queue = await wrapped('q');
+    const other = new Redis(REDIS_URL, CLIENT);
+    clients.push(other);
+    const elsewhere = await wrapped('q', other);
+    const dropped = dropReplyOf('lost-6', 'created');
+    const release = proxy.holdNewConnections();
+    const pending = queue.add('t', { marker: 'lost-6' }, { unique: { on_conflict: 'replace' } });
+    await dropped;
+    // The re-send waits at the proxy while the other producer replaces the job and adds the key again.
+    const first = await elsewhere.add('t', { marker: 'lost-6' }, { unique: { on_conflict: 'replace' } });
+    const second = await elsewhere.add('t', { marker: 'lost-6' }, { unique: { on_conflict: 'replace' } });
+    release();
+    const job = await pending;
+    expect(first.unique).to.deep.include({ outcome: 'replaced', replacedJobIds: [job.id] });
+    expect(second.unique).to.deep.include({ outcome: 'replaced', replacedJobIds: [first.id] });
+    expect(job.unique).to.deep.include({ outcome: 'created' });
+    expect(await waitingIds(direct, prefix, 'q')).to.deep.equal([second.id]);
+    expect(await direct.hget(`${prefix}:q:ojs:cancelled:${job.id}`, 'ojsReplacedBy')).to.equal(first.id);
+    expect(await orphanedEntries(direct, prefix)).to.deep.equal([]);
+  });
+
   it('§8.1 addBulk: every entry of a re-sent pipeline keeps its first outcome', async function () {
     const queue = await wrapped('q');
     const dropped = dropReplyOf('lost-3', 'created');

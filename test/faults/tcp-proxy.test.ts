@@ -32,4 +32,20 @@ describe('fault proxy (test infrastructure)', () => {
       await direct.quit();
     }
   });
+
+  it('holds the commands of a connection accepted while held, and sends them once released', async () => {
+    const direct = new Redis(REDIS_URL.href);
+    const release = proxy.holdNewConnections();
+    const client = new Redis(proxy.url('redis'), { maxRetriesPerRequest: 0, retryStrategy: () => null });
+    try {
+      const reply = client.incr(`${key}:held`);
+      await direct.set(`${key}:held`, '10');
+      release();
+      expect(await reply, 'the held INCR ran after the direct SET').to.equal(11);
+    } finally {
+      client.disconnect();
+      await direct.del(`${key}:held`);
+      await direct.quit();
+    }
+  });
 });

@@ -20,6 +20,12 @@ export interface TcpProxy {
   readonly url: (scheme: 'redis' | 'postgres', path?: string) => string;
   /** Drops the next reply that matches; resolves once it has been dropped. */
   armDrop(rule?: DropRule): Promise<void>;
+  /**
+   * Holds the connections accepted from now on: nothing they send reaches the server until the
+   * returned function is called. Lets a test run other clients' commands between a lost reply
+   * and the re-send that follows the reconnect, in that order whatever the timing.
+   */
+  holdNewConnections(): () => void;
   /** Cuts every open connection now (both sides). */
   cutAll(): void;
   /** Connections accepted so far. */
@@ -31,9 +37,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   const pairs = new Set<{ client: net.Socket; server: net.Socket }>();
   const rules: { rule: DropRule; armedBy: WeakSet<net.Socket>; fired: () => void }[] = [];
   let accepted = 0;
+  let held: net.Socket[] | null = null;
 
-  const server = net.createServer((client) => {
-    accepted += 1;
+  const pipe = (client: net.Socket): void => {
     const upstream = net.connect(target.port, target.host);
     const pair = { client, server: upstream };
     pairs.add(pair);
@@ -60,11 +66,22 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     upstream.on('error', cut);
     client.on('close', cut);
     upstream.on('close', cut);
+    client.resume();
+  };
+  const server = net.createServer((client) => {
+    accepted += 1;
+    if (held === null) pipe(client);
+    else {
+      // Paused, its bytes wait in the socket until the release pipes it.
+      client.pause();
+      held.push(client);
+    }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as net.AddressInfo).port;
 
   const cutAll = (): void => {
+    for (const client of held?.splice(0) ?? []) client.destroy();
     for (const pair of [...pairs]) {
       pairs.delete(pair);
       pair.client.destroy();
@@ -79,6 +96,14 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     armDrop(rule = {}) {
       return new Promise<void>((resolve) => rules.push({ rule, armedBy: new WeakSet(), fired: resolve }));
+    },
+    holdNewConnections() {
+      const waiting: net.Socket[] = (held ??= []);
+      return () => {
+        if (held !== waiting) return;
+        held = null;
+        for (const client of waiting.splice(0)) if (!client.destroyed) pipe(client);
+      };
     },
     cutAll,
     async close() {

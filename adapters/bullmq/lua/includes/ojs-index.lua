@@ -24,7 +24,8 @@
     entries no policy can count any more: job gone or its id now another job's, or a completed
     job that its own (possibly widened) policy no longer counts, once the replay grace has passed
     (ojsFinishedKept). A live job is never dropped, nor a failed one (a retry revives it); a
-    cancelled one is left to its key's next add (observe) or its archive's expiry.
+    cancelled one is left to its key's adds (observe, which keeps it for the replay grace after
+    its cancellation) or its archive's expiry.
     With k samples per insert, dead entries settle at about 1/(k-1) of the live ones, whatever
     the retention of finished jobs.
 ]]
@@ -73,13 +74,19 @@ end
 -- the re-send arrives. A reconnect's re-send comes within seconds; the margin is wide.
 local OJS_REPLAY_GRACE_MS = 60000
 
+-- Whether a job that finished or was cancelled at `sinceMs` (epoch ms, false when unknown) did so
+-- within the replay grace.
+local function ojsInReplayGrace(sinceMs, nowMs)
+  return nowMs - (tonumber(sinceMs) or 0) < OJS_REPLAY_GRACE_MS
+end
+
 -- Whether a finished job's entry is kept whatever the policies count: its job finished within
 -- the replay grace, or it failed for good (BullMQ's `failed`): `job.retry()` / `queue.retryJobs()`
 -- (dashboards) make such a job live again, and a live job must be in its key's entries. The
 -- failed set is bounded by the queue's removeOnFail. A completed job is reclaimed after the grace
 -- (docs/bullmq.md: one revived by hand re-enters without its entry).
 local function ojsFinishedKept(base, jobId, finishedOn, nowMs)
-  if nowMs - (tonumber(finishedOn) or 0) < OJS_REPLAY_GRACE_MS then return true end
+  if ojsInReplayGrace(finishedOn, nowMs) then return true end
   return rcall("ZSCORE", base .. "failed", jobId) ~= false
 end
 
@@ -87,10 +94,10 @@ end
 -- state: a live job is kept whatever it is doing. An entry whose own policy counts no finished
 -- state (the common case) is dead once its job is completed (BullMQ's `finishedOn`, not failed,
 -- past the replay grace: ojsFinishedKept) or gone, or its id holds another job: one HMGET plus
--- one ZSCORE. A cancelled job's entry stays while its archive does (or until its key's next add):
--- a re-sent add whose reply was lost, whose job a replace archived meanwhile, finds its token
--- there (unique-add, "Idempotent"). Otherwise a completed job is checked against the entry's own
--- policy.
+-- one ZSCORE. A cancelled job's entry stays while its archive does (or until an add of its key
+-- past the replay grace): a re-sent add whose reply was lost, whose job a replace archived
+-- meanwhile, finds its token there (unique-add, "Idempotent"). Otherwise a completed job is
+-- checked against the entry's own policy.
 local function ojsSweepDrops(entry, field, nowMs)
   local jobKey = entry.base .. entry.id
   local own = rcall("HMGET", jobKey, "ojsKey", BULLMQ_FINISHED_ON)

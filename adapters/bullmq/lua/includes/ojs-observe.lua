@@ -6,11 +6,12 @@
   and for a policy with `x_period_anchor` or `x_update` also sched, last and hashKey (the job's hash or archive).
 
   Reads only; writes nothing. `kept` is `entries` without those no decision can need again:
-  their job is gone (or the id now holds a job of no key sharing the field), or the job is cancelled, or completed past
-  the replay grace, and neither the policy it was added with (its entry's own policy) nor this
-  add's counts it. A live job is never dropped, nor a failed one (a retry revives it) nor one
-  finished within the replay grace (includes/ojs-index, ojsFinishedKept), up to the newest
-  OJS_KEPT_FINISHED_MAX of those: they stay in `kept` but, uncounted, are no candidates. When this add's policy counts a finished job its own policy no longer does, the kept
+  their job is gone (or the id now holds a job of no key sharing the field), or the job is
+  cancelled or completed past the replay grace, and neither the policy it was added with (its
+  entry's own policy) nor this add's counts it. A live job is never dropped, nor a failed one (a
+  retry revives it) nor one finished or cancelled within the replay grace (includes/ojs-index,
+  ojsFinishedKept, ojsInReplayGrace: a re-sent add finds its job there even once a replace
+  archived it), up to the newest OJS_KEPT_FINISHED_MAX of those: they stay in `kept` but, uncounted, are no candidates. When this add's policy counts a finished job its own policy no longer does, the kept
   entry is widened by this policy (ojsWidenOwn), so the sweep (ojsSweep) keeps it for a later add
   of the same policy. `changed` says whether `kept` differs from `entries`; the caller writes it
   back (ojsIndexWrite) once every check has passed; `widened` whether an entry was widened (the
@@ -21,10 +22,11 @@
   state) was inserted by the add carrying that token (`ojsReq`), { id, queue, base, location } of
   it: this add is a re-execution (see unique-add, "Idempotent").
 ]]
--- At most this many entries of one key are kept only because ojsFinishedKept says so (failed, or
--- finished within the replay grace), the newest: without a cap a key whose jobs keep failing, or a
--- hot key of short jobs, would hold an entry per job ever added and every add of it would read
--- them all. Older ones are dropped as any uncounted finished entry is (docs/bullmq.md).
+-- At most this many entries of one key are kept only because ojsFinishedKept or ojsInReplayGrace
+-- says so (failed, or finished or cancelled within the replay grace), the newest: without a cap
+-- a key whose jobs keep failing, or a hot key of short jobs or of replaces, would hold an entry
+-- per job ever added and every add of it would read them all. Older ones are dropped as any
+-- uncounted finished entry is (docs/bullmq.md).
 local OJS_KEPT_FINISHED_MAX = 8
 
 local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request)
@@ -56,12 +58,17 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
       if location == "archive" then hashKey = base .. "ojs:cancelled:" .. jobId end
       if not ojsOwnCounts(entry.bits, ojsOwnEnd(entry.bits, entry.periodEnd, hashKey), state, nowMs) then
         keep = ojsIsDuplicate(candidate, policy, nowMs)
-        if not keep and state ~= "cancelled" then
+        if not keep then
           -- Not a candidate, but its entry stays while a retry can revive it or a re-sent add
-          -- needs it (includes/ojs-index, ojsFinishedKept).
-          entryOnly = ojsFinishedKept(base, jobId, rcall("HGET", hashKey, BULLMQ_FINISHED_ON), nowMs)
+          -- needs it (includes/ojs-index, ojsFinishedKept): the add whose reply was lost may have
+          -- seen its job replaced and the key added again before ioredis re-sent it.
+          if state == "cancelled" then
+            entryOnly = ojsInReplayGrace(rcall("HGET", hashKey, "ojsCancelledOn"), nowMs)
+          else
+            entryOnly = ojsFinishedKept(base, jobId, rcall("HGET", hashKey, BULLMQ_FINISHED_ON), nowMs)
+          end
           if entryOnly then finishedOnly[#finishedOnly + 1] = entry end
-        elseif keep then
+        else
           local addEnd = 0
           if policy.fixedMs ~= nil then
             addEnd = ojsPeriodEnd(ojsPeriodAnchor(candidate, policy.anchor), policy.years, policy.months, policy.fixedMs)
