@@ -104,7 +104,8 @@
   entries) and returns the first run's reply (includes/ojs-replay), writing nothing: the same job
   id, the same outcome, the same replaced ids. Recognised while the inserted job is in the key's
   index entries (a live or failed job always is, a finished one for the replay grace after it
-  finished: includes/ojs-index, OJS_REPLAY_GRACE_MS) or, for a custom id, while the job or its
+  finished, a cancelled one for the replay grace after it was cancelled: includes/ojs-index,
+  OJS_REPLAY_GRACE_MS) or, for a custom id, while the job or its
   archive exists; a first run that inserted nothing wrote nothing to recognise, and deciding again is as
   if the add had come a moment later.
 
