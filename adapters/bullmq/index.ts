@@ -1,7 +1,8 @@
 /**
  * ojs-unique/bullmq: OJS unique jobs on BullMQ (docs/bullmq.md).
  *
- *  - `withUniqueness(queue)`: an existing `Queue` whose `add`/`addBulk` accept `unique`.
+ *  - `withUniqueness(queue)`: an existing `Queue` whose `add`/`addBulk` accept `unique`; or a
+ *    `FlowProducer`, whose flows accept it on nodes without children.
  *  - `createBullMQBackend({ connection })`: the core's `UniqueJobsBackend` over BullMQ.
  *  - `removeUniquenessIndex(queue)`: deletes the adapter's sidecar keys (BullMQ's `obliterate`
  *    does not know them).

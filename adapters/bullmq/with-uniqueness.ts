@@ -318,8 +318,8 @@ function plainOpts(opts: UniqueJobsOptions | undefined, queue?: Queue): JobsOpti
 }
 
 /**
- * Wraps a `Queue` (its `add`/`addBulk` accept `unique`), or a `FlowProducer` (a childless flow
- * root may carry `unique`; with-unique-flows.ts).
+ * Wraps a `Queue` (its `add`/`addBulk` accept `unique`), or a `FlowProducer` (any node without
+ * children may carry `unique`; with-unique-flows.ts).
  */
 export function withUniqueness<Q extends Queue>(queue: Q, options?: WithUniquenessOptions): UniqueQueue<Q>;
 export function withUniqueness<F extends FlowProducer>(flowProducer: F, options?: WithUniquenessOptions): UniqueFlowProducer<F>;
