@@ -34,7 +34,7 @@ import type {
   JobError,
   StoreHealth,
 } from './gateway-store.js';
-import { atBatchIndex, checkBatch } from './batch-input.js';
+import { atBatchPaths, checkBatch } from './batch-input.js';
 
 export interface BullmqGatewayStoreOptions {
   redisUrl: string;
@@ -99,12 +99,17 @@ class BullmqGatewayStore implements GatewayStore {
   }
 
   async enqueue(input: GatewayJobInput): Promise<GatewayEnqueueResult> {
-    const { extras, pending, ...job } = input;
+    const { extras: _extras, pending, ...job } = input;
     if (pending) throw new InvalidJobInputError([{ path: 'options.pending', message: PENDING_UNSUPPORTED }]);
     // Every job POSTed here has an OJS priority (0 by default): BullMQ then serves them higher
     // first (adapters/bullmq/bullmq-ojs-job-view.ts), where a job without one would be served
     // before every prioritized job.
     const result = await this.#backend.enqueue({ ...job, priority: job.priority ?? 0 });
+    return this.#withSide(result, input);
+  }
+
+  /** The side record of a job an enqueue wrote (its envelope; meta the backend does not store), written. */
+  async #withSide(result: EnqueueResult, { extras, ...job }: GatewayJobInput): Promise<GatewayEnqueueResult> {
     const side: SideRecord = {};
     if (result.outcome !== 'deduplicated') {
       if (extras.envelope && Object.keys(extras.envelope).length > 0) side.envelope = extras.envelope;
@@ -115,14 +120,12 @@ class BullmqGatewayStore implements GatewayStore {
   }
 
   /**
-   * Not atomic: BullMQ has no all-or-nothing add of several unique jobs (each add is its own
-   * script), so everything that can refuse a job is checked before the first is written: the
-   * policies and inputs, `pending`, and caller-chosen ids (distinct, and not taken
-   * by a job of a queue the backend knows). What remains is a `reject` duplicate (or an id taken
-   * by a concurrent add, or a lost connection) met part-way: the jobs the batch created before it
-   * are then cancelled before the error is answered. Between their add and that cancel a BullMQ
-   * worker can take and start one, and a gateway that dies in between leaves them enqueued
-   * (docs/design/gateway.md, "Batch atomicity").
+   * All-or-nothing (the backend's `enqueueMany`: one script checks every job against what is
+   * stored and against the batch's earlier jobs before it writes any), so a `reject` duplicate
+   * anywhere leaves nothing of the batch, and no worker can take one of its jobs before all are in.
+   * Caller-chosen ids are looked up first only to name the job that has a taken one (the script
+   * refuses it too). The side records (envelope, meta) are written after the batch, as after a
+   * single PUSH.
    */
   async enqueueBatch(inputs: GatewayJobInput[]): Promise<GatewayEnqueueResult[]> {
     await checkBatch(inputs, {
@@ -130,14 +133,10 @@ class BullmqGatewayStore implements GatewayStore {
       pendingUnsupported: PENDING_UNSUPPORTED,
       isTaken: async (id) => (await this.#backend.getJob(id)) !== null,
     });
-    const results: GatewayEnqueueResult[] = [];
-    try {
-      for (const [index, input] of inputs.entries()) results.push(await atBatchIndex(index, this.enqueue(input)));
-    } catch (error) {
-      for (const result of results) if (result.outcome !== 'deduplicated') await this.#backend.cancel(result.job.id).catch(() => undefined);
-      throw error;
-    }
-    return results;
+    const results = await atBatchPaths(
+      this.#backend.enqueueMany(inputs.map(({ extras: _extras, pending: _pending, ...job }) => ({ ...job, priority: job.priority ?? 0 }))),
+    );
+    return Promise.all(results.map((result, index) => this.#withSide(result, inputs[index]!)));
   }
 
   async getJob(id: string): Promise<GatewayJob | null> {

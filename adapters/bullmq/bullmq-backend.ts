@@ -24,8 +24,9 @@ import { bullmqPriority, ojsJobView } from './bullmq-ojs-job-view.js';
 import { typedErrorFor } from './bullmq-cluster.js';
 import { backendErrorFor, errorForReply } from './bullmq-reply-errors.js';
 import { keepOptionsFor } from './bullmq-retention.js';
-import { checkConnection, internalsOf, isIoredis, writeQueueMeta } from './bullmq-host.js';
-import { COMMANDS, runScript, composedScripts } from './bullmq-script-set.js';
+import { checkConnection, internalsOf, isIoredis, unsupported, writeQueueMeta } from './bullmq-host.js';
+import { COMMANDS, runScript, composedScripts, flowScriptsProblem } from './bullmq-script-set.js';
+import type { ScriptArgument } from './bullmq-script-command.js';
 import { queueBase, queueRegistryKey, type IndexKey } from './bullmq-sidecar-keys.js';
 import {
   findHeldJob,
@@ -36,7 +37,15 @@ import {
   type KeyLookup,
   type UniquenessKeyRef,
 } from './bullmq-key-lookups.js';
-import { pairs, uniqueAdd } from './bullmq-unique-add.js';
+import {
+  decodeUniqueAddReply,
+  pairs,
+  prepareUniqueAdd,
+  uniqueAdd,
+  type PreparedUniqueAdd,
+  type UniqueAddReply,
+  type UniqueAddRequest,
+} from './bullmq-unique-add.js';
 import { DEFAULT_CANCELLED_RETENTION_MS } from './with-uniqueness.js';
 
 /** `maxRetriesPerRequest` of a client the backend creates: a command waits for at most this many reconnects. */
@@ -82,6 +91,15 @@ export interface BullMQBackend extends UniqueJobsBackend {
   readonly client: Redis | Cluster;
   readonly prefix: string;
   /**
+   * Enqueues a batch all-or-nothing, in one script: every job is validated first (an issue's path
+   * starts with the job's index, `[2].unique.period`; a caller-chosen id appears once), then every
+   * job is checked against what is stored and against the batch's earlier jobs, as if enqueued
+   * one by one, before any is written: a `reject` duplicate or a taken id throws and writes
+   * nothing. Results are in input order. On Redis Cluster every queue of a batch must share one
+   * hash slot (a hash-tagged prefix).
+   */
+  enqueueMany(jobs: readonly JobInput[]): Promise<EnqueueResult[]>;
+  /**
    * The job holding a key now: the one `enqueue(job)` would meet as its duplicate (the oldest its
    * policy counts), or by `{ uniqueness_key }` the oldest unfinished job under it; null when none.
    * @throws InvalidJobInputError for a job without `unique` (no key) or a bad job or key.
@@ -93,6 +111,17 @@ export interface BullMQBackend extends UniqueJobsBackend {
    * reports the key), no longer counted. Resolves to how many jobs stopped holding it.
    */
   releaseUniqueKey(target: JobInput | UniquenessKeyRef): Promise<number>;
+}
+
+/** An enqueue as the backend sends it (`#plan`). */
+interface EnqueuePlan {
+  input: JobInput;
+  queueName: string;
+  queue: Queue;
+  id: string;
+  opts: JobsOptions;
+  prepared: ReturnType<typeof prepareUnique>;
+  request: UniqueAddRequest;
 }
 
 export function createBullMQBackend(options: BullMQBackendOptions): BullMQBackend {
@@ -205,10 +234,10 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     }
   }
 
-  async #enqueue(input: JobInput): Promise<EnqueueResult> {
+  /** An enqueue's BullMQ add: the queue, the job's options, its policy and key. */
+  #plan(input: JobInput): EnqueuePlan {
     // The core's rules cover BullMQ's own for ids (no integer string, no ':').
     const prepared = prepareUnique(input, { extensions: BULLMQ_EXTENSIONS });
-
     const queueName = input.queue ?? DEFAULT_QUEUE;
     const queue = this.queue(queueName);
     const id = input.id ?? uuidv7();
@@ -225,56 +254,136 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     if (priority !== undefined) opts.priority = priority;
     // A Worker's removeOnComplete/removeOnFail must not delete a job its policy still counts.
     if (prepared) Object.assign(opts, keepOptionsFor(prepared.policy, opts));
+    // A caller-chosen id must be new in every queue (as on the memory backend), claimed in the
+    // script that inserts (with or without a policy), so concurrent enqueues of one id cannot
+    // both pass. A generated UUIDv7 cannot collide.
+    const idClaimQueues = input.id === undefined ? undefined : queueRegistryKey(`${this.prefix}:`);
+    const request: UniqueAddRequest = {
+      queue,
+      name: input.type,
+      data: input.args,
+      opts,
+      prepared,
+      meta: input.meta ?? {},
+      cancelledRetentionMs: this.#retentionMs,
+      idClaimQueues,
+      probe: this.#probe,
+    };
+    return { input, queueName, queue, id, opts, prepared, request };
+  }
 
+  async #enqueue(input: JobInput): Promise<EnqueueResult> {
+    const plan = this.#plan(input);
+    const { queue, queueName, opts, prepared, request } = plan;
     try {
       await this.#whenReady(queue);
-      // A caller-chosen id must be new in every queue (as on the memory backend), claimed in the
-      // script that inserts (with or without a policy), so concurrent enqueues of one id cannot
-      // both pass. A generated UUIDv7 cannot collide: a plain enqueue then is BullMQ's own add.
-      const idClaimQueues = input.id === undefined ? undefined : queueRegistryKey(`${this.prefix}:`);
-      if (!prepared && idClaimQueues === undefined) {
+      // A plain enqueue with a generated id is BullMQ's own add.
+      if (!prepared && request.idClaimQueues === undefined) {
         const job = await queue.add(input.type, input.args, opts);
         await this.#register(queueName);
         return { outcome: 'created', job: await this.#readBack(job.id!) };
       }
-      const reply = await uniqueAdd({
-        queue,
-        name: input.type,
-        data: input.args,
-        opts,
-        prepared,
-        meta: input.meta ?? {},
-        cancelledRetentionMs: this.#retentionMs,
-        idClaimQueues,
-        probe: this.#probe,
-      });
-      if (reply.outcome !== 'deduplicated' && reply.outcome !== 'updated') await this.#register(queueName);
-      if (!prepared) return { outcome: 'created', job: await this.#readBack(id) };
-      switch (reply.outcome) {
-        case 'created':
-          return { outcome: 'created', job: this.#viewOfNew(queueName, reply.job.id!, input, reply.job.timestamp, prepared, opts) };
-        case 'deduplicated':
-          return {
-            outcome: 'deduplicated',
-            job: ojsJobView(reply.existing.queue, reply.existing.id, reply.existing.state, reply.existing.hash),
-          };
-        case 'updated':
-          return {
-            outcome: 'updated',
-            job: ojsJobView(reply.existing.queue, reply.existing.id, reply.existing.state, reply.existing.hash),
-            changed: reply.changed,
-          };
-        case 'replaced': {
-          const [replaced, ...others] = reply.replaced.map((job) => ojsJobView(job.queue, job.id, 'cancelled', job.hash));
-          const job = await this.#readBack(reply.job.id!);
-          return others.length > 0
-            ? { outcome: 'replaced', job, replaced: replaced!, also_replaced: others }
-            : { outcome: 'replaced', job, replaced: replaced! };
-        }
-      }
+      return await this.#answer(plan, await uniqueAdd(request));
     } catch (error) {
       throw backendErrorFor(error);
     }
+  }
+
+  /** The core's result for an add's reply (registering the queue after a write). */
+  async #answer({ input, queueName, id, opts, prepared }: EnqueuePlan, reply: UniqueAddReply): Promise<EnqueueResult> {
+    if (reply.outcome !== 'deduplicated' && reply.outcome !== 'updated') await this.#register(queueName);
+    if (!prepared) return { outcome: 'created', job: await this.#readBack(id) };
+    switch (reply.outcome) {
+      case 'created':
+        return { outcome: 'created', job: this.#viewOfNew(queueName, reply.job.id!, input, reply.job.timestamp, prepared, opts) };
+      case 'deduplicated':
+        return {
+          outcome: 'deduplicated',
+          job: ojsJobView(reply.existing.queue, reply.existing.id, reply.existing.state, reply.existing.hash),
+        };
+      case 'updated':
+        return {
+          outcome: 'updated',
+          job: ojsJobView(reply.existing.queue, reply.existing.id, reply.existing.state, reply.existing.hash),
+          changed: reply.changed,
+        };
+      case 'replaced': {
+        const [replaced, ...others] = reply.replaced.map((job) => ojsJobView(job.queue, job.id, 'cancelled', job.hash));
+        const job = await this.#readBack(reply.job.id!);
+        return others.length > 0
+          ? { outcome: 'replaced', job, replaced: replaced!, also_replaced: others }
+          : { outcome: 'replaced', job, replaced: replaced! };
+      }
+    }
+  }
+
+  async enqueueMany(inputs: readonly JobInput[]): Promise<EnqueueResult[]> {
+    try {
+      return await this.#enqueueMany(inputs);
+    } catch (error) {
+      throw typedErrorFor(error);
+    }
+  }
+
+  async #enqueueMany(inputs: readonly JobInput[]): Promise<EnqueueResult[]> {
+    const plans = inputs.map((input, index) => atIndex(index, () => this.#plan(input)));
+    const seen = new Map<string, number>();
+    plans.forEach(({ input }, index) => {
+      if (input.id === undefined) return;
+      if (seen.has(input.id))
+        throw new InvalidJobInputError([{ path: `[${index}].id`, message: `job [${seen.get(input.id)}] of the batch has the same id` }]);
+      seen.set(input.id, index);
+    });
+    if (plans.length === 0) return [];
+    const problem = flowScriptsProblem({ tree: false });
+    if (problem) throw unsupported(`${problem}; enqueueMany needs it`);
+    for (const queue of new Set(plans.map((plan) => plan.queue))) await this.#whenReady(queue);
+    const adds: PreparedUniqueAdd[] = [];
+    for (const [index, plan] of plans.entries()) adds.push(await atIndexAsync(index, () => prepareUniqueAdd(plan.request)));
+    // One unique-flow of nodes without a parent: every job checked before any is written.
+    const args: ScriptArgument[] = [internalsOf(plans[0]!.queue).keys.meta!, adds.length];
+    for (const [index, add] of adds.entries()) {
+      const [bullmqArgs, data, bullmqOpts, ...ojs] = add.argv;
+      args.push(
+        'unique',
+        ...add.keys,
+        internalsOf(plans[index]!.queue).keys['waiting-children']!,
+        bullmqArgs!,
+        data!,
+        bullmqOpts!,
+        ...ojs.map(String),
+      );
+    }
+    args.push(0);
+    let reply: unknown;
+    try {
+      reply = await runScript(this.client, COMMANDS.uniqueFlow, args);
+    } catch (error) {
+      throw typedErrorFor(error);
+    }
+    if (!Array.isArray(reply)) throw new BackendError('bullmq', `unique-flow answered ${String(reply)}`);
+    const [answer, second, detail] = reply as [string, unknown, unknown];
+    if (answer === 'refused') {
+      const index = Number(second) - 1;
+      if (Array.isArray(detail) && detail[0] === 'updated_twice')
+        throw new InvalidJobInputError([
+          {
+            path: `[${index}].unique`,
+            message: 'an earlier job of the batch updates the job this key holds (x_update); a batch may update it once',
+          },
+        ]);
+      atIndex(index, () => decodeUniqueAddReply(adds[index]!, detail));
+      throw new BackendError('bullmq', `unique-flow refused job [${index}] without a refusal`, { written: false });
+    }
+    if (answer === 'failed')
+      throw new BackendError('bullmq', `enqueueMany: job [${Number(second) - 1}] failed after the jobs before it were written`, {
+        written: 'unknown',
+      });
+    if (answer !== 'done') throw new BackendError('bullmq', `unique-flow answered ${String(answer)}`);
+    const replies = second as unknown[];
+    const results: EnqueueResult[] = [];
+    for (const [index, plan] of plans.entries()) results.push(await this.#answer(plan, decodeUniqueAddReply(adds[index]!, replies[index])));
+    return results;
   }
 
   async getJob(id: string): Promise<OjsJob | null> {
@@ -449,4 +558,29 @@ function callerTimeout(client: Redis | Cluster): number | undefined {
 function isJobId(id: string): boolean {
   if (typeof id !== 'string' || id === '') return false;
   return !id.includes(':') || (id.split(':').length === 3 && !id.startsWith('ojs:'));
+}
+
+/** An input error of job `index` of a batch, its paths prefixed (`[2].unique.period`). */
+function atIndex<T>(index: number, body: () => T): T {
+  try {
+    return body();
+  } catch (error) {
+    throw indexed(error, index);
+  }
+}
+
+async function atIndexAsync<T>(index: number, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (error) {
+    throw indexed(error, index);
+  }
+}
+
+function indexed(error: unknown, index: number): unknown {
+  if (!(error instanceof InvalidJobInputError)) return error;
+  return new InvalidJobInputError(
+    error.issues.map((issue) => ({ ...issue, path: `[${index}].${issue.path}` })),
+    { cause: error },
+  );
 }
