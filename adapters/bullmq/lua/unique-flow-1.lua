@@ -135,7 +135,8 @@ for i, node in ipairs(nodes) do
     local reply, action = ojsUniqueAdd(node.keys, node.argv, { check = true, inflight = inflight[slot] })
     if reply ~= nil then return { "refused", i, reply } end
     if action == "update" then updated[slot] = true end
-    if action == "insert" or action == "replace" then
+    -- A node without a policy (enqueueMany's plain jobs) is nobody's duplicate.
+    if (action == "insert" or action == "replace") and node.argv[6] ~= "" then
       local opts = cmsgpack.unpack(node.argv[3])
       local time = rcall("TIME")
       local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
