@@ -120,7 +120,7 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
         if (type === 'hash') out[name] = await ctx.redis.hgetall(name);
         else if (type === 'set') out[name] = (await ctx.redis.smembers(name)).sort();
         else if (type === 'list') out[name] = await ctx.redis.lrange(name, 0, -1);
-        else if (type === 'zset') out[name] = await ctx.redis.zrange(name, 0, -1, 'WITHSCORES');
+        else if (type === 'zset') out[name] = await ctx.redis.zrange(name, '0', '-1', 'WITHSCORES');
         else if (type === 'string') out[name] = await ctx.redis.get(name);
         else if (type !== 'stream') out[name] = type;
       }

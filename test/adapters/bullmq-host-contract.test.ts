@@ -361,8 +361,9 @@ describe('bullmq host contract: flow trees (BULLMQ_FLOW_SCRIPTS, unique-flow)', 
     const multi = client.multi.bind(client);
     (client as unknown as { multi: typeof client.multi }).multi = ((...args: Parameters<typeof client.multi>) => {
       const pipeline = multi(...args);
-      const send = pipeline.sendCommand.bind(pipeline);
-      pipeline.sendCommand = (command: Command) => {
+      const queued = pipeline as unknown as { sendCommand(command: Command): unknown };
+      const send = queued.sendCommand.bind(pipeline);
+      queued.sendCommand = (command: Command) => {
         if (command.name === 'evalsha') {
           const [sha, count, ...rest] = command.args;
           const keys = Number(count);
