@@ -147,6 +147,13 @@ export function flowScriptProblem(name: BullMQFlowScript, script: ShippedScript 
     return `script ${name} takes KEYS ${header.keys.join(', ')}; unique-flow passes ${expected.header.keys.join(', ')}`;
   if (header.argv.slice(0, expected.header.argv.length).join('|') !== expected.header.argv.join('|'))
     return `script ${name} takes ARGV ${header.argv.join('; ')}; unique-flow passes ${expected.header.argv.join('; ')}`;
+  // unique-flow reads every node's msgpacked args (key prefix, custom id, parent key), a parent's too.
+  if (name === 'addParentJob')
+    for (const [position, wanted] of Object.entries(BULLMQ_ADD_ARGUMENTS.packed)) {
+      const found = header.packed[Number(position)];
+      if (found !== wanted)
+        return `script ${name} reads "${found ?? 'nothing'}" at position ${position} of ARGV[1]; unique-flow relies on "${wanted}"`;
+    }
   if (header.output.slice(0, expected.header.output.length).join(',') !== expected.header.output.join(','))
     return `script ${name} returns ${header.output.join(', ')}; unique-flow expects ${expected.header.output.join(', ')}`;
   return null;

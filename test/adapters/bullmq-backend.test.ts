@@ -3,9 +3,10 @@
  * cancel (including an active job), ids, and finding jobs from another process's backend.
  */
 import { randomUUID } from 'node:crypto';
-import { Worker } from 'bullmq';
+import { FlowProducer, Worker, type JobNode } from 'bullmq';
 import { expect } from 'chai';
 import { createBullMQBackend, type BullMQBackend } from '../../adapters/bullmq/index.js';
+import { flowScriptsProblem } from '../../adapters/bullmq/bullmq-script-set.js';
 import { InvalidTransitionError, InvalidJobInputError, JobNotFoundError } from '../../src/index.js';
 import { rejection } from '../conformance/suite-context.js';
 import { redisTimeMs, useRedisPrefix } from './bullmq-test-redis.js';
@@ -91,6 +92,56 @@ describe('bullmq adapter: createBullMQBackend', function () {
     expect(await rejection(taken.moveToCompleted('done', 'token', false))).to.be.instanceOf(Error);
     expect((await backend.getJob(job.id))?.state).to.equal('cancelled');
     expect(await backend.queue().getJobCounts('active', 'completed')).to.deep.equal({ active: 0, completed: 0 });
+  });
+
+  describe('cancel of a flow child (made by a plain FlowProducer)', function () {
+    const releases = flowScriptsProblem() === null;
+    /** Two plain flows: `one` with a single child, `two` with two; the backend knows the children's queue. */
+    async function flows() {
+      const producer = new FlowProducer({ connection: ctx.redis, prefix: ctx.prefix });
+      ctx.closeLater(producer);
+      backend.queue('c');
+      const one = await producer.add({ name: 'parent', queueName: 'p', children: [{ name: 'a', queueName: 'c' }] });
+      const two = await producer.add({
+        name: 'parent',
+        queueName: 'p',
+        children: [
+          { name: 'a', queueName: 'c' },
+          { name: 'b', queueName: 'c' },
+        ],
+      });
+      const key = (queue: string, id: string | undefined) => `${ctx.prefix}:${queue}:${id!}`;
+      const pending = async (node: JobNode) => (await ctx.redis.smembers(`${key('p', node.job.id)}:dependencies`)).sort();
+      const state = (node: JobNode) => ctx.queue('p').getJobState(node.job.id!);
+      const childKeys = (node: JobNode) => node.children!.map((child) => key('c', child.job.id)).sort();
+      return { one, two, pending, state, childKeys };
+    }
+
+    (releases ? it : it.skip)(
+      "leaves its parent's dependencies; the parent goes to wait when it was the last pending child, and keeps waiting for the others",
+      async function () {
+        const { one, two, pending, state, childKeys } = await flows();
+        expect(await backend.cancel(one.children![0]!.job.id!)).to.include({ id: one.children![0]!.job.id, state: 'cancelled' });
+        expect(await pending(one)).to.deep.equal([]);
+        expect(await state(one)).to.equal('waiting');
+        const [kept] = childKeys(two).filter((childKey) => !childKey.endsWith(`:${two.children![0]!.job.id}`));
+        expect(await backend.cancel(two.children![0]!.job.id!)).to.include({ state: 'cancelled' });
+        expect(await pending(two)).to.deep.equal([kept]);
+        expect(await state(two)).to.equal('waiting-children');
+        expect(await ctx.queue('c').getJobCounts('wait')).to.deep.equal({ wait: 1 });
+        expect(await ctx.queue('p').getJobCounts('wait', 'waiting-children')).to.deep.equal({ wait: 1, 'waiting-children': 1 });
+      },
+    );
+
+    (releases ? it.skip : it)(
+      "on a BullMQ without BullMQ's release step (6.0.0): the child is cancelled, its parent keeps waiting for it (as before flows had unique nodes)",
+      async function () {
+        const { one, pending, state, childKeys } = await flows();
+        expect(await backend.cancel(one.children![0]!.job.id!)).to.include({ state: 'cancelled' });
+        expect(await pending(one)).to.deep.equal(childKeys(one));
+        expect(await state(one)).to.equal('waiting-children');
+      },
+    );
   });
 
   it("getJob and cancel never take BullMQ's own keys for jobs: meta, events, id, ojs:index, an archive", async function () {

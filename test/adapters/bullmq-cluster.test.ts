@@ -8,11 +8,18 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { Queue } from 'bullmq';
+import { FlowProducer, Queue } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import { expect } from 'chai';
 import createSubject, { clusterOf } from '../conformance/subjects/bullmq.js';
-import { createBullMQBackend, removeUniquenessIndex, withUniqueness, type UniqueQueue } from '../../adapters/bullmq/index.js';
+import {
+  createBullMQBackend,
+  removeUniquenessIndex,
+  withUniqueness,
+  type UniqueJob,
+  type UniqueQueue,
+} from '../../adapters/bullmq/index.js';
+import { flowScriptsProblem } from '../../adapters/bullmq/bullmq-script-set.js';
 import { BackendError, DuplicateJobError, isBackendError } from '../../src/index.js';
 import { describeConformance } from '../conformance/describe-conformance.js';
 import { rejection } from '../conformance/suite-context.js';
@@ -102,6 +109,55 @@ describeCluster('bullmq adapter on a 3-master Redis Cluster', function () {
         { name: 'plain', data: {} },
       ]);
       expect(bulk.map((job) => job.unique?.outcome ?? 'plain')).to.deep.equal(['created', 'deduplicated', 'plain']);
+    });
+
+    it('§8.1 withUniqueness(flowProducer) on a Cluster, hash-tagged prefix: a flow with a unique child inserts it, the next deduplicates it', async function () {
+      const flow = withUniqueness(new FlowProducer({ connection: cluster as unknown as Redis, prefix }));
+      const children = new Queue('c', { connection: cluster as unknown as Redis, prefix });
+      closables.push(flow, children);
+      const report = () =>
+        flow.add({
+          name: 'report',
+          queueName: 'p',
+          children: [
+            { name: 'fetch', queueName: 'c', data: { customer: 1 }, opts: { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } } },
+            { name: 'plain', queueName: 'c' },
+          ],
+        });
+      if (flowScriptsProblem() !== null) {
+        // BullMQ 6.0.0: no release step, a unique node under a parent is refused (bullmq-flows.test.ts).
+        const error = await rejection(report());
+        expect(isBackendError(error) && error.written).to.equal(false);
+        expect(error.message).to.match(/releaseParentIfNoPendingDependencies/);
+        return;
+      }
+      const first = await report();
+      const second = await report();
+      const [created, plain] = second.children!;
+      expect((first.children![0]!.job as UniqueJob).unique.outcome).to.equal('created');
+      expect((created!.job as UniqueJob).unique).to.include({ outcome: 'deduplicated', existingJobId: first.children![0]!.job.id });
+      expect(await cluster.smembers(`${prefix}:p:${second.job.id}:dependencies`)).to.deep.equal([`${prefix}:c:${plain!.job.id}`]);
+      expect((await cluster.smembers(`${prefix}:p:${first.job.id}:dependencies`)).sort()).to.deep.equal(
+        first.children!.map((child) => `${prefix}:c:${child.job.id}`).sort(),
+      );
+      expect(await children.getJobCounts('wait')).to.deep.equal({ wait: 3 });
+      expect(await keysOf(`${prefix}:p:*`)).to.include(`${prefix}:p:${second.job.id}`);
+    });
+
+    it('§8.1 a flow with a unique child under a prefix without a hash tag: a typed BackendError that says to hash-tag the prefix; nothing of the flow written', async function () {
+      const flow = withUniqueness(new FlowProducer({ connection: cluster as unknown as Redis, prefix: plainPrefix }));
+      closables.push(flow);
+      const error = await rejection(
+        flow.add({
+          name: 'report',
+          queueName: 'p',
+          children: [{ name: 'fetch', queueName: 'c', data: { customer: 1 }, opts: { unique: {} } }],
+        }),
+      );
+      expect(isBackendError(error)).to.equal(true);
+      if (flowScriptsProblem() === null) expect(error.message).to.match(/hash-tagged prefix/);
+      // The meta hashes are the queues' own (BullMQ's Queue writes them when it connects).
+      expect((await keysOf(`${plainPrefix}:*`)).filter((name) => !name.endsWith(':meta'))).to.deep.equal([]);
     });
 
     it('§8.1 keys of one add in several hash slots (no hash-tagged prefix): a typed BackendError that says to hash-tag the prefix, written: false', async function () {

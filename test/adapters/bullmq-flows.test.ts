@@ -6,9 +6,9 @@
  */
 import { expect } from 'chai';
 import { FlowProducer, Job, Worker } from 'bullmq';
-import { withUniqueness, type UniqueJob } from '../../adapters/bullmq/index.js';
+import { withUniqueness, type UniqueJob, type UniqueJobNode } from '../../adapters/bullmq/index.js';
 import { isBackendError, isDuplicateJobError, isInvalidJobInputError } from '../../src/index.js';
-import { flowScriptsProblem } from '../../adapters/bullmq/bullmq-script-set.js';
+import { COMMANDS, composedScripts, flowScriptsProblem } from '../../adapters/bullmq/bullmq-script-set.js';
 import { rejection } from '../conformance/suite-context.js';
 import { useRedisPrefix } from './bullmq-test-redis.js';
 
@@ -137,6 +137,32 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
   );
 
   (supported ? describe : describe.skip)('unique nodes under a parent (unique-flow)', () => {
+    /**
+     * Every key of the test with its content (the state a re-sent flow must leave as it was), but
+     * the events streams and the queues' id counters: BullMQ's add scripts INCR the counter on
+     * every call, a known custom id too, which no job's id depends on.
+     */
+    const snapshot = async () => {
+      const out: Record<string, unknown> = {};
+      for (const name of (await ctx.redis.keys(`${ctx.prefix}:*`)).sort()) {
+        if (/^[^:]+:[^:]+:[^:]+:[^:]+:id$/.test(name)) continue;
+        const type = await ctx.redis.type(name);
+        if (type === 'hash') out[name] = await ctx.redis.hgetall(name);
+        else if (type === 'set') out[name] = (await ctx.redis.smembers(name)).sort();
+        else if (type === 'list') out[name] = await ctx.redis.lrange(name, 0, -1);
+        else if (type === 'zset') out[name] = await ctx.redis.zrange(name, '0', '-1', 'WITHSCORES');
+        else if (type === 'string') out[name] = await ctx.redis.get(name);
+        else if (type !== 'stream') out[name] = type;
+      }
+      return out;
+    };
+    const streams = async () => {
+      const out: Record<string, string[][]> = {};
+      for (const name of await ctx.redis.keys(`${ctx.prefix}:*:events`))
+        out[name] = (await ctx.redis.xrange(name, '-', '+')).map(([, fields]) => fields);
+      return out;
+    };
+
     it("§5 a unique child is created as its parent's dependency, beside plain children; the parent waits for it", async () => {
       const flow = flows();
       const tree = await flow.add({
@@ -261,6 +287,25 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
       expect(await ctx.queue('p').getJobState(next.job.id!)).to.equal('waiting-children');
     });
 
+    it('§5.2 replace under the same parent (opts.parent): the parent waits for the new child, not released when the old one leaves', async () => {
+      const flow = flows();
+      const replace = { keys: ['type', 'args'], on_conflict: 'replace' } as const;
+      const parent = await flow.add({
+        name: 'report',
+        queueName: 'p',
+        children: [{ name: 'fetch', queueName: 'c', data: { customer: 1 }, opts: { unique: replace } }],
+      });
+      const node = await flow.add({
+        name: 'fetch',
+        queueName: 'c',
+        data: { customer: 1 },
+        opts: { unique: replace, parent: { id: parent.job.id!, queue: `${ctx.prefix}:p` } },
+      });
+      expect((node.job as UniqueJob).unique).to.deep.include({ outcome: 'replaced', replacedJobIds: [parent.children![0]!.job.id] });
+      expect(await dependencies('p', parent.job.id!)).to.deep.equal({ processed: [], unprocessed: [key('c', node.job.id!)] });
+      expect(await ctx.queue('p').getJobState(parent.job.id!), 'the parent still has a pending child').to.equal('waiting-children');
+    });
+
     it('x_update: the existing child is updated in place and stays with its own parent', async () => {
       const flow = flows();
       const update = { keys: ['type'], on_conflict: 'ignore', x_update: { available: ['args'] } } as const;
@@ -366,6 +411,78 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
         existingJobId: first!.children![0]!.job.id,
       });
       expect(await ctx.queue('p').getJobCounts('wait', 'waiting-children')).to.deep.equal({ wait: 1, 'waiting-children': 2 });
+    });
+
+    it('§8.1 a re-sent unique-flow (its reply lost) answers the first run: the same ids and outcomes, nothing written again', async () => {
+      const flow = flows();
+      const replace = { keys: ['type', 'args'], on_conflict: 'replace' } as const;
+      const existing = await flow.add({ name: 'fetch', queueName: 'c', data: { customer: 0 }, opts: { unique: byArgs } });
+      const old = await flow.add({
+        name: 'report',
+        queueName: 'p',
+        children: [{ name: 'fetch', queueName: 'c', data: { customer: 7 }, opts: { unique: replace } }],
+      });
+      // unique-flow's command as the client sends it, and its reply: a re-send is the same command.
+      const script = composedScripts().find((candidate) => candidate.command === COMMANDS.uniqueFlow)!;
+      const sent: { target: Parameters<typeof script.run>[0]; args: Parameters<typeof script.run>[1]; reply: unknown }[] = [];
+      const run = script.run.bind(script);
+      script.run = async (target, args) => {
+        const reply = await run(target, args);
+        sent.push({ target, args, reply });
+        return reply;
+      };
+      let tree: Awaited<ReturnType<typeof flow.add>>;
+      try {
+        tree = await flow.add({
+          name: 'report',
+          queueName: 'p',
+          children: [
+            { name: 'fetch', queueName: 'c', data: { customer: 1 }, opts: { unique: byArgs } },
+            { name: 'fetch', queueName: 'c', data: { customer: 0 }, opts: { unique: byArgs } },
+            { name: 'plain', queueName: 'c' },
+            { name: 'fetch', queueName: 'c', data: { customer: 7 }, opts: { unique: replace } },
+            {
+              name: 'middle',
+              queueName: 'm',
+              children: [{ name: 'fetch', queueName: 'c', data: { customer: 2 }, opts: { unique: byArgs } }],
+            },
+          ],
+        });
+      } finally {
+        delete (script as { run?: unknown }).run;
+      }
+      const outcomes = (node: UniqueJobNode): unknown[] => [
+        'unique' in node.job ? node.job.unique.outcome : 'plain',
+        ...(node.children ?? []).flatMap(outcomes),
+      ];
+      expect(outcomes(tree)).to.deep.equal(['plain', 'created', 'deduplicated', 'plain', 'replaced', 'plain', 'created']);
+      expect(tree.children![1]!.job.id).to.equal(existing.job.id);
+      expect(sent).to.have.length(1);
+      const before = await snapshot();
+      const events = await streams();
+      const again = await run(sent[0]!.target, sent[0]!.args);
+      // What the adapter reads of each node's reply: an ignore's decision time (nowMs) and a replaced
+      // job's prior state (read as cancelled) are not part of the outcome.
+      const outcomeOf = (reply: unknown) =>
+        (reply as [string, unknown[]])[1].map((node) => {
+          if (!Array.isArray(node)) return node;
+          if (node[0] === 'ignored') return [...node.slice(0, 4), ...node.slice(5)];
+          if (node[0] === 'replaced') return [...node.slice(0, 3), (node[3] as unknown[][]).map((job) => [job[0], job[1], job[3]])];
+          return node;
+        });
+      expect(outcomeOf(again), 'the re-sent flow answers what the first run did, node by node').to.deep.equal(outcomeOf(sent[0]!.reply));
+      expect(await snapshot(), 'the re-sent flow wrote nothing: no second job, the same dependencies, index and states').to.deep.equal(
+        before,
+      );
+      const added = Object.entries(await streams()).flatMap(([stream, entries]) =>
+        entries.slice(events[stream]?.length ?? 0).map((fields) => `${stream.slice(ctx.prefix.length + 1)}: ${fields[1]}`),
+      );
+      // BullMQ answers a plain node's known id with `duplicated`; a duplicate node's ignore with `deduplicated`.
+      expect(
+        added.filter((entry) => !/: (duplicated|deduplicated)$/.test(entry)),
+        'events of the re-sent flow',
+      ).to.deep.equal([]);
+      expect(await ctx.queue('p').getJobState(old.job.id!)).to.equal('waiting');
     });
 
     it("the flow runs: a worker completes the unique child, then its parent, which sees the child's result", async () => {

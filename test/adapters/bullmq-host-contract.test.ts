@@ -3,25 +3,29 @@
  * Each failure says what changed in BullMQ and where the adapter uses it. CI runs this file
  * against the oldest and the newest BullMQ 6.x (docs/development.md, "The BullMQ matrix").
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { Job, Queue, Worker } from 'bullmq';
+import { FlowProducer, Job, Queue, Worker, type FlowJob } from 'bullmq';
 import { expect } from 'chai';
 import { Command, Redis } from 'ioredis';
 import {
   BULLMQ_ADD_ARGUMENTS,
   BULLMQ_ADD_SCRIPTS,
+  BULLMQ_FLOW_SCRIPTS,
   BULLMQ_MAX_PRIORITY,
   BULLMQ_MOVE_SCRIPTS,
   moveScriptProblem,
   checkConnection,
   encodeAdd,
+  encodeNode,
+  flowScriptProblem,
   installedBullMQ,
   internalsOf,
   jobFromHash,
   loadAddScripts,
+  loadFlowScripts,
   parseScriptHeader,
   queueClient,
   scriptHeaderText,
@@ -29,11 +33,12 @@ import {
   validateJobOptions,
   writeQueueMeta,
   type BullMQAddScript,
+  type BullMQFlowScript,
   type IoredisTarget,
   type ShippedScript,
 } from '../../adapters/bullmq/bullmq-host.js';
 import { encodeCommand, OjsScript } from '../../adapters/bullmq/bullmq-script-command.js';
-import { composedScripts, UNIQUE_ADD_QUEUE_KEYS } from '../../adapters/bullmq/bullmq-script-set.js';
+import { composedScripts, flowScriptsProblem, UNIQUE_ADD_QUEUE_KEYS } from '../../adapters/bullmq/bullmq-script-set.js';
 import { createBullMQBackend, withUniqueness } from '../../adapters/bullmq/index.js';
 import { BackendError, InvalidJobInputError } from '../../src/index.js';
 import { useRedisPrefix } from './bullmq-test-redis.js';
@@ -44,6 +49,8 @@ const bullmq = installedBullMQ();
 const ADD_SCRIPTS = Object.keys(BULLMQ_ADD_SCRIPTS) as BullMQAddScript[];
 /** x_update's moves (BULLMQ_MOVE_SCRIPTS): pinned and checked like the add scripts. */
 const MOVE_SCRIPTS = Object.keys(BULLMQ_MOVE_SCRIPTS) as (keyof typeof BULLMQ_MOVE_SCRIPTS)[];
+/** unique-flow's (BULLMQ_FLOW_SCRIPTS): pinned where the installed BullMQ has them (6.0.0 has no release step). */
+const FLOW_SCRIPTS = Object.keys(BULLMQ_FLOW_SCRIPTS) as BullMQFlowScript[];
 
 /** The pinned headers: `=== <script> (bullmq <version>)` then the header, one section per distinct header. */
 function pinnedHeaders(): { script: string; version: string; header: string }[] {
@@ -85,7 +92,8 @@ describe('bullmq host contract: the add scripts unique-add is composed with', fu
   it('have a header (KEYS, ARGV, output) identical to a pinned snapshot (test/fixtures/bullmq-script-headers.txt)', function () {
     const pinned = pinnedHeaders();
     const unknown: string[] = [];
-    for (const name of [...ADD_SCRIPTS, ...MOVE_SCRIPTS]) {
+    const flowScripts = FLOW_SCRIPTS.filter((name) => bullmq.scripts[name] !== undefined);
+    for (const name of [...ADD_SCRIPTS, ...MOVE_SCRIPTS, ...flowScripts]) {
       const header = scriptHeaderText(bullmq.scripts[name]?.content ?? '');
       expect(header, `bullmq ${bullmq.version}: ${name} has no --[[ ]] header`).to.be.a('string');
       if (!pinned.some((entry) => entry.script === name && entry.header === header))
@@ -97,8 +105,8 @@ describe('bullmq host contract: the add scripts unique-add is composed with', fu
     }
     expect(
       unknown,
-      `bullmq ${bullmq.version} ships add-script headers that are not pinned. unique-add calls these scripts with the KEYS of ` +
-        `BULLMQ_ADD_SCRIPTS and reads the arguments of BULLMQ_ADD_ARGUMENTS (${HOST}): compare the header with the ` +
+      `bullmq ${bullmq.version} ships script headers that are not pinned. unique-add and unique-flow call these scripts with the ` +
+        `KEYS of BULLMQ_ADD_SCRIPTS / BULLMQ_MOVE_SCRIPTS / BULLMQ_FLOW_SCRIPTS and read the arguments of BULLMQ_ADD_ARGUMENTS (${HOST}): compare the header with the ` +
         `newest pinned one of the same script; if nothing the adapter relies on changed, pin it with ` +
         `OJS_PIN_BULLMQ_HEADERS=1 npx mocha test/adapters/bullmq-host-contract.test.ts`,
     ).to.deep.equal([]);
@@ -114,6 +122,19 @@ describe('bullmq host contract: the add scripts unique-add is composed with', fu
           expected.keys,
           expected.argv,
         ]);
+        continue;
+      }
+      if (script in BULLMQ_FLOW_SCRIPTS) {
+        const expected = BULLMQ_FLOW_SCRIPTS[script as BullMQFlowScript].header;
+        expect(parsed.keys, `${where}: KEYS, as BULLMQ_FLOW_SCRIPTS.${script}`).to.deep.equal(expected.keys);
+        expect(parsed.argv.slice(0, expected.argv.length), `${where}: ARGV, as BULLMQ_FLOW_SCRIPTS.${script}`).to.deep.equal(expected.argv);
+        expect(parsed.output.slice(0, expected.output.length), `${where}: output, as BULLMQ_FLOW_SCRIPTS.${script}`).to.deep.equal(
+          expected.output,
+        );
+        // unique-flow reads every node's msgpacked args (key prefix, custom id, parent key), addParentJob's too.
+        if (script === 'addParentJob')
+          for (const [position, name] of Object.entries(BULLMQ_ADD_ARGUMENTS.packed))
+            expect(parsed.packed[Number(position)], `${where}: ARGV[1][${position}]`).to.equal(name);
         continue;
       }
       expect(parsed.keys, `${where}: KEYS, as BULLMQ_ADD_SCRIPTS.${script}`).to.deep.equal(BULLMQ_ADD_SCRIPTS[script as BullMQAddScript]);
@@ -216,6 +237,231 @@ describe('bullmq host contract: the add scripts unique-add is composed with', fu
 
   it("unique-add's own KEYS include every queue key BullMQ's add scripts take", function () {
     for (const keys of Object.values(BULLMQ_ADD_SCRIPTS)) for (const key of keys) expect(UNIQUE_ADD_QUEUE_KEYS).to.include(key);
+  });
+});
+
+describe('bullmq host contract: flow trees (BULLMQ_FLOW_SCRIPTS, unique-flow)', function () {
+  this.timeout(20_000);
+  const ctx = useRedisPrefix('bullmq-host-contract.test.ts');
+  /** The BullMQ the lockfile installs as `bullmq` (CI's newest run), which must have every flow script. */
+  const lockfileBullMQ = (
+    JSON.parse(readFileSync(fileURLToPath(new URL('../../package-lock.json', import.meta.url)), 'utf8')) as {
+      packages: Record<string, { version: string }>;
+    }
+  ).packages['node_modules/bullmq']!.version;
+
+  it(`loadFlowScripts: the installed BullMQ's (${bullmq.version}) flow scripts, or the one missing (6.0.0 has no release step)`, function () {
+    const { scripts, problem } = loadFlowScripts(bullmq);
+    expect(flowScriptsProblem(), 'flowScriptsProblem() is the start-up check of loadFlowScripts').to.equal(problem);
+    if (bullmq.version === '6.0.0') {
+      expect(problem, 'bullmq 6.0.0 has no releaseParentIfNoPendingDependencies: unique-flow must say so').to.equal(
+        'bullmq 6.0.0: script releaseParentIfNoPendingDependencies is missing',
+      );
+      expect(scripts).to.equal(null);
+      return;
+    }
+    if (bullmq.version === lockfileBullMQ)
+      expect(
+        problem,
+        `bullmq ${bullmq.version} (the lockfile's) no longer has the flow scripts unique-flow splices as BULLMQ_FLOW_SCRIPTS (${HOST}) says`,
+      ).to.equal(null);
+    // Any other version: whatever it lacks is named, and only what it lacks.
+    else if (problem !== null) expect(problem).to.match(/^bullmq [^:]+: script \w+ /);
+    if (problem === null)
+      for (const name of FLOW_SCRIPTS)
+        expect(scripts![name], `loadFlowScripts hands back the installed ${name}`).to.equal(bullmq.scripts[name]);
+  });
+
+  /** A BullMQ-style header (`--[[ … ]]`) for a script that takes `keys` and `argv` and answers `output`. */
+  function synthetic(name: BullMQFlowScript, change: { keys?: string[]; argv?: string[]; output?: string[]; packed?: string[] } = {}) {
+    const { header } = BULLMQ_FLOW_SCRIPTS[name];
+    const keys = change.keys ?? header.keys.map((key) => (key === 'parent' ? 'parent key' : `'${key}'`));
+    const argv = change.argv ?? [...header.argv];
+    const packed = change.packed ?? (name === 'addParentJob' ? ['key prefix,', 'custom id', 'name', 'timestamp', 'parentKey?'] : []);
+    const output = change.output ?? [...header.output];
+    const lines = ['--[[', `  ${name}, synthetic`, '    Input:'];
+    keys.forEach((key, i) => lines.push(`      KEYS[${i + 1}] ${key}`));
+    argv.forEach((arg, i) => {
+      lines.push(`      ARGV[${i + 1}] ${arg}`);
+      if (i === 0) packed.forEach((entry, j) => lines.push(`            [${j + 1}]  ${entry}`));
+    });
+    if (output.length > 0) lines.push('    Output:', ...output.map((line) => `      ${line} - synthetic`));
+    lines.push(']]', 'return 1');
+    return { name, keys: keys.length, content: lines.join('\n') };
+  }
+
+  it('flowScriptProblem refuses a flow script with another key count, other KEYS, other ARGV, another output, another packed layout, no header', function () {
+    for (const name of FLOW_SCRIPTS) expect(flowScriptProblem(name, synthetic(name)), `synthetic ${name}, as pinned`).to.equal(null);
+    expect(flowScriptProblem('addParentJob', undefined)).to.equal('script addParentJob is missing');
+    expect(
+      flowScriptProblem('releaseParentIfNoPendingDependencies', { ...synthetic('releaseParentIfNoPendingDependencies'), keys: 3 }),
+    ).to.equal('script releaseParentIfNoPendingDependencies takes 3 keys, expected 2');
+    const swapped = synthetic('addParentJob', {
+      keys: ["'meta'", "'id'", "'waiting-children'", "'delayed'", "'completed'", 'events stream key'],
+    });
+    expect(flowScriptProblem('addParentJob', swapped)).to.contain('addParentJob takes KEYS meta, id, waiting-children, delayed');
+    const reargued = synthetic('releaseParentIfNoPendingDependencies', { argv: ['parent queue key', 'timestamp', 'parent id'] });
+    expect(flowScriptProblem('releaseParentIfNoPendingDependencies', reargued)).to.contain(
+      'takes ARGV parent queue key; timestamp; parent id',
+    );
+    const data = synthetic('addParentJob', { argv: ['msgpacked arguments array', 'msgpacked options', 'json stringified job data'] });
+    expect(flowScriptProblem('addParentJob', data)).to.contain('addParentJob takes ARGV');
+    expect(flowScriptProblem('addParentJob', synthetic('addParentJob', { output: ['jobId', '-7'] }))).to.contain(
+      'addParentJob returns jobid, -7',
+    );
+    // unique-flow reads each node's key prefix, custom id and parent key from ARGV[1], addParentJob's too.
+    const relaid = synthetic('addParentJob', { packed: ['key prefix,', 'custom id', 'name', 'timestamp', 'parent dependencies key'] });
+    expect(flowScriptProblem('addParentJob', relaid), `addParentJob's ARGV[1][5] is read as the parent key (unique-flow)`).to.contain(
+      'position 5 of ARGV[1]',
+    );
+    expect(flowScriptProblem('addParentJob', { ...synthetic('addParentJob'), content: 'return 1' })).to.contain('has no header');
+    const without = { ...bullmq.scripts, releaseParentIfNoPendingDependencies: undefined };
+    expect(loadFlowScripts({ version: '6.99.0', scripts: without }).problem).to.equal(
+      'bullmq 6.99.0: script releaseParentIfNoPendingDependencies is missing',
+    );
+    const complete = { ...bullmq.scripts, releaseParentIfNoPendingDependencies: synthetic('releaseParentIfNoPendingDependencies') };
+    expect(loadFlowScripts({ version: '6.99.0', scripts: complete }).problem).to.equal(null);
+  });
+
+  it("BullMQ's FlowProducer writes parentKey = <prefix>:<queue>:<id> and parent = {id, queueKey} on a child, and the child's job key in <parentKey>:dependencies", async function () {
+    const producer = new FlowProducer({ connection: ctx.redis, prefix: ctx.prefix });
+    ctx.closeLater(producer);
+    const tree = await producer.add({ name: 'parent', queueName: 'p', children: [{ name: 'child', queueName: 'c', data: { n: 1 } }] });
+    const parentKey = `${ctx.prefix}:p:${tree.job.id}`;
+    const childKey = `${ctx.prefix}:c:${tree.children![0]!.job.id}`;
+    const [storedParentKey, parent] = await ctx.redis.hmget(childKey, 'parentKey', 'parent');
+    expect(storedParentKey, `a child's parentKey field (includes/ojs-detach-child.lua, unique-flow's checks; ${HOST})`).to.equal(parentKey);
+    expect(
+      JSON.parse(parent ?? 'null'),
+      `a child's parent field, JSON {id, queueKey} (includes/ojs-detach-child.lua; ${HOST})`,
+    ).to.deep.equal({
+      id: tree.job.id,
+      queueKey: `${ctx.prefix}:p`,
+    });
+    expect(
+      await ctx.redis.smembers(`${parentKey}:dependencies`),
+      `<parentKey>:dependencies is the set of pending children's job keys (ojsDetachChild SREMs the child's; ${HOST})`,
+    ).to.deep.equal([childKey]);
+    expect(
+      await ctx.redis.zscore(`${ctx.prefix}:p:waiting-children`, tree.job.id!),
+      'a parent with a pending child waits in waiting-children',
+    ).to.not.equal(null);
+  });
+
+  it("encodeNode encodes each node of a flow as BullMQ's FlowProducer sends it: the script (addParentJob for a parent) and its KEYS and ARGV", async function () {
+    const client = ctx.connect();
+    // BullMQ's scripts by their SHA (ioredis sends a defined command as EVALSHA of its Lua).
+    const scriptOf = new Map(
+      Object.values(bullmq.scripts)
+        .filter((script): script is ShippedScript => script !== undefined)
+        .map((script) => [createHash('sha1').update(script.content).digest('hex'), script.name]),
+    );
+    const sent: { script: string; keys: string[]; argv: unknown[] }[] = [];
+    // The FlowProducer's MULTI on this test's own client, its scripts recorded as they are queued.
+    const multi = client.multi.bind(client);
+    (client as unknown as { multi: typeof client.multi }).multi = ((...args: Parameters<typeof client.multi>) => {
+      const pipeline = multi(...args);
+      const queued = pipeline as unknown as { sendCommand(command: Command): unknown };
+      const send = queued.sendCommand.bind(pipeline);
+      queued.sendCommand = (command: Command) => {
+        if (command.name === 'evalsha') {
+          const [sha, count, ...rest] = command.args;
+          const keys = Number(count);
+          sent.push({
+            script: scriptOf.get(String(sha)) ?? `unknown ${String(sha)}`,
+            keys: rest.slice(0, keys).map(String),
+            argv: rest.slice(keys),
+          });
+        }
+        return send(command);
+      };
+      return pipeline;
+    }) as typeof client.multi;
+    const producer = new FlowProducer({ connection: client, prefix: ctx.prefix });
+    ctx.closeLater(producer);
+    const flow: FlowJob = {
+      name: 'root',
+      queueName: 'p',
+      data: { r: 1 },
+      opts: { attempts: 3 },
+      children: [
+        { name: 'standard', queueName: 'c', data: { s: 1 } },
+        { name: 'delayed', queueName: 'c', opts: { delay: 60_000 } },
+        { name: 'prioritized', queueName: 'c', opts: { priority: 3, jobId: 'custom' } },
+        { name: 'middle', queueName: 'm', children: [{ name: 'grandchild', queueName: 'c' }] },
+      ],
+    };
+    const tree = await producer.add(flow);
+    const { unpack } = createRequire(`${bullmq.root}/package.json`)('msgpackr') as { unpack(buffer: Buffer): unknown };
+    // BullMQ 6.7's flow add ends with its release of each parent, as unique-flow's step 3 calls it.
+    const releases = sent.filter((entry) => entry.script === 'releaseParentIfNoPendingDependencies');
+    sent.splice(0, sent.length, ...sent.filter((entry) => !releases.includes(entry)));
+    const middleId = tree.children![3]!.job.id!;
+    expect(
+      releases.map((entry) => [...entry.keys, ...entry.argv.slice(0, 2).map(String)]).sort(),
+      `releaseParentIfNoPendingDependencies: KEYS parent key, its dependencies key; ARGV parent queue key, parent id (unique-flow's parents; ${HOST})`,
+    ).to.deep.equal(
+      bullmq.scripts.releaseParentIfNoPendingDependencies
+        ? [
+            [`${ctx.prefix}:m:${middleId}`, `${ctx.prefix}:m:${middleId}:dependencies`, `${ctx.prefix}:m`, middleId],
+            [`${ctx.prefix}:p:${tree.job.id}`, `${ctx.prefix}:p:${tree.job.id}:dependencies`, `${ctx.prefix}:p`, tree.job.id],
+          ].sort()
+        : [],
+    );
+    expect(
+      sent.map((entry) => entry.script),
+      "the scripts BullMQ's FlowProducer runs per node, parent before children (unique-flow's PLAIN kinds)",
+    ).to.deep.equal(['addParentJob', 'addStandardJob', 'addDelayedJob', 'addPrioritizedJob', 'addParentJob', 'addStandardJob']);
+    const nodes: { node: FlowJob; parent?: { id: string; queue: string } }[] = [];
+    const walk = (node: FlowJob, parent?: { id: string; queue: string }, id?: string): void => {
+      nodes.push(parent ? { node, parent } : { node });
+      const self = { id: id ?? '', queue: `${ctx.prefix}:${node.queueName}` };
+      node.children?.forEach((child) => walk(child, self));
+    };
+    walk(flow);
+    const ids = new Map<string, string>();
+    for (const entry of sent) {
+      const args = unpack(entry.argv[0] as Buffer) as unknown[];
+      ids.set(String(args[2]), String(args[1]));
+    }
+    expect(ids.get('root')).to.equal(tree.job.id);
+    for (const [i, entry] of sent.entries()) {
+      const { node } = nodes[i]!;
+      const args = unpack(entry.argv[0] as Buffer) as unknown[];
+      const jobId = String(args[1]);
+      const parentName = i === 0 ? undefined : node.name === 'grandchild' ? 'middle' : 'root';
+      const parent = parentName ? { id: ids.get(parentName)!, queue: `${ctx.prefix}:${parentName === 'root' ? 'p' : 'm'}` } : undefined;
+      const parentKey = parent ? `${parent.queue}:${parent.id}` : undefined;
+      expect(
+        [args[4] ?? null, args[5] ?? null, args[6] ?? null],
+        `${node.name}: ARGV[1] positions 5-7 are the parent key, its dependencies key and {id, queueKey} (${HOST})`,
+      ).to.deep.equal(
+        parentKey ? [parentKey, `${parentKey}:dependencies`, { id: parent!.id, queueKey: parent!.queue }] : [null, null, null],
+      );
+      // The node as with-unique-flows.ts plans a plain node: BullMQ's Job, its own link to the parent.
+      const queue = ctx.queue(node.queueName);
+      const internals = internalsOf(queue);
+      const job = new Job(queue, node.name, node.data ?? {}, { ...node.opts, parent }, jobId);
+      job.timestamp = Number(args[3]);
+      const hasChildren = (node.children ?? []).length > 0;
+      const encoded = await encodeNode(internals, job.asJSON(), jobId, {
+        parentKey,
+        parentDependenciesKey: parentKey ? `${parentKey}:dependencies` : '',
+        addToWaitingChildren: hasChildren,
+        deferParentRelease: true,
+      });
+      expect(encoded.script, `${node.name}: the script encodeNode names is the one BullMQ's FlowProducer runs`).to.equal(entry.script);
+      expect(encoded.argv, `${node.name}: encodeNode's ARGV are byte for byte what BullMQ's FlowProducer sends (${HOST})`).to.deep.equal(
+        entry.argv,
+      );
+      const nameOf = new Map(Object.entries(internals.keys).map(([name, key]) => [key, name]));
+      const expectedKeys =
+        entry.script === 'addParentJob' ? BULLMQ_FLOW_SCRIPTS.addParentJob.queue : BULLMQ_ADD_SCRIPTS[entry.script as BullMQAddScript];
+      expect(
+        entry.keys.map((key) => nameOf.get(key)),
+        `${node.name}: BullMQ passes ${entry.script} these KEYS; unique-flow splices them by BULLMQ_FLOW_SCRIPTS / BULLMQ_ADD_SCRIPTS (${HOST})`,
+      ).to.deep.equal([...expectedKeys]);
+    }
   });
 });
 

@@ -7,7 +7,7 @@
  * Each `@ts-expect-error` is a test: it fails compilation if the line below it compiles. `exact`
  * fails compilation unless its two types are the same (not merely assignable).
  */
-import { Queue, type Job } from 'bullmq';
+import { FlowProducer, Queue, type Job } from 'bullmq';
 import {
   removeUniquenessIndex,
   withUniqueness,
@@ -225,4 +225,37 @@ export async function policyTyposFail(queue: MailQueue): Promise<void> {
   void queue.findUniqueJob('f', { m: 1 }, { unique: {} });
   // @ts-expect-error a key ref is { uniqueness_key }
   void queue.releaseUniqueKey({ uniquenessKey: 'k' });
+}
+
+// Flow trees: `unique` on a leaf is typed as on a queue's add; the node's job may be a UniqueJob.
+export async function flowLeaves(producer: FlowProducer): Promise<void> {
+  const flow = withUniqueness(producer);
+  const node = await flow.add({
+    name: 'report',
+    queueName: 'reports',
+    children: [{ name: 'fetch', queueName: 'fetches', data: { customer: 1 }, opts: { unique: policy, attempts: 2 } }],
+  });
+  // @ts-expect-error misspelt strategy on a child (reported at the call: no overload takes it)
+  await flow.add({
+    name: 'report',
+    queueName: 'reports',
+    children: [{ name: 'fetch', queueName: 'fetches', opts: { unique: { on_conflict: 'ignroe' } } }],
+  });
+  // @ts-expect-error misspelt field on a grandchild in a batch
+  await flow.addBulk([
+    {
+      name: 'r',
+      queueName: 'r',
+      children: [{ name: 'p', queueName: 'p', children: [{ name: 'c', queueName: 'c', opts: { unique: { periood: 5 } } }] }],
+    },
+  ]);
+  const job = node.children![0]!.job;
+  // A plain node's job has no `unique`: it must be narrowed first.
+  // @ts-expect-error `unique` is not on every node's job
+  void job.unique.outcome;
+  const outcome: 'created' | 'deduplicated' | 'replaced' | 'updated' | 'rejected' | undefined =
+    'unique' in job ? job.unique.outcome : undefined;
+  const read: Job = job;
+  exact<typeof flow.unwrapped, FlowProducer>(true);
+  void [outcome, read];
 }

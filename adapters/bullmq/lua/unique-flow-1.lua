@@ -34,7 +34,8 @@
        BullMQ's own script (deferring parent release, as its flow add does), unique nodes by
        ojsUniqueAdd with BullMQ's parent arguments.
     3. Release: each parent with no pending dependency leaves waiting-children (BullMQ's
-       releaseParentIfNoPendingDependencies, as its addFlow ends).
+       releaseParentIfNoPendingDependencies, as its addFlow ends); the parents a replaced job
+       left in step 2 too (not before: the node replacing it may be their new child).
 
   Output:
     { "done", { reply, … } }      per node: BullMQ's script's job id, or unique-add's reply
@@ -165,10 +166,14 @@ end
 
 -- 2. Insert.
 local replies = {}
+-- The parents a replaced job left: released in step 3, when the node replacing it (which may be
+-- their new child) is in.
+local detached = {}
+local function detachLater(jobKey, nowMs) ojsDetachChild(jobKey, nowMs, detached) end
 for i, node in ipairs(nodes) do
   local reply
   if node.kind == "unique" then
-    reply = ojsUniqueAdd(node.keys, node.argv, { check = false })
+    reply = ojsUniqueAdd(node.keys, node.argv, { check = false, detach = detachLater })
     local answer = reply[1]
     if answer ~= "created" and answer ~= "replaced" and answer ~= "ignored" and answer ~= "updated" then
       return { "failed", i, reply }
@@ -184,6 +189,9 @@ end
 local time = rcall("TIME")
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 for _, parent in ipairs(parents) do
+  __bullmq_releaseParentIfNoPendingDependencies({ parent[1], parent[2] }, { parent[3], parent[4], nowMs })
+end
+for _, parent in ipairs(detached) do
   __bullmq_releaseParentIfNoPendingDependencies({ parent[1], parent[2] }, { parent[3], parent[4], nowMs })
 end
 

@@ -11,8 +11,12 @@
   plain child cancelled through the backend.
   Reads the job's `parentKey` and `parent` ({ id, queueKey }, JSON) fields, which BullMQ's add
   writes on a child. Cannot fail: SREM and the spliced script act on keys of their own type.
+
+  `later` (unique-flow): a table the parent is appended to ({ parentKey, dependencies key, queue
+  key, id }) instead of being released now; the flow releases it once every node is in, since
+  the node that replaces the job may be that parent's new child (a root under `opts.parent`).
 ]]
-local function ojsDetachChild(jobKey, nowMs)
+local function ojsDetachChild(jobKey, nowMs, later)
   if not BULLMQ_CAN_RELEASE_PARENT then return end
   local fields = rcall("HMGET", jobKey, "parentKey", "parent")
   local parentKey, parent = fields[1], fields[2]
@@ -20,5 +24,9 @@ local function ojsDetachChild(jobKey, nowMs)
   local dependencies = parentKey .. ":dependencies"
   if rcall("SREM", dependencies, jobKey) == 0 then return end
   local decoded = cjson.decode(parent)
+  if later then
+    later[#later + 1] = { parentKey, dependencies, decoded.queueKey, decoded.id }
+    return
+  end
   __bullmq_releaseParentIfNoPendingDependencies({ parentKey, dependencies }, { decoded.queueKey, decoded.id, nowMs })
 end

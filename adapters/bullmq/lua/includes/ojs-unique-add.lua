@@ -11,6 +11,8 @@
     inflight  nil or candidates (includes/ojs-decide-conflict) for the nodes of the same flow that
               this check pass has already found will be inserted under the same key: the
               decision sees them as the write pass will see the real jobs.
+    detach    nil or how a replace detaches a replaced flow child from its parent (unique-flow:
+              the parent's release waits until every node of the flow is in).
   Under a flow, BullMQ's parent arguments (parent key, its dependencies key, the defer flag) are
   passed through to BullMQ's add, which makes the job a dependency of its parent; unique-flow has
   checked the parent exists.
@@ -133,7 +135,7 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
       -- The `removed` event goes to the stream of the queue the job was in (another queue when the
       -- policy has no `queue` dimension); `deduplicated` events go to the adding queue's.
       ojsArchiveJob(duplicate.base, duplicate.id, duplicate.location, duplicate.state, newId, "ojs-replaced",
-        nowMs, tonumber(ARGV[14]), duplicate.base .. "events", eventsMax, ojsDetachChild)
+        nowMs, tonumber(ARGV[14]), duplicate.base .. "events", eventsMax, (flow ~= nil and flow.detach) or ojsDetachChild)
       replaced[#replaced + 1] = { duplicate.id, duplicate.queue, duplicate.state,
         ojsReadJob(duplicate.base, duplicate.id, "archive") }
       replacedMembers[#replacedMembers + 1] = duplicate.queue .. ":" .. duplicate.id
