@@ -160,8 +160,9 @@ async function plan(
       };
       planned.seams.add(seam);
     } else {
-      const { unique: _none, ojsMeta: _meta, ...plain } = opts;
-      const job = new internals.Job(queue.unwrapped, node.name, data, plain, jobId);
+      const { unique: _none, ojsMeta: _meta, jobId: _id, ...plain } = opts;
+      // As BullMQ's FlowProducer: the id is the Job's, in its options only when the caller gave it.
+      const job = new internals.Job(queue.unwrapped, node.name, data, node.opts?.jobId ? { ...plain, jobId } : plain, jobId);
       const jobData = job.asJSON();
       try {
         validateJobOptions(job, jobData);
