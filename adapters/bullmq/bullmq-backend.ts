@@ -47,6 +47,7 @@ import {
   type UniqueAddRequest,
 } from './bullmq-unique-add.js';
 import { DEFAULT_CANCELLED_RETENTION_MS } from './with-uniqueness.js';
+import { flowRefusalIssue } from './with-unique-flows.js';
 
 /** `maxRetriesPerRequest` of a client the backend creates: a command waits for at most this many reconnects. */
 export const DEFAULT_MAX_RETRIES_PER_REQUEST = 2;
@@ -365,20 +366,19 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     const [answer, second, detail] = reply as [string, unknown, unknown];
     if (answer === 'refused') {
       const index = Number(second) - 1;
-      if (Array.isArray(detail) && detail[0] === 'updated_twice')
-        throw new InvalidJobInputError([
-          {
-            path: `[${index}].unique`,
-            message: 'an earlier job of the batch updates the job this key holds (x_update); a batch may update it once',
-          },
-        ]);
+      const issue = flowRefusalIssue(detail, `[${index}].unique`, 'job of the batch');
+      if (issue) throw new InvalidJobInputError([issue]);
       atIndex(index, () => decodeUniqueAddReply(adds[index]!, detail));
       throw new BackendError('bullmq', `unique-flow refused job [${index}] without a refusal`, { written: false });
     }
     if (answer === 'failed')
-      throw new BackendError('bullmq', `enqueueMany: job [${Number(second) - 1}] failed after the jobs before it were written`, {
-        written: 'unknown',
-      });
+      throw new BackendError(
+        'bullmq',
+        `enqueueMany: job [${Number(second) - 1}] failed while being written (jobs before it, if any, are written)`,
+        {
+          written: 'unknown',
+        },
+      );
     if (answer !== 'done') throw new BackendError('bullmq', `unique-flow answered ${String(answer)}`);
     const replies = second as unknown[];
     const results: EnqueueResult[] = [];

@@ -54,8 +54,19 @@ function asksUnique(opts: UniqueFlowJob['opts']): boolean {
   return opts != null && ((opts.unique !== undefined && opts.unique !== null) || opts.ojsMeta !== undefined);
 }
 
-function hasUniqueNode(node: UniqueFlowJob): boolean {
-  return asksUnique(node.opts) || (node.children ?? []).some(hasUniqueNode);
+/**
+ * Whether a node is unique: its own options, or for a node without children, its queue's
+ * `queuesOptions[queue].defaultJobOptions` under them (as BullMQ merges them; `unique: null`
+ * opts out). A default does not apply to a node with children, where no policy can.
+ */
+function isUniqueNode(node: UniqueFlowJob, flowOpts: FlowOpts | undefined): boolean {
+  if ((node.children ?? []).length > 0) return false;
+  const defaults = flowOpts?.queuesOptions?.[node.queueName]?.defaultJobOptions as UniqueFlowJob['opts'] | undefined;
+  return asksUnique(defaults === undefined ? node.opts : { ...defaults, ...node.opts });
+}
+
+function hasUniqueNode(node: UniqueFlowJob, flowOpts?: FlowOpts): boolean {
+  return isUniqueNode(node, flowOpts) || (node.children ?? []).some((child) => hasUniqueNode(child, flowOpts));
 }
 
 /** The nodes that ask for a policy where it cannot be honoured (a node with children), as issues naming each. */
@@ -121,7 +132,8 @@ async function plan(
     const counter = counterRootId === true && parent === undefined && children.length === 0;
     const jobId = node.opts?.jobId || (counter ? undefined : randomUUID());
     const seen = ids.get(`${internals.keys['']!}${jobId}`);
-    if (seen !== undefined && (asksUnique(node.opts) || node.opts?.jobId !== undefined)) {
+    const unique = isUniqueNode(node, flowOpts);
+    if (seen !== undefined && (unique || node.opts?.jobId !== undefined)) {
       throw new InvalidJobInputError([
         { path: `${path}opts.jobId`, message: `${seen}opts.jobId names the same job; a flow names each job once` },
       ]);
@@ -140,7 +152,7 @@ async function plan(
     const data: unknown = node.data === undefined ? {} : node.data;
     const queueKeys = UNIQUE_ADD_QUEUE_KEYS.map((name) => internals.keys[name]!);
     let entry: PlannedNode;
-    if (asksUnique(node.opts)) {
+    if (unique) {
       const seam = seamOf(queue);
       let prepared: PreparedUniqueAdd;
       try {
@@ -259,13 +271,9 @@ function answerFlow(planned: Planned, reply: unknown): UniqueJobNode {
     case 'done':
       break;
     case 'refused':
-      if (Array.isArray(detail) && detail[0] === 'updated_twice') {
-        throw new InvalidJobInputError([
-          {
-            path: `${node!.path}opts.unique`,
-            message: 'an earlier node of the flow updates the job this key holds (x_update); a flow may update it once',
-          },
-        ]);
+      {
+        const issue = flowRefusalIssue(detail, `${node!.path}opts.unique`, 'node of the flow');
+        if (issue) throw new InvalidJobInputError([issue]);
       }
       // The node's refusal, as a single add of it throws it (DuplicateJobError, a taken id …).
       try {
@@ -281,9 +289,13 @@ function answerFlow(planned: Planned, reply: unknown): UniqueJobNode {
         { path: `${node!.path}opts.jobId`, message: `job ${String(detail)} is already the child of another parent` },
       ]);
     case 'failed':
-      throw new BackendError('bullmq', `unique-flow: node ${node!.path || 'root'} failed after the nodes before it were written`, {
-        written: 'unknown',
-      });
+      throw new BackendError(
+        'bullmq',
+        `unique-flow: node ${node!.path || 'root'} failed while being written (nodes before it, if any, are written)`,
+        {
+          written: 'unknown',
+        },
+      );
     default:
       throw new BackendError('bullmq', `unique-flow answered ${String(answer)}`);
   }
@@ -330,8 +342,7 @@ export function wrapFlowProducer<F extends FlowProducer>(
   };
 
   /** A childless unique root without a parent: the queue's own unique add (one fewer script to compose per add). */
-  const isLoneRoot = (flow: UniqueFlowJob): boolean =>
-    asksUnique(flow.opts) && (flow.children ?? []).length === 0 && flow.opts?.parent === undefined;
+  const isLoneRoot = (flow: UniqueFlowJob, flowOpts?: FlowOpts): boolean => isUniqueNode(flow, flowOpts) && flow.opts?.parent === undefined;
 
   const addLoneRoot = async (flow: UniqueFlowJob, flowOpts?: FlowOpts): Promise<UniqueJobNode> => {
     // A node without data is stored as `{}` by BullMQ's Job; the same payload here.
@@ -345,8 +356,8 @@ export function wrapFlowProducer<F extends FlowProducer>(
 
   const add = async (flow: UniqueFlowJob, opts?: FlowOpts): Promise<UniqueJobNode> => {
     check([flow], false);
-    if (!hasUniqueNode(flow)) return flowProducer.add(flow as FlowJob, opts);
-    if (isLoneRoot(flow)) return addLoneRoot(flow, opts);
+    if (!hasUniqueNode(flow, opts)) return flowProducer.add(flow as FlowJob, opts);
+    if (isLoneRoot(flow, opts)) return addLoneRoot(flow, opts);
     return addUniqueFlow(flow, opts, '', { queueOf, seamOf });
   };
 
@@ -354,7 +365,7 @@ export function wrapFlowProducer<F extends FlowProducer>(
   // order, each in its own script. Like BullMQ's addBulk, the batch is not one transaction.
   const addBulk = async (flows: UniqueFlowJob[]): Promise<UniqueJobNode[]> => {
     check(flows, true);
-    if (!flows.some(hasUniqueNode)) return flowProducer.addBulk(flows as FlowJob[]);
+    if (!flows.some((flow) => hasUniqueNode(flow))) return flowProducer.addBulk(flows as FlowJob[]);
     const plain = flows.filter((flow) => !hasUniqueNode(flow));
     const plainNodes = plain.length > 0 ? await flowProducer.addBulk(plain as FlowJob[]) : [];
     const out: UniqueJobNode[] = [];
@@ -396,4 +407,23 @@ function atNode(error: unknown, path: string): unknown {
     error.issues.map((issue) => ({ ...issue, path: `${path}${issue.path}` })),
     { cause: error },
   );
+}
+
+/**
+ * The input issue for unique-flow's own refusals of a node (lua/unique-flow-1.lua, step 1): a
+ * `reject` node after a node of its key that replaces, updates or touches stored jobs, which the
+ * check pass cannot decide before writing; a replace that would cancel a parent of the flow.
+ * Null for a refusal unique-add answers (a duplicate, a taken id …).
+ */
+export function flowRefusalIssue(detail: unknown, path: string, earlier: string): ValidationIssue | null {
+  if (!Array.isArray(detail)) return null;
+  if (detail[0] === 'undecidable') {
+    const what = detail[1] === 'replace' ? 'replaces' : detail[1] === 'update' ? 'updates (x_update)' : 'touches (last_duplicate)';
+    return {
+      path,
+      message: `an earlier ${earlier} with the same uniqueness key ${what} the jobs this reject would be decided against; it cannot be decided before anything is written: send it on its own`,
+    };
+  }
+  if (detail[0] === 'replaces_parent') return { path, message: `the replace would cancel job ${String(detail[1])}, a parent in this flow` };
+  return null;
 }

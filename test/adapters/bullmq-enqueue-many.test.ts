@@ -91,13 +91,19 @@ describe('bullmq adapter: createBullMQBackend enqueueMany', function () {
     expect(await written()).to.deep.equal(before);
   });
 
-  it('two jobs of a batch updating one stored job (x_update) are refused naming the second; an empty batch is []', async () => {
+  it('x_update then a job of its key: the later one meets the updated job; a reject there is refused before anything is written; [] is []', async () => {
     const update = { keys: ['type'], on_conflict: 'ignore', x_update: { available: ['args'] } } as const;
-    await backend.enqueue(job(1, update));
+    const stored = await backend.enqueue(job(1, update));
+    const results = await backend.enqueueMany([job(2, update), job(3, { keys: ['type'], on_conflict: 'ignore' })]);
+    expect(results.map((result) => [result.outcome, result.job.id])).to.deep.equal([
+      ['updated', stored.job.id],
+      ['deduplicated', stored.job.id],
+    ]);
     const before = await written();
-    const error = await rejection(backend.enqueueMany([job(2, update), job(3, update)]));
+    const error = await rejection(backend.enqueueMany([job(4, update), job(5, { keys: ['type'], on_conflict: 'reject' })]));
     expect((error as unknown as InvalidJobInputError).issues.map((issue) => issue.path)).to.deep.equal(['[1].unique']);
     expect(await written()).to.deep.equal(before);
+    expect((await backend.getJob(stored.job.id))!.args).to.deep.equal({ n: 2 });
     expect(await backend.enqueueMany([])).to.deep.equal([]);
   });
 });

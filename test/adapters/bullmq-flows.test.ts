@@ -40,6 +40,37 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
     expect(await queue.getJobCounts('wait', 'waiting-children')).to.deep.equal({ wait: 1, 'waiting-children': 1 });
   });
 
+  it("queuesOptions[queue].defaultJobOptions.unique applies to the queue's nodes without children (unique: null opts out), never to a parent", async function () {
+    if (flowScriptsProblem() !== null) this.skip();
+    const flow = flows();
+    const queuesOptions = {
+      c: { defaultJobOptions: { unique: { keys: ['type'], on_conflict: 'ignore' } } },
+      p: { defaultJobOptions: { unique: {} } },
+    };
+    const first = await flow.add({ name: 'report', queueName: 'p', children: [{ name: 'fetch', queueName: 'c' }] }, {
+      queuesOptions,
+    } as never);
+    const second = await flow.add(
+      {
+        name: 'report',
+        queueName: 'p',
+        children: [
+          { name: 'fetch', queueName: 'c' },
+          { name: 'fetch', queueName: 'c', opts: { unique: null } },
+        ],
+      },
+      { queuesOptions } as never,
+    );
+    expect((first.children![0]!.job as UniqueJob).unique.outcome).to.equal('created');
+    expect((first.job as UniqueJob).unique).to.equal(undefined);
+    expect((second.children![0]!.job as UniqueJob).unique).to.include({
+      outcome: 'deduplicated',
+      existingJobId: first.children![0]!.job.id,
+    });
+    expect((second.children![1]!.job as UniqueJob).unique).to.equal(undefined);
+    expect(await ctx.queue('c').getJobCounts('wait')).to.deep.equal({ wait: 2 });
+  });
+
   it("a unique root gets its queue's defaultJobOptions from FlowOpts.queuesOptions, under its own options", async () => {
     const flow = flows();
     const node = await flow.add(
@@ -325,21 +356,32 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
       expect((await ctx.queue('c').getJob(updated.id!))!.data).to.deep.equal({ v: 2 });
       expect((await ctx.queue('c').getJob(updated.id!))!.parentKey).to.equal(key('p', first.job.id!));
       expect(await ctx.queue('p').getJobState(second.job.id!)).to.equal('waiting');
-      // Two nodes updating one job in one flow: refused, naming the second, nothing written.
+      // Two nodes updating one job in one flow: the second meets it updated (as if added one by one);
+      // a reject after the update is refused before anything is written (the check cannot replay the update).
+      const twice = await flow.add({
+        name: 'report',
+        queueName: 'p',
+        children: [
+          { name: 'fetch', queueName: 'c', data: { v: 3 }, opts: { unique: update } },
+          { name: 'fetch', queueName: 'c', data: { v: 4 }, opts: { unique: update } },
+        ],
+      });
+      expect(twice.children!.map((child) => (child.job as UniqueJob).unique.outcome)).to.deep.equal(['updated', 'updated']);
+      expect((await ctx.queue('c').getJob(updated.id!))!.data).to.deep.equal({ v: 4 });
       const before = await written();
-      const twice = await rejection(
+      const reject = await rejection(
         flow.add({
           name: 'report',
           queueName: 'p',
           children: [
-            { name: 'fetch', queueName: 'c', data: { v: 3 }, opts: { unique: update } },
-            { name: 'fetch', queueName: 'c', data: { v: 4 }, opts: { unique: update } },
+            { name: 'fetch', queueName: 'c', data: { v: 5 }, opts: { unique: update } },
+            { name: 'fetch', queueName: 'c', data: { v: 6 }, opts: { unique: { keys: ['type'], on_conflict: 'reject' } } },
           ],
         }),
       );
-      expect(isInvalidJobInputError(twice) && twice.issues.map((issue) => issue.path)).to.deep.equal(['children[1].opts.unique']);
+      expect(isInvalidJobInputError(reject) && reject.issues.map((issue) => issue.path)).to.deep.equal(['children[1].opts.unique']);
       expect(await written()).to.deep.equal(before);
-      expect((await ctx.queue('c').getJob(updated.id!))!.data).to.deep.equal({ v: 2 });
+      expect((await ctx.queue('c').getJob(updated.id!))!.data).to.deep.equal({ v: 4 });
     });
 
     it('a unique root under an existing parent (opts.parent) becomes its dependency; a missing parent refuses it, nothing written', async () => {

@@ -28,7 +28,11 @@
        - a plain node whose id names a job of another parent that still exists (BullMQ's -7);
        - every unique node passes ojsUniqueAdd's checks (includes/ojs-unique-add, flow.check); one
          whose key an earlier unique node of this flow is about to insert under sees that node
-         as a candidate (`inflight`), as the write pass will see the real job.
+         as a candidate (`inflight`), as the write pass will see the real job;
+       - a replace does not cancel a job that is a parent of the flow (or its own parent);
+       - a `reject` node of a key an earlier node replaces, updates or touches (x_update,
+         last_duplicate) is refused as "undecidable": the check does not replay those writes to
+         stored jobs, which alone could change its answer.
        The first refusal is the reply.
     2. Insert every node in order (BullMQ's: a parent before its children): plain nodes by
        BullMQ's own script (deferring parent release, as its flow add does), unique nodes by
@@ -39,18 +43,21 @@
 
   Output:
     { "done", { reply, … } }      per node: BullMQ's script's job id, or unique-add's reply
-    { "refused", i, reply }       node i (1-based) refused in step 1 (unique-add's refusal reply,
-                                  or { "updated_twice" }: an earlier node of the flow updates the
-                                  job this node's key holds, x_update)
+    { "refused", i, reply }       node i (1-based) refused in step 1: unique-add's refusal reply,
+                                  { "undecidable", "replace" | "update" | "touch" } or
+                                  { "replaces_parent", id }
     { "parent_missing", i, key }  node i's parent does not exist; nothing written
     { "parent_taken", i, id }     plain node i's id names a job another parent waits for
     { "failed", i, reply }        node i failed in step 2; never expected (step 1 checks every cause)
                                   and the nodes before it were written
 
   All-or-nothing, by construction: step 1 reads only and holds every check that can refuse, and
-  in the same script (nothing runs in between) the write pass decides exactly as it did: the state
-  it reads differs only by this flow's own inserts, which step 1 accounts for, and by time, which
-  can only end windows (fewer duplicates, never a new refusal). Idempotent: a re-sent flow finds
+  in the same script (nothing runs in between), at the same clock (one TIME, node i at base + i
+  µs), the write pass decides as it did for every node: what it reads differs from what step 1
+  read only by this flow's earlier writes, which are inserts (modelled as `inflight`
+  candidates), or replaces, updates and touches of stored jobs, after which no `reject` node of
+  that key is let through; a node whose answer is not a refusal may still differ (an ignore
+  after an update meets the updated job), which writes nothing that could fail. Idempotent: a re-sent flow finds
   its unique nodes' tokens (their replies replayed) and its plain nodes' ids (BullMQ answers a
   known id with the job).
 ]]
@@ -117,10 +124,31 @@ for _ = 1, parentCount do
   cursor = cursor + 4
 end
 
+-- One clock for the whole flow, the same in both passes: node i decides at `base + i` µs, so
+-- the nodes' insertion order is their order in the flow.
+local time = rcall("TIME")
+local baseUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
+local function clockOf(i)
+  local us = baseUs + i
+  return math.floor(us / 1000), us
+end
+
+-- Every parent a node names (a node of the flow, or the flow's own parent): a replace must not
+-- cancel one (BullMQ's add would then miss its parent, after the replace archived it).
+local parentKeys = {}
+for _, node in ipairs(nodes) do
+  local parentKey = node.args[BULLMQ_ARG_PARENT_KEY]
+  if parentKey ~= nil then parentKeys[parentKey] = true end
+end
+
 -- 1. Check.
 local flowJobs = {}
 local inflight = {}
-local updated = {}
+-- Per key: what an earlier node of the flow does to the key's stored jobs beyond inserting
+-- (replace cancels them, update moves them, a last_duplicate answer touches them). The check pass
+-- does not replay those writes, so a later `reject` node of the key, which only they could turn
+-- into a refusal in the write pass, is refused here instead ("undecidable").
+local changes = {}
 for i, node in ipairs(nodes) do
   local args = node.args
   local jobKey = args[BULLMQ_ARG_KEY_PREFIX] .. args[BULLMQ_ARG_CUSTOM_ID]
@@ -130,22 +158,28 @@ for i, node in ipairs(nodes) do
   end
   if node.kind == "unique" then
     local slot = node.keys[12] .. "\0" .. node.argv[6]
-    -- An update moves the job it updates (its due time, hence its state), which the check pass
-    -- does not replay: a second node of the key could then decide otherwise when written.
-    if updated[slot] then return { "refused", i, { "updated_twice" } } end
-    local reply, action = ojsUniqueAdd(node.keys, node.argv, { check = true, inflight = inflight[slot] })
+    if changes[slot] ~= nil and node.argv[7] == "reject" then return { "refused", i, { "undecidable", changes[slot] } } end
+    local nowMs, nowUs = clockOf(i)
+    local reply, action, cancel, scheduledAt, touch =
+      ojsUniqueAdd(node.keys, node.argv, { check = true, inflight = inflight[slot], nowMs = nowMs, nowUs = nowUs })
     if reply ~= nil then return { "refused", i, reply } end
-    if action == "update" then updated[slot] = true end
+    for _, duplicate in ipairs(cancel or {}) do
+      -- (A job of this flow, `inflight`, is a leaf: never a parent.)
+      if not duplicate.inflight and parentKeys[duplicate.base .. duplicate.id] then
+        return { "refused", i, { "replaces_parent", duplicate.id } }
+      end
+    end
+    if action == "replace" or action == "update" then changes[slot] = action
+    elseif touch ~= nil and changes[slot] == nil then changes[slot] = "touch" end
     -- A node without a policy (enqueueMany's plain jobs) is nobody's duplicate.
     if (action == "insert" or action == "replace") and node.argv[6] ~= "" then
       local opts = cmsgpack.unpack(node.argv[3])
-      local time = rcall("TIME")
-      local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
       local delay = tonumber(opts[BULLMQ_OPT_DELAY]) or 0
-      local candidate = { id = args[BULLMQ_ARG_CUSTOM_ID], queue = node.argv[5], created = nowMs,
-        seq = tonumber(time[1]) * 1000000 + tonumber(time[2]), inflight = true,
-        state = (delay > 0 and "scheduled") or "available" }
-      if delay > 0 then candidate.due, candidate.sched = nowMs + delay, nowMs + delay end
+      local due = (delay > 0 and nowMs + delay) or nil
+      -- replace_except_schedule: the new job takes the scheduled duplicate's due time.
+      if scheduledAt ~= nil then due = math.max(scheduledAt, nowMs + 1) end
+      local candidate = { id = args[BULLMQ_ARG_CUSTOM_ID], queue = node.argv[5], created = nowMs, seq = nowUs,
+        inflight = true, state = (due ~= nil and "scheduled") or "available", due = due, sched = due }
       -- A replace cancels every duplicate, the flow's own included: only the new job is left.
       if action == "replace" then inflight[slot] = { candidate }
       else
@@ -155,9 +189,9 @@ for i, node in ipairs(nodes) do
     end
   elseif rcall("EXISTS", jobKey) == 1 then
     -- BullMQ's add answers a known id with that job and makes it this parent's child, unless
-    -- another parent that still exists waits for it (-7, after the nodes before it were written).
+    -- another parent that still exists (or that this flow creates) waits for it: -7.
     local owner = rcall("HGET", jobKey, "parentKey")
-    if owner and owner ~= parentKey and parentKey ~= nil and rcall("EXISTS", owner) == 1 then
+    if owner and owner ~= parentKey and parentKey ~= nil and (flowJobs[owner] or rcall("EXISTS", owner) == 1) then
       return { "parent_taken", i, args[BULLMQ_ARG_CUSTOM_ID] }
     end
   end
@@ -170,29 +204,35 @@ local replies = {}
 -- their new child) is in.
 local detached = {}
 local function detachLater(jobKey, nowMs) ojsDetachChild(jobKey, nowMs, detached) end
+local function release(list, nowMs)
+  for _, parent in ipairs(list) do
+    __bullmq_releaseParentIfNoPendingDependencies({ parent[1], parent[2] }, { parent[3], parent[4], nowMs })
+  end
+end
 for i, node in ipairs(nodes) do
   local reply
+  local failed = false
   if node.kind == "unique" then
-    reply = ojsUniqueAdd(node.keys, node.argv, { check = false, detach = detachLater })
+    local nowMs, nowUs = clockOf(i)
+    reply = ojsUniqueAdd(node.keys, node.argv, { check = false, detach = detachLater, nowMs = nowMs, nowUs = nowUs })
     local answer = reply[1]
-    if answer ~= "created" and answer ~= "replaced" and answer ~= "ignored" and answer ~= "updated" then
-      return { "failed", i, reply }
-    end
+    failed = answer ~= "created" and answer ~= "replaced" and answer ~= "ignored" and answer ~= "updated"
   else
     reply = PLAIN[node.kind](node.keys, node.argv)
-    if type(reply) == "number" and reply < 0 then return { "failed", i, reply } end
+    failed = type(reply) == "number" and reply < 0
+  end
+  if failed then
+    -- Never expected (step 1 checks every cause). A parent a replace already took a child from
+    -- is not left waiting for nothing.
+    release(detached, clockOf(i))
+    return { "failed", i, reply }
   end
   replies[i] = reply
 end
 
 -- 3. Release.
-local time = rcall("TIME")
-local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-for _, parent in ipairs(parents) do
-  __bullmq_releaseParentIfNoPendingDependencies({ parent[1], parent[2] }, { parent[3], parent[4], nowMs })
-end
-for _, parent in ipairs(detached) do
-  __bullmq_releaseParentIfNoPendingDependencies({ parent[1], parent[2] }, { parent[3], parent[4], nowMs })
-end
+local nowMs = clockOf(#nodes + 1)
+release(parents, nowMs)
+release(detached, nowMs)
 
 return { "done", replies }

@@ -4,10 +4,13 @@
   that unique-flow runs it once per unique node of a flow tree.
 
   flow: nil for unique-add itself. For unique-flow, a table:
-    check     true: steps 1-4 only, nothing written: returns nil and the action when the add
-              would go ahead (insert, replace, update, ignore; "replay" for a re-run of this very
-              add), the refusal reply otherwise (duplicate / active, id_exists, refused_option).
+    check     true: steps 1-4 only, nothing written: returns nil, the action, the jobs a replace
+              would cancel, its scheduledAt and the jobs an answer would touch (ojsDecideConflict)
+              when the add would go ahead (insert, replace, update, ignore; "replay" for a re-run
+              of this very add), the refusal reply otherwise (duplicate / active, id_exists,
+              refused_option, counter_id_taken).
               A duplicate found among `inflight` (below) is answered from it.
+    nowMs, nowUs  the flow's clock for this node (the same in both passes); nil: Redis TIME.
     inflight  nil or candidates (includes/ojs-decide-conflict) for the nodes of the same flow that
               this check pass has already found will be inserted under the same key: the
               decision sees them as the write pass will see the real jobs.
@@ -18,9 +21,15 @@
   checked the parent exists.
 ]]
 local function ojsUniqueAdd(KEYS, ARGV, flow)
-  local time = rcall("TIME")
-  local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-  local nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  local nowMs, nowUs
+  if flow ~= nil and flow.nowUs ~= nil then
+    -- One clock for a node's check and its write: both passes decide at the same instant.
+    nowMs, nowUs = flow.nowMs, flow.nowUs
+  else
+    local time = rcall("TIME")
+    nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+    nowUs = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  end
 
   local rootPrefix = ARGV[4]
   local queueName = ARGV[5]
@@ -77,7 +86,7 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
   if action ~= "insert" and action ~= "replace" and action ~= "update" then
     if checking then
       -- Only a refusal stops a flow. One met in the flow itself has nothing stored to touch.
-      if action ~= "reject" and action ~= "reject_active" then return nil, action end
+      if action ~= "reject" and action ~= "reject_active" then return nil, action, nil, nil, touch end
       if existing.inflight then return { "duplicate", existing.id, existing.state, existing.queue, nowMs } end
     end
     if ojsTouch(touch, policy, tonumber(ARGV[17]), nowMs) then changed = true end
@@ -91,8 +100,13 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
   -- A parent only through unique-flow, which inserts it and its dependency bookkeeping in the same script.
   if args[BULLMQ_ARG_PARENT_KEY] ~= nil and flow == nil then return { "refused_option", "opts.parent" } end
   if opts[BULLMQ_OPT_DEDUPLICATION] ~= nil then return { "refused_option", "opts.deduplication" } end
-  -- A flow node's id is always its own (BullMQ gives every node one): no counter id to check.
-  if checking then return nil, action end
+  if checking then
+    -- A replace with a counter id (queue.add's id, a lone node under a parent) names it first.
+    if action == "replace" and customId == "" and rcall("EXISTS", queueBase .. bullmqNextCounterId(KEYS[4])) == 1 then
+      return { "counter_id_taken", bullmqNextCounterId(KEYS[4]) }
+    end
+    return nil, action, cancel, scheduledAt, touch
+  end
 
   if action == "update" then
     -- x_update (includes/ojs-update-job): the existing job takes the new job's values in place,
