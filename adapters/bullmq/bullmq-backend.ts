@@ -328,6 +328,10 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
 
   async #enqueueMany(inputs: readonly JobInput[]): Promise<EnqueueResult[]> {
     const plans = inputs.map((input, index) => atIndex(index, () => this.#plan(input)));
+    // Every job of a batch joins its queue to the id-claim set in the script (one by one, an
+    // enqueue registers its queue after writing): a later job's id claim then sees it, as it would
+    // have one by one.
+    for (const plan of plans) plan.request.idClaimQueues = queueRegistryKey(`${this.prefix}:`);
     const seen = new Map<string, number>();
     plans.forEach(({ input }, index) => {
       if (input.id === undefined) return;

@@ -421,7 +421,7 @@ export function flowRefusalIssue(detail: unknown, path: string, earlier: string)
     const what = detail[1] === 'replace' ? 'replaces' : detail[1] === 'update' ? 'updates (x_update)' : 'touches (last_duplicate)';
     return {
       path,
-      message: `an earlier ${earlier} with the same uniqueness key ${what} the jobs this reject would be decided against; it cannot be decided before anything is written: send it on its own`,
+      message: `an earlier ${earlier} with the same uniqueness key ${what} the jobs this node would be decided against, which could turn its answer into a refusal; it cannot be decided before anything is written: send it on its own`,
     };
   }
   if (detail[0] === 'replaces_parent') return { path, message: `the replace would cancel job ${String(detail[1])}, a parent in this flow` };

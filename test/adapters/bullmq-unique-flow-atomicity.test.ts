@@ -92,6 +92,52 @@ describe('bullmq adapter: unique-flow refuses before writing what it could not f
     expect(await snapshot()).to.deep.equal(before);
   });
 
+  it("§5.2 a replace after a node of its key that updates the flow's root (x_update promotes it) is refused: it could then cancel the root", async function () {
+    if (flowScriptsProblem() !== null) this.skip();
+    const queue = withUniqueness(ctx.queue('q'));
+    const update = { keys: ['type'], on_conflict: 'ignore', x_update: { scheduled: ['scheduled_at'] } } as const;
+    await queue.add('sync', { n: 0 }, { unique: update, jobId: 'P1', delay: 3_600_000 });
+    const before = await snapshot();
+    const error = await rejection(
+      flows().add({
+        name: 'root',
+        queueName: 'q',
+        opts: { jobId: 'P1' },
+        children: [
+          { name: 'sync', queueName: 'q', data: { n: 1 }, opts: { unique: update } },
+          {
+            name: 'sync',
+            queueName: 'q',
+            data: { n: 2 },
+            opts: { unique: { keys: ['type'], states: ['available'], on_conflict: 'replace' } },
+          },
+        ],
+      }),
+    );
+    expect(paths(error)).to.deep.equal(['children[1].opts.unique']);
+    expect(await snapshot()).to.deep.equal(before);
+  });
+
+  it('enqueueMany: an id claim sees the queues earlier jobs of the batch join (a plain BullMQ job holding the id there)', async () => {
+    const jobs = backend();
+    await ctx.queue('qa').add('plain', {}, { jobId: 'Y1' });
+    await ctx.queue('qc').add('plain', {}, { jobId: 'Y2' });
+    const before = await snapshot();
+    for (const first of [
+      { queue: 'qa', id: 'Z1' },
+      { queue: 'qc', unique: {} },
+    ]) {
+      const error = await rejection(
+        jobs.enqueueMany([
+          { type: 't', args: { n: 1 }, ...first },
+          { type: 't', args: { n: 2 }, queue: 'qb', id: first.queue === 'qa' ? 'Y1' : 'Y2' },
+        ]),
+      );
+      expect(paths(error)).to.deep.equal(['[1].id']);
+    }
+    expect(await snapshot()).to.deep.equal(before);
+  });
+
   for (const [title, first, second] of [
     [
       "a replace_except_schedule (the new job takes the stored job's due time)",
@@ -100,12 +146,22 @@ describe('bullmq adapter: unique-flow refuses before writing what it could not f
     ],
     ['a replace (the stored job becomes cancelled)', replace, { keys: ['type'], states: ['cancelled'], on_conflict: 'reject' }],
     [
+      'an ignore under x_period_anchor last_duplicate, before a replace (the stored job is touched)',
+      { keys: ['type'], period: 'PT1H', x_period_anchor: 'last_duplicate', on_conflict: 'ignore' },
+      { keys: ['type'], period: 'PT1S', x_period_anchor: 'last_duplicate', on_conflict: 'replace' },
+    ],
+    [
+      'an x_update of the due time, before a replace anchored on it',
+      { keys: ['type'], on_conflict: 'ignore', x_update: { scheduled: ['scheduled_at'] } },
+      { keys: ['type'], period: 'PT1S', x_period_anchor: 'scheduled_at', on_conflict: 'replace' },
+    ],
+    [
       'an ignore under x_period_anchor last_duplicate (the stored job is touched)',
       { keys: ['type'], period: 'PT1H', x_period_anchor: 'last_duplicate', on_conflict: 'ignore' },
       { keys: ['type'], period: 'PT1S', x_period_anchor: 'last_duplicate', on_conflict: 'reject' },
     ],
   ] as const) {
-    it(`enqueueMany: a reject after ${title} of its key is refused before anything is written`, async () => {
+    it(`enqueueMany: a reject or replace after ${title} of its key is refused before anything is written`, async () => {
       const jobs = backend();
       await jobs.enqueue({ type: 't', args: { n: 0 }, unique: first, scheduled_at: new Date(Date.now() + 3_600_000) });
       const before = await snapshot();

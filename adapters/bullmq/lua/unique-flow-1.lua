@@ -31,8 +31,10 @@
          as a candidate (`inflight`), as the write pass will see the real job;
        - a replace does not cancel a job that is a parent of the flow (or its own parent);
        - a `reject` node of a key an earlier node replaces, updates or touches (x_update,
-         last_duplicate) is refused as "undecidable": the check does not replay those writes to
-         stored jobs, which alone could change its answer.
+         last_duplicate), or a `replace` node of a key an earlier node updates or touches, is
+         refused as "undecidable": the check does not replay those writes to stored jobs, which
+         alone could turn its answer into a refusal (or a replace of a job not seen before);
+       - an id claim also looks in the queues earlier nodes add to the id-claim set.
        The first refusal is the reply.
     2. Insert every node in order (BullMQ's: a parent before its children): plain nodes by
        BullMQ's own script (deferring parent release, as its flow add does), unique nodes by
@@ -149,6 +151,9 @@ local inflight = {}
 -- does not replay those writes, so a later `reject` node of the key, which only they could turn
 -- into a refusal in the write pass, is refused here instead ("undecidable").
 local changes = {}
+-- The queues earlier nodes add to the id-claim set (ARGV[15]) when written: a later node's id
+-- claim in the check pass looks there too, as it will in the write pass.
+local joining = {}
 for i, node in ipairs(nodes) do
   local args = node.args
   local jobKey = args[BULLMQ_ARG_KEY_PREFIX] .. args[BULLMQ_ARG_CUSTOM_ID]
@@ -158,10 +163,16 @@ for i, node in ipairs(nodes) do
   end
   if node.kind == "unique" then
     local slot = node.keys[12] .. "\0" .. node.argv[6]
-    if changes[slot] ~= nil and node.argv[7] == "reject" then return { "refused", i, { "undecidable", changes[slot] } } end
+    -- A reject can become a refusal, and a replace can meet an active job or a parent it did not
+    -- count before (a touch or an update moves the window or the due time; a replace only adds
+    -- cancelled jobs, which a later replace archives again without failing).
+    local onConflict, change = node.argv[7], changes[slot]
+    if change ~= nil and (onConflict == "reject" or (change ~= "replace" and onConflict ~= "ignore")) then
+      return { "refused", i, { "undecidable", change } }
+    end
     local nowMs, nowUs = clockOf(i)
     local reply, action, cancel, scheduledAt, touch =
-      ojsUniqueAdd(node.keys, node.argv, { check = true, inflight = inflight[slot], nowMs = nowMs, nowUs = nowUs })
+      ojsUniqueAdd(node.keys, node.argv, { check = true, inflight = inflight[slot], nowMs = nowMs, nowUs = nowUs, joining = joining })
     if reply ~= nil then return { "refused", i, reply } end
     for _, duplicate in ipairs(cancel or {}) do
       -- (A job of this flow, `inflight`, is a leaf: never a parent.)
@@ -169,6 +180,7 @@ for i, node in ipairs(nodes) do
         return { "refused", i, { "replaces_parent", duplicate.id } }
       end
     end
+    if (action == "insert" or action == "replace") and node.argv[15] ~= "" then joining[node.argv[5]] = true end
     if action == "replace" or action == "update" then changes[slot] = action
     elseif touch ~= nil and changes[slot] == nil then changes[slot] = "touch" end
     -- A node without a policy (enqueueMany's plain jobs) is nobody's duplicate.

@@ -1,19 +1,24 @@
 --[[
-  ojsIdTaken(rootPrefix, queueName, queueBase, customId, queueSet) -> whether a caller-chosen id
-  is already in use
+  ojsIdTaken(rootPrefix, queueName, queueBase, customId, queueSet, joining) -> whether a
+  caller-chosen id is already in use
 
   Taken = a job hash or a cancelled archive under that id, in this queue, or, when `queueSet`
   is not "" (the backend's OJS ids, unique across queues), in any queue of that set. Shared by
   unique-add (which refuses before writing) and unique-probe (which answers the same way, so a
-  probe can never turn an id clash into a duplicate).
+  probe can never turn an id clash into a duplicate). `joining` (nil, or a set of queue names):
+  queues not in the set yet that earlier nodes of a unique-flow will add to it when written, for
+  its check pass, which writes nothing.
 ]]
-local function ojsIdTaken(rootPrefix, queueName, queueBase, customId, queueSet)
+local function ojsIdTaken(rootPrefix, queueName, queueBase, customId, queueSet, joining)
   local function exists(base)
     return rcall("EXISTS", base .. customId) == 1 or rcall("EXISTS", base .. "ojs:cancelled:" .. customId) == 1
   end
   if exists(queueBase) then return true end
   if queueSet ~= "" then
     for _, other in ipairs(rcall("SMEMBERS", queueSet)) do
+      if other ~= queueName and exists(rootPrefix .. other .. ":") then return true end
+    end
+    for other in pairs(joining or {}) do
       if other ~= queueName and exists(rootPrefix .. other .. ":") then return true end
     end
   end

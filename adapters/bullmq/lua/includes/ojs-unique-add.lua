@@ -11,6 +11,7 @@
               refused_option, counter_id_taken).
               A duplicate found among `inflight` (below) is answered from it.
     nowMs, nowUs  the flow's clock for this node (the same in both passes); nil: Redis TIME.
+    joining   the queues earlier nodes will add to the id-claim set (includes/ojs-id-taken).
     inflight  nil or candidates (includes/ojs-decide-conflict) for the nodes of the same flow that
               this check pass has already found will be inserted under the same key: the
               decision sees them as the write pass will see the real jobs.
@@ -51,7 +52,7 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
   -- 2. The id claim. The backend's ids are OJS ids, unique across queues (ARGV[15]): checked here,
   -- in the script that inserts, so two concurrent enqueues of one id (any queues, with or without a
   -- policy) cannot both pass. A re-run of this very add finds its own token on the job first.
-  if customId ~= "" and ojsIdTaken(rootPrefix, queueName, queueBase, customId, queueSet) then
+  if customId ~= "" and ojsIdTaken(rootPrefix, queueName, queueBase, customId, queueSet, flow ~= nil and flow.joining or nil) then
     local location = request ~= "" and ojsOwnJob(queueBase, customId, request)
     if location then
       -- A re-run of this very flow goes ahead: its write pass answers with the first run's reply.
