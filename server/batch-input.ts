@@ -4,7 +4,7 @@
  * backend cannot hold (`pending`), and caller-chosen ids (distinct within the batch, not taken).
  * Issues name the job as the request does: `jobs[2].unique.period`.
  */
-import { InvalidJobInputError, type ValidationIssue } from '../src/errors.js';
+import { InvalidJobInputError, underPath, type ValidationIssue } from '../src/errors.js';
 import type { UniqueExtension } from '../src/unique-policy.js';
 import { prepareUnique } from '../src/unique-enqueue.js';
 import type { GatewayJobInput } from './gateway-store.js';
@@ -18,10 +18,7 @@ export function validateAt(input: GatewayJobInput, index: number, extensions: re
   try {
     prepareUnique(job, { extensions });
   } catch (error) {
-    if (error instanceof InvalidJobInputError) {
-      throw new InvalidJobInputError(error.issues.map((issue) => ({ ...issue, path: `jobs[${index}].${issue.path}` })));
-    }
-    throw error;
+    throw underPath(error, `jobs[${index}].`);
   }
 }
 

@@ -196,6 +196,18 @@ export function isInvalidJobInputError(value: unknown): value is InvalidJobInput
   return value instanceof InvalidJobInputError || brandOf(value) === 'invalid_request';
 }
 
+/**
+ * `error` with each issue's path under `prefix` (`[2].`, `children[0].`): the input was one part
+ * of a larger call (a batch's job, a flow's node). Any other error, or an empty prefix, unchanged.
+ */
+export function underPath(error: unknown, prefix: string): unknown {
+  if (!isInvalidJobInputError(error) || prefix === '') return error;
+  return new InvalidJobInputError(
+    error.issues.map((issue) => ({ ...issue, path: `${prefix}${issue.path}` })),
+    { cause: error },
+  );
+}
+
 export function isBackendError(value: unknown): value is BackendError {
   return value instanceof BackendError || brandOf(value) === 'backend_error';
 }

@@ -13,7 +13,7 @@
  */
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
-import { BackendError, InvalidJobInputError } from '../../src/errors.js';
+import { BackendError, InvalidJobInputError, underPath } from '../../src/errors.js';
 import type { JobInput, OjsJob, OjsJobState } from '../../src/job.js';
 import { prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
 import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
@@ -24,9 +24,8 @@ import { bullmqPriority, ojsJobView } from './bullmq-ojs-job-view.js';
 import { typedErrorFor } from './bullmq-cluster.js';
 import { backendErrorFor, errorForReply } from './bullmq-reply-errors.js';
 import { keepOptionsFor } from './bullmq-retention.js';
-import { checkConnection, internalsOf, isIoredis, unsupported, writeQueueMeta } from './bullmq-host.js';
-import { COMMANDS, runScript, composedScripts, flowScriptsProblem } from './bullmq-script-set.js';
-import type { ScriptArgument } from './bullmq-script-command.js';
+import { checkConnection, internalsOf, isIoredis, writeQueueMeta } from './bullmq-host.js';
+import { COMMANDS, runScript, composedScripts } from './bullmq-script-set.js';
 import { queueBase, queueRegistryKey, type IndexKey } from './bullmq-sidecar-keys.js';
 import {
   findHeldJob,
@@ -47,7 +46,7 @@ import {
   type UniqueAddRequest,
 } from './bullmq-unique-add.js';
 import { DEFAULT_CANCELLED_RETENTION_MS } from './with-uniqueness.js';
-import { flowRefusalIssue } from './with-unique-flows.js';
+import { flowRefusalIssue, requireUniqueFlow, runUniqueFlow, uniqueFlowArgs, uniqueNodeArgs } from './bullmq-unique-flow.js';
 
 /** `maxRetriesPerRequest` of a client the backend creates: a command waits for at most this many reconnects. */
 export const DEFAULT_MAX_RETRIES_PER_REQUEST = 2;
@@ -327,7 +326,13 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
   }
 
   async #enqueueMany(inputs: readonly JobInput[]): Promise<EnqueueResult[]> {
-    const plans = inputs.map((input, index) => atIndex(index, () => this.#plan(input)));
+    const plans = inputs.map((input, index) => {
+      try {
+        return this.#plan(input);
+      } catch (error) {
+        throw underPath(error, `[${index}].`);
+      }
+    });
     // Every job of a batch joins its queue to the id-claim set in the script (one by one, an
     // enqueue registers its queue after writing): a later job's id claim then sees it, as it would
     // have one by one.
@@ -340,53 +345,47 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       seen.set(input.id, index);
     });
     if (plans.length === 0) return [];
-    const problem = flowScriptsProblem({ tree: false });
-    if (problem) throw unsupported(`${problem}; enqueueMany needs it`);
+    requireUniqueFlow(false, 'enqueueMany');
     for (const queue of new Set(plans.map((plan) => plan.queue))) await this.#whenReady(queue);
     const adds: PreparedUniqueAdd[] = [];
-    for (const [index, plan] of plans.entries()) adds.push(await atIndexAsync(index, () => prepareUniqueAdd(plan.request)));
+    for (const [index, plan] of plans.entries()) {
+      try {
+        adds.push(await prepareUniqueAdd(plan.request));
+      } catch (error) {
+        throw underPath(error, `[${index}].`);
+      }
+    }
     // One unique-flow of nodes without a parent: every job checked before any is written.
-    const args: ScriptArgument[] = [internalsOf(plans[0]!.queue).keys.meta!, adds.length];
-    for (const [index, add] of adds.entries()) {
-      const [bullmqArgs, data, bullmqOpts, ...ojs] = add.argv;
-      args.push(
-        'unique',
-        ...add.keys,
-        internalsOf(plans[index]!.queue).keys['waiting-children']!,
-        bullmqArgs!,
-        data!,
-        bullmqOpts!,
-        ...ojs.map(String),
-      );
+    const nodes = adds.map((add, index) => uniqueNodeArgs(add, internalsOf(plans[index]!.queue).keys['waiting-children']!));
+    const reply = await runUniqueFlow(this.client, uniqueFlowArgs(internalsOf(plans[0]!.queue).keys.meta!, nodes, []));
+    switch (reply.answer) {
+      case 'done':
+        break;
+      case 'refused': {
+        const issue = flowRefusalIssue(reply.detail, `[${reply.node}].unique`, 'job of the batch');
+        if (issue) throw new InvalidJobInputError([issue]);
+        try {
+          decodeUniqueAddReply(adds[reply.node]!, reply.detail);
+        } catch (error) {
+          throw underPath(error, `[${reply.node}].`);
+        }
+        throw new BackendError('bullmq', `unique-flow refused job [${reply.node}] without a refusal`, { written: false });
+      }
+      case 'failed':
+        throw new BackendError(
+          'bullmq',
+          `enqueueMany: job [${reply.node}] failed while being written (jobs before it, if any, are written)`,
+          {
+            written: 'unknown',
+          },
+        );
+      default:
+        // Parents only: a batch has none.
+        throw new BackendError('bullmq', `enqueueMany: unique-flow answered ${reply.answer}`, { written: false });
     }
-    args.push(0);
-    let reply: unknown;
-    try {
-      reply = await runScript(this.client, COMMANDS.uniqueFlow, args);
-    } catch (error) {
-      throw typedErrorFor(error);
-    }
-    if (!Array.isArray(reply)) throw new BackendError('bullmq', `unique-flow answered ${String(reply)}`);
-    const [answer, second, detail] = reply as [string, unknown, unknown];
-    if (answer === 'refused') {
-      const index = Number(second) - 1;
-      const issue = flowRefusalIssue(detail, `[${index}].unique`, 'job of the batch');
-      if (issue) throw new InvalidJobInputError([issue]);
-      atIndex(index, () => decodeUniqueAddReply(adds[index]!, detail));
-      throw new BackendError('bullmq', `unique-flow refused job [${index}] without a refusal`, { written: false });
-    }
-    if (answer === 'failed')
-      throw new BackendError(
-        'bullmq',
-        `enqueueMany: job [${Number(second) - 1}] failed while being written (jobs before it, if any, are written)`,
-        {
-          written: 'unknown',
-        },
-      );
-    if (answer !== 'done') throw new BackendError('bullmq', `unique-flow answered ${String(answer)}`);
-    const replies = second as unknown[];
     const results: EnqueueResult[] = [];
-    for (const [index, plan] of plans.entries()) results.push(await this.#answer(plan, decodeUniqueAddReply(adds[index]!, replies[index])));
+    for (const [index, plan] of plans.entries())
+      results.push(await this.#answer(plan, decodeUniqueAddReply(adds[index]!, reply.replies[index])));
     return results;
   }
 
@@ -562,29 +561,4 @@ function callerTimeout(client: Redis | Cluster): number | undefined {
 function isJobId(id: string): boolean {
   if (typeof id !== 'string' || id === '') return false;
   return !id.includes(':') || (id.split(':').length === 3 && !id.startsWith('ojs:'));
-}
-
-/** An input error of job `index` of a batch, its paths prefixed (`[2].unique.period`). */
-function atIndex<T>(index: number, body: () => T): T {
-  try {
-    return body();
-  } catch (error) {
-    throw indexed(error, index);
-  }
-}
-
-async function atIndexAsync<T>(index: number, body: () => Promise<T>): Promise<T> {
-  try {
-    return await body();
-  } catch (error) {
-    throw indexed(error, index);
-  }
-}
-
-function indexed(error: unknown, index: number): unknown {
-  if (!(error instanceof InvalidJobInputError)) return error;
-  return new InvalidJobInputError(
-    error.issues.map((issue) => ({ ...issue, path: `[${index}].${issue.path}` })),
-    { cause: error },
-  );
 }

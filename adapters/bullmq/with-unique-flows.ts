@@ -18,12 +18,19 @@
  */
 import { randomUUID } from 'node:crypto';
 import { FlowProducer, Queue, type FlowJob, type FlowOpts, type Job, type JobNode } from 'bullmq';
-import { BackendError, InvalidJobInputError, isInvalidJobInputError, type ValidationIssue } from '../../src/errors.js';
-import { encodeNode, internalsOf, queueClient, validateJobOptions, unsupported, type FlowParentKeyOpts } from './bullmq-host.js';
-import { COMMANDS, flowScriptsProblem, runScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
+import { BackendError, InvalidJobInputError, underPath, type ValidationIssue } from '../../src/errors.js';
+import { encodeNode, internalsOf, queueClient, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
+import { UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
 import type { ScriptArgument } from './bullmq-script-command.js';
-import { typedErrorFor } from './bullmq-cluster.js';
 import type { PreparedUniqueAdd } from './bullmq-unique-add.js';
+import {
+  flowRefusalIssue,
+  requireUniqueFlow,
+  runUniqueFlow,
+  uniqueFlowArgs,
+  uniqueNodeArgs,
+  type UniqueFlowReply,
+} from './bullmq-unique-flow.js';
 import type { FlowNodeSeam, UniqueJob, UniqueJobsOptions, UniqueQueue, WithUniquenessOptions } from './with-uniqueness.js';
 
 /** A flow node whose options may carry `unique` / `ojsMeta` (a node without children only). */
@@ -158,18 +165,9 @@ async function plan(
       try {
         prepared = await seam.prepare(node.name, data, opts, link);
       } catch (error) {
-        throw atNode(error, path);
+        throw underPath(error, path);
       }
-      const [bullmqArgs, bullmqData, bullmqOpts, ...ojs] = prepared.argv;
-      entry = {
-        path,
-        kind: 'unique',
-        keys: [...prepared.keys, internals.keys['waiting-children']!],
-        argv: [bullmqArgs!, bullmqData!, bullmqOpts!, ...ojs.map(String)],
-        job: prepared.job,
-        prepared,
-        seam,
-      };
+      entry = { path, ...uniqueNodeArgs(prepared, internals.keys['waiting-children']!), job: prepared.job, prepared, seam };
       planned.seams.add(seam);
     } else {
       const { unique: _none, ojsMeta: _meta, jobId: _id, ...plain } = opts;
@@ -210,8 +208,8 @@ export interface PreparedUniqueFlow {
   args: ScriptArgument[];
   /** The root's Job (never stored when the flow is refused) and, for a unique root, its key. */
   root: { job: Job; uniquenessKey: string };
-  /** The tree for unique-flow's reply; throws the typed error of a refusal. */
-  answer(reply: unknown): UniqueJobNode;
+  /** The tree for unique-flow's reply (`readUniqueFlowReply`); throws the typed error of a refusal. */
+  answer(reply: UniqueFlowReply): UniqueJobNode;
   /** Records the queues of the unique nodes in their prefix's queue set, after a write. */
   register(): Promise<void>;
 }
@@ -227,15 +225,11 @@ export async function prepareUniqueFlow(
   queues: FlowQueues,
 ): Promise<PreparedUniqueFlow> {
   const tree = (flow.children ?? []).length > 0;
-  const problem = flowScriptsProblem({ tree });
-  if (problem) throw unsupported(`${problem}; ${tree ? 'a flow tree with unique nodes needs it' : 'a unique job with a parent needs it'}`);
+  requireUniqueFlow(tree, tree ? 'a flow tree with unique nodes' : 'a unique job with a parent');
   const planned = await plan(flow, flowOpts, pathPrefix, queues);
-  const args: ScriptArgument[] = [planned.root.keys[2]!, planned.nodes.length];
-  for (const node of planned.nodes) args.push(node.kind, ...node.keys, ...node.argv);
-  args.push(planned.parents.size);
-  for (const parent of planned.parents.values()) args.push(...parent);
   return {
-    args,
+    // Routed by the root's meta key (a Cluster's slot: every key of a flow shares one).
+    args: uniqueFlowArgs(planned.root.keys[2]!, planned.nodes, [...planned.parents.values()]),
     root: { job: planned.root.job, uniquenessKey: planned.root.prepared?.request.prepared?.key ?? '' },
     answer: (reply) => answerFlow(planned, reply),
     register: async () => {
@@ -252,55 +246,44 @@ export async function addUniqueFlow(
   queues: FlowQueues,
 ): Promise<UniqueJobNode> {
   const prepared = await prepareUniqueFlow(flow, flowOpts, pathPrefix, queues);
-  let reply: unknown;
-  try {
-    reply = await runScript(await queueClient(queues.queueOf(flow).unwrapped), COMMANDS.uniqueFlow, prepared.args);
-  } catch (error) {
-    throw typedErrorFor(error);
-  }
-  const tree = prepared.answer(reply);
+  const tree = prepared.answer(await runUniqueFlow(await queueClient(queues.queueOf(flow).unwrapped), prepared.args));
   await prepared.register();
   return tree;
 }
 
-function answerFlow(planned: Planned, reply: unknown): UniqueJobNode {
-  if (!Array.isArray(reply)) throw new BackendError('bullmq', `unique-flow answered ${String(reply)}`);
-  const [answer, index, detail] = reply as [string, number, unknown];
-  const node = typeof index === 'number' ? planned.nodes[index - 1] : undefined;
-  switch (answer) {
-    case 'done':
-      break;
-    case 'refused':
-      {
-        const issue = flowRefusalIssue(detail, `${node!.path}opts.unique`, 'node of the flow');
+function answerFlow(planned: Planned, reply: UniqueFlowReply): UniqueJobNode {
+  if (reply.answer !== 'done') {
+    const node = planned.nodes[reply.node]!;
+    switch (reply.answer) {
+      case 'refused': {
+        const issue = flowRefusalIssue(reply.detail, `${node.path}opts.unique`, 'node of the flow');
         if (issue) throw new InvalidJobInputError([issue]);
+        // The node's refusal, as a single add of it throws it (DuplicateJobError, a taken id …).
+        try {
+          node.seam!.jobFor(node.prepared!, reply.detail);
+        } catch (error) {
+          throw underPath(error, node.path);
+        }
+        throw new BackendError('bullmq', `unique-flow refused node ${node.path || 'root'} without a refusal`, { written: false });
       }
-      // The node's refusal, as a single add of it throws it (DuplicateJobError, a taken id …).
-      try {
-        node!.seam!.jobFor(node!.prepared!, detail);
-      } catch (error) {
-        throw atNode(error, node!.path);
-      }
-      throw new BackendError('bullmq', `unique-flow refused node ${node!.path || 'root'} without a refusal`, { written: false });
-    case 'parent_missing':
-      throw new InvalidJobInputError([{ path: `${node!.path}opts.parent`, message: `the parent job ${String(detail)} does not exist` }]);
-    case 'parent_taken':
-      throw new InvalidJobInputError([
-        { path: `${node!.path}opts.jobId`, message: `job ${String(detail)} is already the child of another parent` },
-      ]);
-    case 'failed':
-      throw new BackendError(
-        'bullmq',
-        `unique-flow: node ${node!.path || 'root'} failed while being written (nodes before it, if any, are written)`,
-        {
-          written: 'unknown',
-        },
-      );
-    default:
-      throw new BackendError('bullmq', `unique-flow answered ${String(answer)}`);
+      case 'parent_missing':
+        throw new InvalidJobInputError([
+          { path: `${node.path}opts.parent`, message: `the parent job ${String(reply.detail)} does not exist` },
+        ]);
+      case 'parent_taken':
+        throw new InvalidJobInputError([
+          { path: `${node.path}opts.jobId`, message: `job ${String(reply.detail)} is already the child of another parent` },
+        ]);
+      case 'failed':
+        throw new BackendError(
+          'bullmq',
+          `unique-flow: node ${node.path || 'root'} failed while being written (nodes before it, if any, are written)`,
+          { written: 'unknown' },
+        );
+    }
   }
-  // { "done", { reply, … } }, in the order the nodes were planned (depth first, a parent before its children).
-  const replies = index as unknown as unknown[];
+  // In the order the nodes were planned (depth first, a parent before its children).
+  const replies = reply.replies;
   const order = new Map(planned.nodes.map((node, i) => [node, i]));
   const answerFor = (node: PlannedNode): UniqueJobNode => {
     const nodeReply = replies[order.get(node)!];
@@ -398,32 +381,4 @@ export function wrapFlowProducer<F extends FlowProducer>(
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   }) as unknown as UniqueFlowProducer<F>;
-}
-
-/** An input error of one node, its paths prefixed with the node's (`children[1].opts.unique`). */
-function atNode(error: unknown, path: string): unknown {
-  if (!isInvalidJobInputError(error) || path === '') return error;
-  return new InvalidJobInputError(
-    error.issues.map((issue) => ({ ...issue, path: `${path}${issue.path}` })),
-    { cause: error },
-  );
-}
-
-/**
- * The input issue for unique-flow's own refusals of a node (lua/unique-flow-1.lua, step 1): a
- * `reject` node after a node of its key that replaces, updates or touches stored jobs, which the
- * check pass cannot decide before writing; a replace that would cancel a parent of the flow.
- * Null for a refusal unique-add answers (a duplicate, a taken id …).
- */
-export function flowRefusalIssue(detail: unknown, path: string, earlier: string): ValidationIssue | null {
-  if (!Array.isArray(detail)) return null;
-  if (detail[0] === 'undecidable') {
-    const what = detail[1] === 'replace' ? 'replaces' : detail[1] === 'update' ? 'updates (x_update)' : 'touches (last_duplicate)';
-    return {
-      path,
-      message: `an earlier ${earlier} with the same uniqueness key ${what} the jobs this node would be decided against, which could turn its answer into a refusal; it cannot be decided before anything is written: send it on its own`,
-    };
-  }
-  if (detail[0] === 'replaces_parent') return { path, message: `the replace would cancel job ${String(detail[1])}, a parent in this flow` };
-  return null;
 }

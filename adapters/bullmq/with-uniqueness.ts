@@ -17,6 +17,7 @@ import {
   type PreparedUniqueFlow,
   type UniqueFlowProducer,
 } from './with-unique-flows.js';
+import { readUniqueFlowReply } from './bullmq-unique-flow.js';
 import { relayTemplate } from './unique-job-schedulers.js';
 import {
   InvalidJobInputError,
@@ -819,6 +820,7 @@ async function uniqueAddBulk(
   const plainIds: Promise<unknown>[] = [];
   for (const entry of entries) {
     if (entry.kind === 'unique') void sendUniqueAdd(pipeline, entry.prepared);
+    // Its reply is read from exec's, as a unique add's.
     else if (entry.kind === 'child') void runScript(pipeline, COMMANDS.uniqueFlow, entry.flow.args).catch(ignoreError);
     else
       plainIds.push(
@@ -842,7 +844,7 @@ async function uniqueAddBulk(
     if (entry.kind === 'child') {
       try {
         if (error) throw error;
-        const job = entry.flow.answer(reply).job as UniqueJob;
+        const job = entry.flow.answer(readUniqueFlowReply(reply)).job as UniqueJob;
         if (job.unique.outcome === 'created' || job.unique.outcome === 'replaced') queue.emit('waiting', job as never);
         return job;
       } catch (failure) {

@@ -10,7 +10,7 @@
  * by `queueNameFor`, because a Graphile named queue runs its jobs one at a time.
  */
 import { userInfo } from 'node:os';
-import { InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../../src/errors.js';
+import { InvalidTransitionError, JobNotFoundError, underPath } from '../../src/errors.js';
 import type { JobInput, OjsJob } from '../../src/job.js';
 import { TERMINAL_STATES, type OjsJobState } from '../../src/job.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
@@ -228,10 +228,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
       try {
         return this.#prepare(job);
       } catch (error) {
-        if (error instanceof InvalidJobInputError) {
-          throw new InvalidJobInputError(error.issues.map((issue) => ({ ...issue, path: `[${index}].${issue.path}` })));
-        }
-        throw error;
+        throw underPath(error, `[${index}].`);
       }
     });
     await this.ready();

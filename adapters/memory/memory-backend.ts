@@ -19,7 +19,7 @@ import { BackendError, InvalidTransitionError, JobNotFoundError } from '../../sr
 import { isDeepStrictEqual } from 'node:util';
 import { decideUniqueConflict, type ConflictCandidate, type UpdateDecision } from '../../src/conflict-decision.js';
 import type { JobInput, JsonValue, OjsJob, OjsJobState } from '../../src/job.js';
-import { InvalidJobInputError } from '../../src/errors.js';
+import { InvalidJobInputError, underPath } from '../../src/errors.js';
 import { ownJobInput, prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
 import { UNIQUE_EXTENSIONS, type UniquePolicy, type UpdateField } from '../../src/unique-policy.js';
@@ -160,10 +160,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
         const job: MemoryJobInput = { ...ownJobInput(input), pending: Object.hasOwn(input, 'pending') && input.pending === true };
         return { job, prepared };
       } catch (error) {
-        if (error instanceof InvalidJobInputError) {
-          throw new InvalidJobInputError(error.issues.map((issue) => ({ ...issue, path: `[${index}].${issue.path}` })));
-        }
-        throw error;
+        throw underPath(error, `[${index}].`);
       }
     });
     // Ids are checked and claimed synchronously, as in enqueue.

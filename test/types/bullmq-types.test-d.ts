@@ -9,6 +9,7 @@
  */
 import { FlowProducer, Queue, type Job } from 'bullmq';
 import {
+  createBullMQBackend,
   removeUniquenessIndex,
   withUniqueness,
   type UniqueJob,
@@ -17,7 +18,7 @@ import {
   type UniqueQueue,
   type UniqueQueueOptions,
 } from '../../adapters/bullmq/index.js';
-import type { OjsJobState, OjsUniqueError, UniquePolicyInput } from '../../src/index.js';
+import type { EnqueueResult, OjsJobState, OjsUniqueError, UniquePolicyInput } from '../../src/index.js';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 function exact<A, B>(proof: Equal<A, B>): void {
@@ -258,4 +259,17 @@ export async function flowLeaves(producer: FlowProducer): Promise<void> {
   const read: Job = job;
   exact<typeof flow.unwrapped, FlowProducer>(true);
   void [outcome, read];
+}
+
+export async function backendEnqueueMany(): Promise<void> {
+  const backend = createBullMQBackend({ connection: 'redis://127.0.0.1:6379' });
+  const results = await backend.enqueueMany([
+    { type: 't', args: {}, unique: policy },
+    { type: 't', args: [] },
+  ]);
+  exact<typeof results, EnqueueResult[]>(true);
+  // @ts-expect-error a misspelt policy field in a batch job
+  await backend.enqueueMany([{ type: 't', args: {}, unique: { on_conflcit: 'ignore' } }]);
+  // @ts-expect-error a BullMQ add's arguments are not an OJS job
+  await backend.enqueueMany([{ name: 't', data: {} }]);
 }
