@@ -5,7 +5,7 @@
  * clock: `now` is the backend's clock (§7.2 forbids mixing producer clocks), passed in.
  */
 import { DuplicateJobError } from './errors.js';
-import type { OjsJobState } from './job.js';
+import { TERMINAL_STATES, type OjsJobState } from './job.js';
 import { parsePeriod, periodEndOrInfinity } from './period.js';
 import { UPDATE_FIELDS, type UniquePolicy, type UpdateField } from './unique-policy.js';
 
@@ -31,6 +31,12 @@ export interface ConflictCandidate {
    * backends that support the extension record it.
    */
   last_duplicate_at?: number | null;
+  /**
+   * A replace took the key from this job (it named it in `supersede`). A superseded job that is
+   * finished is never a duplicate again; one a host made live again (BullMQ's `job.retry()` of a
+   * failed job) counts like any live job.
+   */
+  superseded?: boolean;
 }
 
 export interface ConflictInput {
@@ -59,12 +65,15 @@ export type ConflictDecision =
   /** §5.1 (or §5.2's fallback for an active job): throw `error`, insert nothing (but `touch`, as for ignore). */
   | { action: 'reject'; existing: ConflictCandidate; error: DuplicateJobError; touch?: ConflictCandidate[] }
   /**
-   * §5.2/§5.3: cancel every job in `cancel` (all duplicates, oldest first; after this no other
-   * job with the key is in a checked state), then insert the new job, atomically. `scheduledAt`
-   * is the time to give the new job instead of its own (replace_except_schedule on a scheduled
-   * job), or null to keep its own.
+   * §5.2/§5.3: the new job takes the key from every job in `supersede` (all duplicates, oldest
+   * first, `existing` first), atomically with its insert: a live one is cancelled (naming the new
+   * job as `replaced_by`); a finished one (a policy counting a terminal state) is left exactly as
+   * it is, since a terminal state is never left. None of them counts as a duplicate of the key
+   * afterwards (the backend records that, see {@link isSuperseded}), so the work of a later add
+   * never grows with the key's history. `scheduledAt` is the time to give the new job instead of
+   * its own (replace_except_schedule on a scheduled job), or null to keep its own.
    */
-  | { action: 'replace'; existing: ConflictCandidate; cancel: ConflictCandidate[]; scheduledAt: number | null };
+  | { action: 'replace'; existing: ConflictCandidate; supersede: ConflictCandidate[]; scheduledAt: number | null };
 
 /**
  * The `x_update` extension: copy `fields` of the new job onto `existing` in place (it keeps its
@@ -86,9 +95,15 @@ export type UniqueConflictDecision = ConflictDecision | UpdateDecision;
  */
 export function isDuplicate(candidate: ConflictCandidate, policy: UniquePolicy, now: number): boolean {
   if (!policy.states.includes(candidate.state)) return false;
+  if (isSuperseded(candidate)) return false;
   // A window whose end no date can hold never closes (a period stored before the enqueue check
   // existed must not make every later enqueue of its key fail).
   return policy.period === null || now < periodEndOrInfinity(periodAnchor(candidate, policy), parsePeriod(policy.period));
+}
+
+/** Whether a replace took the key from this job and it is finished (see `ConflictCandidate.superseded`). */
+export function isSuperseded(candidate: ConflictCandidate): boolean {
+  return candidate.superseded === true && TERMINAL_STATES.includes(candidate.state);
 }
 
 /**
@@ -112,8 +127,8 @@ export function periodAnchor(candidate: ConflictCandidate, policy: UniquePolicy)
  *
  * When several candidates are duplicates (possible when earlier jobs used narrower `states`),
  * the first inserted (by `created_at`, then `seq`, then id) is "the existing job" that `ignore`
- * returns and `reject` names; `replace` cancels all of them, so the invariant of §8.1 holds
- * afterwards.
+ * returns and `reject` names; `replace` supersedes all of them (cancelling the live ones), so
+ * the invariant of §8.1 holds afterwards: the new job is the only one the key counts.
  */
 export function decideConflict(input: ConflictInput): ConflictDecision {
   const decision = decideUniqueConflict(input);
@@ -162,7 +177,7 @@ export function decideUniqueConflict(input: ConflictInput): UniqueConflictDecisi
       }
       // §5.3: the schedule is kept only from a job that is still waiting for it.
       const scheduled = policy.on_conflict === 'replace_except_schedule' ? duplicates.find((c) => c.state === 'scheduled') : undefined;
-      return { action: 'replace', existing, cancel: duplicates, scheduledAt: scheduled?.scheduled_at ?? null };
+      return { action: 'replace', existing, supersede: duplicates, scheduledAt: scheduled?.scheduled_at ?? null };
     }
   }
 }

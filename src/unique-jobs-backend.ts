@@ -33,9 +33,11 @@ export type EnqueueResult =
   /** `on_conflict: "ignore"` (§5.4): nothing was inserted; `job` is the existing job. */
   | { outcome: 'deduplicated'; job: OjsJob }
   /**
-   * `replace` / `replace_except_schedule` (§5.2, §5.3): `job` was inserted and `replaced` (now
-   * `cancelled`) is the job it replaced; `also_replaced` lists further duplicates cancelled by
-   * the same enqueue, when there were several.
+   * `replace` / `replace_except_schedule` (§5.2, §5.3): `job` was inserted and took the key from
+   * `replaced` (the existing job) and `also_replaced` (further duplicates, oldest first, when
+   * there were several), each as it is after the enqueue: a live one now `cancelled` (with
+   * `replaced_by`), a finished one (a policy counting terminal states) exactly as it was. None of
+   * them counts as a duplicate of the key again.
    */
   | { outcome: 'replaced'; job: OjsJob; replaced: OjsJob; also_replaced?: OjsJob[] }
   /**

@@ -61,7 +61,7 @@ describe('§5–§9 the conflict decision', function () {
     ]);
     expect(decision.action).to.equal('replace');
     if (decision.action !== 'replace') return;
-    expect(decision.cancel.map((c) => c.id)).to.deep.equal(['a', 'b']);
+    expect(decision.supersede.map((c) => c.id)).to.deep.equal(['a', 'b']);
     expect(decision.scheduledAt).to.equal(null);
   });
 

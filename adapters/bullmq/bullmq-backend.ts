@@ -308,7 +308,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
           changed: reply.changed,
         };
       case 'replaced': {
-        const [replaced, ...others] = reply.replaced.map((job) => ojsJobView(job.queue, job.id, 'cancelled', job.hash));
+        const [replaced, ...others] = reply.replaced.map((job) => ojsJobView(job.queue, job.id, job.state, job.hash));
         const job = await this.#readBack(reply.job.id!);
         return others.length > 0
           ? { outcome: 'replaced', job, replaced: replaced!, also_replaced: others }

@@ -326,10 +326,11 @@ function uniqueAddOutcome(prepared: PreparedUniqueAdd, reply: unknown): UniqueAd
       // created_at is Redis' TIME, not the producer's clock (§7.2); the Job says so too.
       job.timestamp = Number(reply[2]);
       if (reply[0] === 'created') return { outcome: 'created', job, now: Number(reply[2]) };
+      // Each duplicate the replace superseded: cancelled (its archive), or finished and left as it was.
       const replaced = (reply[3] as unknown[][]).map((entry) => ({
         id: String(entry[0]),
         queue: String(entry[1]),
-        state: 'cancelled' as OjsJobState,
+        state: String(entry[2]) as OjsJobState,
         hash: pairs(entry[3]),
       }));
       return { outcome: 'replaced', job, now: Number(reply[2]), replaced };

@@ -88,7 +88,7 @@ export type UniqueSchedulerTemplateOptions = NonNullable<NonNullable<Parameters<
  *  - `created`: inserted.
  *  - `deduplicated`: `ignore` met a duplicate; the returned job IS the existing job (its own id,
  *    name and data).
- *  - `replaced`: inserted after cancelling `replacedJobIds`.
+ *  - `replaced`: inserted after superseding `replacedJobIds`: the live ones cancelled, the finished ones left as they were.
  *  - `updated`: `x_update` met a duplicate and updated it in place; the returned job IS the
  *    existing job after the update; `changed` lists the fields whose stored value differed.
  *  - `rejected`: only in `addBulk` results, for an entry that was not added (a single `add`

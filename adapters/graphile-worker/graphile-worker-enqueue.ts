@@ -269,6 +269,8 @@ export interface CandidateRow {
   scheduled_at: number;
   /** x_period_anchor "last_duplicate": the last duplicate attempt (ms), null if none. */
   last_duplicate_at: number | null;
+  /** A replace took the key from this record (the key's head keeps it, marked): ConflictCandidate.superseded. */
+  superseded: boolean;
   view: Omit<JobRow, 'job_id' | 'id' | 'state'>;
 }
 
@@ -335,26 +337,29 @@ async function decideAndApply(
       // together, so no reader ever sees the new job beside the old ones, or neither (§5.2
       // "cancelled before the new job" holds for every observer). One statement instead of
       // insert-job then cancel-jobs saves a round trip (six to five).
-      const cancelled = decision.cancel.map((candidate) => read.candidates.find((c) => c.id === candidate.id)!);
+      const superseded = decision.supersede.map((candidate) => read.candidates.find((c) => c.id === candidate.id)!);
       const applied = (
         await statement<{ result: { inserted: InsertedRow; cancelled: { job_id: string; finished_at: string }[] } }>(
           client,
           settings,
           'replace-jobs',
-          [...insertParams(request, decision.scheduledAt), cancelled.map((c) => c.job_id), settings.replaceActive, request.token],
+          [...insertParams(request, decision.scheduledAt), superseded.map((c) => c.job_id), settings.replaceActive, request.token],
         )
       ).rows[0]!.result;
       const job = createdView(request, applied.inserted);
-      const rows = applied.cancelled;
-      const finishedAt = new Map(rows.map((row) => [row.job_id, row.finished_at]));
-      // Every candidate was locked by lock-and-read, so each one was cancelled: its view is the
-      // one just read, now cancelled by this job.
-      const [replaced, ...others] = cancelled.map((c) => ({
-        ...candidateView(c),
-        state: 'cancelled' as const,
-        completed_at: new Date(finishedAt.get(c.job_id)!).toISOString(),
-        replaced_by: job.id,
-      }));
+      const finishedAt = new Map(applied.cancelled.map((row) => [row.job_id, row.finished_at]));
+      // Every live candidate was locked by lock-and-read, so each one was cancelled: its view is
+      // the one just read, now cancelled by this job. A finished one is left as it was read.
+      const [replaced, ...others] = superseded.map((c) =>
+        TERMINAL_STATES.includes(c.state)
+          ? candidateView(c)
+          : {
+              ...candidateView(c),
+              state: 'cancelled' as const,
+              completed_at: new Date(finishedAt.get(c.job_id)!).toISOString(),
+              replaced_by: job.id,
+            },
+      );
       result =
         others.length > 0
           ? { outcome: 'replaced', job, replaced: replaced!, also_replaced: others }

@@ -23,7 +23,7 @@ import type { GraphileWorkerSql } from './graphile-worker-sql.js';
  * install-functions.sql (other than a comment line) and with every new migration; the schema
  * version test pins a digest of those files per version.
  */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 
 /** The adapter's own migrations, in order. Append only; never edit a shipped one. */
 export const MIGRATIONS: readonly { id: number; file: SqlFileName }[] = [

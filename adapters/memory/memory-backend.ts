@@ -18,7 +18,7 @@
 import { BackendError, InvalidTransitionError, JobNotFoundError } from '../../src/errors.js';
 import { isDeepStrictEqual } from 'node:util';
 import { decideUniqueConflict, type ConflictCandidate, type UpdateDecision } from '../../src/conflict-decision.js';
-import type { JobInput, JsonValue, OjsJob, OjsJobState } from '../../src/job.js';
+import { TERMINAL_STATES, type JobInput, type JsonValue, type OjsJob, type OjsJobState } from '../../src/job.js';
 import { InvalidJobInputError, underPath } from '../../src/errors.js';
 import { ownJobInput, prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
@@ -78,6 +78,11 @@ interface Batch {
   undo: (() => void)[];
 }
 
+interface KeyJobs {
+  open: Set<string>;
+  finished: Map<OjsJobState, Set<string>>;
+}
+
 /** A job as the memory backend keeps it: the envelope's fields, with times as epoch ms. */
 interface StoredJob extends Omit<OjsJob, 'created_at' | 'scheduled_at' | 'completed_at' | 'uniqueness_key'> {
   /** The state as last written. `scheduled`/`retryable` read as `available` once due (see #stateOf). */
@@ -105,8 +110,12 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
   readonly #replaceActive: boolean;
   readonly #latencyMs: number;
   readonly #jobs = new Map<string, StoredJob>();
-  /** uniqueness key -> ids of the jobs recorded under it, in any state. */
-  readonly #byKey = new Map<string, Set<string>>();
+  /**
+   * uniqueness key -> the jobs recorded under it: `open` holds every job not yet seen finished,
+   * `finished` the finished ones by state, so that an add reads only the finished states its
+   * policy counts (as the Graphile ledger's index does). A job a replace superseded leaves both.
+   */
+  readonly #byKey = new Map<string, KeyJobs>();
   readonly #lock = new KeyLock();
   /** Caller-chosen ids claimed by enqueues still in flight, so two of them cannot both take one. */
   readonly #claimedIds = new Set<string>();
@@ -204,7 +213,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     const decide = async (): Promise<EnqueueResult> => {
       // Observe. The awaits inside are where a real backend's round trips would be, and where
       // another enqueue of the same key would slip in if this section were not serialised.
-      const candidates = await this.#candidates(prepared.key);
+      const candidates = await this.#candidates(prepared.key, prepared.policy);
       const decision = decideUniqueConflict({
         policy: prepared.policy,
         uniquenessKey: prepared.key,
@@ -230,17 +239,22 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
         case 'reject':
           throw decision.error;
         case 'replace': {
-          // §5.2: the existing jobs are cancelled before the new one is inserted, inside the
-          // same critical section, so no reader of this key ever sees both or neither.
+          // §5.2: the live duplicates are cancelled before the new job is inserted, inside the
+          // same critical section, so no reader of this key ever sees both or neither. A finished
+          // one keeps its state, result and times: only the key leaves it.
           const newId = input.id ?? uuidv7(this.#clock.now());
-          const cancelled: StoredJob[] = [];
-          for (const candidate of decision.cancel) {
-            cancelled.push(
-              await this.#write(candidate.id, { state: 'cancelled', completed_at: this.#clock.now(), replaced_by: newId }, batch),
+          const superseded: StoredJob[] = [];
+          for (const candidate of decision.supersede) {
+            const job = this.#jobs.get(candidate.id)!;
+            superseded.push(
+              TERMINAL_STATES.includes(candidate.state)
+                ? job
+                : await this.#write(candidate.id, { state: 'cancelled', completed_at: this.#clock.now(), replaced_by: newId }, batch),
             );
+            this.#supersede(prepared.key, candidate.id, batch);
           }
           const job = await this.#insert({ ...input, id: newId }, prepared.policy, prepared.key, decision.scheduledAt, batch);
-          const [replaced, ...others] = cancelled.map((c) => this.#view(c));
+          const [replaced, ...others] = superseded.map((c) => this.#view(c));
           return others.length > 0
             ? { outcome: 'replaced', job: this.#view(job), replaced: replaced!, also_replaced: others }
             : { outcome: 'replaced', job: this.#view(job), replaced: replaced! };
@@ -349,9 +363,27 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     else await Promise.resolve();
   }
 
-  async #candidates(key: string): Promise<ConflictCandidate[]> {
+  /**
+   * The jobs of `key` a decision under `policy` can count: the open ones (a job found finished
+   * moves to its state's set here) and the finished ones of the states the policy counts. The
+   * work is bounded by the key's open jobs and its counted finished ones, never by its jobs
+   * superseded by a replace.
+   */
+  async #candidates(key: string, policy: UniquePolicy): Promise<ConflictCandidate[]> {
     await this.#io();
-    return [...(this.#byKey.get(key) ?? [])].map((id) => {
+    const jobs = this.#byKey.get(key);
+    if (!jobs) return [];
+    for (const id of jobs.open) {
+      const state = this.#stateOf(this.#jobs.get(id)!);
+      if (!TERMINAL_STATES.includes(state)) continue;
+      jobs.open.delete(id);
+      let ids = jobs.finished.get(state);
+      if (!ids) jobs.finished.set(state, (ids = new Set()));
+      ids.add(id);
+    }
+    const ids = [...jobs.open];
+    for (const state of policy.states) ids.push(...(jobs.finished.get(state) ?? []));
+    return ids.map((id) => {
       const job = this.#jobs.get(id)!;
       return {
         id,
@@ -362,6 +394,15 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
         last_duplicate_at: job.last_duplicate_at ?? null,
       };
     });
+  }
+
+  /** A replace took `key` from job `id`: it is none of the key's jobs any more. */
+  #supersede(key: string, id: string, batch?: Batch): void {
+    const jobs = this.#byKey.get(key);
+    if (!jobs) return;
+    const sets = [jobs.open, ...jobs.finished.values()];
+    const from = sets.find((ids) => ids.delete(id));
+    if (from && batch) batch.undo.push(() => from.add(id));
   }
 
   async #insert(
@@ -393,15 +434,15 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     };
     this.#jobs.set(job.id, job);
     if (key) {
-      let ids = this.#byKey.get(key);
-      if (!ids) this.#byKey.set(key, (ids = new Set()));
-      ids.add(job.id);
+      let jobs = this.#byKey.get(key);
+      if (!jobs) this.#byKey.set(key, (jobs = { open: new Set(), finished: new Map() }));
+      jobs.open.add(job.id);
     }
     if (batch) {
       this.#staged.add(job.id);
       batch.undo.push(() => {
         this.#jobs.delete(job.id);
-        if (key) this.#byKey.get(key)?.delete(job.id);
+        if (key) this.#byKey.get(key)?.open.delete(job.id);
       });
     }
     return job;

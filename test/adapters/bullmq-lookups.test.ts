@@ -38,12 +38,18 @@ describe('bullmq adapter: key lookups and obliterate', function () {
 
     it('wrapped queue: a cancelled (archived) job is found with its OJS state, which BullMQ cannot tell', async () => {
       const queue = withUniqueness(ctx.queue('mail'));
-      const unique = { keys: ['type'], states: ['available', 'cancelled'], on_conflict: 'replace' } as const;
+      const unique = { keys: ['type'], states: ['available', 'cancelled'] } as const;
       const old = await queue.add('f', {}, { unique });
-      await queue.add('f', {}, { unique: { keys: ['type'], on_conflict: 'replace' } });
+      const backend = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix });
+      ctx.closeLater(backend);
+      await backend.cancel(old.id!);
       const found = await queue.findUniqueJob('f', {}, { unique: { keys: ['type'], states: ['cancelled'] } });
       expect(found?.id).to.equal(old.id);
       expect(found?.ojsState).to.equal('cancelled');
+      // A job a replace cancelled is superseded: no lookup finds it (docs/decisions.md).
+      await queue.add('g', {}, { unique });
+      await queue.add('g', {}, { unique: { ...unique, on_conflict: 'replace' } });
+      expect(await queue.findUniqueJob('g', {}, { unique: { keys: ['type'], states: ['cancelled'] } })).to.equal(null);
     });
 
     it('backend: by JobInput or by key, as an OjsJob; a cross-queue key is found from any queue', async () => {

@@ -178,7 +178,7 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
           expect([action, existing, cancel, scheduledAt], context).to.deep.equal([
             'replace',
             expected.existing.id,
-            expected.cancel.map((c) => c.id),
+            expected.supersede.map((c) => c.id),
             expected.scheduledAt === null ? '' : String(expected.scheduledAt),
           ]);
           break;
@@ -280,7 +280,7 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
           expect([action, existing, cancel, scheduledAt, touched], context).to.deep.equal([
             'replace',
             expected.existing.id,
-            expected.cancel.map((c) => c.id),
+            expected.supersede.map((c) => c.id),
             expected.scheduledAt === null ? '' : String(expected.scheduledAt),
             [],
           ]);

@@ -599,14 +599,17 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
 
     it('a later policy that counts a cancelled job longer than its own keeps its archive that long', async function () {
       const queue = withUniqueness(ctx.queue('mail'), { cancelledRetentionMs: 60_000 });
+      // Cancelled by OJS CANCEL (a job a replace cancelled counts for no policy again).
+      const backend = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix, cancelledRetentionMs: 60_000 });
+      ctx.closeLater(backend);
       const hourly = { states: ['available', 'cancelled'], period: 'PT1H' } as const;
       const forever = { states: ['available', 'cancelled'] } as const;
       for (const [name, later, expected] of [
         ['hourly', hourly, (ttl: number) => expect(ttl).to.be.above(60_000)],
         ['forever', forever, (ttl: number) => expect(ttl).to.equal(-1)],
       ] as const) {
-        const old = await queue.add(name, {}, { unique: { on_conflict: 'replace' } });
-        await queue.add(name, {}, { unique: { on_conflict: 'replace' } });
+        const old = await queue.add(name, {}, { unique: {} });
+        await backend.cancel(old.id!);
         const archive = `${ctx.prefix}:mail:ojs:cancelled:${old.id}`;
         expect(await ctx.redis.pttl(archive)).to.be.within(1, 60_000);
         expect(await rejection(queue.add(name, {}, { unique: later }))).to.include({ existingJobId: old.id });

@@ -1117,7 +1117,7 @@ describe('graphile-worker adapter', function () {
         expect(await count(':ou.jobs where head')).to.equal(0);
         // A duplicate of a live job from before, read without a lock.
         expect(await rejectionOf(again.enqueue({ type: 'old.live', args: {}, unique: policy }))).to.include({ existingJobId: live.id });
-        // A replace takes the key's lock: its oldest record becomes the head.
+        // A replace takes the key's lock: its oldest record becomes the head (and stays it).
         const replaced = await again.enqueue({ type: 'old.live', args: {}, unique: { ...policy, on_conflict: 'replace' } });
         expect(replaced).to.include({ outcome: 'replaced' });
         expect(await count(':ou.jobs where head and ojs_id = $1', [live.id])).to.equal(1);

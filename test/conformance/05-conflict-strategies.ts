@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { isDuplicateJobError, isInvalidJobInputError } from '../../src/index.js';
-import { created, enqueue, rejection, stateOf, type SuiteContext } from './suite-context.js';
+import { created, enqueue, rejection, run, stateOf, type SuiteContext } from './suite-context.js';
 
 const HOUR = 3_600_000;
+const ALL_LIVE = ['available', 'active', 'scheduled', 'retryable', 'pending'] as const;
 
 export function conflictStrategies(ctx: SuiteContext): void {
   describe('§5 conflict strategies', function () {
@@ -172,6 +173,90 @@ export function conflictStrategies(ctx: SuiteContext): void {
         'cancelled',
         'available',
       ]);
+    });
+
+    // A terminal state is never left (ojs-core §6.1): a replace whose policy counts a finished job
+    // inserts the new job and takes the key from the finished one, which keeps its state and times.
+    for (const [section, onConflict] of [
+      ['§5.2', 'replace'],
+      ['§5.3', 'replace_except_schedule'],
+    ] as const) {
+      for (const [finish, state] of [
+        ['complete', 'completed'],
+        ['cancel', 'cancelled'],
+      ] as const) {
+        it(`${section} ${onConflict} never rewrites a ${state} duplicate: it keeps its state and times, the new job is inserted and holds the key`, async function () {
+          const unique = { keys: ['type'], states: [...ALL_LIVE, state], on_conflict: onConflict } as const;
+          const first = await created(ctx, { type: 'invoice.generate', args: { n: 1 }, unique, max_attempts: 1 });
+          const finished = finish === 'complete' ? await run(ctx, first.id, 'complete') : await ctx.subject.backend.cancel(first.id);
+          expect(finished.state).to.equal(state);
+          const result = await enqueue(ctx, { type: 'invoice.generate', args: { n: 2 }, unique });
+          expect(result.outcome).to.equal('replaced');
+          if (result.outcome !== 'replaced') return;
+          expect(result.job.id).to.not.equal(first.id);
+          expect(result.job.state).to.equal('available');
+          expect(result.also_replaced ?? []).to.deep.equal([]);
+          expect(result.replaced).to.include({ id: first.id, state, completed_at: finished.completed_at });
+          expect(result.replaced.replaced_by).to.equal(undefined);
+          const after = await ctx.subject.backend.getJob(first.id);
+          expect(after).to.include({ id: first.id, state, completed_at: finished.completed_at, created_at: finished.created_at });
+          expect(after!.replaced_by).to.equal(undefined);
+          // The new job holds the key: a reject of the same policy names it, not the finished one.
+          const error = await rejection(
+            enqueue(ctx, { type: 'invoice.generate', args: { n: 3 }, unique: { ...unique, on_conflict: 'reject' } }),
+          );
+          expect(error).to.include({ existingJobId: result.job.id, existingJobState: 'available' });
+        });
+      }
+    }
+
+    it('§5.2 x_update never updates a finished duplicate: a completed job the policy counts answers by on_conflict and keeps its args', async function () {
+      if (!(ctx.subject.backend.capabilities.unique_jobs.extensions ?? []).includes('x_update')) {
+        this.test!.title += ' [skipped: this entry point has no x_update]';
+        this.skip();
+      }
+      const unique = {
+        keys: ['type'],
+        states: [...ALL_LIVE, 'completed'],
+        on_conflict: 'ignore',
+        x_update: { available: ['args'] },
+      } as const;
+      const first = await created(ctx, { type: 'digest.send', args: { items: 1 }, unique, max_attempts: 1 });
+      const finished = await run(ctx, first.id, 'complete');
+      const ignored = await enqueue(ctx, { type: 'digest.send', args: { items: 2 }, unique });
+      expect(ignored.outcome).to.equal('deduplicated');
+      expect(ignored.job).to.include({ id: first.id, state: 'completed', completed_at: finished.completed_at });
+      // (Graphile Worker deletes a completed job's payload with its row: unchanged is what counts.)
+      expect(ignored.job.args).to.deep.equal(finished.args);
+      const replaced = await enqueue(ctx, { type: 'digest.send', args: { items: 3 }, unique: { ...unique, on_conflict: 'replace' } });
+      expect(replaced.outcome).to.equal('replaced');
+      expect(await ctx.subject.backend.getJob(first.id)).to.deep.include({
+        state: 'completed',
+        args: finished.args,
+        completed_at: finished.completed_at,
+      });
+    });
+
+    it('§5.2 a job a replace cancelled is never cancelled again, and no later add counts it', async function () {
+      const unique = { keys: ['type'], states: [...ALL_LIVE, 'cancelled'], on_conflict: 'replace' } as const;
+      const first = await created(ctx, { type: 'avatar.resize', args: { n: 1 }, unique });
+      const second = await enqueue(ctx, { type: 'avatar.resize', args: { n: 2 }, unique });
+      expect(second.outcome).to.equal('replaced');
+      if (second.outcome !== 'replaced') return;
+      expect(second.replaced).to.include({ id: first.id, state: 'cancelled', replaced_by: second.job.id });
+      const cancelledAt = second.replaced.completed_at;
+      const third = await enqueue(ctx, { type: 'avatar.resize', args: { n: 3 }, unique });
+      expect(third.outcome).to.equal('replaced');
+      if (third.outcome !== 'replaced') return;
+      // Only the live job is met: the one cancelled before is nobody's duplicate any more.
+      expect([third.replaced.id, ...(third.also_replaced ?? []).map((job) => job.id)]).to.deep.equal([second.job.id]);
+      expect(await ctx.subject.backend.getJob(first.id)).to.include({
+        state: 'cancelled',
+        completed_at: cancelledAt,
+        replaced_by: second.job.id,
+      });
+      const ignored = await enqueue(ctx, { type: 'avatar.resize', args: { n: 4 }, unique: { ...unique, on_conflict: 'ignore' } });
+      expect(ignored.job.id).to.equal(third.job.id);
     });
 
     it('§5.2 replace of a scheduled job: the new job keeps its own schedule', async function () {

@@ -83,10 +83,12 @@
                   for an anchored policy with a period) and the key's
                   index field with the new entry; with no policy (ARGV[6] "") BullMQ's add and
                   ojsReq.
-       replace -> the same, after archiving every duplicate (includes/ojs-archive-job; one
-                  already cancelled is re-labelled, as the core does); the new job also records
-                  the ids it replaced (ojsReplaced). replace_except_schedule over a scheduled job
-                  gives the new job that job's due time.
+       replace -> the same, after archiving every live duplicate (includes/ojs-archive-job); a
+                  finished one is left as it is (a terminal state is never left). Every
+                  duplicate's entry is marked superseded (OJS_SUPERSEDED_BIT: no candidate once
+                  finished), and the new job records their ids (ojsReplaced).
+                  replace_except_schedule over a scheduled job gives the new job that job's due
+                  time.
     7. After an insert, the sweep (includes/ojs-index, ojsSweep): a fixed number of index fields
        drawn at random lose the entries no policy can count any more (bounded work, no scans).
 
@@ -115,7 +117,9 @@
     { "duplicate" | "active", existingId, existingState, existingQueue, nowMs }
     { "updated", existingId, existingState, existingQueue, nowMs, existingHash, { field, … } }
                                 x_update: the existing job after the update, and what changed
-    { "replaced", jobId, nowMs, { { id, queue, prevState, archiveHash }, … } }
+    { "replaced", jobId, nowMs, { { id, queue, state, hash }, … } }
+                                every duplicate, oldest first: "cancelled" and its archive, or a
+                                finished one's own state and hash
     { "id_exists", jobId }
     { "refused_option", path }  an option BullMQ's add would not insert with, nothing written
     { "counter_id_taken", id }  a replace's counter id already names a job (step 4), nothing written

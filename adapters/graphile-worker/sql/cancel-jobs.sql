@@ -2,10 +2,10 @@
 -- Run in a transaction that has locked the Graphile rows (lock-and-read or lock-job).
 --
 -- $1 bigint[]  Graphile job ids to cancel
--- $2 text      OJS id of the job that replaces them, or null. With a replacement, records that
---              are already terminal are relabelled cancelled too (replace cancels every
---              duplicate, §5.2, as the memory backend does); without one (OJS CANCEL) only live
---              jobs are cancelled.
+-- $2 text      OJS id of the job that replaces them, or null. With a replacement every record
+--              leaves its key (released_fingerprint) and records that are already terminal keep
+--              their label, result and times; without one (OJS CANCEL) only live jobs are
+--              cancelled, and they keep their key.
 -- $3 boolean   fence: whether a running (locked) job may be cancelled
 -- Steps: calls :OJS_UNIQUE_SCHEMA.cancel_jobs (install-functions.sql):
 --        1. label the ledger rows `cancelled` first, so the delete trigger leaves them alone;
@@ -13,6 +13,6 @@
 --        3. when $3, fence the running ones as Graphile's own replace does: attempts =
 --           max_attempts and key = null, so the running attempt is never retried and its
 --           success deletes a row that is already labelled.
--- Returns: one row per cancelled job: job_id (text), finished_at, fenced (boolean).
+-- Returns: one row per cancelled or superseded job: job_id (text), finished_at, fenced (boolean).
 -- SQLSTATEs: none of its own. Running jobs are skipped (not cancelled) when $3 is false.
 select * from :OJS_UNIQUE_SCHEMA.cancel_jobs($1::bigint[], $2::text, $3::boolean);

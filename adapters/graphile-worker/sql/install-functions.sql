@@ -20,7 +20,8 @@
 --           insert_head_job() the same for a key's first record, its head.
 --        7. try_enqueue(): an unlocked read; with no candidate at all, lock, read again and
 --           insert_job, or for a key without any record, insert_head_job.
---        8. cancel_jobs(): labels jobs cancelled and deletes or fences Graphile's rows.
+--        8. cancel_jobs(): labels jobs cancelled and deletes or fences Graphile's rows; for a
+--           replace, takes the key from every record it met.
 --        9. replace_jobs(): insert_job plus cancel_jobs naming the new job, one round trip.
 --       10. lock_job(): locks one job for OJS CANCEL, Graphile's row before the ledger's.
 --       11. job_deleted(): trigger function recording completed/discarded/cancelled (the trigger
@@ -107,6 +108,9 @@ begin
     'created_at', floor(extract(epoch from l.created_at) * 1000),
     'scheduled_at', floor(extract(epoch from coalesce(j.run_at, l.scheduled_at)) * 1000),
     'last_duplicate_at', floor(extract(epoch from l.last_duplicate_at) * 1000),
+    -- A replace took the key from it (cancel_jobs): the core never counts it once it is finished.
+    -- Only the key's head record can be read so; the others left the key.
+    'superseded', l.released_fingerprint is not null,
     'view', json_build_object(
       'type', l.type, 'queue', l.queue, 'args', j.payload, 'meta', l.meta, 'policy', l.policy,
       'fingerprint', l.fingerprint, 'attempt', coalesce(j.attempts, l.final_attempts, 0),
@@ -130,7 +134,8 @@ begin
         where l.fingerprint = p_fingerprint and l.terminal_state = 'cancelled' and 'cancelled' = any(p_states)
         union all
         select * from :OJS_UNIQUE_SCHEMA.jobs l
-        where l.fingerprint = p_fingerprint and l.terminal_state = 'discarded' and 'discarded' = any(p_states)) l
+        where l.fingerprint = p_fingerprint and l.terminal_state = 'discarded' and 'discarded' = any(p_states)
+) l
   -- Each record's Graphile row by primary key, one probe per record, whatever the statistics.
   -- A plain LEFT JOIN leaves the generic plan free to pick a merge join that walks
   -- _private_jobs' primary key from its start, which on a key with many records in a large jobs
@@ -164,7 +169,9 @@ begin
       return false;
     end if;
     begin
-      update :OJS_UNIQUE_SCHEMA.jobs l set head = true where l.job_id = v_job_id;
+      -- Still the key's: a replace that held the lock may have taken the key from this record
+      -- (cancel_jobs) while we waited for its row; then look again.
+      update :OJS_UNIQUE_SCHEMA.jobs l set head = true where l.job_id = v_job_id and l.fingerprint = p_fingerprint;
       if found then
         return true;
       end if;
@@ -475,18 +482,33 @@ language plpgsql volatile set plan_cache_mode = force_generic_plan set enable_se
 #variable_conflict use_column
 begin
   return query
-  -- A record that is already terminal (a policy checking completed/cancelled/discarded counts
-  -- it as a duplicate) is relabelled cancelled by the replacing job, as the memory backend does
-  -- (§5.2: every duplicate is cancelled); its Graphile row is gone, or fenced, and left alone.
+  -- A replace (p_replaced_by) supersedes every duplicate it met: a live one is labelled cancelled
+  -- by the replacing job; a record that is already terminal (a policy checking
+  -- completed/cancelled/discarded counts it) keeps its label, result and times, since a terminal
+  -- state is never left. Each is marked superseded (released_fingerprint; candidates() says so,
+  -- and the core never counts it while it is finished) and leaves the key (fingerprint null, as
+  -- release_key does), so no later read of the key even scans it: the work of an enqueue never
+  -- grows with the key's replaced history. All but the key's head record: it stays the key's
+  -- lock (lock_head), so a replace never moves the lock, and costs a later read one row. Without a replacement (OJS CANCEL) only
+  -- live jobs are cancelled, and they keep their key. One UPDATE per record: a row must not be
+  -- updated twice in one statement.
   with target as (
-    select l.job_id, l.terminal_state is null as live,
+    -- Live by the derived state: a job Graphile keeps after its last attempt failed is
+    -- `discarded` (terminal) although its record has no label yet.
+    select l.job_id,
+      :OJS_UNIQUE_SCHEMA.derived_state(l.terminal_state, j.id is not null, j.locked_at, j.attempts, j.max_attempts,
+        j.run_at, now()) not in ('completed', 'cancelled', 'discarded') as live,
       l.terminal_state is null and j.id is not null and j.locked_at is not null and j.locked_at > now() - interval '4 hours' as running
     from :OJS_UNIQUE_SCHEMA.jobs l
     left join :GRAPHILE_WORKER_SCHEMA._private_jobs j on j.id = l.job_id
     where l.job_id = any(p_job_ids) and (l.terminal_state is null or p_replaced_by is not null)
   ), labelled as (
     update :OJS_UNIQUE_SCHEMA.jobs l
-    set terminal_state = 'cancelled', finished_at = clock_timestamp(), replaced_by = p_replaced_by
+    set terminal_state = case when target.live then 'cancelled' else l.terminal_state end,
+      finished_at = case when target.live then clock_timestamp() else l.finished_at end,
+      replaced_by = case when target.live then p_replaced_by else l.replaced_by end,
+      released_fingerprint = case when p_replaced_by is not null then l.fingerprint else l.released_fingerprint end,
+      fingerprint = case when p_replaced_by is not null and l.head is not true then null else l.fingerprint end
     from target
     where l.job_id = target.job_id and (not target.running or p_fence)
     returning l.job_id, l.finished_at, target.running, target.live

@@ -2,7 +2,8 @@
 -- transaction that ran lock-and-read, after decideConflict chose `replace`.
 --
 -- $1..$14     as insert-job's $1..$14 (the new job)
--- $15 bigint[] Graphile job ids of the candidates to cancel (all locked by lock-and-read)
+-- $15 bigint[] Graphile job ids of the duplicates the replace supersedes (the live ones locked
+--              by lock-and-read): cancelled when live, and all taken off the key
 -- $16 boolean  fence: whether a running (locked) job may be cancelled
 -- $17 uuid     the enqueue's request token, as insert-job's $15
 -- Steps: calls :OJS_UNIQUE_SCHEMA.replace_jobs (install-functions.sql): insert_job, then

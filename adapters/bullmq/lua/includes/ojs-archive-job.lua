@@ -9,12 +9,12 @@
   trimmed by removeOnFail, and a dashboard "retry" would bring it back.
   The archive's expiry comes from the job's OWN policy (includes/ojs-own-policy), never from the
   add that cancels it: a policy with `cancelled` in its states must keep counting the job for its
-  whole window. retentionMs (the configured retention; 0 = for ever) applies otherwise.
+  whole window. retentionMs (the configured retention; 0 = for ever) applies otherwise, and
+  always to a replaced job (replacedBy): superseded, it counts for no policy again.
   An active job's lock is deleted with it: the worker still running it then fails to finish it
   (BullMQ reports a missing job key), so its outcome is never recorded.
-  A job already cancelled (location "archive": a replace whose policy counts `cancelled`) is
-  cancelled again as the core does it: its archive takes the new `ojsCancelledOn` and
-  `ojsReplacedBy`; nothing else changes (no list, no event, its expiry stays its own policy's).
+  Only a live job is archived: a terminal state is never left (a replace leaves a finished
+  duplicate as it is; cancel-job refuses a finished job).
   A job that is a flow child its parent still waits for is first taken out of the parent's
   dependencies by `detach` (includes/ojs-detach-child), as removing a child does in BullMQ: the
   parent runs without it once nothing else is pending.
@@ -22,20 +22,12 @@
   RENAME of a missing key was the one way it could, and the archive branch never renames).
 ]]
 local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reason, nowMs, retentionMs, eventsKey, maxEvents, detach)
-  if location == "archive" then
-    rcall("HSET", base .. "ojs:cancelled:" .. jobId, "ojsCancelledOn", nowMs, "ojsReplacedBy", replacedBy or "")
-    return
-  end
   if location == "wait" then
     if rcall("LREM", base .. "wait", 1, jobId) == 0 then rcall("LREM", base .. "paused", 1, jobId) end
   elseif location == "prioritized" or location == "delayed" or location == "waiting-children" then
     rcall("ZREM", base .. location, jobId)
   elseif location == "active" then
     rcall("LREM", base .. "active", 1, jobId)
-  elseif location == "completed" or location == "failed" then
-    -- A replace cancels finished duplicates too (a policy checking completed/discarded): their id
-    -- must not stay in BullMQ's set with no hash behind it.
-    rcall("ZREM", base .. location, jobId)
   end
   local jobKey = base .. jobId
   local archiveKey = base .. "ojs:cancelled:" .. jobId
@@ -45,6 +37,7 @@ local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reaso
   if ownEnd and ownEnd ~= "" and own[5] then
     ownEnd = string.format("%.0f", math.max(tonumber(ownEnd), ojsAnchorEnd(own[2], own[3], own[4], own[5])))
   end
+  if replacedBy ~= nil and replacedBy ~= "" then ownEnd = false end
   local ttlMs = ojsArchiveTtlMs(ownEnd, retentionMs, nowMs)
   detach(jobKey, nowMs)
   rcall("RENAME", jobKey, archiveKey)

@@ -1,5 +1,5 @@
 --[[
-  ojsDecideConflict(candidates, policy, nowMs) -> action, existing, cancel, scheduledAt, touch, fields
+  ojsDecideConflict(candidates, policy, nowMs) -> action, existing, supersede, scheduledAt, touch, fields
 
   The Lua twin of the core's `decideUniqueConflict` (src/conflict-decision.ts), §5–§9 and the
   policy extensions:
@@ -19,8 +19,10 @@
     "ignore"        existing
     "reject"        existing
     "reject_active" replace met an active duplicate: §5.2 fallback to reject, nothing cancelled
-    "replace"       existing, cancel = every duplicate (oldest first), scheduledAt = the due time of
-                    the first scheduled duplicate for replace_except_schedule, else nil
+    "replace"       existing, supersede = every duplicate (oldest first: the caller archives the
+                    live ones and leaves the finished ones as they are, the core's `supersede`),
+                    scheduledAt = the due time of the first scheduled duplicate for
+                    replace_except_schedule, else nil
   touch: under the `last_duplicate` anchor, every duplicate (oldest first) for every answer but
   insert and replace; the caller records `now` on each (the core's `touch`). nil otherwise.
   Why a twin rather than deciding in JS: a replace must cancel and insert in the same script

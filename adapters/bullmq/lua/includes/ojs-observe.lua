@@ -11,7 +11,10 @@
   entry's own policy) nor this add's counts it. A live job is never dropped, nor a failed one (a
   retry revives it) nor one finished or cancelled within the replay grace (includes/ojs-index,
   ojsFinishedKept, ojsInReplayGrace: a re-sent add finds its job there even once a replace
-  archived it), up to the newest OJS_KEPT_FINISHED_MAX of those: they stay in `kept` but, uncounted, are no candidates. When this add's policy counts a finished job its own policy no longer does, the kept
+  archived it), up to the newest OJS_KEPT_FINISHED_MAX of those: they stay in `kept` but, uncounted,
+  are no candidates. Nor is a finished job a replace superseded (OJS_SUPERSEDED_BIT), whatever the
+  policies count: its entry is kept only as an uncounted one is. When this add's policy counts a
+  finished job its own policy no longer does, the kept
   entry is widened by this policy (ojsWidenOwn), so the sweep (ojsSweep) keeps it for a later add
   of the same policy. `changed` says whether `kept` differs from `entries`; the caller writes it
   back (ojsIndexWrite) once every check has passed; `widened` whether an entry was widened (the
@@ -53,7 +56,18 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
     end
     -- A job of another key sharing the field: not a candidate, and not this add's to drop.
     local keep, entryOnly = state ~= nil, location == "other"
-    if state == "completed" or state == "discarded" or state == "cancelled" then
+    local finished = state == "completed" or state == "discarded" or state == "cancelled"
+    if finished and ojsHasBit(entry.bits, OJS_SUPERSEDED_BIT) then
+      -- A replace took the key from this job: it counts for no policy again (the core's
+      -- `superseded`), and its entry stays only for the replay grace, as an uncounted one.
+      keep = false
+      if state == "cancelled" then
+        entryOnly = ojsInReplayGrace(rcall("HGET", base .. "ojs:cancelled:" .. jobId, "ojsCancelledOn"), nowMs)
+      else
+        entryOnly = ojsFinishedKept(base, jobId, rcall("HGET", base .. jobId, BULLMQ_FINISHED_ON), nowMs)
+      end
+      if entryOnly then finishedOnly[#finishedOnly + 1] = entry end
+    elseif finished then
       local hashKey = base .. jobId
       if location == "archive" then hashKey = base .. "ojs:cancelled:" .. jobId end
       if not ojsOwnCounts(entry.bits, ojsOwnEnd(entry.bits, entry.periodEnd, hashKey), state, nowMs) then

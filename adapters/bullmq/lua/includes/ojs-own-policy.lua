@@ -15,6 +15,9 @@
     time, l: the last duplicate attempt), and the end is recomputed from the hash when read
     (ojsOwnEnd). Recomputing at read rather than on every move: BullMQ's own scripts (retries)
     move the due time, and they know nothing of the index.
+  - a job a replace superseded (includes/ojs-unique-add): its entry's bits are 16
+    (OJS_SUPERSEDED_BIT) alone and its periodEnd 0: once finished it is no candidate for any
+    policy (the core's `superseded`), and its entry stays only for the replay grace.
 
   ojsOwnEnd(bits, periodEnd, hashKey)        -> the own policy's period end for the job whose
                                                 hash (or archive) is `hashKey` (0 = none)
@@ -28,6 +31,7 @@
 ]]
 local OJS_TERMINAL_BITS = { completed = 1, discarded = 2, cancelled = 4 }
 local OJS_ANCHORED_BIT = 8
+local OJS_SUPERSEDED_BIT = 16
 
 local function ojsHasBit(bits, bit)
   return bits % (bit * 2) >= bit

@@ -9,10 +9,11 @@
 
   ojsReplay(rootPrefix, base, jobId, location) -> the first run's reply, rebuilt from the job:
     { "created", jobId, createdMs }
-    { "replaced", jobId, createdMs, { { id, queue, "cancelled", archiveHash }, … } }
-  A replace stores the jobs it cancelled on the new job (`ojsReplaced`, JSON array of
-  "<queue>:<id>", written only by a replace), so the replay names the same ones. createdMs is the
-  job's `timestamp`, the first run's Redis TIME.
+    { "replaced", jobId, createdMs, { { id, queue, state, hash }, … } }
+  A replace stores the jobs it superseded on the new job (`ojsReplaced`, JSON array of
+  "<queue>:<id>", written only by a replace), so the replay names the same ones: a cancelled one
+  from its archive, a finished one it left as it was from its hash. createdMs is the job's
+  `timestamp`, the first run's Redis TIME.
 ]]
 local function ojsOwnJob(base, jobId, request)
   if rcall("HGET", base .. jobId, "ojsReq") == request then return "live" end
@@ -28,8 +29,13 @@ local function ojsReplay(rootPrefix, base, jobId, location)
   local replaced = {}
   for _, member in ipairs(cjson.decode(fields[2])) do
     local queueName, replacedId, replacedBase = ojsSplitMember(rootPrefix, member)
-    replaced[#replaced + 1] = { replacedId, queueName, "cancelled",
-      rcall("HGETALL", replacedBase .. "ojs:cancelled:" .. replacedId) }
+    local archived = rcall("HGETALL", replacedBase .. "ojs:cancelled:" .. replacedId)
+    if #archived > 0 then
+      replaced[#replaced + 1] = { replacedId, queueName, "cancelled", archived }
+    else
+      local state = ojsJobState(replacedBase, replacedId, 0)
+      replaced[#replaced + 1] = { replacedId, queueName, state or "completed", rcall("HGETALL", replacedBase .. replacedId) }
+    end
   end
   return { "replaced", jobId, createdMs, replaced }
 end

@@ -5,7 +5,7 @@
 
   flow: nil for unique-add itself. For unique-flow, a table:
     check     true: steps 1-4 only, nothing written: returns nil, the action, the jobs a replace
-              would cancel, its scheduledAt and the jobs an answer would touch (ojsDecideConflict)
+              would supersede, its scheduledAt and the jobs an answer would touch (ojsDecideConflict)
               when the add would go ahead (insert, replace, update, ignore; "replay" for a re-run
               of this very add), the refusal reply otherwise (duplicate / active, id_exists,
               refused_option, counter_id_taken).
@@ -81,7 +81,7 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
     for _, candidate in ipairs(candidates) do deciding[#deciding + 1] = candidate end
     for _, candidate in ipairs(flow.inflight) do deciding[#deciding + 1] = candidate end
   end
-  local action, existing, cancel, scheduledAt, touch, updateFields = ojsDecideConflict(deciding, policy, nowMs)
+  local action, existing, supersede, scheduledAt, touch, updateFields = ojsDecideConflict(deciding, policy, nowMs)
   local checking = flow ~= nil and flow.check
 
   if action ~= "insert" and action ~= "replace" and action ~= "update" then
@@ -106,7 +106,7 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
     if action == "replace" and customId == "" and rcall("EXISTS", queueBase .. bullmqNextCounterId(KEYS[4])) == 1 then
       return { "counter_id_taken", bullmqNextCounterId(KEYS[4]) }
     end
-    return nil, action, cancel, scheduledAt, touch
+    return nil, action, supersede, scheduledAt, touch
   end
 
   if action == "update" then
@@ -146,13 +146,23 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
   local replaced = {}
   local replacedMembers = {}
   if action == "replace" then
-    for _, duplicate in ipairs(cancel) do
-      -- The `removed` event goes to the stream of the queue the job was in (another queue when the
-      -- policy has no `queue` dimension); `deduplicated` events go to the adding queue's.
-      ojsArchiveJob(duplicate.base, duplicate.id, duplicate.location, duplicate.state, newId, "ojs-replaced",
-        nowMs, tonumber(ARGV[14]), duplicate.base .. "events", eventsMax, (flow ~= nil and flow.detach) or ojsDetachChild)
-      replaced[#replaced + 1] = { duplicate.id, duplicate.queue, duplicate.state,
-        ojsReadJob(duplicate.base, duplicate.id, "archive") }
+    for _, duplicate in ipairs(supersede) do
+      if duplicate.state == "completed" or duplicate.state == "discarded" or duplicate.state == "cancelled" then
+        -- A terminal state is never left: the finished job keeps its state, result, times and its
+        -- place in BullMQ's set; only the key leaves it (below).
+        replaced[#replaced + 1] = { duplicate.id, duplicate.queue, duplicate.state,
+          ojsReadJob(duplicate.base, duplicate.id, duplicate.location) }
+      else
+        -- The `removed` event goes to the stream of the queue the job was in (another queue when
+        -- the policy has no `queue` dimension); `deduplicated` events go to the adding queue's.
+        ojsArchiveJob(duplicate.base, duplicate.id, duplicate.location, duplicate.state, newId, "ojs-replaced",
+          nowMs, tonumber(ARGV[14]), duplicate.base .. "events", eventsMax, (flow ~= nil and flow.detach) or ojsDetachChild)
+        replaced[#replaced + 1] = { duplicate.id, duplicate.queue, "cancelled",
+          ojsReadJob(duplicate.base, duplicate.id, "archive") }
+      end
+      -- Superseded: no later add counts it, so the work of an add never grows with the key's
+      -- replaced history (includes/ojs-observe keeps the entry for the replay grace only).
+      if duplicate.entry ~= nil then duplicate.entry.bits, duplicate.entry.periodEnd = OJS_SUPERSEDED_BIT, 0 end
       replacedMembers[#replacedMembers + 1] = duplicate.queue .. ":" .. duplicate.id
     end
   end
@@ -204,8 +214,8 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
       fields[#fields + 1] = "ojsOwn"
       fields[#fields + 1] = (periodEnd == 0 and "") or string.format("%.0f", periodEnd)
     end
-    -- The replaced jobs' entries stay: archived, they are `cancelled`, which a later policy may
-    -- count; observing or the sweep drops them once none does.
+    -- The superseded jobs' entries stay for the replay grace (a re-sent add finds its token
+    -- there); observing or the sweep drops them after it.
     kept[#kept + 1] = ojsIndexEntry(nowUs, queueName, jobId, bits, periodEnd, homeQueue, rootPrefix)
     ojsIndexWrite(indexKey, field, kept, homeQueue)
   end
