@@ -6,6 +6,7 @@
  *                                      array `args` mapped to the host payload first
  *   ojs-unique validate <file.json|->  every problem of a policy (or of a job and its policy)
  *   ojs-unique serve [options]         the OJS HTTP gateway (cli-serve.ts)
+ *   ojs-unique migrate [options]       installs or upgrades the Graphile Worker schemas (cli-migrate.ts)
  *
  * A job file is an OJS job: `type`, `args`, optional `queue`/`meta`, and the policy as `unique`
  * or `options.unique` (both forms appear in the spec). A file without `type` is a bare policy.
@@ -27,7 +28,8 @@ import { parsePush } from '../server/ojs-request.js';
 const USAGE = `usage:
   ojs-unique key <job.json|-> [--policy <policy.json>] [--gateway] [--json]
   ojs-unique validate <policy-or-job.json|-> [--json]
-  ojs-unique serve [--backend memory|bullmq|graphile-worker] [--port <n>] [--host <addr>] … (see ojs-unique serve --help)`;
+  ojs-unique serve [--backend memory|bullmq|graphile-worker] [--port <n>] [--host <addr>] … (see ojs-unique serve --help)
+  ojs-unique migrate [--database-url <url>] [--graphile-schema <s>] [--unique-schema <s>]`;
 
 interface Output {
   out: (line: string) => void;

@@ -6,6 +6,10 @@ if (argv[0] === 'serve') {
   // Loaded only for `serve`: `key` and `validate` do not start Fastify.
   const { serve } = await import('./cli-serve.js');
   process.exitCode = await serve(argv.slice(1));
+} else if (argv[0] === 'migrate') {
+  // Loaded only for `migrate`: it needs graphile-worker and pg.
+  const { migrate } = await import('./cli-migrate.js');
+  process.exitCode = await migrate(argv.slice(1));
 } else {
   process.exitCode = main(argv);
 }

@@ -169,4 +169,15 @@ describe('the ojs-unique command', function () {
     expect(missing.status).to.equal(2);
     expect(missing.stderr).to.contain('nope.json: no such file');
   });
+
+  it('migrate refuses an unknown option or a missing database URL (exit 2) with its usage, before connecting', function () {
+    const unknown = cli(['migrate', '--schema', 'x']);
+    expect(unknown.status).to.equal(2);
+    expect(unknown.stderr).to.contain("Unknown option '--schema'");
+    expect(unknown.stderr).to.contain('ojs-unique migrate [--database-url <url>]');
+    const { DATABASE_URL: _url, ...env } = process.env;
+    const noDatabase = spawnSync(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', 'migrate'], { encoding: 'utf8', env });
+    expect(noDatabase.status).to.equal(2);
+    expect(noDatabase.stderr).to.contain('give the database (--database-url or DATABASE_URL)');
+  });
 });

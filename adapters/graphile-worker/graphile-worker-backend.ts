@@ -42,7 +42,7 @@ import {
   type KeyLookup,
   type UniquenessKeyRef,
 } from './graphile-worker-lookups.js';
-import { installUniqueJobsSchema } from './graphile-worker-schema.js';
+import { checkUniqueJobsSchema } from './graphile-worker-schema.js';
 import { refuseRenamedSchemaOptions, type GraphileWorkerSql, type SchemaNames } from './graphile-worker-sql.js';
 
 export interface GraphileWorkerBackendOptions {
@@ -65,8 +65,10 @@ export interface GraphileWorkerBackendOptions {
   workerSchema?: string;
   /**
    * Run Graphile Worker's own migrations (with the adapter's preset) before the first operation,
-   * as `makeWorkerUtils` does. With false the Graphile schema must already be migrated; the
-   * adapter's schema is still installed. (Default: true.)
+   * as `makeWorkerUtils` does; when both schemas are already current that only reads. With false
+   * nothing is ever created: both schemas must already be installed at this package's version
+   * (`runUniqueJobsMigrations`, `ojs-unique migrate`), else the start-up fails with a
+   * `UniqueSchemaVersionError` naming both versions. (Default: true.)
    */
   migrate?: boolean;
   /**
@@ -193,9 +195,9 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
       } as never);
       return;
     }
-    const client = await this.#connect('start-up (installing the schemas)');
+    const client = await this.#connect('start-up (checking the schemas)');
     try {
-      await installUniqueJobsSchema(client, this.#sql);
+      await checkUniqueJobsSchema(client, this.#sql);
     } finally {
       client.release();
     }

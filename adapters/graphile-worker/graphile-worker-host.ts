@@ -124,7 +124,7 @@ export function unmetReliancesError(sql: GraphileWorkerSql, unmet: readonly Unme
     'graphile-worker',
     (nothing
       ? `${schema} has no _private_jobs table and no add_job function: is Graphile Worker migrated there? ` +
-        'makeUniqueWorkerUtils, a worker with makeUniqueJobsPreset and createGraphileWorkerBackend migrate it. '
+        'makeUniqueWorkerUtils, a worker with makeUniqueJobsPreset, createGraphileWorkerBackend and `ojs-unique migrate` migrate it. '
       : `${schema} lacks what ojs-unique relies on: ${unmet.map(describeUnmet).join('; ')}. ` +
         'This graphile-worker version changed them: use an ojs-unique version that supports it. ') +
       "Unique adds are refused until then; Graphile's own adds and workers are unaffected.",

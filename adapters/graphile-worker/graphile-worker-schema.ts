@@ -6,15 +6,25 @@
  * `makeWorkerUtils()` start) and by `createGraphileWorkerBackend`, so the AFTER DELETE trigger
  * is back in place even after a Graphile migration recreated `_private_jobs`.
  *
+ * A start-up that finds everything current (graphile-worker-install-state.ts) writes nothing and
+ * takes no lock, so a role without CREATE can start; only an install or upgrade needs one that may.
+ *
  * Versions: the functions of one package are schema version {@link SCHEMA_VERSION}, recorded in
  * the schema when installed. They are installed only over an older version (or right after a
  * migration), and a schema holding a newer version is refused: an older process that restarts
  * must not put its older bodies back over a newer package's.
  */
-import { BackendError } from '../../src/errors.js';
 import type { SqlFileName } from './generated/sql.js';
 import { translatePgError } from './graphile-worker-errors.js';
-import { noteReliancesMet, unmetGraphileReliances, type UnmetReliance } from './graphile-worker-host.js';
+import {
+  boundElsewhereError,
+  judgeInstall,
+  newerSchemaError,
+  readInstallState,
+  UniqueSchemaVersionError,
+  type InstallState,
+} from './graphile-worker-install-state.js';
+import { noteReliancesMet, unmetGraphileReliances, unmetReliancesError, type UnmetReliance } from './graphile-worker-host.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import type { GraphileWorkerSql } from './graphile-worker-sql.js';
 
@@ -73,24 +83,29 @@ export async function installUniqueJobsSchema(
     throw translatePgError(error, { operation: `checking Graphile Worker's schema "${graphileSchema}"`, rolledBack: true });
   }
   if (unmet.length > 0) return { installed: false, unmet };
+  const expected = { version, migrations: MIGRATIONS.map((migration) => migration.id) };
+  // Read first, creating nothing: a current schema needs no write, no lock and no CREATE.
+  let state: InstallState;
+  try {
+    state = await readInstallState(client, sql);
+  } catch (error) {
+    throw translatePgError(error, { operation: `reading the ojs-unique schema "${uniqueSchema}"`, rolledBack: true });
+  }
+  const verdict = judgeInstall(state, sql, expected);
+  if (verdict.kind === 'refused') throw verdict.error;
+  if (verdict.kind === 'current') {
+    noteReliancesMet(client, sql);
+    return { installed: true, version, functions: false };
+  }
   await client.query('begin');
   try {
     await client.query(sql.text('install-lock'));
     await client.query(sql.text('install-bootstrap'));
     const applied = new Set((await client.query<{ id: number }>(sql.text('read-migrations'))).rows.map((row) => row.id));
     const stored = (await client.query<{ version: number }>(sql.text('read-schema-version'))).rows[0]?.version ?? 0;
-    const newest = Math.max(0, ...applied);
-    const known = MIGRATIONS[MIGRATIONS.length - 1]!.id;
-    if (stored > version || newest > known) {
-      const [theirs, ours] =
-        stored > version ? [`schema version ${stored}`, `schema version ${version}`] : [`migration ${newest}`, `migration ${known}`];
-      throw new BackendError(
-        'graphile-worker',
-        `the database holds a newer ojs-unique ${theirs} (schema "${uniqueSchema}") than this package's ${ours}: upgrade the ojs-unique package. ` +
-          'Nothing was installed: its older functions stay off the newer ones.',
-        { written: false },
-      );
-    }
+    // Again under the lock: another package may have installed since the read above.
+    const newer = newerSchemaError(uniqueSchema, { version: stored, migrations: [...applied] }, expected);
+    if (newer) throw newer;
     let migrated = false;
     for (const migration of MIGRATIONS) {
       if (applied.has(migration.id)) continue;
@@ -99,14 +114,8 @@ export async function installUniqueJobsSchema(
       migrated = true;
     }
     const bound = await client.query<{ value: string }>(sql.text('bind-graphile-schema'), [graphileSchema]);
-    const boundTo = bound.rows[0]?.value;
-    if (boundTo !== graphileSchema) {
-      throw new BackendError(
-        'graphile-worker',
-        `schema "${uniqueSchema}" already serves Graphile Worker schema "${boundTo}", not "${graphileSchema}": give each Graphile Worker schema its own ojs-unique schema`,
-        { written: false },
-      );
-    }
+    const boundElsewhere = boundElsewhereError(sql, bound.rows[0]?.value);
+    if (boundElsewhere) throw boundElsewhere;
     // A migration may drop or alter what a body uses (0004 dropped a trigger function), so the
     // bodies are installed again after one even at the same version.
     const functions = stored < version || migrated;
@@ -120,6 +129,42 @@ export async function installUniqueJobsSchema(
     return { installed: true, version, functions };
   } catch (error) {
     await client.query('rollback').catch(() => undefined);
+    if ((error as { code?: unknown } | null)?.code === '42501') {
+      // A runtime role without CREATE met a schema that needs installing: say what, and how.
+      throw new UniqueSchemaVersionError(sql, {
+        found: state.version,
+        required: version,
+        why: `${verdict.why}, and this role may not install it (SQLSTATE 42501: ${(error as Error).message})`,
+        cause: error,
+      });
+    }
     throw translatePgError(error, { operation: 'installing the ojs-unique schema', rolledBack: true });
   }
+}
+
+/**
+ * The start-up of `createGraphileWorkerBackend({ migrate: false })`: checks, creating nothing,
+ * that Graphile Worker's schema has what the adapter relies on and that the adapter's schema is
+ * installed at this package's version with its trigger. Reads the catalogs and the adapter's
+ * `migrations` and `settings` tables only, so a role with USAGE and DML rights passes.
+ *
+ * @throws UniqueSchemaVersionError when the adapter's schema is missing, older or without its
+ *   trigger (saying how to install it); BackendError when Graphile's schema lacks a reliance, or
+ *   the adapter's schema is newer or serves another Graphile Worker schema.
+ */
+export async function checkUniqueJobsSchema(client: PgClientLike, sql: GraphileWorkerSql, internals: InstallInternals = {}): Promise<void> {
+  const version = internals.schemaVersion ?? SCHEMA_VERSION;
+  let unmet: UnmetReliance[];
+  let state: InstallState;
+  try {
+    unmet = await unmetGraphileReliances(client, sql);
+    state = await readInstallState(client, sql);
+  } catch (error) {
+    throw translatePgError(error, { operation: 'checking the schemas (migrate: false)', rolledBack: true });
+  }
+  if (unmet.length > 0) throw unmetReliancesError(sql, unmet);
+  const verdict = judgeInstall(state, sql, { version, migrations: MIGRATIONS.map((migration) => migration.id) });
+  if (verdict.kind === 'refused') throw verdict.error;
+  if (verdict.kind === 'install') throw new UniqueSchemaVersionError(sql, { found: state.version, required: version, why: verdict.why });
+  noteReliancesMet(client, sql);
 }

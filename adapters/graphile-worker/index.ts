@@ -14,6 +14,9 @@ export type { UniqueJobHelpers, UniqueTask, UniqueTaskList, WithUniqueHelpers } 
 export { makeUniqueJobsPreset } from './graphile-worker-preset.js';
 export type { UniqueJobsPresetOptions } from './graphile-worker-preset.js';
 export { createGraphileWorkerBackend } from './graphile-worker-backend.js';
+export { runUniqueJobsMigrations } from './graphile-worker-migrate.js';
+export type { UniqueJobsMigrationOptions, UniqueJobsMigrationResult } from './graphile-worker-migrate.js';
+export { UniqueSchemaVersionError } from './graphile-worker-install-state.js';
 export type { GraphileWorkerBackend, GraphileWorkerBackendOptions } from './graphile-worker-backend.js';
 export { RECLAIM_TASK_IDENTIFIER, makeReclaimTask } from './graphile-worker-reclaim.js';
 export { UNIQUE_CRON_TASK_IDENTIFIER, makeUniqueCronTask, uniqueCronItems } from './graphile-worker-cron.js';
