@@ -26,7 +26,7 @@ import { backendErrorFor, errorForReply } from './bullmq-reply-errors.js';
 import { keepOptionsFor } from './bullmq-retention.js';
 import { checkConnection, internalsOf, isIoredis, writeQueueMeta } from './bullmq-host.js';
 import { COMMANDS, runScript, composedScripts } from './bullmq-script-set.js';
-import { queueBase, queueRegistryKey, type IndexKey } from './bullmq-sidecar-keys.js';
+import { layoutArgs, queueBase, queueLayoutKey, queueRegistryKey, type IndexKey } from './bullmq-sidecar-keys.js';
 import {
   findHeldJob,
   isKeyRef,
@@ -394,7 +394,12 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     try {
       for (const queueName of await this.#knownQueues()) {
         const base = queueBase(`${this.prefix}:`, queueName);
-        const reply = (await runScript(this.client, COMMANDS.getJob, [`${base}${id}`, base, id])) as unknown[];
+        const reply = (await runScript(this.client, COMMANDS.getJob, [
+          `${base}${id}`,
+          base,
+          id,
+          ...layoutArgs([queueLayoutKey(base)]),
+        ])) as unknown[];
         if (reply[0] === 'found') {
           const due = reply[4] === '' ? undefined : Number(reply[4]);
           return ojsJobView(queueName, id, reply[1] as OjsJobState, pairs(reply[3]), due);
@@ -455,6 +460,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
           base,
           id,
           this.#retentionMs,
+          ...layoutArgs([queueLayoutKey(base)]),
         ])) as unknown[];
       } catch (error) {
         throw typedErrorFor(error); // the cancel may have run

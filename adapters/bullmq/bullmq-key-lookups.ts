@@ -15,7 +15,7 @@ import { DEFAULT_UNIQUE_STATES, type UniquePolicy } from '../../src/unique-polic
 import { typedErrorFor } from './bullmq-cluster.js';
 import { errorForReply } from './bullmq-reply-errors.js';
 import { COMMANDS, runScript } from './bullmq-script-set.js';
-import { indexKey, type IndexKey } from './bullmq-sidecar-keys.js';
+import { indexKey, layoutArgs, layoutKeyOfIndex, type IndexKey } from './bullmq-sidecar-keys.js';
 import { decisionArgs, pairs, terminalBits } from './bullmq-unique-add.js';
 
 /** A uniqueness key as job views report it (`job.uniqueness_key`). */
@@ -91,6 +91,7 @@ export async function findHeldJob(client: object, rootPrefix: string, indexes: I
         fixedMs!,
         lookup.policy ? terminalBits(policy) : 0,
         index.home,
+        ...layoutArgs([layoutKeyOfIndex(index.key)]),
       ]);
     } catch (error) {
       throw typedErrorFor(error, { written: false });
@@ -113,7 +114,13 @@ export async function releaseKey(client: object, rootPrefix: string, indexes: In
   for (const index of indexes) {
     let reply: unknown;
     try {
-      reply = await runScript(client, COMMANDS.uniqueRelease, [index.key, rootPrefix, key, index.home]);
+      reply = await runScript(client, COMMANDS.uniqueRelease, [
+        index.key,
+        rootPrefix,
+        key,
+        index.home,
+        ...layoutArgs([layoutKeyOfIndex(index.key)]),
+      ]);
     } catch (error) {
       throw typedErrorFor(error);
     }
@@ -128,10 +135,15 @@ export async function dropQueueEntries(client: object, rootPrefix: string, index
   let cursor = '0';
   let dropped = 0;
   do {
-    const reply = (await runScript(client, COMMANDS.dropQueueEntries, [index.key, cursor, queueName, 200, rootPrefix, index.home])) as [
-      string,
-      number,
-    ];
+    const reply = (await runScript(client, COMMANDS.dropQueueEntries, [
+      index.key,
+      cursor,
+      queueName,
+      200,
+      rootPrefix,
+      index.home,
+      ...layoutArgs([layoutKeyOfIndex(index.key)]),
+    ])) as [string, number];
     cursor = String(reply[0]);
     dropped += Number(reply[1]);
   } while (cursor !== '0');

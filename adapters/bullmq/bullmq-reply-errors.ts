@@ -66,6 +66,8 @@ export function errorForReply(problem: ReplyProblem): Error {
  */
 export function backendErrorFor(error: unknown, options: { written?: false } = {}): OjsUniqueError {
   if (isOjsUniqueError(error)) return error;
+  const layout = layoutErrorFor(error);
+  if (layout) return layout;
   const message = error instanceof Error ? error.message : String(error);
   return new BackendError('bullmq', LUA_ERROR.test(message) ? `${message} ${LUA_ERROR_HINT}` : message, {
     cause: error,
@@ -77,3 +79,28 @@ export function backendErrorFor(error: unknown, options: { written?: false } = {
 const LUA_ERROR = /user_script:\d+/;
 const LUA_ERROR_HINT =
   "(a line of one of the adapter's Lua scripts as composed with the installed bullmq: `npm run print:lua` in the ojs-unique repository writes them to adapters/bullmq/generated/composed/)";
+
+/**
+ * The refusal of a script whose sidecar namespace records another layout (lua/includes/ojs-layout.lua):
+ * an error reply `OJSLAYOUT {"key","stored","ours"}`, rather than a reply code, so that it reaches
+ * every caller alike (a pipeline's replies too) before any script-specific decoding. Answered
+ * before the script read or wrote anything else: `written` is false.
+ */
+export function layoutErrorFor(error: unknown): BackendError | undefined {
+  if (!(error instanceof Error) || !error.message.startsWith(LAYOUT_REFUSAL)) return undefined;
+  let found: { key?: unknown; stored?: unknown; ours?: unknown };
+  try {
+    found = JSON.parse(error.message.slice(LAYOUT_REFUSAL.length)) as typeof found;
+  } catch {
+    return undefined;
+  }
+  return new BackendError(
+    'bullmq',
+    `the sidecar at ${String(found.key)} is in layout version ${String(found.stored)}, and this process writes layout version ${String(found.ours)}: ` +
+      'two layouts on one prefix would add duplicates unseen, so nothing was written. Run one layout per prefix: ' +
+      'drain the queues and delete the sidecar before moving a prefix to another layout (docs/bullmq.md, "Upgrading").',
+    { cause: error, written: false },
+  );
+}
+
+const LAYOUT_REFUSAL = 'OJSLAYOUT ';

@@ -11,8 +11,46 @@
  * cannot belong to one queue: it lives under the root prefix (`<prefix>:ojs:global:…`). On Redis
  * Cluster that needs every queue whose jobs share such a key in one hash slot, i.e. a hash-tagged
  * prefix (`{app}`) rather than hash-tagged queue names.
+ *
+ * Each of those two namespaces (a queue's `<base>ojs:`, the prefix's `<prefix>ojs:global:`)
+ * records the layout of its sidecar (`ojs:layout`, below), so that builds of two layouts never
+ * share one unseen.
  */
 import type { UniquePolicy } from '../../src/unique-policy.js';
+
+/**
+ * The layout of the sidecar this package reads and writes: the index's encoding, the sidecar key
+ * names and the `ojs*` fields on job hashes. Raise it with any change a process of the previous
+ * layout would misread (CHANGELOG, docs/bullmq.md "Upgrading"). Every script that reads or writes
+ * a namespace of the sidecar compares it with the namespace's layout key first
+ * (lua/includes/ojs-layout.lua): the first script that writes a namespace records it, and a
+ * process of another layout is refused (`BackendError`, `written: false`) instead of adding duplicates.
+ */
+export const SIDECAR_LAYOUT_VERSION = 1;
+
+/**
+ * The layout check every script that reads or writes the sidecar takes as its last arguments
+ * (lua/includes/ojs-layout.lua): this package's layout version, the layout keys of the
+ * namespaces the script touches, their count.
+ */
+export function layoutArgs(layoutKeys: readonly string[]): (string | number)[] {
+  return [SIDECAR_LAYOUT_VERSION, ...layoutKeys, layoutKeys.length];
+}
+
+/** The layout key of a queue's namespace (`<base>ojs:layout`), in the queue's slot. */
+export function queueLayoutKey(base: string): string {
+  return `${base}ojs:layout`;
+}
+
+/** The layout key of the prefix's cross-queue namespace (`<prefix>ojs:global:layout`), in its slot. */
+export function globalLayoutKey(rootPrefix: string): string {
+  return `${rootPrefix}ojs:global:layout`;
+}
+
+/** The layout key beside an index hash (`indexKey(…).key`, `…ojs:index` or `…ojs:global:index`): its namespace's. */
+export function layoutKeyOfIndex(index: string): string {
+  return `${index.slice(0, index.length - 'index'.length)}layout`;
+}
 
 /** The queue's key base with its trailing colon, e.g. `bull:emails:`. */
 export function queueBase(rootPrefix: string, queueName: string): string {

@@ -17,7 +17,7 @@ import { ProbeHints } from './bullmq-probe-hints.js';
 import { errorForReply, type ReplyProblem } from './bullmq-reply-errors.js';
 import { encodeAdd, internalsOf, queueClient, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
 import { COMMANDS, runScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
-import { indexKey, queueBase, rootPrefixOf, type IndexKey } from './bullmq-sidecar-keys.js';
+import { globalLayoutKey, indexKey, layoutArgs, layoutKeyOfIndex, queueBase, rootPrefixOf, type IndexKey } from './bullmq-sidecar-keys.js';
 
 export interface UniqueAddRequest {
   queue: Queue;
@@ -77,6 +77,8 @@ export interface PreparedUniqueAdd {
   job: Job;
   keys: string[];
   argv: (string | Buffer | number)[];
+  /** The layout keys of the sidecar namespaces the add touches (`layoutArgs`, sent after `argv`). */
+  layout: string[];
 }
 
 /** The BullMQ `Job` of an add, its options validated by BullMQ (which throws as `queue.add` would). */
@@ -93,7 +95,8 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
   const { job, jobData } = validated;
   const bullmqArgv = await encodeAdd(queue, jobData, job.id, request.parentKeyOpts);
 
-  const { rootPrefix, queueKeys, queueIndex, prefixIndex } = constantsOf(request.queue);
+  const constants = constantsOf(request.queue);
+  const { rootPrefix, queueKeys, queueIndex, prefixIndex } = constants;
   const idClaimQueues = request.idClaimQueues ?? '';
   if (request.prepared === null) {
     // No policy: the script only claims the id and runs BullMQ's add. It never touches the
@@ -120,7 +123,7 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
       '',
       '',
     ];
-    return { request, job, keys, argv };
+    return { request, job, keys, argv, layout: layoutOf(constants, queueIndex, idClaimQueues) };
   }
   const { policy, key } = request.prepared;
   const index = policy.keys.includes('queue') ? queueIndex : prefixIndex;
@@ -145,7 +148,16 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
     anchoredPeriodArg(policy),
     updateArg(policy),
   ];
-  return { request, job, keys, argv };
+  return { request, job, keys, argv, layout: layoutOf(constants, index, idClaimQueues) };
+}
+
+/**
+ * The namespaces whose layout an add checks (lua/includes/ojs-layout.lua): its index's, and the
+ * prefix's too when its id claim spans the backend's queues (`<prefix>ojs:global:queues`).
+ */
+function layoutOf(constants: QueueConstants, index: IndexKey, idClaimQueues: string): string[] {
+  if (index === constants.prefixIndex) return constants.prefixLayout;
+  return idClaimQueues === '' ? constants.queueLayout : constants.bothLayouts;
 }
 
 /**
@@ -195,7 +207,7 @@ function updateArg(policy: UniquePolicy): string {
 
 /** Sends a prepared add on `target` (the queue's client, or a pipeline of it). */
 export function sendUniqueAdd(target: object, prepared: PreparedUniqueAdd): Promise<unknown> {
-  return runScript(target, COMMANDS.uniqueAdd, [...prepared.keys, ...prepared.argv]);
+  return runScript(target, COMMANDS.uniqueAdd, [...prepared.keys, ...prepared.argv, ...layoutArgs(prepared.layout)]);
 }
 
 /**
@@ -211,6 +223,10 @@ interface QueueConstants {
   /** The index of policies with `queue` (this queue's) and without it (the prefix's). */
   queueIndex: IndexKey;
   prefixIndex: IndexKey;
+  /** The layout keys of the queue index's namespace, the prefix's, and both (`layoutOf`). */
+  queueLayout: string[];
+  prefixLayout: string[];
+  bothLayouts: string[];
   hints: ProbeHints;
 }
 
@@ -221,12 +237,17 @@ function constantsOf(queue: Queue): QueueConstants {
   if (constants === undefined) {
     const internals = internalsOf(queue);
     const rootPrefix = rootPrefixOf(internals);
+    const queueIndex = indexKey(rootPrefix, internals.name, { keys: ['queue'] });
+    const queueLayout = layoutKeyOfIndex(queueIndex.key);
     constants = {
       rootPrefix,
       base: queueBase(rootPrefix, internals.name),
       queueKeys: UNIQUE_ADD_QUEUE_KEYS.map((name) => internals.keys[name]!),
-      queueIndex: indexKey(rootPrefix, internals.name, { keys: ['queue'] }),
+      queueIndex,
       prefixIndex: indexKey(rootPrefix, internals.name, { keys: [] }),
+      queueLayout: [queueLayout],
+      prefixLayout: [globalLayoutKey(rootPrefix)],
+      bothLayouts: [queueLayout, globalLayoutKey(rootPrefix)],
       hints: new ProbeHints(),
     };
     perQueue.set(queue, constants);
@@ -293,6 +314,7 @@ function probeArgs(request: UniqueAddRequest, constants: QueueConstants): (strin
     terminalBits(policy),
     index.home,
     policy.x_period_anchor ?? '',
+    ...layoutArgs(layoutOf(constants, index, request.idClaimQueues ?? '')),
   ];
 }
 

@@ -9,6 +9,7 @@ import { unsupported } from './bullmq-host.js';
 import type { ScriptArgument } from './bullmq-script-command.js';
 import { COMMANDS, flowScriptsProblem, runScript } from './bullmq-script-set.js';
 import type { PreparedUniqueAdd } from './bullmq-unique-add.js';
+import { layoutArgs } from './bullmq-sidecar-keys.js';
 
 /** One node as unique-flow takes it: its kind, its 13 keys, its arguments. */
 export interface FlowNodeArgs {
@@ -16,6 +17,8 @@ export interface FlowNodeArgs {
   kind: string;
   keys: string[];
   argv: ScriptArgument[];
+  /** A unique node's sidecar layout keys (`PreparedUniqueAdd.layout`); none for a plain node. */
+  layout?: readonly string[];
 }
 
 /** A parent a node names: its key, its dependencies key, its queue key, its id. */
@@ -35,15 +38,28 @@ export function requireUniqueFlow(tree: boolean, what: string): void {
 /** A unique node: a prepared unique add, with the queue's waiting-children key as the 13th key. */
 export function uniqueNodeArgs(prepared: PreparedUniqueAdd, waitingChildrenKey: string): FlowNodeArgs {
   const [bullmqArgs, data, bullmqOpts, ...ojs] = prepared.argv;
-  return { kind: 'unique', keys: [...prepared.keys, waitingChildrenKey], argv: [bullmqArgs!, data!, bullmqOpts!, ...ojs.map(String)] };
+  return {
+    kind: 'unique',
+    keys: [...prepared.keys, waitingChildrenKey],
+    argv: [bullmqArgs!, data!, bullmqOpts!, ...ojs.map(String)],
+    layout: prepared.layout,
+  };
 }
 
-/** The script's arguments: the key that routes it (a Cluster's slot), then the nodes and the parents. */
+/**
+ * The script's arguments: the key that routes it (a Cluster's slot), then the nodes and the
+ * parents, then the layout check of every namespace a unique node touches.
+ */
 export function uniqueFlowArgs(routingKey: string, nodes: readonly FlowNodeArgs[], parents: readonly FlowParentArgs[]): ScriptArgument[] {
   const args: ScriptArgument[] = [routingKey, nodes.length];
-  for (const node of nodes) args.push(node.kind, ...node.keys, ...node.argv);
+  const layout = new Set<string>();
+  for (const node of nodes) {
+    args.push(node.kind, ...node.keys, ...node.argv);
+    for (const key of node.layout ?? []) layout.add(key);
+  }
   args.push(parents.length);
   for (const parent of parents) args.push(...parent);
+  args.push(...layoutArgs([...layout]));
   return args;
 }
 

@@ -94,6 +94,8 @@ interface PlannedNode {
   kind: string;
   keys: string[];
   argv: ScriptArgument[];
+  /** A unique node's sidecar layout keys (uniqueNodeArgs). */
+  layout?: readonly string[];
   /** The Job handed back for a plain node; its id is set from the script's reply. */
   job: Job;
   prepared?: PreparedUniqueAdd;

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { backendErrorFor } from '../../adapters/bullmq/bullmq-reply-errors.js';
 import { composedScripts, COMMANDS, printedName } from '../../adapters/bullmq/bullmq-script-set.js';
+import { layoutArgs } from '../../adapters/bullmq/bullmq-sidecar-keys.js';
 import { useRedisPrefix } from './bullmq-test-redis.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -30,7 +31,10 @@ describe('bullmq adapter: npm run print:lua', function () {
     const uniqueAdd = composedScripts().find((script) => script.command === COMMANDS.uniqueAdd)!;
     const keys = Array.from({ length: uniqueAdd.numberOfKeys }, (_, i) => `${ctx.prefix}:k${i}`);
     // ARGV[1] is not BullMQ's msgpacked args: the script fails where it reads them.
-    const argv = ['not msgpack', '{}', 'x', `${ctx.prefix}:`, 'q', 'key', 'reject', 'waiting', '', '', '', '{}', '{}', 0, '', ''];
+    const argv = [
+      ...['not msgpack', '{}', 'x', `${ctx.prefix}:`, 'q', 'key', 'reject', 'waiting', '', '', '', '{}', '{}', 0, '', ''],
+      ...layoutArgs([`${ctx.prefix}:q:ojs:layout`]),
+    ];
     const error = (await uniqueAdd.run(ctx.redis, [...keys, ...argv]).then(
       () => expect.fail('expected a Lua error'),
       (failure: Error) => failure,

@@ -360,6 +360,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect(before.map((key) => key.replace(/[0-9a-f]{64}/, '<key>'))).to.deep.equal([
         'mail:ojs:cancelled:1',
         'mail:ojs:index',
+        'mail:ojs:layout',
         'ojs:global:queues',
       ]);
       await raw.removeOrphanedJobs();
@@ -375,9 +376,10 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       await queue.add('a', {}, { unique: { keys: ['type', 'queue'] } });
       await queue.add('b', {}, { unique: {} });
       await raw.obliterate({ force: true });
-      expect(await ojsKeys(ctx)).to.have.length(3);
-      expect(await removeUniquenessIndex(raw)).to.equal(1);
-      expect(await removeUniquenessIndex(raw, { global: true })).to.equal(2);
+      // Each index, its namespace's layout key, the queue set.
+      expect(await ojsKeys(ctx)).to.have.length(5);
+      expect(await removeUniquenessIndex(raw)).to.equal(2);
+      expect(await removeUniquenessIndex(raw, { global: true })).to.equal(3);
       expect(await ctx.redis.keys(`${ctx.prefix}:*`)).to.deep.equal([]);
     });
 
@@ -388,10 +390,10 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       await ab.add('sync', { v: 1 }, { unique });
       const live = await ab.add('sync', { v: 2 }, { unique });
       await star.add('sync', {}, { unique });
-      expect(await removeUniquenessIndex(ctx.queue('a*'))).to.equal(1);
+      expect(await removeUniquenessIndex(ctx.queue('a*'))).to.equal(2); // its index and layout key
       await star.obliterate();
       const replaced = (live.unique as { replacedJobIds: string[] }).replacedJobIds[0];
-      expect(await ojsKeys(ctx)).to.have.members(['ab:ojs:index', `ab:ojs:cancelled:${replaced}`, 'ojs:global:queues']);
+      expect(await ojsKeys(ctx)).to.have.members(['ab:ojs:index', 'ab:ojs:layout', `ab:ojs:cancelled:${replaced}`, 'ojs:global:queues']);
       expect((await ab.add('sync', { v: 3 }, { unique: { keys: ['type', 'queue'], on_conflict: 'ignore' } })).unique).to.include({
         outcome: 'deduplicated',
         existingJobId: live.id,

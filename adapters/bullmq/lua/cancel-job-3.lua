@@ -12,6 +12,7 @@
     ARGV[3] retention in ms of the archive when the job's own policy does not need it longer
             (includes/ojs-own-policy: no expiry if it checks `cancelled` without a period, else
             at least until its window closes); 0 = no expiry
+    ARGV[last]  the layout check, after the script's own arguments (includes/ojs-layout): the queue's namespace; recorded by a cancel
 
   Output:
     { "cancelled", prevState, nowMs, archiveHash }
@@ -37,6 +38,10 @@ local rcall = redis.call
 
 --- @bullmq-raw "releaseParentIfNoPendingDependencies"
 --- @include "includes/ojs-detach-child"
+--- @include "includes/ojs-layout"
+
+local layoutRefusal, layoutMissing = ojsLayoutCheck(ARGV)
+if layoutRefusal then return layoutRefusal end
 
 local time = rcall("TIME")
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
@@ -48,4 +53,5 @@ if state == nil then return { "not_found" } end
 if state == "completed" or state == "discarded" or state == "cancelled" then return { "terminal", state } end
 local maxEvents = bullmqMaxEvents(KEYS[3])
 ojsArchiveJob(base, jobId, location, state, nil, "ojs-cancelled", nowMs, tonumber(ARGV[3]), KEYS[2], maxEvents, ojsDetachChild)
+ojsLayoutRecord(layoutMissing)
 return { "cancelled", state, nowMs, ojsReadJob(base, jobId, "archive") }

@@ -11,6 +11,7 @@
     ARGV[3]  HSCAN COUNT
     ARGV[4]  root key prefix with its colon ("bull:")
     ARGV[5]  the index's home queue (as unique-add's ARGV[18]): "" for the prefix's
+    ARGV[last]  the layout check, after the script's own arguments (includes/ojs-layout): the index's namespace
 
   Steps: HSCAN one step; in each field returned, drop the entries of ARGV[2] (includes/ojs-index)
   and write the field back (HDEL when empty).
@@ -26,6 +27,10 @@ local rcall = redis.call
 --- @bullmq-host
 
 --- @include "includes/ojs-index"
+--- @include "includes/ojs-layout"
+
+local layoutRefusal = ojsLayoutCheck(ARGV)
+if layoutRefusal then return layoutRefusal end
 
 local reply = rcall("HSCAN", KEYS[1], ARGV[1], "COUNT", tonumber(ARGV[3]))
 local flat = reply[2]

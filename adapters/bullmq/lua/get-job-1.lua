@@ -5,6 +5,7 @@
     KEYS[1] the job's hash key (<base><jobId>), declared for Redis Cluster routing
     ARGV[1] the queue's key prefix with its colon (<base>)
     ARGV[2] job id
+    ARGV[last]  the layout check, after the script's own arguments (includes/ojs-layout): the queue's namespace
 
   Output:
     { "found", ojsState, nowMs, hash, dueMs or "" }
@@ -22,6 +23,10 @@ local rcall = redis.call
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-is-job"
 --- @include "includes/ojs-read-job"
+--- @include "includes/ojs-layout"
+
+local layoutRefusal = ojsLayoutCheck(ARGV)
+if layoutRefusal then return layoutRefusal end
 
 local time = rcall("TIME")
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)

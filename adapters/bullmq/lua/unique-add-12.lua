@@ -49,6 +49,7 @@
              (`ojsPeriod`, includes/ojs-own-policy): the index then recomputes the job's window
              end from its current anchor
     ARGV[21] x_update: "" = none, else JSON { state: [field, …] } (fields in UPDATE_FIELDS order)
+    ARGV[last]  the layout check, after the script's own arguments (includes/ojs-layout): the index's namespace (the queue's for no policy), and the prefix's with ARGV[15]; recorded by an insert, a replace or an update
 
   Steps (1-4 only read; every write comes after the last check, in 5-7):
     1. now = Redis TIME. It becomes the new job's `timestamp` (OJS created_at) and is the `now`
@@ -159,5 +160,11 @@ local OJS_SWEEP_SAMPLES = 4
 --- @bullmq-raw "releaseParentIfNoPendingDependencies"
 --- @include "includes/ojs-detach-child"
 --- @include "includes/ojs-unique-add"
+--- @include "includes/ojs-layout"
 
-return ojsUniqueAdd(KEYS, ARGV, nil)
+local layoutRefusal, layoutMissing = ojsLayoutCheck(ARGV)
+if layoutRefusal then return layoutRefusal end
+
+local reply = ojsUniqueAdd(KEYS, ARGV, nil)
+if reply[1] == "created" or reply[1] == "replaced" or reply[1] == "updated" then ojsLayoutRecord(layoutMissing) end
+return reply

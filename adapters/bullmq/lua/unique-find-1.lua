@@ -12,6 +12,7 @@
     ARGV[6]  period fixed part in ms
     ARGV[7]  the terminal states the policy counts, as index bits (as unique-add's ARGV[17])
     ARGV[8]  the index's home queue (as unique-add's ARGV[18])
+    ARGV[last]  the layout check, after the script's own arguments (includes/ojs-layout): the index's namespace
 
   Steps:
     1. now = Redis TIME (the clock unique-add decides with).
@@ -36,6 +37,10 @@ local rcall = redis.call
 --- @include "includes/ojs-read-policy"
 --- @include "includes/ojs-index"
 --- @include "includes/ojs-observe"
+--- @include "includes/ojs-layout"
+
+local layoutRefusal = ojsLayoutCheck(ARGV)
+if layoutRefusal then return layoutRefusal end
 
 local time = rcall("TIME")
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)

@@ -21,6 +21,7 @@
              for "unique" only, the 18 arguments unique-add takes as ARGV[4..21]
       parent parent key, its dependencies key, its queue key, its id: each parent a node names
              (BullMQ's addFlow releases the same ones)
+    ARGV[last]  the layout check, after the script's own arguments (includes/ojs-layout): the namespaces of the unique nodes' indexes (and the prefix's with an id-claim set); recorded when done
 
   Steps:
     1. Check; nothing is written (but a refused reject's own bookkeeping, as unique-add writes it):
@@ -93,6 +94,10 @@ local OJS_SWEEP_SAMPLES = 4
 --- @bullmq-raw "releaseParentIfNoPendingDependencies"
 --- @include "includes/ojs-detach-child"
 --- @include "includes/ojs-unique-add"
+--- @include "includes/ojs-layout"
+
+local layoutRefusal, layoutMissing = ojsLayoutCheck(ARGV)
+if layoutRefusal then return layoutRefusal end
 
 local PLAIN = {
   addStandardJob = __bullmq_addStandardJob,
@@ -247,4 +252,5 @@ local nowMs = clockOf(#nodes + 1)
 release(parents, nowMs)
 release(detached, nowMs)
 
+ojsLayoutRecord(layoutMissing)
 return { "done", replies }

@@ -30,6 +30,7 @@
     ARGV[12] the terminal states the policy counts, as index bits (as unique-add's ARGV[17])
     ARGV[13] the index's home queue (as unique-add's ARGV[18])
     ARGV[14] x_period_anchor (as unique-add's ARGV[19])
+    ARGV[last]  the layout check, after the script's own arguments (includes/ojs-layout): as unique-add's
 
   Steps:
     1. now = Redis TIME (the clock unique-add uses).
@@ -69,6 +70,10 @@ local rcall = redis.call
 --- @include "includes/ojs-index"
 --- @include "includes/ojs-observe"
 --- @include "includes/ojs-answer-duplicate"
+--- @include "includes/ojs-layout"
+
+local layoutRefusal = ojsLayoutCheck(ARGV)
+if layoutRefusal then return layoutRefusal end
 
 local time = rcall("TIME")
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)

@@ -8,6 +8,7 @@
     ARGV[1]  root key prefix with its colon ("bull:")
     ARGV[2]  uniqueness key (§4)
     ARGV[3]  the index's home queue (as unique-add's ARGV[18])
+    ARGV[last]  the layout check, after the script's own arguments (includes/ojs-layout): the index's namespace
 
   Steps:
     1. Read the key's index field (its first 32 hex digits; includes/ojs-index).
@@ -28,6 +29,10 @@ local rcall = redis.call
 
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-index"
+--- @include "includes/ojs-layout"
+
+local layoutRefusal = ojsLayoutCheck(ARGV)
+if layoutRefusal then return layoutRefusal end
 
 local time = rcall("TIME")
 local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
