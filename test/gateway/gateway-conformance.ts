@@ -1,12 +1,14 @@
 /**
  * Runs every suite file (one mocha test each, titled by test id and file) against a gateway
  * started in-process on an ephemeral port with `--test-reset`. Skips, saying so, when
- * `../shared/ojs-conformance/suites` is absent.
+ * `../shared/ojs-conformance/suites` is absent. A file listed in conformance-known-gaps.ts must
+ * still fail (so the list cannot outlive its gap); every other file must pass.
  */
 import { expect } from 'chai';
 import type { FastifyInstance } from 'fastify';
 import type { GatewayStore } from '../../server/gateway-store.js';
 import { createOjsServer } from '../../server/ojs-server.js';
+import { knownGap } from './conformance-known-gaps.js';
 import { loadSuites, runConformanceTest, SUITES_DIR } from './ojs-conformance-runner.js';
 
 export function describeConformance(backend: string, makeStore: () => Promise<GatewayStore>): void {
@@ -34,6 +36,14 @@ export function describeConformance(backend: string, makeStore: () => Promise<Ga
       expect(response.status, 'reset').to.equal(200);
     };
     for (const { file, test } of suites) {
+      const gap = knownGap(file);
+      if (gap !== null) {
+        it(`${test.test_id} ${file} still fails, a known gap: ${gap}`, async () => {
+          const failures = await runConformanceTest(baseUrl, test, reset, { failFast: true }).catch((error: unknown) => [String(error)]);
+          expect(failures, `${file} passes now: take it off test/gateway/conformance-known-gaps.ts`).to.not.deep.equal([]);
+        });
+        continue;
+      }
       it(`${test.test_id} ${file}`, async () => {
         const failures = await runConformanceTest(baseUrl, test, reset);
         expect(failures, failures.join('\n')).to.deep.equal([]);
