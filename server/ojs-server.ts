@@ -330,7 +330,8 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     record('job.enqueued', result.job);
     void reply.status(201).header('Location', `/ojs/v1/jobs/${result.job.id}`);
     if (result.outcome === 'replaced') {
-      record('job.cancelled', result.replaced, { replaced_by: result.job.id });
+      // A finished duplicate the replace superseded was left as it was: nothing was cancelled.
+      if (result.replaced.replaced_by === result.job.id) record('job.cancelled', result.replaced, { replaced_by: result.job.id });
       return { job: wireJob(result.job), replaced_job_id: result.replaced.id };
     }
     return { job: wireJob(result.job) };

@@ -46,6 +46,7 @@ export const MIGRATIONS: readonly { id: number; file: SqlFileName }[] = [
   { id: 7, file: 'migration-0007-head-record' },
   { id: 8, file: 'migration-0008-policy-extensions' },
   { id: 9, file: 'migration-0009-gateway-jobs' },
+  { id: 10, file: 'migration-0010-released-index' },
 ];
 
 export type InstallResult =

@@ -184,11 +184,12 @@ export function conflictStrategies(ctx: SuiteContext): void {
       for (const [finish, state] of [
         ['complete', 'completed'],
         ['cancel', 'cancelled'],
+        ['fail', 'discarded'],
       ] as const) {
         it(`${section} ${onConflict} never rewrites a ${state} duplicate: it keeps its state and times, the new job is inserted and holds the key`, async function () {
           const unique = { keys: ['type'], states: [...ALL_LIVE, state], on_conflict: onConflict } as const;
           const first = await created(ctx, { type: 'invoice.generate', args: { n: 1 }, unique, max_attempts: 1 });
-          const finished = finish === 'complete' ? await run(ctx, first.id, 'complete') : await ctx.subject.backend.cancel(first.id);
+          const finished = finish === 'cancel' ? await ctx.subject.backend.cancel(first.id) : await run(ctx, first.id, finish);
           expect(finished.state).to.equal(state);
           const result = await enqueue(ctx, { type: 'invoice.generate', args: { n: 2 }, unique });
           expect(result.outcome).to.equal('replaced');
@@ -235,6 +236,27 @@ export function conflictStrategies(ctx: SuiteContext): void {
         args: finished.args,
         completed_at: finished.completed_at,
       });
+    });
+
+    it('§5.2 replace meeting a finished and a live duplicate: names both oldest first, cancels only the live one', async function () {
+      const withCompleted = { keys: ['type'], states: [...ALL_LIVE, 'completed'] } as const;
+      // The key's first job, cancelled by hand: a policy without `cancelled` does not count it.
+      const earliest = await created(ctx, { type: 'report.build', args: { n: 0 }, unique: { keys: ['type'] } });
+      await ctx.subject.backend.cancel(earliest.id);
+      const done = await created(ctx, { type: 'report.build', args: { n: 1 }, unique: withCompleted, max_attempts: 1 });
+      const finished = await run(ctx, done.id, 'complete');
+      const live = await created(ctx, { type: 'report.build', args: { n: 2 }, unique: { keys: ['type'] } });
+      const result = await enqueue(ctx, { type: 'report.build', args: { n: 3 }, unique: { ...withCompleted, on_conflict: 'replace' } });
+      expect(result.outcome).to.equal('replaced');
+      if (result.outcome !== 'replaced') return;
+      expect(result.replaced).to.include({ id: done.id, state: 'completed', completed_at: finished.completed_at });
+      expect((result.also_replaced ?? []).map((job) => [job.id, job.state, job.replaced_by])).to.deep.equal([
+        [live.id, 'cancelled', result.job.id],
+      ]);
+      expect(await stateOf(ctx, done.id)).to.equal('completed');
+      expect(await stateOf(ctx, earliest.id)).to.equal('cancelled');
+      const error = await rejection(enqueue(ctx, { type: 'report.build', args: { n: 4 }, unique: withCompleted }));
+      expect(error).to.include({ existingJobId: result.job.id });
     });
 
     it('§5.2 a job a replace cancelled is never cancelled again, and no later add counts it', async function () {

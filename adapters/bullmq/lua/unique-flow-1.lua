@@ -169,8 +169,8 @@ for i, node in ipairs(nodes) do
   if node.kind == "unique" then
     local slot = node.keys[12] .. "\0" .. node.argv[6]
     -- A reject can become a refusal, and a replace can meet an active job or a parent it did not
-    -- count before (a touch or an update moves the window or the due time; a replace only adds
-    -- cancelled jobs, which a later replace archives again without failing).
+    -- count before (a touch or an update moves the window or the due time; a replace only leaves
+    -- superseded jobs, which no later node counts).
     local onConflict, change = node.argv[7], changes[slot]
     if change ~= nil and (onConflict == "reject" or (change ~= "replace" and onConflict ~= "ignore")) then
       return { "refused", i, { "undecidable", change } }

@@ -22,10 +22,11 @@ with doomed as (
   where l.terminal_state is not null
     and l.finished_at <= clock_timestamp() - $1::interval
     -- Its own policy (also in the head's retention since migration 0003; checked here too, so a
-    -- head row lost to a race cannot shorten a record's life below its own policy's).
-    and not (l.policy is not null
+    -- head row lost to a race cannot shorten a record's life below its own policy's). A record
+    -- that left its key (a replace superseded it, or release_key) counts for no policy.
+    and (l.fingerprint is null or not (l.policy is not null
              and (l.policy -> 'states') ? l.terminal_state
-             and (l.expires_at is null or l.expires_at > clock_timestamp()))
+             and (l.expires_at is null or l.expires_at > clock_timestamp())))
     -- Every policy inserted under the key, each measured from its own anchor (x_period_anchor).
     and not :OJS_UNIQUE_SCHEMA.retained_at(h.retention -> l.terminal_state, l.created_at, l.scheduled_at,
                                           l.last_duplicate_at, clock_timestamp())

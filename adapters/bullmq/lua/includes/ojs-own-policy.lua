@@ -65,6 +65,8 @@ end
 -- A union that may keep an entry longer than either policy alone would, never shorter: keeping
 -- more changes no decision (every add decides with its own policy), dropping too early could.
 local function ojsWidenOwn(bits, periodEnd, addBits, addEnd)
+  -- A superseded entry counts for no policy again, even while its job is live (a revived one).
+  if ojsHasBit(bits, OJS_SUPERSEDED_BIT) then return bits, periodEnd end
   if bits == 0 then return addBits, addEnd end
   local union = 0
   for _, bit in ipairs({ 1, 2, 4, OJS_ANCHORED_BIT }) do

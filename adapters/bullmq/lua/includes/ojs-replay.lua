@@ -33,8 +33,10 @@ local function ojsReplay(rootPrefix, base, jobId, location)
     if #archived > 0 then
       replaced[#replaced + 1] = { replacedId, queueName, "cancelled", archived }
     else
+      -- A finished one left as it was; with neither its hash nor an archive left (removed, or a
+      -- retention shorter than the grace), it was most likely cancelled, as before this rule.
       local state = ojsJobState(replacedBase, replacedId, 0)
-      replaced[#replaced + 1] = { replacedId, queueName, state or "completed", rcall("HGETALL", replacedBase .. replacedId) }
+      replaced[#replaced + 1] = { replacedId, queueName, state or "cancelled", rcall("HGETALL", replacedBase .. replacedId) }
     end
   end
   return { "replaced", jobId, createdMs, replaced }
