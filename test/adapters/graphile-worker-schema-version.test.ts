@@ -31,7 +31,7 @@ const PINNED_SQL: Record<number, string> = {
   3: '3539b9a29fd51839',
   4: 'af9220bc47678ffb',
   5: '9e5f43cc4671c2b4',
-  6: '6549760a05afa054',
+  6: 'c3676f91a525739f',
 };
 
 function versionedSqlDigest(): string {
