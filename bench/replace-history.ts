@@ -22,6 +22,7 @@ import { createGraphileWorkerBackend } from '../adapters/graphile-worker/index.j
 import { withDefaultUser } from '../adapters/graphile-worker/graphile-worker-pg.js';
 import { createMemoryBackend } from '../adapters/memory/index.js';
 import type { EnqueueResult, JobInput } from '../src/index.js';
+import { unlinkPrefix } from './bullmq-bench-keys.js';
 
 const REPLACES = Number(process.env.BENCH_REPLACES ?? 2_000);
 const BATCH = Number(process.env.BENCH_BATCH ?? 1_000);
@@ -90,12 +91,7 @@ async function main(): Promise<void> {
     });
   } finally {
     await bullmq.close();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
+    await unlinkPrefix(redis, prefix);
     await redis.quit();
   }
 

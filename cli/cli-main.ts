@@ -7,6 +7,7 @@
  *   ojs-unique validate <file.json|->  every problem of a policy (or of a job and its policy)
  *   ojs-unique serve [options]         the OJS HTTP gateway (cli-serve.ts)
  *   ojs-unique migrate [options]       installs or upgrades the Graphile Worker schemas (cli-migrate.ts)
+ *   ojs-unique --help | --version      this usage (exit 0) | the package's version
  *
  * A job file is an OJS job: `type`, `args`, optional `queue`/`meta`, and the policy as `unique`
  * or `options.unique` (both forms appear in the spec). A file without `type` is a bare policy.
@@ -21,11 +22,13 @@
  * the flag gets a note on standard error, since the two keys differ.
  */
 import { readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { isInvalidJobInputError, parseUniquePolicy, type JobInput, type ValidationIssue } from '../src/index.js';
 import { prepareUnique } from '../src/internal.js';
 import { parsePush } from '../server/ojs-request.js';
 
 const USAGE = `usage:
+  ojs-unique --help | --version
   ojs-unique key <job.json|-> [--policy <policy.json>] [--gateway] [--json]
   ojs-unique validate <policy-or-job.json|-> [--json]
   ojs-unique serve [--backend memory|bullmq|graphile-worker] [--port <n>] [--host <addr>] … (see ojs-unique serve --help)
@@ -37,6 +40,15 @@ interface Output {
 }
 
 export function main(argv: string[], io: Output = { out: console.log, err: console.error }): number {
+  if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    io.out(USAGE);
+    return 0;
+  }
+  if (argv[0] === '--version' || argv[0] === '-v') {
+    // The package's own package.json, by self-reference: the same from the source tree and from dist/.
+    io.out(String((createRequire(import.meta.url)('ojs-unique/package.json') as { version: string }).version));
+    return 0;
+  }
   const args = parseArgs(argv);
   if ('error' in args) {
     io.err(`ojs-unique: ${args.error}\n${USAGE}`);

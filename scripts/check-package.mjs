@@ -116,6 +116,10 @@ try {
   const files = new Set(packed.files.map((f) => f.path));
   const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'));
 
+  // Exactly the Node versions that require() ES modules without a flag (20.19+, 22.12+): 21 and
+  // 22.0-22.11 need --experimental-require-module, which a CommonJS user of this package lacks.
+  check('engines.node is ^20.19.0 || >=22.12.0', pkg.engines?.node === '^20.19.0 || >=22.12.0');
+
   // 2. What the tarball holds.
   for (const required of ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json']) {
     check(`tarball has ${required}`, files.has(required));
@@ -264,6 +268,8 @@ export const wrongGraphile: number = makeUniqueWorkerUtils;
   const printsKey = /^key:\s+[0-9a-f]{64}$/m;
   const bin = ['--no', 'ojs-unique', 'key', 'job.json'];
   tasks.push(() => runAsync('npx ojs-unique key job.json', 'npx', bin, consumer, printsKey));
+  const printsVersion = new RegExp(`^${pkg.version.replaceAll('.', '\\.')}\n$`);
+  tasks.push(() => runAsync('npx ojs-unique --version', 'npx', ['--no', 'ojs-unique', '--version'], consumer, printsVersion));
   tasks.push(() => checkServe(consumer));
   await inPairs(tasks);
   timed('attw, programs, tsc, bin');

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -18,6 +18,17 @@ function file(name: string, content: unknown): string {
 
 describe('the ojs-unique command', function () {
   this.timeout(20_000);
+
+  it('--help prints the usage and --version the package version, exit 0; no command is a usage error (exit 2)', function () {
+    for (const flag of ['--help', '-h', 'help']) {
+      const { status, stdout } = cli([flag]);
+      expect([status, stdout.split('\n')[0]], flag).to.deep.equal([0, 'usage:']);
+      expect(stdout).to.contain('ojs-unique key');
+    }
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    expect(cli(['--version'])).to.deep.include({ status: 0, stdout: `${version}\n` });
+    expect(cli([]).status).to.equal(2);
+  });
 
   it('key prints the §4.3 pre-image and its SHA-256', function () {
     const { status, stdout } = cli(['key', 'examples/jobs/email-send.json']);
