@@ -9,7 +9,7 @@
  * `opts.ojsMeta` -> `meta` (BullMQ jobs have none; kept apart so `data` is never altered),
  * `delay` -> `scheduled_at`, `attempts` -> `max_attempts`.
  */
-import { FlowProducer, Queue, type Job, type JobsOptions, type QueueOptions } from 'bullmq';
+import { FlowProducer, Queue, SpanKind, TelemetryAttributes, type Job, type JobsOptions, type QueueOptions } from 'bullmq';
 import {
   addUniqueFlow,
   prepareUniqueFlow,
@@ -375,9 +375,32 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     const opts = withDefaultPolicy(queue, given);
     if (!hasPolicy(opts))
       return relink((await queue.add(name, data as never, plainOpts(opts, queue) as never)) as PlainJob<any, any, string>);
+    // BullMQ's producer span, as its own add makes it (a no-op without the queue's `telemetry`
+    // option), with the outcome: the trace context goes onto the job, so its worker's span joins
+    // the caller's trace; a deduplicated add's span names the existing job.
+    return (await queue.trace(SpanKind.PRODUCER, 'add', `${queue.name}.${name}`, async (span, context) => {
+      try {
+        const job = await addUnique(name, data, withTraceContext(opts!, context));
+        span?.setAttributes({ [TelemetryAttributes.JobName]: name, [TelemetryAttributes.JobId]: job.id!, ...outcomeAttribute(job) });
+        return job;
+      } catch (error) {
+        // (BullMQ's trace records the exception: the DuplicateJobError's message names no key.)
+        if (isDuplicateJobError(error)) {
+          span?.setAttributes({
+            [TelemetryAttributes.JobName]: name,
+            [TelemetryAttributes.JobId]: error.existingJobId,
+            'ojs.unique.outcome': 'rejected',
+          });
+        }
+        throw error;
+      }
+    })) as AddedJob;
+  };
+
+  const addUnique = async (name: string, data: unknown, opts: UniqueJobsOptions): Promise<AddedJob> => {
     // A child of an existing parent: inserted with its dependency bookkeeping by unique-flow, as
     // a one-node flow (with-unique-flows.ts), with the counter id queue.add would give it.
-    if (opts!.parent !== undefined) {
+    if (opts.parent !== undefined) {
       const node = await addUniqueFlow({ name, queueName: queue.name, data, opts: opts as never }, undefined, '', {
         queueOf: () => wrapper as unknown as UniqueQueue,
         seamOf: flowSeamOf,
@@ -389,7 +412,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     }
     // A unique add throws only the core's typed errors (a plain add above stays BullMQ's own).
     try {
-      const request = { ...buildRequest(queue, name, data, opts ?? {}, retentionMs), probe };
+      const request = { ...buildRequest(queue, name, data, opts, retentionMs), probe };
       const reply = await uniqueAdd(request);
       const inserted = reply.outcome === 'created' || reply.outcome === 'replaced';
       if (!siblings.registered && inserted) await siblings.register();
@@ -413,11 +436,21 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
         : jobs;
       return relink((await queue.addBulk(plain as never)) as PlainJob<any, any, string>[]);
     }
-    try {
-      return relink(await uniqueAddBulk(siblings, jobs, retentionMs));
-    } catch (error) {
-      throw typedErrorFor(error);
-    }
+    // BullMQ's addBulk span, and the trace context on every job, as its own addBulk does.
+    return (await queue.trace(SpanKind.PRODUCER, 'addBulk', queue.name, async (span, context) => {
+      span?.setAttributes({ [TelemetryAttributes.BulkNames]: jobs.map((job) => job.name), [TelemetryAttributes.BulkCount]: jobs.length });
+      try {
+        return relink(
+          await uniqueAddBulk(
+            siblings,
+            context ? jobs.map((job) => ({ ...job, opts: withTraceContext(job.opts ?? {}, context) })) : jobs,
+            retentionMs,
+          ),
+        );
+      } catch (error) {
+        throw typedErrorFor(error);
+      }
+    })) as BulkAddedJob[];
   };
 
   const close = async (): Promise<void> => {
@@ -702,6 +735,17 @@ class Siblings {
     await Promise.all([...this.#opened.values()].map((queue) => queue.close()));
     this.#opened.clear();
   }
+}
+
+/** The caller's trace context on a job's options, as BullMQ's add puts it (unless `telemetry.omitContext`). */
+function withTraceContext(opts: UniqueJobsOptions, context: string | undefined): UniqueJobsOptions {
+  if (!context || opts.telemetry?.omitContext || opts.telemetry?.metadata) return opts;
+  return { ...opts, telemetry: { ...opts.telemetry, metadata: context } };
+}
+
+/** The outcome as a span attribute (never the key, args or meta: spec §12). */
+function outcomeAttribute(job: { unique?: { outcome: string } }): Record<string, string> {
+  return job.unique ? { 'ojs.unique.outcome': job.unique.outcome } : {};
 }
 
 function jobForReply(siblings: Siblings, reply: UniqueAddReply, prepared: PreparedUnique): UniqueJob<any, any, string, AddOutcomeKind> {
