@@ -269,7 +269,8 @@ export const wrongGraphile: number = makeUniqueWorkerUtils;
   const bin = ['--no', 'ojs-unique', 'key', 'job.json'];
   tasks.push(() => runAsync('npx ojs-unique key job.json', 'npx', bin, consumer, printsKey));
   const printsVersion = new RegExp(`^${pkg.version.replaceAll('.', '\\.')}\n$`);
-  tasks.push(() => runAsync('npx ojs-unique --version', 'npx', ['--no', 'ojs-unique', '--version'], consumer, printsVersion));
+  // `--` first: without it npx takes --version for itself.
+  tasks.push(() => runAsync('npx ojs-unique --version', 'npx', ['--no', '--', 'ojs-unique', '--version'], consumer, printsVersion));
   tasks.push(() => checkServe(consumer));
   await inPairs(tasks);
   timed('attw, programs, tsc, bin');
