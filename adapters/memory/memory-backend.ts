@@ -245,10 +245,9 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
           const newId = input.id ?? uuidv7(this.#clock.now());
           const superseded: StoredJob[] = [];
           for (const candidate of decision.supersede) {
-            const job = this.#jobs.get(candidate.id)!;
             superseded.push(
               TERMINAL_STATES.includes(candidate.state)
-                ? job
+                ? this.#jobs.get(candidate.id)!
                 : await this.#write(candidate.id, { state: 'cancelled', completed_at: this.#clock.now(), replaced_by: newId }, batch),
             );
             this.#supersede(prepared.key, candidate.id, batch);

@@ -19,6 +19,8 @@ import {
   makeUniqueJobsPreset,
   makeUniqueWorkerUtils,
   makeUniqueCronTask,
+  runUniqueJobsMigrations,
+  UniqueSchemaVersionError,
   uniqueCronItems,
   withUniqueHelpers,
   type PgPoolLike,
@@ -308,4 +310,20 @@ export async function backendEnqueueMany(pgPool: PgPoolLike): Promise<void> {
   await backend.enqueueMany([], { beforeComit: async () => undefined });
   // @ts-expect-error a Graphile task spec is not an OJS job
   await backend.enqueueMany([{ identifier: 't', payload: {} }]);
+}
+
+/** Installing as its own step: schema options named as everywhere else; the result says what it did. */
+export async function installStep(pgPool: PgPoolLike): Promise<void> {
+  const result = await runUniqueJobsMigrations({ pgPool, workerSchema: 'gw', uniqueSchema: 'ou' });
+  exactly<number>()(result.version);
+  exactly<boolean>()(result.functions);
+  await runUniqueJobsMigrations({ connectionString: 'postgres://127.0.0.1/app' });
+  // @ts-expect-error misspelt schema option
+  await runUniqueJobsMigrations({ pgPool, uniqueschema: 'ou' });
+  const error: unknown = null;
+  if (error instanceof UniqueSchemaVersionError) {
+    exactly<number | null>()(error.found);
+    exactly<number>()(error.required);
+    exactly<boolean | 'unknown'>()(error.written);
+  }
 }

@@ -56,22 +56,13 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
     end
     -- A job of another key sharing the field: not a candidate, and not this add's to drop.
     local keep, entryOnly = state ~= nil, location == "other"
-    local finished = state == "completed" or state == "discarded" or state == "cancelled"
-    if finished and ojsHasBit(entry.bits, OJS_SUPERSEDED_BIT) then
-      -- A replace took the key from this job: it counts for no policy again (the core's
-      -- `superseded`), and its entry stays only for the replay grace, as an uncounted one.
-      keep = false
-      if state == "cancelled" then
-        entryOnly = ojsInReplayGrace(rcall("HGET", base .. "ojs:cancelled:" .. jobId, "ojsCancelledOn"), nowMs)
-      else
-        entryOnly = ojsFinishedKept(base, jobId, rcall("HGET", base .. jobId, BULLMQ_FINISHED_ON), nowMs)
-      end
-      if entryOnly then finishedOnly[#finishedOnly + 1] = entry end
-    elseif finished then
+    if state == "completed" or state == "discarded" or state == "cancelled" then
       local hashKey = base .. jobId
       if location == "archive" then hashKey = base .. "ojs:cancelled:" .. jobId end
+      -- A superseded entry (a replace took the key from its job) has no own terminal bits, so it
+      -- comes here too, and counts for no policy again (the core's `superseded`).
       if not ojsOwnCounts(entry.bits, ojsOwnEnd(entry.bits, entry.periodEnd, hashKey), state, nowMs) then
-        keep = ojsIsDuplicate(candidate, policy, nowMs)
+        keep = not ojsHasBit(entry.bits, OJS_SUPERSEDED_BIT) and ojsIsDuplicate(candidate, policy, nowMs)
         if not keep then
           -- Not a candidate, but its entry stays while a retry can revive it or a re-sent add
           -- needs it (includes/ojs-index, ojsFinishedKept): the add whose reply was lost may have
