@@ -1,8 +1,9 @@
 /**
  * A root hook (`require` in .mocharc.cjs): once every test and hook of the run has passed, it
  * removes what the run left under its salt (test/run-salt.ts): the schema pairs and key prefixes
- * a whole file shares (a gateway's, the job fetcher's), which outlive their tests. Graphile
- * schemas `gwt_<salt>_…` and Redis keys `ojs-test:<salt>:…`; per-test data is removed by each
+ * a whole file shares (a gateway's, the job fetcher's, the gateway examples'), which outlive
+ * their tests. Graphile schemas `gwt_<salt>_…` and `ojs_example_…<salt>`, and Redis keys
+ * `ojs-test:<salt>:…`; per-test data is removed by each
  * test already. A run with a failure keeps everything for inspection and says where it is.
  * Services that do not answer (a run of the memory tests alone) are skipped.
  */
@@ -31,9 +32,11 @@ async function dropSchemas(): Promise<void> {
   const pool = new pg.Pool({ connectionString: databaseUrl(), max: 1, connectionTimeoutMillis: 2_000 });
   pool.on('error', () => undefined);
   try {
-    const { rows } = await pool.query<{ name: string }>(`select nspname as name from pg_namespace where nspname like $1`, [
-      `gwt\\_${RUN_SALT}\\_%`,
-    ]);
+    // The examples run by the tests append the salt to their schema names (OJS_EXAMPLE_SALT).
+    const { rows } = await pool.query<{ name: string }>(
+      `select nspname as name from pg_namespace where nspname like $1 or nspname like $2`,
+      [`gwt\\_${RUN_SALT}\\_%`, `ojs\\_example\\_%${RUN_SALT}`],
+    );
     for (const { name } of rows) await pool.query(`drop schema if exists ${pg.escapeIdentifier(name)} cascade`);
   } finally {
     await pool.end();
