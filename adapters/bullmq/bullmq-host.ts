@@ -20,7 +20,9 @@
  *     sequence; the events stream's bound (`opts.maxLenEvents` in the meta hash, 10,000 when
  *     unset); the names and fields of the `deduplicated` and `removed` events; the keys beside a
  *     job hash (`:lock`, `:logs` …), the attempts-made field `atm`, the `finishedOn` field present
- *     exactly while a job is finished, the state keys of a queue.
+ *     exactly while a job is finished, the state keys of a queue; the deduplication key
+ *     `<base>de:<id>` named by a job hash's `deid`, deleted by BullMQ when that job completes,
+ *     fails for good or is removed (the native path, lua/includes/ojs-native-add.lua).
  *  6. Job hash field names, read back into a `Job` (`jobFromHash`) and an OJS view.
  *  7. ioredis: the scripts run through ioredis only (a node-redis, Bun or Valkey GLIDE client,
  *     which BullMQ 6 also accepts, is refused: `checkConnection`), as the adapter's own `Command`

@@ -32,6 +32,12 @@ export class OjsScript {
     readonly command: string,
     readonly numberOfKeys: number,
     readonly lua: string,
+    /**
+     * Marks a command written a second time (ioredis re-sends a command whose reply a reconnect
+     * lost, or one a Cluster redirected), before it is encoded again: `args[first]` is the first
+     * of the keys and arguments given to `run`.
+     */
+    readonly resent?: (args: unknown[], first: number) => void,
   ) {
     this.sha = createHash('sha1').update(lua).digest('hex');
   }
@@ -75,7 +81,12 @@ class ScriptCommand extends Command {
     this.#target = target;
   }
 
+  /** Whether this command was written before (toWritable runs once per write). */
+  #written = false;
+
   override toWritable(socket: object): string | Buffer {
+    if (this.#written) this.#script.resent?.(this.args, 2);
+    this.#written = true;
     const reject = this.reject;
     this.reject = (error: Error) => {
       if (error.message.startsWith('NOSCRIPT')) {

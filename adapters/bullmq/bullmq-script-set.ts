@@ -119,7 +119,7 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
         return `local BULLMQ_CAN_RELEASE_PARENT = true\nlocal function __bullmq_${name}(KEYS, ARGV)\n${script.content}\nend`;
       });
   const scripts = [
-    new OjsScript(COMMANDS.uniqueAdd, luaScripts['unique-add'].numberOfKeys, splice(luaScripts['unique-add'].lua)),
+    new OjsScript(COMMANDS.uniqueAdd, luaScripts['unique-add'].numberOfKeys, splice(luaScripts['unique-add'].lua), markNativeResent),
     new OjsScript(COMMANDS.uniqueProbe, luaScripts['unique-probe'].numberOfKeys, withHost(luaScripts['unique-probe'].lua)),
     new OjsScript(COMMANDS.getJob, luaScripts['get-job'].numberOfKeys, withHost(luaScripts['get-job'].lua)),
     new OjsScript(COMMANDS.cancelJob, luaScripts['cancel-job'].numberOfKeys, splice(luaScripts['cancel-job'].lua)),
@@ -132,6 +132,17 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
   if (childProblem === null)
     scripts.push(new OjsScript(COMMANDS.uniqueFlow, luaScripts['unique-flow'].numberOfKeys, splice(luaScripts['unique-flow'].lua)));
   return scripts;
+}
+
+/**
+ * unique-add's ARGV[22] "n" (the native path) becomes "r" when ioredis writes the add again after
+ * a lost reply: a native job that finished meanwhile has no deduplication key left to find its
+ * token by, so the re-run looks among the jobs finished within the replay grace
+ * (lua/includes/ojs-native-add.lua).
+ */
+function markNativeResent(args: unknown[], first: number): void {
+  const native = first + luaScripts['unique-add'].numberOfKeys + 21;
+  if (args[native] === 'n') args[native] = 'r';
 }
 
 let childProblem: string | null = null;

@@ -12,6 +12,7 @@ import type { Job, JobsOptions, Queue } from 'bullmq';
 import type { OjsJobState } from '../../src/job.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
 import { compactUniquePolicy, UPDATE_FIELDS, type UniquePolicy, type UpdateField } from '../../src/unique-policy.js';
+import { nativePathServes } from './bullmq-native-path.js';
 import { periodArgs } from './bullmq-period-args.js';
 import { ProbeHints } from './bullmq-probe-hints.js';
 import { errorForReply, type ReplyProblem } from './bullmq-reply-errors.js';
@@ -122,6 +123,7 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
       '',
       '',
       '',
+      '',
     ];
     return { request, job, keys, argv, layout: layoutOf(constants, queueIndex, idClaimQueues) };
   }
@@ -147,6 +149,7 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
     policy.x_period_anchor ?? '',
     anchoredPeriodArg(policy),
     updateArg(policy),
+    nativePathServes(policy, request.parentKeyOpts === undefined && idClaimQueues === '') ? 'n' : '',
   ];
   return { request, job, keys, argv, layout: layoutOf(constants, index, idClaimQueues) };
 }

@@ -41,7 +41,8 @@ export function uniqueNodeArgs(prepared: PreparedUniqueAdd, waitingChildrenKey: 
   return {
     kind: 'unique',
     keys: [...prepared.keys, waitingChildrenKey],
-    argv: [bullmqArgs!, data!, bullmqOpts!, ...ojs.map(String)],
+    // ARGV[4..21]: a flow node always takes the general path, so not unique-add's ARGV[22].
+    argv: [bullmqArgs!, data!, bullmqOpts!, ...ojs.slice(0, 18).map(String)],
     layout: prepared.layout,
   };
 }

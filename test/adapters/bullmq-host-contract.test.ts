@@ -563,6 +563,41 @@ describe('bullmq host contract: facts the Lua scripts use (BULLMQ_LUA)', functio
     expect(await finishedOn(done.id!), `BULLMQ_FINISHED_ON (completed, retried) in ${HOST}`).to.equal(0);
   });
 
+  it('BullMQ deletes <queue>:de:<deid> naming a job when that job completes, fails for good or is removed, and keeps it while the job waits for a retry (the native path)', async function () {
+    const queue = ctx.queue('dedup');
+    const dedupKey = (id: string) => `${ctx.prefix}:dedup:de:${id}`;
+    // Set as the native path sets them (lua/includes/ojs-native-add.lua): the key names the job, `deid` on its hash.
+    const adopt = async (job: { id?: string }, id: string) => {
+      await ctx.redis.hset(`${ctx.prefix}:dedup:${job.id}`, 'deid', id);
+      await ctx.redis.set(dedupKey(id), job.id!);
+    };
+    const ok = await queue.add('ok', {});
+    const bad = await queue.add('bad', {});
+    const retried = await queue.add('retry', {}, { attempts: 2, backoff: { type: 'fixed', delay: 60_000 } });
+    const removed = await queue.add('removed', {}, { delay: 60_000 });
+    await adopt(ok, 'ok');
+    await adopt(bad, 'bad');
+    await adopt(retried, 'retry');
+    await adopt(removed, 'removed');
+    const worker = new Worker(
+      'dedup',
+      async (job) => {
+        if (job.name !== 'ok') throw new Error('fails');
+      },
+      { connection: ctx.connect(), prefix: ctx.prefix },
+    );
+    ctx.closeLater(worker);
+    while ((await queue.getCompletedCount()) < 1 || (await queue.getFailedCount()) < 1 || (await queue.getDelayedCount()) < 2)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    await worker.close();
+    await removed.remove();
+    const where = `the native path (lua/includes/ojs-native-add.lua, ${HOST}) relies on BullMQ's cleanup of its deduplication key`;
+    expect(await ctx.redis.exists(dedupKey('ok')), `completed: ${where}`).to.equal(0);
+    expect(await ctx.redis.exists(dedupKey('bad')), `failed for good: ${where}`).to.equal(0);
+    expect(await ctx.redis.get(dedupKey('retry')), `waiting for a retry: ${where}`).to.equal(retried.id);
+    expect(await ctx.redis.exists(dedupKey('removed')), `removed: ${where}`).to.equal(0);
+  });
+
   it("the queue's keys are <prefix>:<queue>:<name> for every state key the scripts read", function () {
     const queue = ctx.queue('layout');
     const { keys } = internalsOf(queue);

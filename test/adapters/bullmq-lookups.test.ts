@@ -127,7 +127,7 @@ describe('bullmq adapter: key lookups and obliterate', function () {
 
     it('BullMQ refusing (active jobs, no force) leaves the sidecar', async () => {
       const a = withUniqueness(ctx.queue('a'));
-      await a.add('f', {}, { unique: { keys: ['type', 'queue'] } });
+      await a.add('f', {}, { unique: { keys: ['type', 'queue'], states: ['available', 'active', 'scheduled', 'retryable'] } });
       const worker = new Worker('a', () => new Promise(() => undefined), { connection: ctx.connect(), prefix: ctx.prefix });
       await new Promise<void>((resolve) => worker.on('active', () => resolve()));
       await rejection(a.obliterate());

@@ -14,6 +14,12 @@ import { indexEntries, REDIS_URL, redisTimeMs, useRedisPrefix, type IndexEntry }
 
 const FILE = 'bullmq-with-uniqueness.test.ts';
 
+/**
+ * For the tests of the index: not the default states, so a per-queue policy takes the general
+ * path (bullmq-native-path.ts); the native path's jobs have no index entry.
+ */
+const INDEXED_STATES = ['available', 'active', 'scheduled', 'retryable'] as const;
+
 /** The index entries of one key, under the test's prefix. */
 function entriesOf(ctx: { redis: Redis; prefix: string }, index: string, uniquenessKey: string): Promise<IndexEntry[]> {
   return indexEntries(ctx.redis, `${ctx.prefix}:${index}`, uniquenessKey);
@@ -373,7 +379,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
     it('obliterate leaves the sidecar; removeUniquenessIndex removes it (and the cross-queue part with global: true)', async function () {
       const raw = ctx.queue('mail');
       const queue = withUniqueness(raw);
-      await queue.add('a', {}, { unique: { keys: ['type', 'queue'] } });
+      await queue.add('a', {}, { unique: { keys: ['type', 'queue'], states: INDEXED_STATES } });
       await queue.add('b', {}, { unique: {} });
       await raw.obliterate({ force: true });
       // Each index, its namespace's layout key, the queue set.
@@ -402,14 +408,14 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
 
     it('entries of gone jobs are reclaimed by the sweep of later inserts, without scanning', async function () {
       const queue = withUniqueness(ctx.queue('mail'));
-      const unique = { keys: ['type', 'queue'] } as const;
+      const unique = { keys: ['type', 'queue'], states: INDEXED_STATES } as const;
       const gone = await queue.add('old', {}, { unique });
       await gone.remove();
       expect(await entriesOf(ctx, 'mail:ojs:index', gone.unique!.uniquenessKey)).to.have.length(1);
       // The sweep draws fields at random: inserts go on until one has drawn it (a bounded number).
       let inserts = 0;
       while (inserts < 500 && (await entriesOf(ctx, 'mail:ojs:index', gone.unique!.uniquenessKey)).length > 0)
-        await queue.add('new', { i: inserts++ }, { unique: { keys: ['type', 'queue', 'args'] } });
+        await queue.add('new', { i: inserts++ }, { unique: { keys: ['type', 'queue', 'args'], states: INDEXED_STATES } });
       expect(await entriesOf(ctx, 'mail:ojs:index', gone.unique!.uniquenessKey)).to.deep.equal([]);
       expect(await ctx.redis.hlen(`${ctx.prefix}:mail:ojs:index`)).to.equal(inserts);
     });
@@ -450,7 +456,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
     it("a failed job keeps its entry through the sweep: retried (job.retry, dashboards), it is still its key's job", async function () {
       const raw = ctx.queue('mail');
       const queue = withUniqueness(raw);
-      const unique = { keys: ['type', 'queue'] } as const;
+      const unique = { keys: ['type', 'queue'], states: INDEXED_STATES } as const;
       const failing = await queue.add('charge', {}, { unique });
       const worker = new Worker('mail', null, { connection: ctx.redis, prefix: ctx.prefix, autorun: false });
       ctx.closeLater(worker);
@@ -458,7 +464,8 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       await active!.moveToFailed(new Error('declined'), 'token', false);
       expect(await raw.getFailedCount()).to.equal(1);
       await pastReplayGrace(ctx, 'mail', failing.id!);
-      for (let i = 0; i < 200; i++) await queue.add('other', { i }, { unique: { keys: ['type', 'queue', 'args'] } });
+      for (let i = 0; i < 200; i++)
+        await queue.add('other', { i }, { unique: { keys: ['type', 'queue', 'args'], states: INDEXED_STATES } });
       expect(await entriesOf(ctx, 'mail:ojs:index', failing.unique!.uniquenessKey)).to.have.length(1);
       await (await raw.getJob(failing.id!))!.retry('failed');
       const again = await queue.add('charge', {}, { unique: { ...unique, on_conflict: 'ignore' } });
@@ -469,7 +476,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
     it('a key whose jobs keep failing keeps at most its newest failed jobs in its entries (each add of it reads them all)', async function () {
       const raw = ctx.queue('mail');
       const queue = withUniqueness(raw);
-      const unique = { keys: ['type', 'queue'] } as const;
+      const unique = { keys: ['type', 'queue'], states: INDEXED_STATES } as const;
       const worker = new Worker('mail', null, { connection: ctx.redis, prefix: ctx.prefix, autorun: false });
       ctx.closeLater(worker);
       let key = '';
@@ -499,13 +506,14 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
           sent.push({ name: command.name, args: [...command.args] });
         return send(command, stream);
       };
-      const first = await queue.add('receipt', {}, { unique: { keys: ['type', 'queue'] } });
+      const first = await queue.add('receipt', {}, { unique: { keys: ['type', 'queue'], states: INDEXED_STATES } });
       client.sendCommand = send;
       const worker = new Worker('mail', null, { connection: ctx.redis, prefix: ctx.prefix, autorun: false });
       ctx.closeLater(worker);
       const active = await worker.getNextJob('token', { block: false });
       await active!.moveToCompleted('done', 'token', false);
-      for (let i = 0; i < 200; i++) await queue.add('other', { i }, { unique: { keys: ['type', 'queue', 'args'] } });
+      for (let i = 0; i < 200; i++)
+        await queue.add('other', { i }, { unique: { keys: ['type', 'queue', 'args'], states: INDEXED_STATES } });
       const resend = sent.at(-1)!;
       const reply = (await client.call(resend.name, ...(resend.args as string[]))) as unknown[];
       expect(reply.slice(0, 2)).to.deep.equal(['created', first.id]);
@@ -534,7 +542,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       const raw = ctx.queue('mail');
       const queue = withUniqueness(raw);
       const counting = { keys: ['type', 'queue', 'args'], states: ['available', 'active', 'completed'] } as const;
-      const narrow = { keys: ['type', 'queue', 'args'] } as const;
+      const narrow = { keys: ['type', 'queue', 'args'], states: INDEXED_STATES } as const;
       const kept = await queue.add('report', { n: 1 }, { unique: counting });
       const widened = await queue.add('report', { n: 2 }, { unique: narrow });
       const worker = new Worker('mail', async () => 'done', { connection: ctx.connect(), prefix: ctx.prefix });
@@ -576,7 +584,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
 
     it('a job of another key sharing the 32-digit field is kept by an add of this key (a look, never a drop)', async function () {
       const queue = withUniqueness(ctx.queue('mail'), { duplicateProbe: false });
-      const unique = { keys: ['type', 'queue', 'args'] } as const;
+      const unique = { keys: ['type', 'queue', 'args'], states: INDEXED_STATES } as const;
       const a = await queue.add('sync', { n: 1 }, { unique });
       const b = await queue.add('sync', { n: 2 }, { unique });
       const fieldA = a.unique!.uniquenessKey.slice(0, 32);
@@ -662,7 +670,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
 
     it("the index entry holds the insert's Redis TIME in microseconds (insertion order within a millisecond)", async function () {
       const queue = withUniqueness(ctx.queue('mail'));
-      const job = await queue.add('a', {}, { unique: { keys: ['type', 'queue'] } });
+      const job = await queue.add('a', {}, { unique: { keys: ['type', 'queue'], states: INDEXED_STATES } });
       const [entry] = await entriesOf(ctx, 'mail:ojs:index', job.unique!.uniquenessKey);
       expect(entry).to.include({ queue: '', id: job.id, bits: 0, periodEnd: 0 });
       expect(Math.floor(entry!.us / 1000)).to.equal(job.timestamp);

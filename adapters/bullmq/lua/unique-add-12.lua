@@ -49,9 +49,14 @@
              (`ojsPeriod`, includes/ojs-own-policy): the index then recomputes the job's window
              end from its current anchor
     ARGV[21] x_update: "" = none, else JSON { state: [field, …] } (fields in UPDATE_FIELDS order)
+    ARGV[22] "n": the policy is one BullMQ's own deduplication key answers (bullmq-native-path.ts),
+             so the add first tries the native path (includes/ojs-native-add), which answers
+             unless the key's index field exists; "r": the same add written again by ioredis
+             after a lost reply (bullmq-script-set.ts); "" otherwise
     ARGV[last]  the layout check, after the script's own arguments (includes/ojs-layout): the index's namespace (the queue's for no policy), and the prefix's with ARGV[15]; recorded by an insert, a replace or an update
 
-  Steps (1-4 only read; every write comes after the last check, in 5-7):
+  Steps (1-4 only read; every write comes after the last check, in 5-7), after the native path
+  (ARGV[22], includes/ojs-native-add: its own steps, the same replies) when it did not answer:
     1. now = Redis TIME. It becomes the new job's `timestamp` (OJS created_at) and is the `now`
        of the period check: one clock for both, whatever the producers' clocks say (§7.2).
     2. A custom id that already exists (live or archived; in this queue, or with ARGV[15] in any
@@ -160,11 +165,14 @@ local OJS_SWEEP_SAMPLES = 4
 --- @bullmq-raw "releaseParentIfNoPendingDependencies"
 --- @include "includes/ojs-detach-child"
 --- @include "includes/ojs-unique-add"
+--- @include "includes/ojs-native-add"
 --- @include "includes/ojs-layout"
 
 local layoutRefusal, layoutMissing = ojsLayoutCheck(ARGV)
 if layoutRefusal then return layoutRefusal end
 
-local reply = ojsUniqueAdd(KEYS, ARGV, nil)
+local reply = nil
+if ARGV[22] ~= "" then reply = ojsNativeAdd(KEYS, ARGV) end
+if reply == nil then reply = ojsUniqueAdd(KEYS, ARGV, nil) end
 if reply[1] == "created" or reply[1] == "replaced" or reply[1] == "updated" then ojsLayoutRecord(layoutMissing) end
 return reply

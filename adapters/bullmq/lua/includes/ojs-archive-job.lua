@@ -31,7 +31,7 @@ local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reaso
   end
   local jobKey = base .. jobId
   local archiveKey = base .. "ojs:cancelled:" .. jobId
-  local own = rcall("HMGET", jobKey, "ojsOwn", "timestamp", "delay", "ojsLast", "ojsPeriod")
+  local own = rcall("HMGET", jobKey, "ojsOwn", "timestamp", "delay", "ojsLast", "ojsPeriod", "deid")
   local ownEnd = own[1]
   -- An anchored window (x_period_anchor) ends where its anchor is now, not where it was at insert.
   if ownEnd and ownEnd ~= "" and own[5] then
@@ -40,6 +40,9 @@ local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reaso
   if replacedBy ~= nil and replacedBy ~= "" then ownEnd = false end
   local ttlMs = ojsArchiveTtlMs(ownEnd, retentionMs, nowMs)
   detach(jobKey, nowMs)
+  -- BullMQ's deduplication key naming the job goes with it, as BullMQ's removeJob does: the
+  -- native path's key (lua/unique-native-add), or the caller's own deduplication.
+  if own[6] and rcall("GET", base .. "de:" .. own[6]) == jobId then rcall("DEL", base .. "de:" .. own[6]) end
   rcall("RENAME", jobKey, archiveKey)
   rcall("HSET", archiveKey, "ojsState", "cancelled", "ojsPrevState", prevState, "ojsCancelledOn", nowMs,
     "ojsReplacedBy", replacedBy or "")

@@ -15,7 +15,10 @@
   reused after a remove(), only ever costs a look, never a wrong duplicate.
 
   ojsIndexRead(indexKey, field, homeQueue, rootPrefix) -> entries
-    each { us, queue, id, base, bits, periodEnd }; {} when the field is missing
+    each { us, queue, id, base, bits, periodEnd }; {} when the field is missing. In a queue's
+    index, also the job BullMQ's deduplication key `<base>de:<field>` names when no entry lists
+    it: the native path's (lua/unique-native-add), whose jobs have no entry until a writer of
+    the field keeps them.
   ojsIndexWrite(indexKey, field, entries)  HSET the packed entries, HDEL when none is left
   ojsIndexEntry(us, queue, id, bits, periodEnd, homeQueue, rootPrefix) -> entry
   ojsSweep(indexKey, skipField, homeQueue, rootPrefix, nowMs, samples)
@@ -46,8 +49,21 @@ end
 
 local function ojsIndexRead(indexKey, field, homeQueue, rootPrefix)
   local packed = rcall("HGET", indexKey, field)
-  if not packed then return {} end
-  return ojsIndexDecode(packed, homeQueue, rootPrefix)
+  local entries = {}
+  if packed then entries = ojsIndexDecode(packed, homeQueue, rootPrefix) end
+  if homeQueue == "" then return entries end
+  -- The native path's job of this field (lua/unique-native-add), which has no entry of its own:
+  -- BullMQ's deduplication key names it while it is live. Listed like any entry, with its own
+  -- policy's (the default states: no terminal bits, no window); a writer keeps it in the field.
+  local base = rootPrefix .. homeQueue .. ":"
+  local holder = rcall("GET", base .. "de:" .. field)
+  if not holder then return entries end
+  for _, entry in ipairs(entries) do
+    if entry.id == holder and entry.base == base then return entries end
+  end
+  local created = tonumber(rcall("HGET", base .. holder, "timestamp"))
+  if created ~= nil then entries[#entries + 1] = ojsIndexEntry(created * 1000, "", holder, 0, 0, homeQueue, rootPrefix) end
+  return entries
 end
 
 local function ojsIndexWrite(indexKey, field, entries, homeQueue)
