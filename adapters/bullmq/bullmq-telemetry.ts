@@ -1,11 +1,11 @@
 /**
- * BullMQ's producer spans for the adds the adapter writes itself (flows), made as
+ * BullMQ's producer spans for the adds the adapter writes itself (flows, the backend), made as
  * BullMQ's own `trace` makes them: the same name, kind and queue attributes, through the public
  * `Telemetry` interface (its tracer and context manager) only. A span may stay open past the
  * code that opened it, because a node's outcome is known only once the script of the whole flow
- * has answered. No attribute ever carries the uniqueness key, args or meta (spec §12).
+ * or batch has answered. No attribute ever carries the uniqueness key, args or meta (spec §12).
  */
-import { SpanKind, TelemetryAttributes, type JobsOptions, type Span, type Telemetry } from 'bullmq';
+import { SpanKind, TelemetryAttributes, type JobsOptions, type Queue, type Span, type Telemetry } from 'bullmq';
 
 /** The attribute naming what the uniqueness check decided (`created`, `deduplicated` …). */
 export const OUTCOME_ATTRIBUTE = 'ojs.unique.outcome';
@@ -73,4 +73,47 @@ export function withStoredContext(given: JobsOptions['telemetry'], metadata: str
   const omitContext = given?.omitContext;
   const stored = given?.metadata || (!omitContext && metadata);
   return stored || omitContext ? ({ metadata: stored, omitContext } as JobsOptions['telemetry']) : given;
+}
+
+/**
+ * The `addBulk <queue>` span of each queue of a batch written by one script, as one `addBulk`
+ * per queue would make them, open until the script answers. Queues without the `telemetry`
+ * option get none.
+ */
+export class BulkSpans {
+  readonly #spans = new Map<Queue, { open: OpenSpan; indexes: number[] }>();
+
+  constructor(jobs: readonly { queue: Queue; name: string }[]) {
+    jobs.forEach(({ queue }, index) => {
+      const telemetry = queue.opts.telemetry;
+      if (!telemetry) return;
+      let entry = this.#spans.get(queue);
+      if (!entry) {
+        entry = { open: openSpan(telemetry, SpanKind.PRODUCER, queue.name, 'addBulk', queue.name), indexes: [] };
+        this.#spans.set(queue, entry);
+      }
+      entry.indexes.push(index);
+    });
+    for (const { open, indexes } of this.#spans.values()) {
+      const names = indexes.map((index) => jobs[index]!.name);
+      open.span.setAttributes({ [TelemetryAttributes.BulkNames]: names, [TelemetryAttributes.BulkCount]: names.length });
+    }
+  }
+
+  /** The context to store on a job of `queue`; undefined when the queue has no span. */
+  metadataOf(queue: Queue): string | undefined {
+    return this.#spans.get(queue)?.open.metadata;
+  }
+
+  /**
+   * Ends every span: with each job's outcome in the order of `bullmq.job.bulk.names`, or with the
+   * error that refused the batch (nothing of it is written).
+   */
+  end(outcomes: readonly string[] | undefined, error?: unknown): void {
+    for (const { open, indexes } of this.#spans.values()) {
+      if (outcomes) open.span.setAttributes({ [OUTCOME_ATTRIBUTE]: indexes.map((index) => outcomes[index]!) });
+      if (error !== undefined) open.span.recordException(error as Error);
+      open.end();
+    }
+  }
 }

@@ -441,13 +441,14 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     return (await queue.trace(SpanKind.PRODUCER, 'addBulk', queue.name, async (span, context) => {
       span?.setAttributes({ [TelemetryAttributes.BulkNames]: jobs.map((job) => job.name), [TelemetryAttributes.BulkCount]: jobs.length });
       try {
-        return relink(
-          await uniqueAddBulk(
-            siblings,
-            context ? jobs.map((job) => ({ ...job, opts: withTraceContext(job.opts ?? {}, context) })) : jobs,
-            retentionMs,
-          ),
+        const added = await uniqueAddBulk(
+          siblings,
+          context ? jobs.map((job) => ({ ...job, opts: withTraceContext(job.opts ?? {}, context) })) : jobs,
+          retentionMs,
         );
+        // Each job's outcome, in the order of BullMQ's bulk names (a job without a policy was created).
+        span?.setAttributes({ [OUTCOME_ATTRIBUTE]: added.map((job) => job.unique?.outcome ?? 'created') });
+        return relink(added);
       } catch (error) {
         throw typedErrorFor(error);
       }

@@ -1,6 +1,6 @@
 /**
- * BullMQ's telemetry option (bullmq-otel) on a wrapped queue and a wrapped flow producer: a
- * unique add makes BullMQ's producer spans, with BullMQ's names and attributes plus the
+ * BullMQ's telemetry option (bullmq-otel) on a wrapped queue, a wrapped flow producer and the
+ * backend: a unique add makes BullMQ's producer spans, with BullMQ's names and attributes plus the
  * outcome (never the key, args or meta), and stores the caller's trace context on each job, so
  * the worker's span joins the caller's trace. Each test measures BullMQ's own plain equivalent
  * and compares. An in-memory span exporter, no collector.
@@ -13,7 +13,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { FlowProducer, Job, Worker, type Queue } from 'bullmq';
 import { BullMQOtel } from 'bullmq-otel';
 import { fileURLToPath } from 'node:url';
-import { withUniqueness, type UniqueJob } from '../../adapters/bullmq/index.js';
+import { createBullMQBackend, withUniqueness, type UniqueJob } from '../../adapters/bullmq/index.js';
 import { flowScriptsProblem } from '../../adapters/bullmq/bullmq-script-set.js';
 import { isDuplicateJobError } from '../../src/index.js';
 import { useRedisPrefix } from './bullmq-test-redis.js';
@@ -171,7 +171,7 @@ describe('bullmq adapter: telemetry (BullMQ telemetry option)', function () {
     );
     const bulk = spansNamed('addBulk mail');
     expect(bulk).to.have.length(1);
-    expect(bulk[0]!.attributes).to.deep.include({ 'bullmq.job.bulk.count': 2 });
+    expect(bulk[0]!.attributes).to.deep.include({ 'bullmq.job.bulk.count': 2, 'ojs.unique.outcome': ['created', 'created'] });
     expect(bulk[0]!.spanContext().traceId).to.equal(traceId);
     for (const job of result) {
       const stored = await Job.fromId(ctx.queue('mail'), job.id!);
@@ -364,5 +364,141 @@ describe('bullmq adapter: telemetry (BullMQ telemetry option)', function () {
     const consumers = await consume(['mail'], [welcome.id!]);
     expect(consumers.get(welcome.id!)!.spanContext().traceId).to.equal(bulk.traceId);
     expect(consumers.get(welcome.id!)!.parentSpanContext?.spanId).to.equal(uniqueWelcome.spanContext().spanId);
+  });
+
+  it("the backend's enqueue makes the span a plain add of its queue makes, with the outcome and the job it names (the existing one when deduplicated or rejected); the job carries the context to its worker", async function () {
+    const backend = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix, telemetry: otel() });
+    ctx.closeLater(backend);
+    const unique = { keys: ['type', 'args'], on_conflict: 'ignore' } as const;
+    // BullMQ's own span: a plain add of the backend's queue.
+    const plain = await inCallerSpan(() => backend.queue('mail').add('welcome', { user: 'plain-arg' }));
+    const first = await inCallerSpan(() => backend.enqueue({ type: 'welcome', queue: 'mail', args: ['secret-arg'], unique }));
+    const again = await inCallerSpan(() => backend.enqueue({ type: 'welcome', queue: 'mail', args: ['secret-arg'], unique }));
+    const rejected = await inCallerSpan(() =>
+      backend
+        .enqueue({ type: 'welcome', queue: 'mail', args: ['secret-arg'], unique: { keys: ['type', 'args'] } })
+        .catch((caught: unknown) => caught),
+    );
+    const noPolicy = await inCallerSpan(() => backend.enqueue({ type: 'welcome', queue: 'mail', args: ['secret-arg'] }));
+    expect([first.result.outcome, again.result.outcome, isDuplicateJobError(rejected.result)]).to.deep.equal([
+      'created',
+      'deduplicated',
+      true,
+    ]);
+
+    const [plainSpan] = producedIn(plain.traceId);
+    expect(plainSpan!.attributes).to.deep.equal({
+      'bullmq.queue.name': 'mail',
+      'bullmq.queue.operation': 'add',
+      'bullmq.job.name': 'welcome',
+      'bullmq.job.id': plain.result.id,
+    });
+    const id = first.result.job.id;
+    for (const [add, outcome] of [
+      [first, 'created'],
+      [again, 'deduplicated'],
+      [rejected, 'rejected'],
+    ] as const) {
+      const spans = producedIn(add.traceId);
+      expect(
+        spans.map((span) => [span.name, span.kind, span.attributes]),
+        outcome,
+      ).to.deep.equal([
+        [plainSpan!.name, plainSpan!.kind, { ...plainSpan!.attributes, 'bullmq.job.id': id, 'ojs.unique.outcome': outcome }],
+      ]);
+    }
+    expect(events(producedIn(rejected.traceId)[0]!)).to.include('exception');
+    // A job without a policy: BullMQ's own add of the queue, no outcome.
+    expect(producedIn(noPolicy.traceId).map((span) => [span.name, span.attributes])).to.deep.equal([
+      [plainSpan!.name, { ...plainSpan!.attributes, 'bullmq.job.id': noPolicy.result.job.id }],
+    ]);
+    expectNoSecrets(exporter.getFinishedSpans(), [first.result.job.uniqueness_key!, 'secret-arg']);
+
+    const mail = ctx.queue('mail');
+    for (const jobId of [id, noPolicy.result.job.id]) expect(await storedMetadata(mail, jobId), jobId).to.be.a('string');
+    const consumers = await consume(['mail'], [id]);
+    expect(consumers.get(id)!.spanContext().traceId).to.equal(first.traceId);
+    expect(consumers.get(id)!.parentSpanContext?.spanId).to.equal(producedIn(first.traceId)[0]!.spanContext().spanId);
+  });
+
+  it("the backend's enqueueMany makes the addBulk span of each queue a plain addBulk makes, with each job's outcome; a refused batch's spans record the error", async function () {
+    const backend = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix, telemetry: otel() });
+    ctx.closeLater(backend);
+    const unique = { keys: ['type', 'args'], on_conflict: 'ignore' } as const;
+    const plain = await inCallerSpan(() =>
+      backend.queue('mail').addBulk([
+        { name: 'welcome', data: {} },
+        { name: 'digest', data: {} },
+      ]),
+    );
+    const batch = await inCallerSpan(() =>
+      backend.enqueueMany([
+        { type: 'welcome', queue: 'mail', args: ['secret-arg'], unique },
+        { type: 'text', queue: 'sms', args: ['secret-arg'], unique },
+        { type: 'digest', queue: 'mail', args: [] },
+        { type: 'welcome', queue: 'mail', args: ['secret-arg'], unique },
+      ]),
+    );
+    expect(batch.result.map((result) => result.outcome)).to.deep.equal(['created', 'created', 'created', 'deduplicated']);
+    const [plainSpan] = producedIn(plain.traceId);
+    expect(plainSpan!.attributes).to.deep.equal({
+      'bullmq.queue.name': 'mail',
+      'bullmq.queue.operation': 'addBulk',
+      'bullmq.job.bulk.names': ['welcome', 'digest'],
+      'bullmq.job.bulk.count': 2,
+    });
+    const spans = producedIn(batch.traceId).sort((a, b) => a.name.localeCompare(b.name));
+    expect(spans.map((span) => [span.name, span.kind, span.attributes])).to.deep.equal([
+      [
+        plainSpan!.name,
+        plainSpan!.kind,
+        {
+          ...plainSpan!.attributes,
+          'bullmq.job.bulk.names': ['welcome', 'digest', 'welcome'],
+          'bullmq.job.bulk.count': 3,
+          'ojs.unique.outcome': ['created', 'created', 'deduplicated'],
+        },
+      ],
+      [
+        'addBulk sms',
+        plainSpan!.kind,
+        {
+          'bullmq.queue.name': 'sms',
+          'bullmq.queue.operation': 'addBulk',
+          'bullmq.job.bulk.names': ['text'],
+          'bullmq.job.bulk.count': 1,
+          'ojs.unique.outcome': ['created'],
+        },
+      ],
+    ]);
+    expectNoSecrets(exporter.getFinishedSpans(), [batch.result[0]!.job.uniqueness_key!, 'secret-arg']);
+
+    // Refused while the batch's first job holds its key: nothing written, the spans record the error.
+    const refused = await inCallerSpan(() =>
+      backend
+        .enqueueMany([
+          { type: 'digest', queue: 'mail', args: [] },
+          { type: 'welcome', queue: 'mail', args: ['secret-arg'], unique: { keys: ['type', 'args'] } },
+        ])
+        .catch((caught: unknown) => caught),
+    );
+    expect(isDuplicateJobError(refused.result), 'the batch is refused').to.equal(true);
+    const [refusedSpan, ...more] = producedIn(refused.traceId);
+    expect(more).to.deep.equal([]);
+    expect(refusedSpan!.attributes).to.not.have.property('ojs.unique.outcome');
+    expect(events(refusedSpan!)).to.include('exception');
+
+    const [welcome, text, digest] = batch.result.map((result) => result.job);
+    const ids = [welcome!.id, text!.id, digest!.id];
+    const consumers = await consume(['mail', 'sms'], ids);
+    for (const [job, span] of [
+      [welcome!, spans[0]!],
+      [text!, spans[1]!],
+      [digest!, spans[0]!],
+    ] as const) {
+      expect(await storedMetadata(ctx.queue(job.queue), job.id), job.type).to.be.a('string');
+      expect(consumers.get(job.id)!.spanContext().traceId, job.type).to.equal(batch.traceId);
+      expect(consumers.get(job.id)!.parentSpanContext?.spanId, job.type).to.equal(span.spanContext().spanId);
+    }
   });
 });
