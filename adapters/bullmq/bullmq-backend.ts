@@ -11,9 +11,9 @@
  * command timeout, so every call settles with a `BackendError` while Redis is unreachable. A
  * client the caller passes is used as configured (docs/bullmq.md, "Outages").
  */
-import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { Queue, SpanKind, TelemetryAttributes, type ConnectionOptions, type JobsOptions, type Telemetry } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
-import { BackendError, InvalidJobInputError, underPath } from '../../src/errors.js';
+import { BackendError, InvalidJobInputError, isDuplicateJobError, underPath } from '../../src/errors.js';
 import type { JobInput, OjsJob, OjsJobState } from '../../src/job.js';
 import { prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
 import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
@@ -27,6 +27,7 @@ import { keepOptionsFor } from './bullmq-retention.js';
 import { checkConnection, internalsOf, isIoredis, writeQueueMeta } from './bullmq-host.js';
 import { COMMANDS, runScript, composedScripts } from './bullmq-script-set.js';
 import { layoutArgs, queueBase, queueLayoutKey, queueRegistryKey, type IndexKey } from './bullmq-sidecar-keys.js';
+import { BulkSpans, OUTCOME_ATTRIBUTE } from './bullmq-telemetry.js';
 import {
   findHeldJob,
   isKeyRef,
@@ -82,6 +83,13 @@ export interface BullMQBackendOptions {
    * for a queue opened during an outage to connect. (Default: 5000.)
    */
   commandTimeout?: number;
+  /**
+   * BullMQ's `telemetry` option (bullmq-otel) for the queues the backend opens: `enqueue` makes
+   * the `add <queue>.<type>` span a plain add makes (with `ojs.unique.outcome` for a job with a
+   * policy), `enqueueMany` an `addBulk <queue>` span per queue (with its jobs' outcomes), and the
+   * caller's trace context is stored on each job (docs/bullmq.md, "Telemetry"). (Default: none.)
+   */
+  telemetry?: Telemetry;
 }
 
 export interface BullMQBackend extends UniqueJobsBackend {
@@ -148,6 +156,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
   readonly #backoff: JobsOptions['backoff'];
   readonly #retentionMs: number;
   readonly #probe: boolean;
+  readonly #telemetry: Telemetry | undefined;
   /** How long a call waits for a queue's connection; undefined: as long as the caller's client does. */
   readonly #connectTimeoutMs: number | undefined;
 
@@ -178,6 +187,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     this.#backoff = options.backoff ?? { type: 'exponential', delay: 1000 };
     this.#retentionMs = options.cancelledRetentionMs ?? DEFAULT_CANCELLED_RETENTION_MS;
     this.#probe = options.duplicateProbe ?? true;
+    this.#telemetry = options.telemetry;
   }
 
   queue(name: string = DEFAULT_QUEUE): Queue {
@@ -185,7 +195,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     if (!queue) {
       // skipMetasUpdate: BullMQ's Queue writes its meta hash on construction; this backend writes
       // it after the queue's first add that wrote (#register), so a refused add leaves nothing.
-      queue = new Queue(name, { connection: this.client, prefix: this.prefix, skipMetasUpdate: true });
+      queue = new Queue(name, { connection: this.client, prefix: this.prefix, skipMetasUpdate: true, telemetry: this.#telemetry });
       this.#queues.set(name, queue);
       // The library's own queue: errors surface as the typed errors of the calls that meet them.
       queue.on('error', ignoreError);
@@ -283,10 +293,33 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
         await this.#register(queueName);
         return { outcome: 'created', job: await this.#readBack(job.id!) };
       }
-      return await this.#answer(plan, await uniqueAdd(request));
+      return await this.#answer(plan, await this.#tracedAdd(plan));
     } catch (error) {
       throw backendErrorFor(error);
     }
+  }
+
+  /**
+   * An add through unique-add in the span BullMQ's `queue.add` makes (a no-op without the queue's `telemetry`
+   * option), with the outcome of a job that has a policy, and the trace context on the job as
+   * BullMQ's add stores it. A deduplicated or rejected add's span names the existing job.
+   */
+  async #tracedAdd({ queue, input, prepared, request }: EnqueuePlan): Promise<UniqueAddReply> {
+    return queue.trace(SpanKind.PRODUCER, 'add', `${queue.name}.${input.type}`, async (span, metadata) => {
+      const named = (id: string, outcome: string) => ({
+        [TelemetryAttributes.JobName]: input.type,
+        [TelemetryAttributes.JobId]: id,
+        ...(prepared ? { [OUTCOME_ATTRIBUTE]: outcome } : {}),
+      });
+      try {
+        const reply = await uniqueAdd(metadata ? { ...request, opts: { ...request.opts, telemetry: { metadata } } } : request);
+        span?.setAttributes(named(addedJobId(reply), reply.outcome));
+        return reply;
+      } catch (error) {
+        if (isDuplicateJobError(error)) span?.setAttributes(named(error.existingJobId, 'rejected'));
+        throw error;
+      }
+    });
   }
 
   /** The core's result for an add's reply (registering the queue after a write). */
@@ -347,6 +380,27 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     if (plans.length === 0) return [];
     requireUniqueFlow(false, 'enqueueMany');
     for (const queue of new Set(plans.map((plan) => plan.queue))) await this.#whenReady(queue);
+    // BullMQ's addBulk span for each queue of the batch, as one queue.addBulk per queue makes it.
+    const spans = new BulkSpans(plans.map((plan) => ({ queue: plan.queue, name: plan.input.type })));
+    let replies: UniqueAddReply[];
+    try {
+      replies = await this.#writeMany(plans, spans);
+    } catch (error) {
+      spans.end(undefined, error);
+      throw error;
+    }
+    spans.end(replies.map((reply) => reply.outcome));
+    const results: EnqueueResult[] = [];
+    for (const [index, plan] of plans.entries()) results.push(await this.#answer(plan, replies[index]!));
+    return results;
+  }
+
+  /** A batch in one unique-flow script, each job with its queue's span context (`spans`). */
+  async #writeMany(plans: EnqueuePlan[], spans: BulkSpans): Promise<UniqueAddReply[]> {
+    for (const plan of plans) {
+      const metadata = spans.metadataOf(plan.queue);
+      if (metadata) plan.request = { ...plan.request, opts: { ...plan.request.opts, telemetry: { metadata } } };
+    }
     const adds: PreparedUniqueAdd[] = [];
     for (const [index, plan] of plans.entries()) {
       try {
@@ -383,10 +437,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
         // Parents only: a batch has none.
         throw new BackendError('bullmq', `enqueueMany: unique-flow answered ${reply.answer}`, { written: false });
     }
-    const results: EnqueueResult[] = [];
-    for (const [index, plan] of plans.entries())
-      results.push(await this.#answer(plan, decodeUniqueAddReply(adds[index]!, reply.replies[index])));
-    return results;
+    return adds.map((add, index) => decodeUniqueAddReply(add, reply.replies[index]));
   }
 
   async getJob(id: string): Promise<OjsJob | null> {
@@ -552,6 +603,11 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
 }
 
 function ignoreError(): void {}
+
+/** The job an add's reply names: the one it wrote, or the duplicate it met. */
+function addedJobId(reply: UniqueAddReply): string {
+  return reply.outcome === 'created' || reply.outcome === 'replaced' ? reply.job.id! : reply.existing.id;
+}
 
 /** The `commandTimeout` a caller's client (or each node of a caller's Cluster) was given. */
 function callerTimeout(client: Redis | Cluster): number | undefined {

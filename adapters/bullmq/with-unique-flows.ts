@@ -17,11 +17,22 @@
  * undefined (docs/bullmq.md, "Flows").
  */
 import { randomUUID } from 'node:crypto';
-import { FlowProducer, Queue, type FlowJob, type FlowOpts, type Job, type JobNode } from 'bullmq';
-import { BackendError, InvalidJobInputError, underPath, type ValidationIssue } from '../../src/errors.js';
+import {
+  FlowProducer,
+  Queue,
+  SpanKind,
+  TelemetryAttributes,
+  type FlowJob,
+  type FlowOpts,
+  type Job,
+  type JobNode,
+  type Telemetry,
+} from 'bullmq';
+import { BackendError, InvalidJobInputError, isDuplicateJobError, underPath, type ValidationIssue } from '../../src/errors.js';
 import { encodeNode, internalsOf, queueClient, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
 import { UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
 import type { ScriptArgument } from './bullmq-script-command.js';
+import { OUTCOME_ATTRIBUTE, openSpan, outcomeAttribute, traced, withStoredContext, type OpenSpan } from './bullmq-telemetry.js';
 import type { PreparedUniqueAdd } from './bullmq-unique-add.js';
 import {
   flowRefusalIssue,
@@ -101,6 +112,8 @@ interface PlannedNode {
   prepared?: PreparedUniqueAdd;
   seam?: FlowNodeSeam;
   children?: PlannedNode[];
+  /** BullMQ's `addNode` span, open until the reply names the node's job and outcome. */
+  span?: OpenSpan;
 }
 
 interface Planned {
@@ -108,6 +121,7 @@ interface Planned {
   nodes: PlannedNode[];
   parents: Map<string, [string, string, string, string]>;
   seams: Set<FlowNodeSeam>;
+  spans: OpenSpan[];
 }
 
 /** How a unique flow reaches the queues of its nodes. */
@@ -120,6 +134,11 @@ export interface FlowQueues {
    * the UUID BullMQ's FlowProducer gives every node. (Default: false.)
    */
   counterRootId?: boolean;
+  /**
+   * The flow producer's `telemetry` option: each node gets the `addNode` span BullMQ's
+   * FlowProducer makes, and its context is stored on the node's job. (Default: none.)
+   */
+  telemetry?: Telemetry;
 }
 
 /** The tree as BullMQ's FlowProducer builds it (ids, options, parent links), encoded node by node. */
@@ -127,14 +146,12 @@ async function plan(
   flow: UniqueFlowJob,
   flowOpts: FlowOpts | undefined,
   pathPrefix: string,
-  { queueOf, seamOf, counterRootId }: FlowQueues,
+  { queueOf, seamOf, counterRootId, telemetry }: FlowQueues,
 ): Promise<Planned> {
-  const planned: Planned = { root: undefined as never, nodes: [], parents: new Map(), seams: new Set() };
+  const planned: Planned = { root: undefined as never, nodes: [], parents: new Map(), seams: new Set(), spans: [] };
   const ids = new Map<string, string>();
   const visit = async (node: UniqueFlowJob, path: string, parent: { id: string; queue: string } | undefined): Promise<PlannedNode> => {
-    const queue = queueOf(node);
-    const internals = internalsOf(queue.unwrapped);
-    const defaults = flowOpts?.queuesOptions?.[node.queueName]?.defaultJobOptions ?? {};
+    const internals = internalsOf(queueOf(node).unwrapped);
     const children = node.children ?? [];
     // A queue.add's counter id for a lone node when asked (the script's INCR names it); BullMQ's
     // FlowProducer gives every node a UUID.
@@ -148,6 +165,34 @@ async function plan(
       ]);
     }
     ids.set(`${internals.keys['']!}${jobId}`, path);
+    // BullMQ's FlowProducer opens a node's span once its id is chosen; the id is set again from the reply.
+    const span = telemetry && openSpan(telemetry, SpanKind.PRODUCER, node.queueName, 'addNode', node.queueName);
+    if (span) {
+      planned.spans.push(span);
+      span.span.setAttributes({
+        [TelemetryAttributes.JobName]: node.name,
+        ...(jobId === undefined ? {} : { [TelemetryAttributes.JobId]: jobId }),
+      });
+    }
+    try {
+      return await place(node, path, parent, jobId, unique, span);
+    } catch (error) {
+      span?.span.recordException(error as Error);
+      throw error;
+    }
+  };
+  const place = async (
+    node: UniqueFlowJob,
+    path: string,
+    parent: { id: string; queue: string } | undefined,
+    jobId: string | undefined,
+    unique: boolean,
+    span: OpenSpan | undefined,
+  ): Promise<PlannedNode> => {
+    const queue = queueOf(node);
+    const internals = internalsOf(queue.unwrapped);
+    const defaults = flowOpts?.queuesOptions?.[node.queueName]?.defaultJobOptions ?? {};
+    const children = node.children ?? [];
     const parentOpts = parent ?? node.opts?.parent;
     const parentKey = parentOpts ? `${parentOpts.queue}:${parentOpts.id}` : undefined;
     const link: FlowParentKeyOpts = {
@@ -158,6 +203,8 @@ async function plan(
     };
     if (parentKey) planned.parents.set(parentKey, [parentKey, `${parentKey}:dependencies`, parentOpts!.queue, parentOpts!.id]);
     const opts = { ...defaults, ...node.opts, jobId, parent: parentOpts } as UniqueJobsOptions;
+    // As BullMQ's FlowProducer: the context goes on a node that has options of its own.
+    if (span) opts.telemetry = node.opts ? withStoredContext(node.opts.telemetry, span.metadata) : undefined;
     const data: unknown = node.data === undefined ? {} : node.data;
     const queueKeys = UNIQUE_ADD_QUEUE_KEYS.map((name) => internals.keys[name]!);
     let entry: PlannedNode;
@@ -192,16 +239,25 @@ async function plan(
         job,
       };
     }
+    entry.span = span;
     planned.nodes.push(entry);
     // A node with children always has an id: a counter id is only for a lone node.
     if (children.length > 0) {
       const self = { id: jobId!, queue: internals.qualifiedName };
       entry.children = [];
-      for (const [index, child] of children.entries()) entry.children.push(await visit(child, `${path}children[${index}].`, self));
+      for (const [index, child] of children.entries()) {
+        const visitChild = () => visit(child, `${path}children[${index}].`, self);
+        entry.children.push(await (span ? span.within(visitChild) : visitChild()));
+      }
     }
     return entry;
   };
-  planned.root = await visit(flow, pathPrefix, undefined);
+  try {
+    planned.root = await visit(flow, pathPrefix, undefined);
+  } catch (error) {
+    for (const span of planned.spans) span.end();
+    throw error;
+  }
   return planned;
 }
 
@@ -214,6 +270,8 @@ export interface PreparedUniqueFlow {
   answer(reply: UniqueFlowReply): UniqueJobNode;
   /** Records the queues of the unique nodes in their prefix's queue set, after a write. */
   register(): Promise<void>;
+  /** Ends the nodes' spans (with `FlowQueues.telemetry`), after `answer` has named each node's job. */
+  endSpans(): void;
 }
 
 /**
@@ -237,6 +295,9 @@ export async function prepareUniqueFlow(
     register: async () => {
       await Promise.all([...planned.seams].map((seam) => seam.register()));
     },
+    endSpans: () => {
+      for (const span of planned.spans) span.end();
+    },
   };
 }
 
@@ -248,9 +309,13 @@ export async function addUniqueFlow(
   queues: FlowQueues,
 ): Promise<UniqueJobNode> {
   const prepared = await prepareUniqueFlow(flow, flowOpts, pathPrefix, queues);
-  const tree = prepared.answer(await runUniqueFlow(await queueClient(queues.queueOf(flow).unwrapped), prepared.args));
-  await prepared.register();
-  return tree;
+  try {
+    const tree = prepared.answer(await runUniqueFlow(await queueClient(queues.queueOf(flow).unwrapped), prepared.args));
+    await prepared.register();
+    return tree;
+  } finally {
+    prepared.endSpans();
+  }
 }
 
 function answerFlow(planned: Planned, reply: UniqueFlowReply): UniqueJobNode {
@@ -264,6 +329,9 @@ function answerFlow(planned: Planned, reply: UniqueFlowReply): UniqueJobNode {
         try {
           node.seam!.jobFor(node.prepared!, reply.detail);
         } catch (error) {
+          if (isDuplicateJobError(error))
+            node.span?.span.setAttributes({ [TelemetryAttributes.JobId]: error.existingJobId, [OUTCOME_ATTRIBUTE]: 'rejected' });
+          node.span?.span.recordException(error as Error);
           throw underPath(error, node.path);
         }
         throw new BackendError('bullmq', `unique-flow refused node ${node.path || 'root'} without a refusal`, { written: false });
@@ -295,6 +363,8 @@ function answerFlow(planned: Planned, reply: UniqueFlowReply): UniqueJobNode {
       node.job.id = String(nodeReply);
       job = node.job;
     }
+    // A deduplicated node's span names the existing job.
+    node.span?.span.setAttributes({ [TelemetryAttributes.JobId]: job.id!, ...outcomeAttribute(job) });
     return node.children ? { job, children: node.children.map(answerFor) } : { job };
   };
   return answerFor(planned.root);
@@ -307,6 +377,9 @@ export function wrapFlowProducer<F extends FlowProducer>(
   seamOf: SeamOf,
 ): UniqueFlowProducer<F> {
   const queues = new Map<string, UniqueQueue>();
+  // BullMQ's FlowProducer spans, from the flow producer's own option (never set on the queues
+  // opened below, whose `add` would make a queue's span instead).
+  const telemetry = flowProducer.opts.telemetry;
   const queueOf = (node: UniqueFlowJob): UniqueQueue => {
     const prefix = node.prefix ?? flowProducer.opts.prefix;
     const id = `${prefix ?? ''}\u0000${node.queueName}`;
@@ -335,32 +408,59 @@ export function wrapFlowProducer<F extends FlowProducer>(
     // As BullMQ's flow add does: the queue's defaultJobOptions given in `queuesOptions`, under the node's own.
     const defaults = flowOpts?.queuesOptions?.[flow.queueName]?.defaultJobOptions ?? {};
     const opts = { ...defaults, ...flow.opts } as UniqueJobsOptions & { unique: never };
-    const job = (await queueOf(flow).add(flow.name, data as never, opts)) as UniqueJob;
-    return { job };
+    const span = telemetry && openSpan(telemetry, SpanKind.PRODUCER, flow.queueName, 'addNode', flow.queueName);
+    if (!span) return { job: (await queueOf(flow).add(flow.name, data as never, opts)) as UniqueJob };
+    span.span.setAttributes({ [TelemetryAttributes.JobName]: flow.name });
+    // As BullMQ's FlowProducer: the context goes on a node that has options of its own.
+    opts.telemetry = flow.opts ? withStoredContext(flow.opts.telemetry, span.metadata) : undefined;
+    try {
+      const job = (await queueOf(flow).add(flow.name, data as never, opts)) as UniqueJob;
+      span.span.setAttributes({ [TelemetryAttributes.JobId]: job.id!, ...outcomeAttribute(job) });
+      return { job };
+    } catch (error) {
+      if (isDuplicateJobError(error))
+        span.span.setAttributes({ [TelemetryAttributes.JobId]: error.existingJobId, [OUTCOME_ATTRIBUTE]: 'rejected' });
+      span.span.recordException(error as Error);
+      throw error;
+    } finally {
+      span.end();
+    }
   };
 
   const add = async (flow: UniqueFlowJob, opts?: FlowOpts): Promise<UniqueJobNode> => {
     check([flow], false);
     if (!hasUniqueNode(flow, opts)) return flowProducer.add(flow as FlowJob, opts);
-    if (isLoneRoot(flow, opts)) return addLoneRoot(flow, opts);
-    return addUniqueFlow(flow, opts, '', { queueOf, seamOf });
+    // BullMQ's addFlow span, its nodes' addNode spans under it.
+    return traced(telemetry, flow.queueName, 'addFlow', flow.queueName, async (span) => {
+      span?.span.setAttributes({ [TelemetryAttributes.FlowName]: flow.name });
+      if (isLoneRoot(flow, opts)) return addLoneRoot(flow, opts);
+      return addUniqueFlow(flow, opts, '', { queueOf, seamOf, telemetry });
+    });
   };
 
   // Flows without a unique node go in BullMQ's one call, first; then each flow with one, in
   // order, each in its own script. Like BullMQ's addBulk, the batch is not one transaction.
+  // BullMQ's addBulkFlows span covers the batch (BullMQ's own call makes its span for the plain
+  // flows under it).
   const addBulk = async (flows: UniqueFlowJob[]): Promise<UniqueJobNode[]> => {
     check(flows, true);
     if (!flows.some((flow) => hasUniqueNode(flow))) return flowProducer.addBulk(flows as FlowJob[]);
-    const plain = flows.filter((flow) => !hasUniqueNode(flow));
-    const plainNodes = plain.length > 0 ? await flowProducer.addBulk(plain as FlowJob[]) : [];
-    const out: UniqueJobNode[] = [];
-    let next = 0;
-    for (const [index, flow] of flows.entries()) {
-      if (!hasUniqueNode(flow)) out.push(plainNodes[next++]!);
-      else if (isLoneRoot(flow)) out.push(await addLoneRoot(flow));
-      else out.push(await addUniqueFlow(flow, undefined, `[${index}].`, { queueOf, seamOf }));
-    }
-    return out;
+    return traced(telemetry, '', 'addBulkFlows', '', async (span) => {
+      span?.span.setAttributes({
+        [TelemetryAttributes.BulkCount]: flows.length,
+        [TelemetryAttributes.BulkNames]: flows.map((flow) => flow.name).join(','),
+      });
+      const plain = flows.filter((flow) => !hasUniqueNode(flow));
+      const plainNodes = plain.length > 0 ? await flowProducer.addBulk(plain as FlowJob[]) : [];
+      const out: UniqueJobNode[] = [];
+      let next = 0;
+      for (const [index, flow] of flows.entries()) {
+        if (!hasUniqueNode(flow)) out.push(plainNodes[next++]!);
+        else if (isLoneRoot(flow)) out.push(await addLoneRoot(flow));
+        else out.push(await addUniqueFlow(flow, undefined, `[${index}].`, { queueOf, seamOf, telemetry }));
+      }
+      return out;
+    });
   };
 
   const close = async (): Promise<void> => {

@@ -34,6 +34,7 @@ import { bullmqOptionIssues } from './bullmq-job-options.js';
 import { keepOptionsFor, retentionIssues } from './bullmq-retention.js';
 import { backendErrorFor } from './bullmq-reply-errors.js';
 import { typedErrorFor } from './bullmq-cluster.js';
+import { OUTCOME_ATTRIBUTE, outcomeAttribute } from './bullmq-telemetry.js';
 import { internalsOf, jobFromHash, queueClient, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
 import { COMMANDS, composedScripts, runScript } from './bullmq-script-set.js';
 import { archiveKey, globLiteral, indexKey, queueBase, queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
@@ -389,7 +390,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
           span?.setAttributes({
             [TelemetryAttributes.JobName]: name,
             [TelemetryAttributes.JobId]: error.existingJobId,
-            'ojs.unique.outcome': 'rejected',
+            [OUTCOME_ATTRIBUTE]: 'rejected',
           });
         }
         throw error;
@@ -440,13 +441,14 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     return (await queue.trace(SpanKind.PRODUCER, 'addBulk', queue.name, async (span, context) => {
       span?.setAttributes({ [TelemetryAttributes.BulkNames]: jobs.map((job) => job.name), [TelemetryAttributes.BulkCount]: jobs.length });
       try {
-        return relink(
-          await uniqueAddBulk(
-            siblings,
-            context ? jobs.map((job) => ({ ...job, opts: withTraceContext(job.opts ?? {}, context) })) : jobs,
-            retentionMs,
-          ),
+        const added = await uniqueAddBulk(
+          siblings,
+          context ? jobs.map((job) => ({ ...job, opts: withTraceContext(job.opts ?? {}, context) })) : jobs,
+          retentionMs,
         );
+        // Each job's outcome, in the order of BullMQ's bulk names (a job without a policy was created).
+        span?.setAttributes({ [OUTCOME_ATTRIBUTE]: added.map((job) => job.unique?.outcome ?? 'created') });
+        return relink(added);
       } catch (error) {
         throw typedErrorFor(error);
       }
@@ -741,11 +743,6 @@ class Siblings {
 function withTraceContext(opts: UniqueJobsOptions, context: string | undefined): UniqueJobsOptions {
   if (!context || opts.telemetry?.omitContext || opts.telemetry?.metadata) return opts;
   return { ...opts, telemetry: { ...opts.telemetry, metadata: context } };
-}
-
-/** The outcome as a span attribute (never the key, args or meta: spec §12). */
-function outcomeAttribute(job: { unique?: { outcome: string } }): Record<string, string> {
-  return job.unique ? { 'ojs.unique.outcome': job.unique.outcome } : {};
 }
 
 function jobForReply(siblings: Siblings, reply: UniqueAddReply, prepared: PreparedUnique): UniqueJob<any, any, string, AddOutcomeKind> {
