@@ -20,7 +20,12 @@ console.log(`BullMQ adapter suites on bullmq ${version} (bullmq-oldest)`);
 const mocha = join(root, 'node_modules/.bin/mocha');
 const result = spawnSync(
   mocha,
-  ['test/adapters/bullmq-*.test.ts', 'test/faults/bullmq-*.test.ts', 'test/gateway/gateway-conformance-bullmq.test.ts'],
+  [
+    'test/adapters/bullmq-*.test.ts',
+    'test/faults/bullmq-*.test.ts',
+    'test/gateway/gateway-conformance-bullmq.test.ts',
+    'test/property/lifecycle-property.test.ts',
+  ],
   { cwd: root, stdio: 'inherit', env },
 );
 process.exit(result.status ?? 1);

@@ -15,7 +15,7 @@
  * inserted; the running handler is not interrupted (nothing can interrupt it), but its `ack` or
  * `nack` is then refused with `InvalidTransitionError`, so its outcome is never recorded.
  */
-import { BackendError, InvalidTransitionError, JobNotFoundError } from '../../src/errors.js';
+import { BackendError, InvalidTransitionError, JobNotFoundError, OjsUniqueError } from '../../src/errors.js';
 import { isDeepStrictEqual } from 'node:util';
 import { decideUniqueConflict, type ConflictCandidate, type UpdateDecision } from '../../src/conflict-decision.js';
 import { TERMINAL_STATES, type JobInput, type JsonValue, type OjsJob, type OjsJobState } from '../../src/job.js';
@@ -69,6 +69,19 @@ export interface MemoryBackend extends UniqueJobsBackend {
   activate(id: string): Promise<OjsJob>;
   /** A `scheduled` or `retryable` job becomes due now (it is `available` from then on). */
   promote(id: string): Promise<OjsJob>;
+  /**
+   * OJS manual retry of a dead-lettered job (ojs-core §6: `discarded` -> `available`, which a
+   * backend MAY support; BullMQ's `job.retry()` of a failed job): due now, `attempt` 0, no error,
+   * no `completed_at`. It holds its key again as a live job, for every policy of the key. A job a
+   * replace superseded comes back without one (docs/decisions.md: the hosts differ there).
+   */
+  retry(id: string): Promise<OjsJob>;
+  /**
+   * Deletes a job that is not `active`, as a host's own removal does (BullMQ `job.remove()`,
+   * `removeOnComplete`, `clean`): `getJob` no longer finds it, its id is free again, and it counts
+   * for no policy. A running job is refused (`invalid_transition`), as BullMQ refuses a locked one.
+   */
+  remove(id: string): Promise<void>;
   /** Every job the backend holds, oldest first: for inspection in tests. */
   jobs(): OjsJob[];
 }
@@ -342,6 +355,29 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
 
   async promote(id: string): Promise<OjsJob> {
     return this.#transition(id, ['scheduled', 'retryable'], 'available', () => ({ state: 'available', scheduled_at: this.#clock.now() }));
+  }
+
+  async retry(id: string): Promise<OjsJob> {
+    return this.#transition(id, ['discarded'], 'available', (job) => {
+      // Back among the key's live jobs (read under the key's lock), unless a replace took the key from it.
+      const jobs = job.key === null ? undefined : this.#byKey.get(job.key);
+      if (jobs && (jobs.open.has(id) || jobs.finished.get('discarded')?.delete(id))) jobs.open.add(id);
+      return { state: 'available', scheduled_at: this.#clock.now(), attempt: 0, error: undefined, completed_at: undefined };
+    });
+  }
+
+  async remove(id: string): Promise<void> {
+    this.#assertOpen();
+    const job = this.#staged.has(id) ? undefined : this.#jobs.get(id);
+    if (!job) throw new JobNotFoundError(id);
+    await this.#withJobLock(job, async () => {
+      if (this.#stateOf(job) === 'active')
+        throw new OjsUniqueError('invalid_transition', `job ${id} is active: a running job cannot be removed`);
+      await this.#io();
+      this.#jobs.delete(id);
+      const jobs = job.key === null ? undefined : this.#byKey.get(job.key);
+      if (jobs) for (const ids of [jobs.open, ...jobs.finished.values()]) ids.delete(id);
+    });
   }
 
   jobs(): OjsJob[] {

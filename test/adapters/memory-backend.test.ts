@@ -70,6 +70,50 @@ describe('memory backend: lifecycle and options beyond the conformance suite', f
     expect(await backend.ack(job.id).catch((e) => e)).to.include({ code: 'invalid_transition' });
   });
 
+  it('ojs-core §6 manual retry: a discarded job is available again with attempt 0 and holds its key again', async function () {
+    const { backend } = backendAt();
+    const unique = { keys: ['type'] } as const;
+    const { job } = await backend.enqueue({ type: 'a.b', args: [], unique, max_attempts: 1 });
+    await backend.fetch();
+    expect((await backend.nack(job.id)).state).to.equal('discarded');
+    // Seen finished by an add first, so the retry has to bring it back from the finished jobs.
+    const other = await backend.enqueue({ type: 'a.b', args: [], unique });
+    await backend.cancel(other.job.id);
+    const retried = await backend.retry(job.id);
+    expect(retried).to.include({ state: 'available', attempt: 0 });
+    expect(retried).to.not.have.property('completed_at');
+    expect(await backend.enqueue({ type: 'a.b', args: [], unique }).catch((e) => e)).to.include({ existingJobId: job.id });
+    expect(await backend.retry(job.id).catch((e) => e)).to.include({ code: 'invalid_transition', from: 'available' });
+    expect(await backend.retry('nope').catch((e) => e)).to.include({ code: 'not_found' });
+  });
+
+  it('manual retry of a job a replace superseded brings it back without its key', async function () {
+    const { backend } = backendAt();
+    const all = ['available', 'scheduled', 'active', 'retryable', 'pending', 'discarded'] as const;
+    const { job } = await backend.enqueue({ type: 'a.b', args: [], unique: { states: [...all] }, max_attempts: 1 });
+    await backend.fetch();
+    await backend.nack(job.id);
+    const replacing = await backend.enqueue({ type: 'a.b', args: [], unique: { states: [...all], on_conflict: 'replace' } });
+    expect(replacing).to.deep.include({ outcome: 'replaced' });
+    await backend.cancel(replacing.job.id);
+    await backend.retry(job.id);
+    expect((await backend.enqueue({ type: 'a.b', args: [], unique: { keys: ['type'] } })).outcome).to.equal('created');
+  });
+
+  it('remove deletes a job that is not running: not found, counted by no policy, its id free again', async function () {
+    const { backend } = backendAt();
+    const wide = { states: ['available', 'completed'] } as const;
+    const { job } = await backend.enqueue({ type: 'a.b', args: [], unique: wide, id: 'job-a' });
+    await backend.fetch();
+    expect(await backend.remove(job.id).catch((e) => e)).to.include({ code: 'invalid_transition' });
+    await backend.ack(job.id);
+    await backend.remove(job.id);
+    expect(await backend.getJob(job.id)).to.equal(null);
+    expect(await backend.remove(job.id).catch((e) => e)).to.include({ code: 'not_found' });
+    expect((await backend.enqueue({ type: 'a.b', args: [], unique: wide, id: 'job-a' })).outcome).to.equal('created');
+    expect(backend.jobs()).to.have.length(1);
+  });
+
   it("§5.2 with replaceActive the active job is cancelled and its worker's ack is refused", async function () {
     const { backend } = backendAt(undefined, { replaceActive: true });
     const unique = { on_conflict: 'replace' } as const;

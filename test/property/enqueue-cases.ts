@@ -235,3 +235,127 @@ export function describeJob(job: JobInput): string {
     return value;
   });
 }
+
+// ---------------------------------------------------------------------------------------------
+// Lifecycle scenarios on one uniqueness key (test/property/lifecycle-property.test.ts)
+
+/**
+ * The dimensions every policy of a lifecycle scenario shares, so all its jobs have one key, and
+ * the queues its jobs go to (one when `queue` is a dimension: another queue is another key).
+ */
+const LIFECYCLE_KEYS = [
+  { keys: ['type', 'queue'], queues: ['default'] },
+  { keys: ['type', 'queue', 'args'], args_keys: ['user_id'], queues: ['q1'] },
+  { keys: ['type'], queues: ['default', 'q1', 'q2', 'q3'] },
+] as const;
+
+const DEFAULT_STATES = ['available', 'active', 'scheduled', 'retryable', 'pending'] as const;
+
+/**
+ * A policy BullMQ's own deduplication key could answer: default states (omitted or spelled
+ * out), `reject` or `ignore`, no period.
+ */
+const nativePolicyArb = fc.record(
+  {
+    states: fc.constant<readonly string[]>(DEFAULT_STATES),
+    on_conflict: fc.constantFrom('reject', 'ignore'),
+  },
+  { requiredKeys: [] },
+);
+
+/** Any other: terminal or narrow states, a period, a replace. */
+const widerPolicyArb = fc.record(
+  {
+    states: fc.constantFrom<readonly string[]>(
+      [...DEFAULT_STATES, 'completed'],
+      [...DEFAULT_STATES, 'completed'],
+      [...DEFAULT_STATES, 'discarded', 'cancelled'],
+      [...DEFAULT_STATES, 'completed', 'discarded', 'cancelled'],
+      [...DEFAULT_STATES, 'completed', 'discarded', 'cancelled'],
+      ['available', 'scheduled'],
+      ['completed', 'discarded'],
+      ['cancelled'],
+      DEFAULT_STATES,
+    ),
+    on_conflict: fc.constantFrom('reject', 'ignore', 'replace', 'replace', 'replace_except_schedule'),
+    // Windows far longer than a scenario: the clocks (Redis TIME, the memory backend's) never see one close.
+    period: fc.constantFrom('PT1H', 'P1D'),
+  },
+  { requiredKeys: ['states'] },
+);
+
+/** A step of a lifecycle scenario; `pick` chooses among the jobs the step applies to (in memory's view). */
+export type LifecycleStep =
+  | { kind: 'enqueue'; policy: number; queue: number; scheduled: boolean; max_attempts: 1 | 2 }
+  /** A worker takes the next due job of a queue (`pick` among the queues that have one). */
+  | { kind: 'start'; pick: number }
+  /** A running attempt ends: `fail` leaves the job `retryable` while attempts remain, else `discarded`. */
+  | { kind: 'finish'; pick: number; outcome: 'complete' | 'fail' }
+  /** `start` and `finish` at once. */
+  | { kind: 'run'; pick: number; outcome: 'complete' | 'fail' }
+  /** A scheduled or retryable job is made due (BullMQ `job.promote()`). */
+  | { kind: 'promote'; pick: number }
+  | { kind: 'cancel'; pick: number }
+  /** The host deletes a job (BullMQ `job.remove()`). */
+  | { kind: 'remove'; pick: number }
+  /** A discarded job is retried by hand (BullMQ `job.retry()`). */
+  | { kind: 'retry'; pick: number };
+
+export interface LifecycleScenario {
+  /** The policy fields every job shares (the key's dimensions). */
+  keys: { keys: string[]; args_keys?: string[] };
+  queues: string[];
+  /** Policies of the one key: the first could be BullMQ's own deduplication, the second could not. */
+  policies: Record<string, unknown>[];
+  steps: LifecycleStep[];
+}
+
+const outcomeArb = fc.constantFrom<'complete' | 'fail'>('complete', 'fail');
+const enqueueStepArb: fc.Arbitrary<LifecycleStep> = fc.record({
+  kind: fc.constant('enqueue' as const),
+  policy: fc.nat(3),
+  queue: fc.nat(3),
+  scheduled: fc.constantFrom(false, false, false, true),
+  max_attempts: fc.constantFrom<1 | 2>(1, 1, 2),
+});
+const stepArb: fc.Arbitrary<LifecycleStep> = fc.oneof(
+  { weight: 5, arbitrary: enqueueStepArb },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('start' as const), pick: fc.nat(1) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('finish' as const), pick: fc.nat(3), outcome: outcomeArb }) },
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant('run' as const), pick: fc.nat(1), outcome: outcomeArb }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('promote' as const), pick: fc.nat(3) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat(7) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('remove' as const), pick: fc.nat(7) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('retry' as const), pick: fc.nat(3) }) },
+);
+
+/**
+ * A lifecycle scenario: 2–4 policies of one key (the first with default states, reject/ignore and
+ * no period; the second with terminal or narrow states, a period or a replace; the rest either),
+ * and 2–20 steps, the first an enqueue, with at most 8 enqueues, so a key never has more than eight finished jobs (the
+ * BullMQ index keeps a key's eight newest uncounted finished entries: docs/bullmq.md, "Keys the
+ * adapter writes").
+ */
+export const lifecycleScenarioArb: fc.Arbitrary<LifecycleScenario> = fc
+  .record({
+    shape: fc.constantFrom(...LIFECYCLE_KEYS),
+    native: nativePolicyArb,
+    wider: widerPolicyArb,
+    more: fc.array(fc.oneof(nativePolicyArb, widerPolicyArb), { maxLength: 2 }),
+    steps: fc.tuple(enqueueStepArb, fc.array(stepArb, { minLength: 1, maxLength: 19 })).map(([first, rest]) => [first, ...rest]),
+  })
+  .map(({ shape, native, wider, more, steps }) => {
+    const { queues, ...keys } = shape;
+    const dimensions = { ...keys, keys: [...keys.keys] } as LifecycleScenario['keys'];
+    if ('args_keys' in keys) dimensions.args_keys = [...keys.args_keys];
+    const policies = [native, wider, ...more].map(({ states, ...rest }) => ({
+      ...dimensions,
+      ...rest,
+      ...(states ? { states: [...states] } : {}),
+    }));
+    let enqueues = 0;
+    const kept = steps
+      .filter((step) => step.kind !== 'enqueue' || ++enqueues <= 8)
+      .map((step) => (step.kind === 'enqueue' ? { ...step, policy: step.policy % policies.length } : step));
+    return { keys: dimensions, queues: [...queues], policies, steps: kept };
+  });

@@ -21,14 +21,7 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
-import {
-  isDuplicateJobError,
-  isInvalidJobInputError,
-  type EnqueueResult,
-  type JobInput,
-  type OjsJob,
-  type UniqueJobsBackend,
-} from '../../src/index.js';
+import type { EnqueueResult, JobInput, UniqueJobsBackend } from '../../src/index.js';
 import { scheduledAtMs } from '../../src/internal.js';
 import { createMemoryBackend } from '../../adapters/memory/index.js';
 import type { BullMQBackend } from '../../adapters/bullmq/index.js';
@@ -51,17 +44,10 @@ import {
 import { schemasFor, type TestSchemas } from '../adapters/graphile-worker-fixture.js';
 import { RUN_SALT } from '../run-salt.js';
 import { commandsArb, describeJob, tagged, type Command } from './enqueue-cases.js';
+import { answerOf, settle, summary } from './property-answers.js';
 
 const FILE = fileURLToPath(import.meta.url);
 const SEED = Number(process.env.OJS_PROPERTY_SEED ?? 20_261_123);
-
-/** What one call answered, in terms every target shares. */
-type Answer =
-  | { kind: 'created' | 'deduplicated' | 'replaced' | 'updated'; job: OjsJob; replaced: OjsJob[] }
-  | { kind: 'duplicate'; existingJobId: string; existingJobState: string }
-  | { kind: 'invalid'; paths: string[] }
-  | { kind: 'cancelled'; job: OjsJob }
-  | { kind: 'error'; name: string; code: string | undefined; message: string };
 
 interface Divergence {
   target: string;
@@ -248,52 +234,6 @@ export function memoryPath(path: string): string {
   let mapped = path;
   for (const [pattern, replacement] of rules) mapped = mapped.replace(pattern, replacement);
   return mapped;
-}
-
-function answerOf(settled: { ok: true; value: EnqueueResult } | { ok: false; error: unknown }, mapPath: (path: string) => string): Answer {
-  if (settled.ok) {
-    const { value } = settled;
-    const replaced = value.outcome === 'replaced' ? [value.replaced, ...(value.also_replaced ?? [])] : [];
-    return { kind: value.outcome, job: value.job, replaced };
-  }
-  const { error } = settled;
-  if (isDuplicateJobError(error))
-    return { kind: 'duplicate', existingJobId: error.existingJobId, existingJobState: error.existingJobState };
-  if (isInvalidJobInputError(error) && error.code === 'invalid_request') {
-    return { kind: 'invalid', paths: [...new Set(error.issues.map((issue) => mapPath(issue.path)))].sort() };
-  }
-  const e = error as { name?: string; code?: string; message?: string };
-  return { kind: 'error', name: e?.name ?? typeof error, code: e?.code, message: String(e?.message ?? error).slice(0, 160) };
-}
-
-function summary(answer: Answer): string {
-  switch (answer.kind) {
-    case 'invalid':
-      return `invalid_request [${answer.paths.length > 4 ? `${answer.paths.slice(0, 3).join(', ')} … ${answer.paths.length} fields` : answer.paths.join(', ')}]`;
-    case 'duplicate':
-      return `duplicate (${answer.existingJobState})`;
-    case 'error':
-      return `${answer.name}${answer.code ? ` (${answer.code})` : ''}`;
-    default:
-      return answer.kind;
-  }
-}
-
-async function settle<T>(call: () => Promise<T>, ms = 20_000): Promise<{ ok: true; value: T } | { ok: false; error: unknown }> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const value = await Promise.race([
-      call(),
-      new Promise<never>(
-        (_, reject) => (timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${ms} ms`), { name: 'Hang' })), ms)),
-      ),
-    ]);
-    return { ok: true, value };
-  } catch (error) {
-    return { ok: false, error };
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 interface Tally {

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { Job, Worker } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
-import { createBullMQBackend } from '../../../adapters/bullmq/index.js';
+import { createBullMQBackend, type BullMQBackendOptions } from '../../../adapters/bullmq/index.js';
 import type { OjsJob } from '../../../src/index.js';
 import type { ConformanceSubject } from '../conformance-subject.js';
 import { deleteKeys as deleteKeysMatching } from '../../adapters/bullmq-test-redis.js';
@@ -25,6 +25,8 @@ export interface BullMQSubjectOptions {
    * `prefix` must be hash-tagged (`{…}`). (Default: none, a single Redis at `redisUrl`.)
    */
   cluster?: string[];
+  /** Passed to the backend (BullMQ's backoff between attempts). (Default: the backend's.) */
+  backoff?: BullMQBackendOptions['backoff'];
 }
 
 /** A `Cluster` of `host:port` nodes, as a Worker needs its connection (no per-request retry limit). */
@@ -42,7 +44,7 @@ export default async function createSubject(options: BullMQSubjectOptions = {}):
   const url = options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const prefix = options.prefix ?? `ojs-test:${randomUUID()}`;
   const client = options.cluster ? clusterOf(options.cluster) : new Redis(url, { maxRetriesPerRequest: null });
-  const backend = createBullMQBackend({ connection: client, prefix });
+  const backend = createBullMQBackend({ connection: client, prefix, ...(options.backoff ? { backoff: options.backoff } : {}) });
   const deleteKeys = (): Promise<void> => deleteKeysMatching(client, `${prefix}:*`);
   // A failed run keeps its keys for inspection; the next run of the same test (same prefix)
   // starts from nothing rather than from that run's leftovers.

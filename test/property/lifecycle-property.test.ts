@@ -1,0 +1,456 @@
+/**
+ * Property (fast-check, seeded, a fixed number of scenarios): on one uniqueness key, random
+ * sequences of enqueues under several policies of that key and of lifecycle events give, after
+ * every step, the memory backend's answers on every target: each enqueue's outcome (created /
+ * deduplicated / replaced / duplicate error), the existing job it names or returns, the jobs it
+ * replaced, and then the state of every job of the scenario (or its absence).
+ *
+ * Policies (test/property/enqueue-cases.ts, `lifecycleScenarioArb`): all share the key's
+ * dimensions (`type` + `queue`, `type` + `queue` + `args` with `args_keys`, or `type` alone over
+ * two queues); the first has the default states, `reject` or `ignore` and no period (a policy
+ * BullMQ's own deduplication key could answer), the second terminal or narrow states, a period
+ * (far longer than a scenario) or a replace, the others either.
+ *
+ * Lifecycle, each through the host's own machinery as the conformance subjects drive it
+ * (test/conformance/subjects/*.ts), never by writing its keys: a worker takes a job (BullMQ
+ * `Worker.getNextJob`; memory `fetch`) and completes it or fails it (retryable while attempts
+ * remain, else discarded: `moveToCompleted` / `moveToFailed`; `ack` / `nack`); a scheduled or
+ * retryable job is made due (`job.promote()`; `promote`); the backend's OJS `cancel`; the host
+ * removes a job (BullMQ `job.remove()`); a discarded job is retried by hand (BullMQ
+ * `job.retry('failed')`, attempts reset). The memory backend models the last two with its own
+ * `remove` and `retry` (ojs-core §6's manual retry of a discarded job), so every step of every
+ * target is compared with memory.
+ *
+ * Targets: memory itself, `createBullMQBackend`, `withUniqueness(queue).add` and `.addBulk` (on
+ * the entry points, `getJob`, `cancel` and the lifecycle go through the OJS backend and BullMQ on
+ * the same prefix). Graphile Worker is left to test/property/entry-points-property.test.ts: its
+ * subject runs a task runner per attempt, one attempt at a time, and it has no host call that
+ * deletes a job apart from completing it.
+ *
+ * Jobs have distinct priorities, so a worker takes the same next job on every host (by creation
+ * alone the hosts' orders differ once a job is promoted or retried; a job retried by hand goes
+ * first on BullMQ 6.0.0 whatever its priority, so a worker does not start beside one). Steps whose answer is not
+ * defined alike are not generated (see `eligible` below): a job is removed only when it is
+ * neither running (BullMQ refuses a locked job) nor cancelled (a BullMQ archive is no BullMQ
+ * job); only a discarded job is retried, never a completed one
+ * (docs/bullmq.md, "Limits": a completed job revived by hand may run without its index entry),
+ * nor one a replace superseded (docs/decisions.md, "A replace never rewrites a finished job":
+ * BullMQ makes it its key's again, memory and Graphile Worker do not). A scenario has at most
+ * eight enqueues and lasts far less than a minute, within the BullMQ index's grace for finished
+ * jobs no policy counted (docs/bullmq.md, "Keys the adapter writes"). Known divergences are
+ * listed in `KNOWN_DIVERGENCES`, each with its reproduction.
+ *
+ * Each scenario runs on a fresh memory backend and a fresh store (its own key prefix), and stops
+ * at its first divergence. Replay: OJS_PROPERTY_SEED=<seed> (default below); OJS_PROPERTY_DUMP=1
+ * prints each divergence on one line; OJS_TEST_SALT keeps the store names.
+ */
+import { createHash } from 'node:crypto';
+import fc from 'fast-check';
+import { Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { EnqueueResult, JobInput, OjsJob } from '../../src/index.js';
+import { createMemoryBackend, type MemoryBackend } from '../../adapters/memory/index.js';
+import type { BullMQBackend } from '../../adapters/bullmq/index.js';
+import createBullMQSubject from '../conformance/subjects/bullmq.js';
+import createMemorySubject from '../conformance/subjects/memory.js';
+import type { RunningAttempt } from '../conformance/conformance-subject.js';
+import {
+  bullmqAddArguments,
+  createBullMQEntrySubject,
+  Inexpressible,
+  type BullMQEntryPoint,
+} from '../conformance/entry-points/bullmq-entry-points.js';
+import { RUN_SALT } from '../run-salt.js';
+import { lifecycleScenarioArb, type LifecycleScenario, type LifecycleStep } from './enqueue-cases.js';
+import { answerOf, settle, summary, type Answer } from './property-answers.js';
+
+const SEED = Number(process.env.OJS_PROPERTY_SEED ?? 20_261_123);
+/** A retryable job waits this long (memory and BullMQ alike): it becomes due only when promoted. */
+const RETRY_DELAY_MS = 3_600_000;
+const SCHEDULED_AT = '2099-01-01T00:00:00Z';
+
+/**
+ * Divergences from memory that are known and reported, by signature: each is counted and
+ * printed, and does not fail the test. Every entry names its reproduction (seed and steps).
+ * None so far (seeds 1, 2, 3, 7, 8 and the default, BullMQ 6.7.0).
+ */
+const KNOWN_DIVERGENCES: { signature: string; why: string }[] = [];
+
+/** One store under test, fresh per scenario. */
+interface LifecycleTarget {
+  enqueue(job: JobInput): Promise<EnqueueResult>;
+  getJob(id: string): Promise<OjsJob | null>;
+  cancel(id: string): Promise<OjsJob>;
+  /** A worker takes job `id`, its queue's only due job (the conformance subject's `start`). */
+  start(id: string): Promise<RunningAttempt>;
+  promote(id: string): Promise<void>;
+  remove(id: string): Promise<void>;
+  retry(id: string): Promise<void>;
+  close(passed: boolean): Promise<void>;
+}
+
+function redisPrefix(target: string, scenario: number): string {
+  const name = createHash('sha1').update(`lifecycle-property.test.ts\0${target}`).digest('hex');
+  return `ojs-test:${RUN_SALT}:${name}:${scenario}`;
+}
+
+async function memoryTarget(): Promise<LifecycleTarget> {
+  const subject = await createMemorySubject();
+  const backend = subject.backend as MemoryBackend;
+  return {
+    enqueue: (job) => backend.enqueue(job),
+    getJob: (id) => backend.getJob(id),
+    cancel: (id) => backend.cancel(id),
+    start: (id) => subject.start(id),
+    promote: (id) => subject.makeDue(id),
+    remove: (id) => backend.remove(id),
+    retry: async (id) => void (await backend.retry(id)),
+    close: () => subject.close(),
+  };
+}
+
+/** The host's own job, for `remove` and `retry`. */
+async function hostJob(backend: BullMQBackend, id: string): Promise<Job> {
+  const job = await backend.getJob(id);
+  const found = job && (await Job.fromId(backend.queue(job.queue), id));
+  if (!found) throw new Error(`no BullMQ job ${id}`);
+  return found;
+}
+
+function bullmqLifecycle(backend: BullMQBackend): Pick<LifecycleTarget, 'remove' | 'retry'> {
+  return {
+    remove: async (id) => (await hostJob(backend, id)).remove(),
+    // ojs-core §6's manual retry resets the attempts, as memory's `retry` does.
+    retry: async (id) => (await hostJob(backend, id)).retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true }),
+  };
+}
+
+async function bullmqBackendTarget(scenario: number): Promise<LifecycleTarget> {
+  const subject = await createBullMQSubject({
+    prefix: redisPrefix('createBullMQBackend', scenario),
+    backoff: { type: 'fixed', delay: RETRY_DELAY_MS },
+  });
+  const backend = subject.backend as BullMQBackend;
+  return {
+    enqueue: (job) => backend.enqueue(job),
+    getJob: (id) => backend.getJob(id),
+    cancel: (id) => backend.cancel(id),
+    start: (id) => subject.start(id),
+    promote: (id) => subject.makeDue(id),
+    ...bullmqLifecycle(backend),
+    close: (passed) => subject.close({ passed }),
+  };
+}
+
+async function bullmqEntryTarget(entry: BullMQEntryPoint, scenario: number): Promise<LifecycleTarget> {
+  const subject = await createBullMQEntrySubject(entry, { prefix: redisPrefix(entry, scenario) });
+  const { through } = subject;
+  return {
+    enqueue: async (job) => {
+      const args = bullmqAddArguments(job);
+      if (args instanceof Inexpressible) throw new Error(`${entry} cannot express ${JSON.stringify(job)}: ${args.reason}`);
+      args.opts.backoff = { type: 'fixed', delay: RETRY_DELAY_MS };
+      return through.toResult(await through.add(args));
+    },
+    getJob: (id) => subject.backend.getJob(id),
+    cancel: (id) => subject.backend.cancel(id),
+    start: (id) => subject.start(id),
+    promote: (id) => subject.makeDue(id),
+    ...bullmqLifecycle(through.backend),
+    close: (passed) => subject.close({ passed }),
+  };
+}
+
+const TARGETS: { name: string; scenarios: number; make(scenario: number): Promise<LifecycleTarget> }[] = [
+  { name: 'memory', scenarios: 600, make: () => memoryTarget() },
+  { name: 'createBullMQBackend', scenarios: 400, make: (n) => bullmqBackendTarget(n) },
+  { name: 'withUniqueness.add', scenarios: 400, make: (n) => bullmqEntryTarget('withUniqueness.add', n) },
+  { name: 'withUniqueness.addBulk', scenarios: 150, make: (n) => bullmqEntryTarget('withUniqueness.addBulk', n) },
+];
+
+// ---------------------------------------------------------------------------------------------
+// Running a scenario
+
+interface Divergence {
+  signature: string;
+  detail: string;
+  message: string;
+}
+
+interface Tally {
+  steps: Map<string, number>;
+  skipped: Map<string, number>;
+  outcomes: Map<string, number>;
+}
+
+function bump(map: Map<string, number>, key: string): void {
+  map.set(key, (map.get(key) ?? 0) + 1);
+}
+
+function describePolicy(policy: Record<string, unknown>): string {
+  const states = Array.isArray(policy.states) ? `[${policy.states.join(',')}]` : 'default states';
+  return [states, policy.on_conflict ?? 'reject (default)', policy.period ?? 'no period'].join(' ');
+}
+
+/** What a lifecycle call answered: done, or the error's summary. */
+function callSummary(settled: { ok: true } | { ok: false; error: unknown }): string {
+  return settled.ok ? 'done' : summary(answerOf(settled, String));
+}
+
+/** Runs one scenario on a fresh memory and a fresh target store; the first divergence ends it. */
+async function runScenario(
+  scenario: LifecycleScenario,
+  index: number,
+  make: () => Promise<LifecycleTarget>,
+  tally: Tally,
+): Promise<Divergence | null> {
+  const memory = createMemoryBackend({ retryDelayMs: () => RETRY_DELAY_MS });
+  const target = await make();
+  /** Job #i: its id on memory and on the target. */
+  const jobs: { memory: string; target: string }[] = [];
+  /** Running attempts (the target's worker; memory's job is `active`). */
+  const attempts: { job: number; attempt: RunningAttempt }[] = [];
+  /** Jobs a replace superseded (named by a `replaced` answer). */
+  const superseded = new Set<number>();
+  /** Jobs retried by hand and not started since. */
+  const retried = new Set<number>();
+  const log: string[] = [
+    `key: ${JSON.stringify(scenario.keys)}, queues ${scenario.queues.join(', ')}`,
+    ...scenario.policies.map((policy, i) => `policy ${i}: ${describePolicy(policy)}`),
+  ];
+  let message = '';
+  const diverge = (signature: string, why: string): Divergence => ({
+    signature,
+    message,
+    detail: `${why}\n        scenario #${index} (seed ${SEED}):\n${log.map((line) => `          ${line}`).join('\n')}`,
+  });
+  const indexOf = (id: string, side: 'memory' | 'target') => jobs.findIndex((job) => job[side] === id);
+  const memoryStates = async () => Promise.all(jobs.map(async (job) => (await memory.getJob(job.memory))?.state ?? 'gone'));
+  /** Jobs in `states` (memory's view), `pick` chooses one; null when there is none. */
+  const eligible = async (pick: number, accept: (state: string, job: number) => boolean): Promise<number | null> => {
+    const states = await memoryStates();
+    const candidates = states.flatMap((state, job) => (accept(state, job) ? [job] : []));
+    return candidates.length === 0 ? null : candidates[pick % candidates.length]!;
+  };
+
+  /** Compares one enqueue; the jobs it creates are numbered in order. */
+  const compareEnqueue = (m: Answer, t: Answer): Divergence | null => {
+    const signature = `enqueue: memory ${summary(m)} → ${summary(t)}`;
+    if (m.kind !== t.kind) return diverge(signature, 'different answers');
+    if (m.kind === 'error' && t.kind === 'error' && m.name !== t.name) return diverge(signature, `${m.message} / ${t.message}`);
+    if (m.kind === 'duplicate' && t.kind === 'duplicate') {
+      if (indexOf(m.existingJobId, 'memory') !== indexOf(t.existingJobId, 'target') || m.existingJobState !== t.existingJobState) {
+        return diverge(
+          `${signature}: another existing job`,
+          `existing job #${indexOf(t.existingJobId, 'target')} (${t.existingJobState}), memory #${indexOf(m.existingJobId, 'memory')} (${m.existingJobState})`,
+        );
+      }
+    }
+    if ((m.kind === 'created' || m.kind === 'deduplicated' || m.kind === 'replaced') && m.kind === t.kind) {
+      const replacedM = m.replaced.map((job) => indexOf(job.id, 'memory')).sort();
+      const replacedT = t.replaced.map((job) => indexOf(job.id, 'target')).sort();
+      if (replacedM.join() !== replacedT.join())
+        return diverge(`${signature}: other jobs replaced`, `replaced #${replacedT.join(',#')}, memory #${replacedM.join(',#')}`);
+      if (m.kind === 'deduplicated' && indexOf(m.job.id, 'memory') !== indexOf(t.job.id, 'target'))
+        return diverge(`${signature}: another existing job`, `#${indexOf(t.job.id, 'target')}, memory #${indexOf(m.job.id, 'memory')}`);
+      for (const field of ['uniqueness_key', 'state', 'queue'] as const) {
+        if (m.job[field] !== t.job[field])
+          return diverge(`${signature}: another ${field}`, `${String(t.job[field])}, memory ${String(m.job[field])}`);
+      }
+      for (const job of replacedM) superseded.add(job);
+      if (m.kind !== 'deduplicated') jobs.push({ memory: m.job.id, target: t.job.id });
+    }
+    return null;
+  };
+
+  /** Runs a lifecycle call on both sides; a different answer is a divergence. */
+  const both = async (kind: string, onMemory: () => Promise<unknown>, onTarget: () => Promise<unknown>): Promise<Divergence | null> => {
+    const m = await settle(onMemory);
+    const t = await settle(onTarget);
+    if (!t.ok) message = String((t.error as Error)?.message ?? t.error);
+    const [ms, ts] = [callSummary(m), callSummary(t)];
+    log.push(`  memory: ${ms}; target: ${ts}`);
+    return ms === ts
+      ? null
+      : diverge(`${kind}: memory ${ms} → ${ts}`, `${kind} answered ${ts}, memory ${ms}${message ? ` (${message})` : ''}`);
+  };
+
+  const finish = (job: number, attempt: RunningAttempt, outcome: 'complete' | 'fail'): Promise<Divergence | null> => {
+    log.push(`${outcome} #${job}`);
+    const id = jobs[job]!.memory;
+    return outcome === 'complete'
+      ? both(
+          'complete',
+          () => memory.ack(id),
+          () => attempt.complete(),
+        )
+      : both(
+          'fail',
+          () => memory.nack(id, { message: 'planned failure' }),
+          () => attempt.fail('planned failure'),
+        );
+  };
+
+  const step = async (s: LifecycleStep, n: number): Promise<Divergence | null | 'skipped'> => {
+    switch (s.kind) {
+      case 'enqueue': {
+        const job: JobInput = {
+          type: 'lifecycle.run',
+          queue: scenario.queues[s.queue % scenario.queues.length]!,
+          args: { user_id: 1, step: n },
+          unique: scenario.policies[s.policy] as JobInput['unique'],
+          max_attempts: s.max_attempts,
+          // Distinct priorities (7 and 20 are coprime): the hosts then fetch in one order, by
+          // priority. By creation alone they would not: BullMQ's wait list is in the order jobs
+          // became due (a promoted or retried job goes last), memory's in the order they were created.
+          priority: (n * 7) % 20,
+          ...(s.scheduled ? { scheduled_at: SCHEDULED_AT } : {}),
+        };
+        log.push(`enqueue (policy ${s.policy}, ${job.queue}${s.scheduled ? ', scheduled' : ''}, max_attempts ${s.max_attempts})`);
+        const m = answerOf(await settle(() => memory.enqueue(job)), String);
+        const t = answerOf(await settle(() => target.enqueue(job)), String);
+        message = t.kind === 'error' ? t.message : '';
+        bump(tally.outcomes, m.kind === 'duplicate' ? `duplicate (${m.existingJobState})` : m.kind);
+        log.push(`  memory: ${summary(m)}; target: ${summary(t)}`);
+        return compareEnqueue(m, t);
+      }
+      case 'start':
+      case 'run': {
+        // A job retried by hand and not run since goes first on BullMQ 6.0.0, whatever its
+        // priority (its reprocessJob puts it in the wait list; later versions keep it prioritized):
+        // a queue where it is due beside other jobs has no single next job.
+        const queues = scenario.queues.filter((queue) => {
+          const due = memory.jobs().filter((job) => job.queue === queue && job.state === 'available');
+          return due.length === 1 || (due.length > 1 && !due.some((job) => retried.has(indexOf(job.id, 'memory'))));
+        });
+        if (queues.length === 0) return 'skipped';
+        const queue = queues[s.pick % queues.length]!;
+        const fetched = (await memory.fetch([queue]))!;
+        const job = indexOf(fetched.id, 'memory');
+        retried.delete(job);
+        log.push(`start #${job} (${queue})`);
+        const t = await settle(() => target.start(jobs[job]!.target));
+        if (!t.ok) {
+          message = String((t.error as Error)?.message ?? t.error);
+          log.push(`  target: ${message}`);
+          return diverge('start: the target did not start the due job', message);
+        }
+        if (s.kind === 'start') {
+          attempts.push({ job, attempt: t.value });
+          return null;
+        }
+        return finish(job, t.value, s.outcome);
+      }
+      case 'finish': {
+        if (attempts.length === 0) return 'skipped';
+        const [{ job, attempt }] = attempts.splice(s.pick % attempts.length, 1) as [(typeof attempts)[number]];
+        return finish(job, attempt, s.outcome);
+      }
+      case 'promote': {
+        const job = await eligible(s.pick, (state) => state === 'scheduled' || state === 'retryable');
+        if (job === null) return 'skipped';
+        log.push(`promote #${job}`);
+        return both(
+          'promote',
+          () => memory.promote(jobs[job]!.memory),
+          () => target.promote(jobs[job]!.target),
+        );
+      }
+      case 'cancel': {
+        const job = await eligible(s.pick, (state) => state !== 'gone');
+        if (job === null) return 'skipped';
+        log.push(`cancel #${job}`);
+        // A cancelled running job's attempt is not ended by its worker (nothing would record it).
+        const running = attempts.findIndex((a) => a.job === job);
+        if (running >= 0) attempts.splice(running, 1);
+        return both(
+          'cancel',
+          () => memory.cancel(jobs[job]!.memory),
+          () => target.cancel(jobs[job]!.target),
+        );
+      }
+      case 'remove': {
+        const job = await eligible(s.pick, (state) => state !== 'gone' && state !== 'active' && state !== 'cancelled');
+        if (job === null) return 'skipped';
+        log.push(`remove #${job}`);
+        return both(
+          'remove',
+          () => memory.remove(jobs[job]!.memory),
+          () => target.remove(jobs[job]!.target),
+        );
+      }
+      case 'retry': {
+        const job = await eligible(s.pick, (state, i) => state === 'discarded' && !superseded.has(i));
+        if (job === null) return 'skipped';
+        log.push(`retry #${job}`);
+        retried.add(job);
+        return both(
+          'retry',
+          () => memory.retry(jobs[job]!.memory),
+          () => target.retry(jobs[job]!.target),
+        );
+      }
+    }
+  };
+
+  let divergence: Divergence | null = null;
+  try {
+    for (const [n, s] of scenario.steps.entries()) {
+      const result = await step(s, n);
+      if (result === 'skipped') {
+        bump(tally.skipped, s.kind);
+        continue;
+      }
+      bump(tally.steps, s.kind);
+      if (result) return (divergence = result);
+      // Every job of the scenario, after every step: the same state, or gone on both.
+      const m = await memoryStates();
+      const t = await Promise.all(jobs.map(async (job) => await settle(() => target.getJob(job.target))));
+      const states = t.map((read) => (read.ok ? (read.value?.state ?? 'gone') : `error ${callSummary(read)}`));
+      log.push(`  states: ${m.map((state, i) => `#${i} ${state}${states[i] === state ? '' : ` (target: ${states[i]})`}`).join(', ')}`);
+      const first = m.findIndex((state, i) => state !== states[i]);
+      if (first >= 0)
+        return (divergence = diverge(
+          `after ${s.kind}: memory ${m[first]} → ${states[first]}`,
+          `job #${first} is ${states[first]}, memory ${m[first]}`,
+        ));
+    }
+    return null;
+  } finally {
+    await memory.close();
+    await target.close(divergence === null);
+  }
+}
+
+describe(`property: lifecycle on one key, every step as the memory backend answers it (fast-check, seed ${SEED})`, function () {
+  this.timeout(120_000);
+  const scenarios = fc.sample(lifecycleScenarioArb, { seed: SEED, numRuns: Math.max(...TARGETS.map((t) => t.scenarios)) });
+
+  for (const definition of TARGETS) {
+    it(`${definition.name}: enqueues under several policies of one key and lifecycle events give memory's outcomes, existing jobs and states`, async function () {
+      const tally: Tally = { steps: new Map(), skipped: new Map(), outcomes: new Map() };
+      const divergences: Divergence[] = [];
+      for (const [index, scenario] of scenarios.slice(0, definition.scenarios).entries()) {
+        const divergence = await runScenario(scenario, index, () => definition.make(index), tally);
+        if (!divergence) continue;
+        divergences.push(divergence);
+        if (process.env.OJS_PROPERTY_DUMP) console.log(`DIVERGENCE\t${definition.name}\t${divergence.signature}\t${divergence.message}`);
+      }
+      const list = (map: Map<string, number>) => [...map].map(([kind, n]) => `${kind} ${n}`).join(', ');
+      console.log(
+        `      ${definition.name}: ${definition.scenarios} scenarios; steps ${list(tally.steps)}; skipped (nothing to apply them to) ${list(tally.skipped)}`,
+      );
+      console.log(`        enqueues (memory): ${list(tally.outcomes)}`);
+      const bySignature = new Map<string, Divergence[]>();
+      for (const divergence of divergences)
+        bySignature.set(divergence.signature, [...(bySignature.get(divergence.signature) ?? []), divergence]);
+      const known = [...bySignature].filter(([signature]) => KNOWN_DIVERGENCES.some((k) => k.signature === signature));
+      for (const [signature, found] of known) console.log(`        known divergence, ${found.length}×: ${signature}`);
+      const unknown = [...bySignature].filter(([signature]) => !KNOWN_DIVERGENCES.some((k) => k.signature === signature));
+      if (unknown.length > 0) {
+        const report = unknown.map(([signature, found]) => `  ${found.length}× ${signature}\n      first: ${found[0]!.detail}`).join('\n');
+        throw new Error(`${definition.name} diverged from memory (${divergences.length} scenarios):\n${report}`);
+      }
+    });
+  }
+});
