@@ -48,7 +48,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { EnqueueResult, JobInput, OjsJob } from '../../src/index.js';
+import { parseUniquePolicy, type EnqueueResult, type JobInput, type OjsJob } from '../../src/index.js';
 import { createMemoryBackend, type MemoryBackend } from '../../adapters/memory/index.js';
 import type { BullMQBackend } from '../../adapters/bullmq/index.js';
 import createBullMQSubject from '../conformance/subjects/bullmq.js';
@@ -63,18 +63,32 @@ import {
 import { RUN_SALT } from '../run-salt.js';
 import { lifecycleScenarioArb, type LifecycleScenario, type LifecycleStep } from './enqueue-cases.js';
 import { answerOf, settle, summary, type Answer } from './property-answers.js';
+import { indexEntries } from '../adapters/bullmq-test-redis.js';
+import { queueClient } from '../../adapters/bullmq/bullmq-host.js';
 
 const SEED = Number(process.env.OJS_PROPERTY_SEED ?? 20_261_123);
 /** A retryable job waits this long (memory and BullMQ alike): it becomes due only when promoted. */
 const RETRY_DELAY_MS = 3_600_000;
 const SCHEDULED_AT = '2099-01-01T00:00:00Z';
 
+/** The signature of an enqueue whose every missed duplicate the native path had forgotten (KNOWN_DIVERGENCES). */
+const NATIVE_FORGOT = 'enqueue: a job the native path inserted is no longer its key\'s (docs/bullmq.md "Two paths")';
+
 /**
  * Divergences from memory that are known and reported, by signature: each is counted and
  * printed, and does not fail the test. Every entry names its reproduction (seed and steps).
  * None so far (seeds 1, 2, 3, 7, 8 and the default, BullMQ 6.7.0).
  */
-const KNOWN_DIVERGENCES: { signature: string; why: string }[] = [];
+const KNOWN_DIVERGENCES: { signature: string; why: string }[] = [
+  {
+    signature: NATIVE_FORGOT,
+    why:
+      'docs/bullmq.md "Two paths": a job the native path inserted is its key\'s only while BullMQ\'s deduplication key ' +
+      'names it (or a general add of the key has listed it in the index); once it finished, was cancelled or removed, ' +
+      'or failed and was retried by hand, no later add sees it. Checked job by job on Redis (nativeForgotten), not by signature alone. ' +
+      'Reproduction: withUniqueness.add, default seed, scenario #335 (a default-states add, cancel, then a policy counting cancelled).',
+  },
+];
 
 /** One store under test, fresh per scenario. */
 interface LifecycleTarget {
@@ -86,6 +100,12 @@ interface LifecycleTarget {
   promote(id: string): Promise<void>;
   remove(id: string): Promise<void>;
   retry(id: string): Promise<void>;
+  /**
+   * BullMQ: whether job `id` is one the native path inserted that no structure of its key names
+   * any more (its hash or archive has `deid`, BullMQ's deduplication key does not name it, nor
+   * does the key's index field): a later add of the key does not see it (docs/bullmq.md, "Two paths").
+   */
+  forgotten?(id: string, uniquenessKey: string): Promise<boolean>;
   close(passed: boolean): Promise<void>;
 }
 
@@ -117,8 +137,20 @@ async function hostJob(backend: BullMQBackend, id: string): Promise<Job> {
   return found;
 }
 
-function bullmqLifecycle(backend: BullMQBackend): Pick<LifecycleTarget, 'remove' | 'retry'> {
+function bullmqLifecycle(backend: BullMQBackend): Pick<LifecycleTarget, 'remove' | 'retry' | 'forgotten'> {
   return {
+    forgotten: async (id, uniquenessKey) => {
+      const job = await backend.getJob(id);
+      if (!job) return false;
+      const queue = backend.queue(job.queue);
+      const redis = (await queueClient(queue)) as unknown as Redis;
+      const base = queue.toKey('');
+      const field = uniquenessKey.slice(0, 32);
+      const deid = (await redis.hget(`${base}${id}`, 'deid')) ?? (await redis.hget(`${base}ojs:cancelled:${id}`, 'deid'));
+      if (deid !== field || (await redis.get(`${base}de:${field}`)) === id) return false;
+      const listed = await indexEntries(redis, `${base}ojs:index`, uniquenessKey);
+      return !listed.some((entry) => entry.id === id);
+    },
     remove: async (id) => (await hostJob(backend, id)).remove(),
     // ojs-core §6's manual retry resets the attempts, as memory's `retry` does.
     retry: async (id) => (await hostJob(backend, id)).retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true }),
@@ -263,6 +295,42 @@ async function runScenario(
     return null;
   };
 
+  /**
+   * Whether an enqueue's divergence is the native path's documented forgetting: the target met
+   * fewer duplicates than memory, and every job memory counted that the target did not is one
+   * the native path inserted and no structure of the key names any more (`forgotten`).
+   */
+  const nativeForgot = async (m: Answer, t: Answer, job: JobInput): Promise<boolean> => {
+    if (!target.forgotten || m.kind === 'created' || m.kind === 'error' || m.kind === 'invalid' || m.kind === 'cancelled') return false;
+    // What the target saw of the key: the jobs it replaced, or every job older than the one it named.
+    let seen: (i: number) => boolean;
+    let key: string;
+    if (t.kind === 'created' || t.kind === 'replaced') {
+      const replaced = new Set(t.replaced.map((r) => indexOf(r.id, 'target')));
+      seen = (i) => replaced.has(i);
+      key = t.job.uniqueness_key!;
+    } else if (t.kind === 'duplicate' || t.kind === 'deduplicated') {
+      const named = indexOf(t.kind === 'duplicate' ? t.existingJobId : t.job.id, 'target');
+      seen = (i) => i >= named;
+      key = m.kind === 'duplicate' ? '' : m.job.uniqueness_key!;
+      if (t.kind === 'deduplicated') key = t.job.uniqueness_key!;
+    } else return false;
+    const policy = parseUniquePolicy(job.unique ?? {});
+    const states = await memoryStates();
+    const queueOf = new Map(memory.jobs().map((stored) => [stored.id, stored.queue]));
+    const missed = jobs.flatMap((_, i) => {
+      const sameKey = !policy.keys.includes('queue') || queueOf.get(jobs[i]!.memory) === job.queue;
+      const counted = sameKey && (policy.states as string[]).includes(states[i]!) && !superseded.has(i);
+      return counted && !seen(i) ? [i] : [];
+    });
+    if (missed.length === 0) return false;
+    for (const i of missed) {
+      const stored = await memory.getJob(jobs[i]!.memory);
+      if (!(await target.forgotten(jobs[i]!.target, key || stored!.uniqueness_key!))) return false;
+    }
+    return true;
+  };
+
   /** Runs a lifecycle call on both sides; a different answer is a divergence. */
   const both = async (kind: string, onMemory: () => Promise<unknown>, onTarget: () => Promise<unknown>): Promise<Divergence | null> => {
     const m = await settle(onMemory);
@@ -312,7 +380,9 @@ async function runScenario(
         message = t.kind === 'error' ? t.message : '';
         bump(tally.outcomes, m.kind === 'duplicate' ? `duplicate (${m.existingJobState})` : m.kind);
         log.push(`  memory: ${summary(m)}; target: ${summary(t)}`);
-        return compareEnqueue(m, t);
+        const divergence = compareEnqueue(m, t);
+        if (divergence && (await nativeForgot(m, t, job))) return diverge(NATIVE_FORGOT, divergence.detail.split('\n')[0]!);
+        return divergence;
       }
       case 'start':
       case 'run': {
