@@ -91,6 +91,8 @@ const swallowDuplicate = (promise: Promise<unknown>) =>
     if (error.code !== 'duplicate') throw error;
   });
 
+const NATIVE = { keys: ['type', 'queue', 'args'] } as const;
+
 const METHODS: { name: string; setup?: AddFn; add: AddFn; duplicateProbe?: false }[] = [
   { name: 'plain add', add: (q, i) => q.add('job', { user_id: i }) },
   { name: 'BullMQ deduplication {id} add (insert)', add: (q, i) => q.add('job', { user_id: i }, { deduplication: { id: `d${i}` } }) },
@@ -106,6 +108,19 @@ const METHODS: { name: string; setup?: AddFn; add: AddFn; duplicateProbe?: false
     add: (q) => q.add('job', { user_id: -1 }, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } }),
   },
   { name: 'unique replace', add: (q, i) => q.add('job', { user_id: -1, i }, { unique: { keys: ['type'], on_conflict: 'replace' } }) },
+  // A policy with the `queue` dimension and the default states: the native path (BullMQ's
+  // deduplication key, adapters/bullmq/bullmq-native-path.ts).
+  { name: 'native add, insert path', add: (q, i) => q.add('job', { user_id: i }, { unique: NATIVE }) },
+  {
+    name: 'native add, duplicate path (reject)',
+    setup: (q) => q.add('job', { user_id: -1 }, { unique: NATIVE }),
+    add: (q) => swallowDuplicate(q.add('job', { user_id: -1 }, { unique: NATIVE })),
+  },
+  {
+    name: 'native add, duplicate path (ignore)',
+    setup: (q) => q.add('job', { user_id: -1 }, { unique: { ...NATIVE, on_conflict: 'ignore' } }),
+    add: (q) => q.add('job', { user_id: -1 }, { unique: { ...NATIVE, on_conflict: 'ignore' } }),
+  },
   // The duplicate paths again with the probe off (withUniqueness(queue, { duplicateProbe: false })):
   // what the probe buys, in the same run.
   {
@@ -329,6 +344,9 @@ async function main(): Promise<void> {
     ['replace', 'unique replace'],
     ['reject, no probe', 'unique add, duplicate path (reject), no probe'],
     ['ignore, no probe', 'unique add, duplicate path (ignore), no probe'],
+    ['native insert', 'native add, insert path'],
+    ['native reject', 'native add, duplicate path (reject)'],
+    ['native ignore', 'native add, duplicate path (ignore)'],
   ];
   const cost = new Map(breakdown.map(([short, name]) => [short, perPath(name)]));
   console.log('\n| path | Redis µs per add | ×dedup | ×plain | Node CPU µs per add | ×dedup | ×plain |');
@@ -408,6 +426,31 @@ async function main(): Promise<void> {
       atLeast(1),
     ],
     ['replace throughput ÷ plain add, 50 in flight', paired('unique replace', PLAIN, conc), '≥ 0.6', atLeast(0.6)],
+    [
+      'native: Redis µs per insert ÷ deduplication add (sequential adds)',
+      paired('native add, insert path', DEDUP, redisUs),
+      '≤ 1.3',
+      atMost(1.3),
+    ],
+    [
+      'native: insert throughput ÷ deduplication add, 50 in flight',
+      paired('native add, insert path', DEDUP, conc),
+      '≥ 0.85',
+      atLeast(0.85),
+    ],
+    ['native: insert throughput ÷ deduplication add, one at a time', paired('native add, insert path', DEDUP, seq), '≥ 0.8', atLeast(0.8)],
+    [
+      'native: duplicate (reject) throughput ÷ plain add, 50 in flight',
+      paired('native add, duplicate path (reject)', PLAIN, conc),
+      '≥ 1.0',
+      atLeast(1),
+    ],
+    [
+      'native: duplicate (ignore) throughput ÷ plain add, 50 in flight',
+      paired('native add, duplicate path (ignore)', PLAIN, conc),
+      '≥ 1.0',
+      atLeast(1),
+    ],
     ['Node CPU µs per unique insert ÷ deduplication add', paired(INSERT, DEDUP, nodeUs), '≤ 1.3', atMost(1.3)],
     ['Node CPU µs per duplicate (reject) ÷ plain add', paired('unique add, duplicate path (reject)', PLAIN, nodeUs), '≤ 1.0', atMost(1)],
     ['Node CPU µs per duplicate (ignore) ÷ plain add', paired('unique add, duplicate path (ignore)', PLAIN, nodeUs), '≤ 1.0', atMost(1)],

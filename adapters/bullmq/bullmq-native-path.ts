@@ -9,7 +9,8 @@
  * - the states are the default ones, every live state and no terminal one;
  * - no period (the key has no created_at of its own to measure a window from), no extension;
  * - `reject` or `ignore` (a replace or an update acts on the stored job; the general path does);
- * - a lone add: no parent (flows), no id claimed across queues (the backend's OJS ids).
+ * - a lone add: no parent (flows), no id claimed across queues (the backend's OJS ids), to a
+ *   queue whose name is in NFC (its NFD twin shares its index, not its deduplication keys).
  *
  * Anything else takes the general path (the sidecar index), which also sees native jobs; the
  * native path answers only while the key has no index entry. docs/design/bullmq.md, "Two paths".

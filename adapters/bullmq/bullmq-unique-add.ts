@@ -149,7 +149,9 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
     policy.x_period_anchor ?? '',
     anchoredPeriodArg(policy),
     updateArg(policy),
-    nativePathServes(policy, request.parentKeyOpts === undefined && idClaimQueues === '') ? 'n' : '',
+    // A queue whose name is not in NFC shares its index with its NFC twin, whose base BullMQ's
+    // deduplication key is not under: the general path, which reads the twin's key.
+    nativePathServes(policy, request.parentKeyOpts === undefined && idClaimQueues === '' && index.home === queue.name) ? 'n' : '',
   ];
   return { request, job, keys, argv, layout: layoutOf(constants, index, idClaimQueues) };
 }
@@ -350,7 +352,11 @@ function uniqueAddOutcome(prepared: PreparedUniqueAdd, reply: unknown): UniqueAd
       job.id = String(reply[1]);
       // created_at is Redis' TIME, not the producer's clock (§7.2); the Job says so too.
       job.timestamp = Number(reply[2]);
-      if (reply[0] === 'created') return { outcome: 'created', job, now: Number(reply[2]) };
+      if (reply[0] === 'created') {
+        // The native path's job: BullMQ's deduplication id, as getJob reads it back.
+        if (typeof reply[3] === 'string') job.deduplicationId = reply[3];
+        return { outcome: 'created', job, now: Number(reply[2]) };
+      }
       // Each duplicate the replace superseded: cancelled (its archive), or finished and left as it was.
       const replaced = (reply[3] as unknown[][]).map((entry) => ({
         id: String(entry[0]),

@@ -55,6 +55,7 @@ describe('bullmq adapter: the native path (BullMQ deduplication key)', function 
     expect(await ctx.redis.hget(`${ctx.prefix}:mail:${first.id}`, 'deid')).to.equal(key.slice(0, 32));
     expect(await ctx.redis.exists(`${ctx.prefix}:mail:ojs:index`)).to.equal(0);
     expect((await queue.getJob(first.id!))!.deduplicationId).to.equal(key.slice(0, 32));
+    expect(first.deduplicationId).to.equal(key.slice(0, 32));
 
     const error = await rejection(queue.add('sync', { v: 2 }, { unique: NATIVE }));
     expect(error).to.be.instanceOf(DuplicateJobError);

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Queue } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
 import { expect } from 'chai';
 import { Redis, type RedisOptions } from 'ioredis';
 import { createBullMQBackend, withUniqueness, type UniqueQueue } from '../../adapters/bullmq/index.js';
@@ -151,6 +151,30 @@ describe('faults: a BullMQ unique add whose reply is lost runs twice and still a
     expect(await waitingIds(direct, prefix, 'q')).to.deep.equal([second.id]);
     expect(await direct.hget(`${prefix}:q:ojs:cancelled:${job.id}`, 'ojsReplacedBy')).to.equal(first.id);
     expect(await orphanedEntries(direct, prefix)).to.deep.equal([]);
+  });
+
+  // The native path (BullMQ's deduplication key): BullMQ deletes the key when the job completes,
+  // so the re-sent add finds its token among the jobs finished within the replay grace.
+  it('§8.1 native path: the re-sent add whose job a worker completed meanwhile answers created with that job', async function () {
+    const queue = await wrapped('q');
+    const native = { keys: ['type', 'queue'] } as const;
+    const dropped = dropReplyOf('lost-7', 'created');
+    const release = proxy.holdNewConnections();
+    const pending = queue.add('t', { marker: 'lost-7' }, { unique: native });
+    await dropped;
+    const connection = new Redis(REDIS_URL, CLIENT);
+    clients.push(connection);
+    const worker = new Worker('q', null, { connection, prefix, autorun: false });
+    closables.push(worker);
+    const running = (await worker.getNextJob('token', { block: false }))!;
+    await running.moveToCompleted('done', 'token', false);
+    expect(await direct.exists(`${prefix}:q:de:${(await direct.hget(`${prefix}:q:${running.id}`, 'deid'))!}`)).to.equal(0);
+    release();
+    const job = await pending;
+    expect(job.unique).to.deep.include({ outcome: 'created' });
+    expect(job.id).to.equal(running.id);
+    expect(await direct.zrange(`${prefix}:q:completed`, '0', '-1')).to.deep.equal([job.id]);
+    expect(await waitingIds(direct, prefix, 'q')).to.deep.equal([]);
   });
 
   it('§8.1 addBulk: every entry of a re-sent pipeline keeps its first outcome', async function () {

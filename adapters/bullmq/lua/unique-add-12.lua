@@ -118,7 +118,7 @@
   if the add had come a moment later.
 
   Output:
-    { "created", jobId, nowMs }
+    { "created", jobId, nowMs [, deduplicationId] }   the native path's: the `deid` it set
     { "ignored", existingId, existingState, existingQueue, nowMs, existingHash }
     { "duplicate" | "active", existingId, existingState, existingQueue, nowMs }
     { "updated", existingId, existingState, existingQueue, nowMs, existingHash, { field, … } }

@@ -114,5 +114,5 @@ local function ojsNativeAdd(KEYS, ARGV)
     rcall("HSET", queueBase .. jobId, "ojsKey", uniquenessKey, "ojsPolicy", ARGV[12], "ojsReq", request, "deid", field)
   end
   rcall("SET", dedupKey, jobId)
-  return { "created", jobId, nowMs }
+  return { "created", jobId, nowMs, field }
 end

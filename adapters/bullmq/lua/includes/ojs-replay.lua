@@ -8,7 +8,7 @@
   `jobId` when the add with token `request` inserted it, else nil. For a caller-chosen id.
 
   ojsReplay(rootPrefix, base, jobId, location) -> the first run's reply, rebuilt from the job:
-    { "created", jobId, createdMs }
+    { "created", jobId, createdMs [, deduplicationId] }   (the native path's job: its `deid`)
     { "replaced", jobId, createdMs, { { id, queue, state, hash }, … } }
   A replace stores the jobs it superseded on the new job (`ojsReplaced`, JSON array of
   "<queue>:<id>", written only by a replace), so the replay names the same ones: a cancelled one
@@ -23,9 +23,9 @@ end
 
 local function ojsReplay(rootPrefix, base, jobId, location)
   local key = (location == "archive" and (base .. "ojs:cancelled:" .. jobId)) or (base .. jobId)
-  local fields = rcall("HMGET", key, "timestamp", "ojsReplaced")
+  local fields = rcall("HMGET", key, "timestamp", "ojsReplaced", "deid")
   local createdMs = tonumber(fields[1])
-  if not fields[2] then return { "created", jobId, createdMs } end
+  if not fields[2] then return { "created", jobId, createdMs, fields[3] or nil } end
   local replaced = {}
   for _, member in ipairs(cjson.decode(fields[2])) do
     local queueName, replacedId, replacedBase = ojsSplitMember(rootPrefix, member)
