@@ -46,7 +46,7 @@ import {
   type UniqueAddReply,
   type UniqueAddRequest,
 } from './bullmq-unique-add.js';
-import { DEFAULT_CANCELLED_RETENTION_MS } from './with-uniqueness.js';
+import { DEFAULT_CANCELLED_RETENTION_MS } from './bullmq-retention.js';
 import { flowRefusalIssue, requireUniqueFlow, runUniqueFlow, uniqueFlowArgs, uniqueNodeArgs } from './bullmq-unique-flow.js';
 
 /** `maxRetriesPerRequest` of a client the backend creates: a command waits for at most this many reconnects. */

@@ -24,6 +24,9 @@ import type { ValidationIssue } from '../../src/errors.js';
 import type { UniquePolicy } from '../../src/unique-policy.js';
 import { periodArgs } from './bullmq-period-args.js';
 
+/** How long the archive of a job a `replace` cancelled stays readable, when its own policy needs it no longer: 7 days. */
+export const DEFAULT_CANCELLED_RETENTION_MS = 7 * 86_400_000;
+
 function periodUpperBoundMs(policy: UniquePolicy): number | null {
   return periodArgs(policy)?.upperBoundMs ?? null;
 }

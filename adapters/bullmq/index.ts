@@ -7,7 +7,8 @@
  *  - `removeUniquenessIndex(queue)`: deletes the adapter's sidecar keys (BullMQ's `obliterate`
  *    does not know them).
  */
-export { withUniqueness, DEFAULT_CANCELLED_RETENTION_MS } from './with-uniqueness.js';
+export { withUniqueness } from './with-uniqueness.js';
+export { DEFAULT_CANCELLED_RETENTION_MS } from './bullmq-retention.js';
 export type {
   FoundJob,
   UniqueJob,
@@ -16,7 +17,7 @@ export type {
   UniqueQueue,
   UniqueQueueOptions,
   WithUniquenessOptions,
-} from './with-uniqueness.js';
+} from './bullmq-types.js';
 export { createBullMQBackend, DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_MAX_RETRIES_PER_REQUEST } from './bullmq-backend.js';
 export type { BullMQBackend, BullMQBackendOptions } from './bullmq-backend.js';
 export { removeUniquenessIndex } from './remove-uniqueness-index.js';
@@ -28,6 +29,6 @@ export {
   RELAY_ATTEMPTS,
 } from './unique-job-schedulers.js';
 export type { RelayData, RelayResult } from './unique-job-schedulers.js';
-export type { UniqueSchedulerTemplateOptions } from './with-uniqueness.js';
+export type { UniqueSchedulerTemplateOptions } from './bullmq-types.js';
 export type { UniqueFlowJob, UniqueFlowProducer, UniqueJobNode } from './with-unique-flows.js';
 export type { UniquenessKeyRef } from './bullmq-key-lookups.js';

@@ -23,7 +23,7 @@ import { isDuplicateJobError, isInvalidJobInputError } from '../../src/errors.js
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { prepareUnique } from '../../src/unique-enqueue.js';
 import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
-import type { UniqueJobsOptions, UniqueQueue } from './with-uniqueness.js';
+import type { UniqueJobsOptions, UniqueQueue } from './bullmq-types.js';
 
 /** The name of the relay jobs a unique scheduler makes. */
 export const UNIQUE_SCHEDULER_JOB_NAME = 'ojs-unique-scheduler';

@@ -42,7 +42,18 @@ import {
   uniqueNodeArgs,
   type UniqueFlowReply,
 } from './bullmq-unique-flow.js';
-import type { FlowNodeSeam, UniqueJob, UniqueJobsOptions, UniqueQueue, WithUniquenessOptions } from './with-uniqueness.js';
+import type { UniqueJob, UniqueJobsOptions, UniqueQueue, WithUniquenessOptions } from './bullmq-types.js';
+
+/**
+ * What a flow add (with-unique-flows.ts) needs of a wrapped queue to insert a unique node itself:
+ * the add's checks and encoding with the node's parent link, the job it hands back for a reply,
+ * and the queue-set registration after a write.
+ */
+export interface FlowNodeSeam {
+  prepare(name: string, data: unknown, opts: UniqueJobsOptions, parentKeyOpts: FlowParentKeyOpts): Promise<PreparedUniqueAdd>;
+  jobFor(prepared: PreparedUniqueAdd, reply: unknown): UniqueJob;
+  register(): Promise<void>;
+}
 
 /** A flow node whose options may carry `unique` / `ojsMeta` (a node without children only). */
 export type UniqueFlowJob = Omit<FlowJob, 'opts' | 'children'> & {
