@@ -21,8 +21,7 @@ import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '.
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { uuidv7 } from '../../src/uuid-v7.js';
 import { bullmqPriority, ojsJobView } from './bullmq-ojs-job-view.js';
-import { typedErrorFor } from './bullmq-cluster.js';
-import { backendErrorFor, errorForReply } from './bullmq-reply-errors.js';
+import { typedErrorFor, backendErrorFor, errorForReply } from './bullmq-errors.js';
 import { keepOptionsFor } from './bullmq-retention.js';
 import { checkConnection, internalsOf, isIoredis, writeQueueMeta } from './bullmq-host.js';
 import { COMMANDS, runScript, composedScripts } from './bullmq-script-set.js';

@@ -12,8 +12,7 @@
 import { InvalidJobInputError } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import { DEFAULT_UNIQUE_STATES, type UniquePolicy } from '../../src/unique-policy.js';
-import { typedErrorFor } from './bullmq-cluster.js';
-import { errorForReply } from './bullmq-reply-errors.js';
+import { typedErrorFor, errorForReply } from './bullmq-errors.js';
 import { COMMANDS, runScript } from './bullmq-script-set.js';
 import { indexKey, layoutArgs, layoutKeyOfIndex, type IndexKey } from './bullmq-sidecar-keys.js';
 import { decisionArgs, pairs, terminalBits } from './bullmq-unique-add.js';

@@ -15,7 +15,7 @@ import { compactUniquePolicy, UPDATE_FIELDS, type UniquePolicy, type UpdateField
 import { nativePathServes } from './bullmq-native-path.js';
 import { periodArgs } from './bullmq-period-args.js';
 import { ProbeHints } from './bullmq-probe-hints.js';
-import { errorForReply, type ReplyProblem } from './bullmq-reply-errors.js';
+import { errorForReply, type ReplyProblem } from './bullmq-errors.js';
 import { encodeAdd, internalsOf, queueClient, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
 import { COMMANDS, runScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
 import { globalLayoutKey, indexKey, layoutArgs, layoutKeyOfIndex, queueBase, rootPrefixOf, type IndexKey } from './bullmq-sidecar-keys.js';

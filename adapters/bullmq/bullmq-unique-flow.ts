@@ -4,7 +4,7 @@
  * `enqueueMany` (bullmq-backend.ts). What each reply means for its caller stays with the caller.
  */
 import { BackendError, type ValidationIssue } from '../../src/errors.js';
-import { typedErrorFor } from './bullmq-cluster.js';
+import { typedErrorFor } from './bullmq-errors.js';
 import { unsupported } from './bullmq-host.js';
 import type { ScriptArgument } from './bullmq-script-command.js';
 import { COMMANDS, flowScriptsProblem, runScript } from './bullmq-script-set.js';

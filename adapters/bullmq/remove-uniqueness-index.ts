@@ -9,7 +9,7 @@
  * (keys of different slots cannot share a DEL). Returns the number of keys deleted.
  */
 import type { Queue } from 'bullmq';
-import { backendErrorFor } from './bullmq-reply-errors.js';
+import { backendErrorFor } from './bullmq-errors.js';
 import { internalsOf } from './bullmq-host.js';
 import { rootPrefixOf, sidecarPatterns } from './bullmq-sidecar-keys.js';
 

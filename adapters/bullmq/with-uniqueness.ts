@@ -30,8 +30,7 @@ import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js'
 import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
 import { bullmqOptionIssues } from './bullmq-job-options.js';
 import { keepOptionsFor, retentionIssues } from './bullmq-retention.js';
-import { backendErrorFor } from './bullmq-reply-errors.js';
-import { typedErrorFor } from './bullmq-cluster.js';
+import { backendErrorFor, typedErrorFor } from './bullmq-errors.js';
 import { OUTCOME_ATTRIBUTE, outcomeAttribute } from './bullmq-telemetry.js';
 import { internalsOf, jobFromHash, queueClient, validateJobOptions } from './bullmq-host.js';
 import { COMMANDS, composedScripts, runScript } from './bullmq-script-set.js';

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { backendErrorFor } from '../../adapters/bullmq/bullmq-reply-errors.js';
+import { backendErrorFor } from '../../adapters/bullmq/bullmq-errors.js';
 import { composedScripts, COMMANDS, printedName } from '../../adapters/bullmq/bullmq-script-set.js';
 import { layoutArgs } from '../../adapters/bullmq/bullmq-sidecar-keys.js';
 import { useRedisPrefix } from './bullmq-test-redis.js';

@@ -41,7 +41,7 @@ local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reaso
   local ttlMs = ojsArchiveTtlMs(ownEnd, retentionMs, nowMs)
   detach(jobKey, nowMs)
   -- BullMQ's deduplication key naming the job goes with it, as BullMQ's removeJob does: the
-  -- native path's key (lua/unique-native-add), or the caller's own deduplication.
+  -- native path's key (includes/ojs-native-add), or the caller's own deduplication.
   if own[6] and rcall("GET", base .. "de:" .. own[6]) == jobId then rcall("DEL", base .. "de:" .. own[6]) end
   rcall("RENAME", jobKey, archiveKey)
   rcall("HSET", archiveKey, "ojsState", "cancelled", "ojsPrevState", prevState, "ojsCancelledOn", nowMs,

@@ -17,7 +17,7 @@
   ojsIndexRead(indexKey, field, homeQueue, rootPrefix) -> entries
     each { us, queue, id, base, bits, periodEnd }; {} when the field is missing. In a queue's
     index, also the job BullMQ's deduplication key `<base>de:<field>` names when no entry lists
-    it: the native path's (lua/unique-native-add), whose jobs have no entry until a writer of
+    it: the native path's (includes/ojs-native-add), whose jobs have no entry until a writer of
     the field keeps them.
   ojsIndexWrite(indexKey, field, entries)  HSET the packed entries, HDEL when none is left
   ojsIndexEntry(us, queue, id, bits, periodEnd, homeQueue, rootPrefix) -> entry
@@ -52,7 +52,7 @@ local function ojsIndexRead(indexKey, field, homeQueue, rootPrefix)
   local entries = {}
   if packed then entries = ojsIndexDecode(packed, homeQueue, rootPrefix) end
   if homeQueue == "" then return entries end
-  -- The native path's job of this field (lua/unique-native-add), which has no entry of its own:
+  -- The native path's job of this field (includes/ojs-native-add), which has no entry of its own:
   -- BullMQ's deduplication key names it while it is live. Listed like any entry, with its own
   -- policy's (the default states: no terminal bits, no window); a writer keeps it in the field.
   local base = rootPrefix .. homeQueue .. ":"

@@ -12,7 +12,7 @@
 
   ojsLayoutCheck(ARGV) -> refusal, missing
     refusal: nil, or the error reply to return, naming both versions:
-      "OJSLAYOUT " .. JSON { key, stored, ours }   (bullmq-reply-errors.ts, layoutErrorFor)
+      "OJSLAYOUT " .. JSON { key, stored, ours }   (bullmq-errors.ts, layoutErrorFor)
     missing: the layout keys not set yet, for ojsLayoutRecord
   ojsLayoutRecord(missing)  SET each to this version
     Called by a script that inserted (created, replaced, updated; cancelled; a flow done), after

@@ -1,12 +1,18 @@
 /**
- * The one place where the scripts' reply codes become the core's typed errors. Each code is a
- * string in the first slot of the reply (see the contract comment of each .lua file).
+ * The one place where what Redis and the scripts answer becomes the core's typed errors: the
+ * scripts' reply codes (a string in the first slot of the reply; see the contract comment of
+ * each .lua file), Redis and ioredis errors (`backendErrorFor`), and Redis Cluster errors made to
+ * say what to change (`typedErrorFor`): everything one script or pipeline touches must be in one
+ * hash slot, which with BullMQ's keys means a hash-tagged prefix (docs/bullmq.md, "Redis
+ * Cluster"), and a plain client pointed at one node of a cluster meets MOVED for keys that node
+ * does not own: it needs an ioredis `Cluster`.
  */
 import {
   BackendError,
   DuplicateJobError,
   InvalidTransitionError,
   InvalidJobInputError,
+  isBackendError,
   isOjsUniqueError,
   JobNotFoundError,
   type OjsUniqueError,
@@ -104,3 +110,41 @@ export function layoutErrorFor(error: unknown): BackendError | undefined {
 }
 
 const LAYOUT_REFUSAL = 'OJSLAYOUT ';
+
+const HASH_TAG_HINT =
+  'use a hash-tagged prefix, e.g. prefix: \'{myapp}\', so that every key of the prefix is in one hash slot (docs/bullmq.md, "Redis Cluster")';
+
+/** The typed error for a Redis Cluster error, or undefined when `error` is not one. */
+export function clusterErrorFor(error: unknown): BackendError | undefined {
+  // The core's other errors are never a Redis error (their messages can hold a caller's job id).
+  if (isOjsUniqueError(error) && !isBackendError(error)) return undefined;
+  // Also a BackendError that already wraps one (its cause).
+  const raw = isBackendError(error) && error.cause instanceof Error ? error.cause : error;
+  if (!(raw instanceof Error)) return undefined;
+  const message = raw.message;
+  // Refused by Redis before running (CROSSSLOT) or by ioredis before sending (a pipeline over slots).
+  if (/^CROSSSLOT\b/.test(message) || message.includes('same slots allocation group')) {
+    return new BackendError('bullmq', `Redis Cluster: the keys of one operation are in different hash slots: ${HASH_TAG_HINT}`, {
+      cause: raw,
+      written: false,
+    });
+  }
+  // A script that reached a key of another slot while running: it may have written before.
+  if (/non local key in a cluster node|do not hash to the same slot|cross.slot/i.test(message)) {
+    return new BackendError('bullmq', `Redis Cluster: a script reached keys in different hash slots: ${HASH_TAG_HINT}`, { cause: raw });
+  }
+  const moved = /^(MOVED|ASK) \d+ (\S+)/.exec(message);
+  if (moved) {
+    return new BackendError(
+      'bullmq',
+      `Redis Cluster: the node connected to does not own the key (${moved[1]} to ${moved[2]}); connect with an ioredis Cluster (new Cluster([...nodes])) and a hash-tagged prefix`,
+      { cause: raw, written: false },
+    );
+  }
+  return undefined;
+}
+
+/** `backendErrorFor`, with Redis Cluster errors made to say what to change. */
+export function typedErrorFor(error: unknown, options: { written?: false } = {}): OjsUniqueError {
+  return clusterErrorFor(error) ?? backendErrorFor(error, options);
+}
