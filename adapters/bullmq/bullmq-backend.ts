@@ -25,7 +25,7 @@ import { typedErrorFor, backendErrorFor, errorForReply } from './bullmq-errors.j
 import { keepOptionsFor } from './bullmq-retention.js';
 import { checkConnection, internalsOf, isIoredis, writeQueueMeta } from './bullmq-host.js';
 import { COMMANDS, runScript, composedScripts } from './bullmq-script-set.js';
-import { layoutArgs, queueBase, queueLayoutKey, queueRegistryKey, type IndexKey } from './bullmq-sidecar-keys.js';
+import { indexKey, layoutArgs, queueBase, queueLayoutKey, queueRegistryKey, type IndexKey } from './bullmq-sidecar-keys.js';
 import { BulkSpans, OUTCOME_ATTRIBUTE } from './bullmq-telemetry.js';
 import {
   findHeldJob,
@@ -510,6 +510,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
           base,
           id,
           this.#retentionMs,
+          indexKey(`${this.prefix}:`, queueName, { keys: ['queue'] }).key,
           ...layoutArgs([queueLayoutKey(base)]),
         ])) as unknown[];
       } catch (error) {

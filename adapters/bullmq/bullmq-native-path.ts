@@ -7,7 +7,8 @@
  * - the key has the `queue` dimension (the deduplication key is per queue; a policy without it
  *   looks across queues, through the prefix's index);
  * - the states are the default ones, every live state and no terminal one;
- * - no period (the key has no created_at of its own to measure a window from), no extension;
+ * - no period (the key has no created_at of its own to measure a window from), no
+ *   `x_period_anchor` or `x_update` (`x_key` only changes how the key is made);
  * - `reject` or `ignore` (a replace or an update acts on the stored job; the general path does);
  * - a lone add: no parent (flows), no id claimed across queues (the backend's OJS ids), to a
  *   queue whose name is in NFC (its NFD twin shares its index, not its deduplication keys).

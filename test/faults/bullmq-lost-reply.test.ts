@@ -177,6 +177,34 @@ describe('faults: a BullMQ unique add whose reply is lost runs twice and still a
     expect(await waitingIds(direct, prefix, 'q')).to.deep.equal([]);
   });
 
+  // Found in review: the native job had no index entry, and its deduplication key went with its
+  // archive, so nothing carried the token; cancel-job now lists it in its key's field.
+  for (const [path, unique] of [
+    ['general', { keys: ['type', 'queue'], states: ['available', 'active', 'scheduled', 'retryable'] }],
+    ['native', { keys: ['type', 'queue'] }],
+  ] as const) {
+    it(`§8.1 ${path} path: the re-sent add whose job was OJS-cancelled meanwhile answers created with that job, inserting nothing`, async function () {
+      const queue = await wrapped('q');
+      const marker = `lost-cancel-${path}`;
+      const dropped = dropReplyOf(marker, 'created');
+      const release = proxy.holdNewConnections();
+      const pending = queue.add('t', { marker }, { unique });
+      await dropped;
+      const [firstId] = await waitingIds(direct, prefix, 'q');
+      const connection = new Redis(REDIS_URL, CLIENT);
+      clients.push(connection);
+      const backend = createBullMQBackend({ connection, prefix });
+      closables.push(backend);
+      await direct.sadd(`${prefix}:ojs:global:queues`, 'q');
+      await backend.cancel(firstId!);
+      release();
+      const job = await pending;
+      expect(job.unique).to.deep.include({ outcome: 'created' });
+      expect(job.id, "the first run's job").to.equal(firstId);
+      expect(await waitingIds(direct, prefix, 'q'), 'no second job').to.deep.equal([]);
+    });
+  }
+
   it('§8.1 addBulk: every entry of a re-sent pipeline keeps its first outcome', async function () {
     const queue = await wrapped('q');
     const dropped = dropReplyOf('lost-3', 'created');

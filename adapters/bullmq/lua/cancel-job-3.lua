@@ -12,6 +12,8 @@
     ARGV[3] retention in ms of the archive when the job's own policy does not need it longer
             (includes/ojs-own-policy: no expiry if it checks `cancelled` without a period, else
             at least until its window closes); 0 = no expiry
+    ARGV[4] the queue's index hash (<base>ojs:index: bullmq-sidecar-keys.ts, indexKey), for a job
+            of the native path
     ARGV[last]  the layout check, after the script's own arguments (includes/ojs-layout): the queue's namespace; recorded by a cancel
 
   Output:
@@ -20,7 +22,9 @@
     { "not_found" }           also for a key that is not a job (includes/ojs-is-job): BullMQ's own
                               keys under the prefix ("meta", "events" …) are never archived
 
-  A flow child leaves its parent's dependencies (includes/ojs-detach-child).
+  A flow child leaves its parent's dependencies (includes/ojs-detach-child). A job of the native
+  path (BullMQ's deduplication key named it) is listed in its key's field of the queue's index
+  (ARGV[4]), as a cancelled index job is.
 
   All-or-nothing, by construction: the state is read and every refusal (not_found, terminal)
   answered before the one write, ojsArchiveJob, which acts on the job hash just seen to exist.
@@ -52,6 +56,19 @@ local state, location = ojsJobState(base, jobId, nowMs)
 if state == nil then return { "not_found" } end
 if state == "completed" or state == "discarded" or state == "cancelled" then return { "terminal", state } end
 local maxEvents = bullmqMaxEvents(KEYS[3])
-ojsArchiveJob(base, jobId, location, state, nil, "ojs-cancelled", nowMs, tonumber(ARGV[3]), KEYS[2], maxEvents, ojsDetachChild)
+local heldKey = ojsArchiveJob(base, jobId, location, state, nil, "ojs-cancelled", nowMs, tonumber(ARGV[3]), KEYS[2], maxEvents,
+  ojsDetachChild)
+if heldKey then
+  -- The native path's job (includes/ojs-native-add) has no index entry, and the deduplication key
+  -- that named it went with it: listed in its key's field now (own policy: the default), so that
+  -- it is its key's cancelled job as an index job is: an add re-sent after a lost reply finds its
+  -- token there for the replay grace, and a policy counting `cancelled` meets it.
+  local indexKey = ARGV[4]
+  local packed = rcall("HGET", indexKey, heldKey)
+  local flat = (packed and cmsgpack.unpack(packed)) or {}
+  local created = tonumber(rcall("HGET", base .. "ojs:cancelled:" .. jobId, "timestamp")) or nowMs
+  for _, value in ipairs({ created * 1000, "", jobId, 0, 0 }) do flat[#flat + 1] = value end
+  rcall("HSET", indexKey, heldKey, cmsgpack.pack(flat))
+end
 ojsLayoutRecord(layoutMissing)
 return { "cancelled", state, nowMs, ojsReadJob(base, jobId, "archive") }

@@ -18,6 +18,8 @@
   A job that is a flow child its parent still waits for is first taken out of the parent's
   dependencies by `detach` (includes/ojs-detach-child), as removing a child does in BullMQ: the
   parent runs without it once nothing else is pending.
+  Returns the deduplication id when BullMQ's deduplication key named the job (deleted with it),
+  else nil.
   Cannot fail: every branch acts on a key the caller has just seen exist in this script (a
   RENAME of a missing key was the one way it could, and the archive branch never renames).
 ]]
@@ -42,11 +44,16 @@ local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reaso
   detach(jobKey, nowMs)
   -- BullMQ's deduplication key naming the job goes with it, as BullMQ's removeJob does: the
   -- native path's key (includes/ojs-native-add), or the caller's own deduplication.
-  if own[6] and rcall("GET", base .. "de:" .. own[6]) == jobId then rcall("DEL", base .. "de:" .. own[6]) end
+  local heldKey = nil
+  if own[6] and rcall("GET", base .. "de:" .. own[6]) == jobId then
+    rcall("DEL", base .. "de:" .. own[6])
+    heldKey = own[6]
+  end
   rcall("RENAME", jobKey, archiveKey)
   rcall("HSET", archiveKey, "ojsState", "cancelled", "ojsPrevState", prevState, "ojsCancelledOn", nowMs,
     "ojsReplacedBy", replacedBy or "")
   if ttlMs > 0 then rcall("PEXPIRE", archiveKey, ttlMs) end
   bullmqDeleteJobSubkeys(jobKey)
   bullmqEmitRemoved(eventsKey, maxEvents, jobId, location, reason, replacedBy or "")
+  return heldKey
 end
