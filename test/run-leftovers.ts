@@ -4,11 +4,14 @@
  * a whole file shares (a gateway's, the job fetcher's, the gateway examples'), which outlive
  * their tests. Graphile schemas `gwt_<salt>_…` and `ojs_example_…<salt>`, and Redis keys
  * `ojs-test:<salt>:…`; per-test data is removed by each
- * test already. A run with a failure keeps everything for inspection and says where it is.
+ * test already; and the BullMQ adapter's function libraries the run loaded on the shared Redis.
+ * A run with a failure keeps everything for inspection and says where it is.
  * Services that do not answer (a run of the memory tests alone) are skipped.
  */
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import { loadedLibraries } from '../adapters/bullmq/bullmq-script-command.js';
+import { composedScripts } from '../adapters/bullmq/bullmq-script-set.js';
 import { deleteKeys, REDIS_URL } from './adapters/bullmq-test-redis.js';
 import { databaseUrl } from './conformance/subjects/graphile-worker.js';
 import { RUN_SALT } from './run-salt.js';
@@ -49,6 +52,17 @@ async function deleteRedisKeys(): Promise<void> {
   try {
     await redis.connect();
     await deleteKeys(redis, `ojs-test:${RUN_SALT}:*`);
+    // The function libraries the run loaded (docs/decisions.md): this process's, and the composed
+    // set's, which the run's child processes load too. Another run using one meanwhile reloads it
+    // on its next call ("Function not found" is handled like NOSCRIPT).
+    const libraries = new Set(loadedLibraries());
+    try {
+      const library = composedScripts()[0]?.library;
+      if (library) libraries.add(library.name);
+    } catch {
+      // An installed BullMQ the adapter refuses: no library to delete.
+    }
+    for (const name of libraries) await redis.call('FUNCTION', 'DELETE', name).catch(() => undefined);
   } finally {
     redis.disconnect();
   }

@@ -37,7 +37,7 @@ import {
   type IoredisTarget,
   type ShippedScript,
 } from '../../adapters/bullmq/bullmq-host.js';
-import { encodeCommand, OjsScript } from '../../adapters/bullmq/bullmq-script-command.js';
+import { encodeCommand, OjsScript, setScriptMode } from '../../adapters/bullmq/bullmq-script-command.js';
 import { composedScripts, flowScriptsProblem, UNIQUE_ADD_QUEUE_KEYS } from '../../adapters/bullmq/bullmq-script-set.js';
 import { createBullMQBackend, withUniqueness } from '../../adapters/bullmq/index.js';
 import { BackendError, InvalidJobInputError } from '../../src/index.js';
@@ -748,11 +748,12 @@ describe('bullmq host contract: ioredis only', function () {
     }
   });
 
-  it('a script runs as EVAL on a connection that has not loaded it, EVALSHA after, and once more as EVAL after NOSCRIPT', async function () {
+  it('run as scripts (Redis < 7, functions refused), a script runs as EVAL on a connection that has not loaded it, EVALSHA after, and once more as EVAL after NOSCRIPT', async function () {
     // A script no server has seen (never SCRIPT FLUSH on the shared Redis): marking the connection
     // as loaded makes the first command an EVALSHA that meets NOSCRIPT.
     const script = new OjsScript('test', 1, `return { KEYS[1], ARGV[1], '${randomUUID()}' }`);
     const client = ctx.connect();
+    setScriptMode(client, 'scripts');
     await client.ping();
     const socket = (client as unknown as { stream: object }).stream;
     script.markLoaded(socket);
