@@ -330,6 +330,18 @@ export const uniquePolicySchema = z
  *   field path (`unique.keys[1]: "argz" is not one of type, queue, args, meta`).
  */
 export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 'meta'>): UniquePolicy {
+  return parseUniquePolicyRemembered(input, job).policy;
+}
+
+/**
+ * `parseUniquePolicy`, and the remembered parse it copied (frozen, arrays too), or undefined when
+ * the policy is not remembered: one object per distinct policy, which a backend may key a cache
+ * of what the policy alone determines by (the BullMQ adapter's script arguments). @internal
+ */
+export function parseUniquePolicyRemembered(
+  input: unknown,
+  job?: Pick<JobInput, 'args' | 'meta'>,
+): { policy: UniquePolicy; remembered: Readonly<UniquePolicy> | undefined } {
   const own = ownPolicy(input);
   const signature = policySignature(own);
   let parsed = signature === null ? undefined : parsedPolicies.get(signature);
@@ -337,7 +349,8 @@ export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 
     parsed = parseOwnPolicy(own);
     if (signature !== null) {
       if (parsedPolicies.size >= PARSED_POLICIES_MAX) parsedPolicies.clear();
-      parsedPolicies.set(signature, parsed);
+      for (const value of Object.values(parsed)) if (Array.isArray(value)) Object.freeze(value);
+      parsedPolicies.set(signature, Object.freeze(parsed));
     }
   }
   // A copy (arrays too): the caller owns what it gets, and the memo stays as parsed.
@@ -350,7 +363,7 @@ export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 
     const issues = jobIssues(policy, job);
     if (issues.length > 0) throw new InvalidJobInputError(issues);
   }
-  return policy;
+  return { policy, remembered: signature === null ? undefined : parsed };
 }
 
 /**
