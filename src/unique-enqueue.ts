@@ -21,11 +21,11 @@ export interface PreparedUnique {
   key: string;
   canonical: string;
   /**
-   * The remembered parse `policy` is a copy of (frozen; `parseUniquePolicyRemembered`), one object
-   * per distinct policy: a key for caches of what the policy alone determines. Absent when the
-   * policy was not remembered.
+   * An opaque object, one per distinct policy while the parse is remembered
+   * (`parseUniquePolicyRemembered`): a key for caches of what the policy alone determines. Absent
+   * when the policy was not remembered.
    */
-  remembered?: Readonly<UniquePolicy>;
+  policyToken?: object;
 }
 
 export interface PrepareUniqueOptions {
@@ -54,11 +54,11 @@ export function prepareUnique(job: JobInput, options: PrepareUniqueOptions = {})
   if (!isPlainObject(job)) throw new InvalidJobInputError([{ path: 'job', message: 'must be a plain object' }]);
   const own = ownJobInput(job);
   let policy: UniquePolicy | null = null;
-  let remembered: Readonly<UniquePolicy> | undefined;
+  let policyToken: object | undefined;
   let policyIssues: readonly ValidationIssue[] = [];
   if (own.unique !== undefined && own.unique !== null) {
     try {
-      ({ policy, remembered } = parseUniquePolicyRemembered(own.unique));
+      ({ policy, token: policyToken } = parseUniquePolicyRemembered(own.unique));
     } catch (error) {
       if (!(error instanceof InvalidJobInputError)) throw error;
       policyIssues = error.issues;
@@ -90,7 +90,7 @@ export function prepareUnique(job: JobInput, options: PrepareUniqueOptions = {})
   if (issues.length > 0) throw new InvalidJobInputError(issues);
   if (policy === null) return null;
   const { key, canonical } = computeUniquenessKey(own, policy);
-  return remembered === undefined ? { policy, key, canonical } : { policy, key, canonical, remembered };
+  return policyToken === undefined ? { policy, key, canonical } : { policy, key, canonical, policyToken };
 }
 
 /**

@@ -146,7 +146,7 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
 
 /**
  * What a policy alone gives unique-add and unique-probe, worked out once per remembered policy
- * (`PreparedUnique#remembered`, frozen: nothing here is handed back to a caller).
+ * (keyed by `PreparedUnique#policyToken`; the caller's policy object is only read).
  */
 interface PolicyArgs {
   /** Whether the policy has the `queue` dimension (the queue's index, else the prefix's). */
@@ -171,8 +171,8 @@ interface PolicyArgs {
 const perPolicy = new WeakMap<object, PolicyArgs>();
 
 function policyArgsOf(prepared: PreparedUnique): PolicyArgs {
-  const remembered = prepared.remembered;
-  let args = remembered === undefined ? undefined : perPolicy.get(remembered);
+  const token = prepared.policyToken;
+  let args = token === undefined ? undefined : perPolicy.get(token);
   if (args === undefined) {
     const policy = prepared.policy;
     const period = periodArgs(policy);
@@ -189,7 +189,7 @@ function policyArgsOf(prepared: PreparedUnique): PolicyArgs {
       anchoredPeriod: anchoredPeriodArg(policy),
       update: updateArg(policy),
     };
-    if (remembered !== undefined) perPolicy.set(remembered, args);
+    if (token !== undefined) perPolicy.set(token, args);
   }
   return args;
 }
