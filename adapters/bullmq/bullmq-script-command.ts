@@ -74,7 +74,7 @@ export class OjsScript {
    * Runs the script with `args`: `SCRIPT_HEAD` slots this fills, then its keys, then its
    * arguments. The array is the command's from then on: the caller builds a fresh one per call.
    */
-  send(target: IoredisTarget, args: ScriptArgument[]): Promise<unknown> {
+  send(target: IoredisTarget, args: ScriptArgument[], encoded?: EncodedArguments): Promise<unknown> {
     if (typeof target?.sendCommand !== 'function') throw notIoredis('the script target', target);
     const client = clientOf(target);
     let functions = false;
@@ -84,7 +84,7 @@ export class OjsScript {
       else if (mode === undefined) detectMode(client);
     }
     args[1] = this.numberOfKeys;
-    const command = new ScriptCommand(this, this.#loaded, args, functions, target);
+    const command = new ScriptCommand(this, this.#loaded, args, functions, target, encoded);
     target.sendCommand(command);
     return command.promise;
   }
@@ -236,6 +236,24 @@ export function setScriptMode(client: object, mode: 'functions' | 'scripts'): vo
 const NO_ARGS: ScriptArgument[] = [];
 
 /**
+ * Arguments `from` … `to - 1` of a command, already in RESP: constants a caller sends on every
+ * call (a queue's keys), encoded once (`encodedArguments`) instead of on every command. The
+ * command's `args` still hold them (a Cluster routes by them).
+ */
+export interface EncodedArguments {
+  readonly from: number;
+  readonly to: number;
+  readonly text: string;
+}
+
+/** `values`, which a command will hold at `from` onwards, in RESP (lengths in bytes). */
+export function encodedArguments(from: number, values: readonly string[]): EncodedArguments {
+  let text = '';
+  for (const value of values) text += `$${Buffer.byteLength(value)}\r\n${value}\r\n`;
+  return { from, to: from + values.length, text };
+}
+
+/**
  * One run of an `OjsScript`: FCALL, or EVALSHA or EVAL depending on the connection it is written
  * to. Met with "Function not found", the library is loaded and the command sent once more; met
  * with NOSCRIPT (the connection lost the script: SCRIPT FLUSH, a failover), it is sent once
@@ -250,8 +268,16 @@ class ScriptCommand extends Command {
   readonly #target: IoredisTarget | undefined;
   /** The socket it was last written to. */
   #socket: object | undefined;
+  readonly #encoded: EncodedArguments | undefined;
 
-  constructor(script: OjsScript, loaded: WeakSet<object>, args: ScriptArgument[], functions: boolean, target: IoredisTarget | undefined) {
+  constructor(
+    script: OjsScript,
+    loaded: WeakSet<object>,
+    args: ScriptArgument[],
+    functions: boolean,
+    target: IoredisTarget | undefined,
+    encoded: EncodedArguments | undefined,
+  ) {
     // No arguments to the constructor, which would copy them (Array#flat); the encoding below
     // stringifies numbers, which is all ioredis' own preparation would do to these.
     super(functions ? 'fcall' : 'evalsha', NO_ARGS, { replyEncoding: 'utf8' });
@@ -260,6 +286,7 @@ class ScriptCommand extends Command {
     this.#script = script;
     this.#loaded = loaded;
     this.#target = target;
+    this.#encoded = encoded;
     const reject = this.reject;
     this.reject = (error: Error) => {
       if (target === undefined || !this.#retried(error, reject)) reject.call(this, error);
@@ -296,7 +323,7 @@ class ScriptCommand extends Command {
   }
 
   #resend(client: IoredisTarget, functions: boolean): ScriptCommand {
-    const resend = new ScriptCommand(this.#script, this.#loaded, this.args as ScriptArgument[], functions, undefined);
+    const resend = new ScriptCommand(this.#script, this.#loaded, this.args as ScriptArgument[], functions, undefined, this.#encoded);
     client.sendCommand(resend);
     return resend;
   }
@@ -313,12 +340,15 @@ class ScriptCommand extends Command {
         this.args[0] = this.#script.sha;
       }
     }
-    return encodeCommand(this.name, this.args);
+    return encodeCommand(this.name, this.args, this.#encoded);
   }
 }
 
-/** RESP of one command whose arguments are strings or Buffers (after ioredis' own stringifying). */
-export function encodeCommand(name: string, args: readonly unknown[]): string | Buffer {
+/**
+ * RESP of one command whose arguments are strings, numbers or Buffers; `encoded`, arguments of
+ * one run of strings already in RESP.
+ */
+export function encodeCommand(name: string, args: readonly unknown[], encoded?: EncodedArguments): string | Buffer {
   // Runs of string arguments become one string each; Buffers stay as they are. One allocation
   // for the result, one utf8 write per run.
   const head = `*${args.length + 1}\r\n$${Buffer.byteLength(name)}\r\n${name}\r\n`;
@@ -331,13 +361,13 @@ export function encodeCommand(name: string, args: readonly unknown[]): string | 
     if (!Buffer.isBuffer(arg)) continue;
     parts ??= [];
     lengths ??= [];
-    const run = encodeRun(prefix, args, start, i, `$${arg.length}\r\n`);
+    const run = encodeRun(prefix, args, start, i, `$${arg.length}\r\n`, encoded);
     parts.push(run.text, arg);
     lengths.push(run.bytes, arg.length);
     prefix = '\r\n';
     start = i + 1;
   }
-  const last = encodeRun(prefix, args, start, args.length, '');
+  const last = encodeRun(prefix, args, start, args.length, '', encoded);
   if (!parts || !lengths) return last.text;
   parts.push(last.text);
   lengths.push(last.bytes);
@@ -360,9 +390,23 @@ export function encodeCommand(name: string, args: readonly unknown[]): string | 
  * UTF-16 units, which is its length in bytes exactly when the whole run is ASCII (one
  * measurement of the run instead of one per argument); rewritten with measured lengths otherwise.
  */
-function encodeRun(prefix: string, args: readonly unknown[], from: number, to: number, suffix: string): { text: string; bytes: number } {
+function encodeRun(
+  prefix: string,
+  args: readonly unknown[],
+  from: number,
+  to: number,
+  suffix: string,
+  encoded: EncodedArguments | undefined,
+): { text: string; bytes: number } {
+  // The encoded arguments, when they are in this run (their lengths are in bytes already).
+  const skip = encoded !== undefined && encoded.from >= from && encoded.to <= to ? encoded : undefined;
   let text = prefix;
   for (let i = from; i < to; i++) {
+    if (i === skip?.from) {
+      text += skip.text;
+      i = skip.to - 1;
+      continue;
+    }
     const value = String(args[i]);
     text += `$${value.length}\r\n${value}\r\n`;
   }
@@ -371,6 +415,11 @@ function encodeRun(prefix: string, args: readonly unknown[], from: number, to: n
   if (bytes === text.length) return { text, bytes };
   text = prefix;
   for (let i = from; i < to; i++) {
+    if (i === skip?.from) {
+      text += skip.text;
+      i = skip.to - 1;
+      continue;
+    }
     const value = String(args[i]);
     text += `$${Buffer.byteLength(value)}\r\n${value}\r\n`;
   }

@@ -28,7 +28,7 @@ import {
   type InstalledBullMQ,
   type IoredisTarget,
 } from './bullmq-host.js';
-import { OjsScript, OjsScriptLibrary, type ScriptArgument } from './bullmq-script-command.js';
+import { OjsScript, OjsScriptLibrary, type EncodedArguments, type ScriptArgument } from './bullmq-script-command.js';
 import { luaScripts, type LuaScriptSource } from './generated/lua.js';
 
 export { SUPPORTED_BULLMQ_RANGE };
@@ -214,8 +214,8 @@ export function runScript(target: object, command: string, args: readonly Script
  * `runScript` without a copy: `args` starts with `SCRIPT_HEAD` slots for the script to fill and
  * is the command's from then on (`OjsScript#send`).
  */
-export function sendScript(target: object, command: string, args: ScriptArgument[]): Promise<unknown> {
-  return scriptNamed(command).send(target as IoredisTarget, args);
+export function sendScript(target: object, command: string, args: ScriptArgument[], encoded?: EncodedArguments): Promise<unknown> {
+  return scriptNamed(command).send(target as IoredisTarget, args, encoded);
 }
 
 function scriptNamed(command: string): ComposedScript {

@@ -16,7 +16,7 @@ import { periodArgs } from './bullmq-period-args.js';
 import { ProbeHints } from './bullmq-probe-hints.js';
 import { errorForReply, type ReplyProblem } from './bullmq-reply-errors.js';
 import { encodeAdd, internalsOf, queueClient, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
-import { SCRIPT_HEAD, type ScriptArgument } from './bullmq-script-command.js';
+import { encodedArguments, SCRIPT_HEAD, type EncodedArguments, type ScriptArgument } from './bullmq-script-command.js';
 import { COMMANDS, sendScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
 import { globalLayoutKey, indexKey, layoutArgs, layoutKeyOfIndex, queueBase, rootPrefixOf, type IndexKey } from './bullmq-sidecar-keys.js';
 
@@ -83,6 +83,8 @@ export interface PreparedUniqueAdd {
   args: ScriptArgument[];
   /** Where the layout check starts in `args`. */
   argvEnd: number;
+  /** `args`' KEYS, in RESP, encoded once per queue. */
+  encodedKeys: EncodedArguments;
   /** The layout keys of the sidecar namespaces the add touches (`layoutArgs`, sent after ARGV). */
   layout: readonly string[];
 }
@@ -115,10 +117,12 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
   const [k1, k2, k3, k4, k5, k6, k7, k8, k9, k10, k11] = queueKeys;
   let args: ScriptArgument[];
   let index: IndexKey;
+  let encodedKeys: EncodedArguments;
   if (request.prepared === null) {
     // No policy: the script only claims the id and runs BullMQ's add. It never touches the
     // index; the queue's meta key stands in for it (same hash slot).
     index = queueIndex;
+    encodedKeys = constants.encodedKeys.meta;
     // prettier-ignore
     args = [
       '', 0, k1!, k2!, k3!, k4!, k5!, k6!, k7!, k8!, k9!, k10!, k11!, queue.keys.meta!,
@@ -129,6 +133,7 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
     const { key } = request.prepared;
     const p = policyArgsOf(request.prepared);
     index = p.queueDimension ? queueIndex : prefixIndex;
+    encodedKeys = p.queueDimension ? constants.encodedKeys.queue : constants.encodedKeys.prefix;
     // prettier-ignore
     args = [
       '', 0, k1!, k2!, k3!, k4!, k5!, k6!, k7!, k8!, k9!, k10!, k11!, index.key,
@@ -141,7 +146,7 @@ export async function prepareUniqueAdd(request: UniqueAddRequest, validated = va
   const argvEnd = args.length;
   const layout = layoutOf(constants, index, idClaimQueues);
   for (const arg of layout.args) args.push(arg);
-  return { request, job, args, argvEnd, layout: layout.keys };
+  return { request, job, args, argvEnd, encodedKeys, layout: layout.keys };
 }
 
 /**
@@ -250,7 +255,7 @@ function updateArg(policy: UniquePolicy): string {
 
 /** Sends a prepared add on `target` (the queue's client, or a pipeline of it). */
 export function sendUniqueAdd(target: object, prepared: PreparedUniqueAdd): Promise<unknown> {
-  return sendScript(target, COMMANDS.uniqueAdd, prepared.args);
+  return sendScript(target, COMMANDS.uniqueAdd, prepared.args, prepared.encodedKeys);
 }
 
 /**
@@ -266,6 +271,8 @@ interface QueueConstants {
   /** The index of policies with `queue` (this queue's) and without it (the prefix's). */
   queueIndex: IndexKey;
   prefixIndex: IndexKey;
+  /** unique-add's KEYS in RESP, with the queue's index as KEYS[12], the prefix's, or the meta key (no policy). */
+  encodedKeys: { queue: EncodedArguments; prefix: EncodedArguments; meta: EncodedArguments };
   /** The layout check of the queue index's namespace, the prefix's, and both (`layoutOf`). */
   queueLayout: QueueLayout;
   prefixLayout: QueueLayout;
@@ -292,12 +299,19 @@ function constantsOf(queue: Queue): QueueConstants {
     const rootPrefix = rootPrefixOf(internals);
     const queueIndex = indexKey(rootPrefix, internals.name, { keys: ['queue'] });
     const queueLayoutKey = layoutKeyOfIndex(queueIndex.key);
+    const queueKeys = UNIQUE_ADD_QUEUE_KEYS.map((name) => internals.keys[name]!);
+    const prefixIndex = indexKey(rootPrefix, internals.name, { keys: [] });
     constants = {
       rootPrefix,
       base: queueBase(rootPrefix, internals.name),
-      queueKeys: UNIQUE_ADD_QUEUE_KEYS.map((name) => internals.keys[name]!),
+      queueKeys,
       queueIndex,
-      prefixIndex: indexKey(rootPrefix, internals.name, { keys: [] }),
+      prefixIndex,
+      encodedKeys: {
+        queue: encodedArguments(SCRIPT_HEAD, [...queueKeys, queueIndex.key]),
+        prefix: encodedArguments(SCRIPT_HEAD, [...queueKeys, prefixIndex.key]),
+        meta: encodedArguments(SCRIPT_HEAD, [...queueKeys, internals.keys.meta!]),
+      },
       queueLayout: queueLayout([queueLayoutKey]),
       prefixLayout: queueLayout([globalLayoutKey(rootPrefix)]),
       bothLayouts: queueLayout([queueLayoutKey, globalLayoutKey(rootPrefix)]),

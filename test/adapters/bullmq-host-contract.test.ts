@@ -37,7 +37,7 @@ import {
   type IoredisTarget,
   type ShippedScript,
 } from '../../adapters/bullmq/bullmq-host.js';
-import { encodeCommand, OjsScript, setScriptMode } from '../../adapters/bullmq/bullmq-script-command.js';
+import { encodedArguments, encodeCommand, OjsScript, setScriptMode } from '../../adapters/bullmq/bullmq-script-command.js';
 import { composedScripts, flowScriptsProblem, UNIQUE_ADD_QUEUE_KEYS } from '../../adapters/bullmq/bullmq-script-set.js';
 import { createBullMQBackend, withUniqueness } from '../../adapters/bullmq/index.js';
 import { BackendError, InvalidJobInputError } from '../../src/index.js';
@@ -745,6 +745,16 @@ describe('bullmq host contract: ioredis only', function () {
       expect(Buffer.isBuffer(written) ? written : Buffer.from(written)).to.deep.equal(
         Buffer.isBuffer(expected) ? expected : Buffer.from(expected),
       );
+      // With a run of string arguments encoded beforehand (a queue's keys): the same bytes.
+      for (let from = 0; from < args.length; from++) {
+        for (let to = from + 1; to <= args.length && !args.slice(from, to).some((arg) => typeof arg !== 'string'); to++) {
+          const encoded = encodedArguments(from, args.slice(from, to) as string[]);
+          const withEncoded = encodeCommand('evalsha', command.args, encoded);
+          expect(Buffer.isBuffer(withEncoded) ? withEncoded : Buffer.from(withEncoded), `${from}..${to}`).to.deep.equal(
+            Buffer.isBuffer(expected) ? expected : Buffer.from(expected),
+          );
+        }
+      }
     }
   });
 
