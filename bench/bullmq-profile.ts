@@ -38,11 +38,11 @@ const PATHS: Record<string, { setup?: (q: UniqueQueue) => Promise<unknown>; add:
 };
 
 /**
- * Redis time: commands sent by clients (EVALSHA's usec includes the commands its script runs;
+ * Redis time: commands sent by clients (FCALL's and EVALSHA's usec includes the commands its script runs;
  * those are also listed on their own in commandstats, so they are not added again), and the
  * per-command calls and usec, to see what a script does.
  */
-const SCRIPT_INNER = /^(?!evalsha$|eval$|info$)/;
+const SCRIPT_INNER = /^(?!evalsha$|eval$|fcall$|info$)/;
 async function redisStats(): Promise<Map<string, { calls: number; usec: number }>> {
   const info = await redis.info('commandstats');
   const stats = new Map<string, { calls: number; usec: number }>();

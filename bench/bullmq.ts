@@ -17,7 +17,7 @@
  *    median round; every ratio in the targets table pairs two methods within one round and gives
  *    the median over the rounds with their range.
  *  - Breakdown, per path, over the sequential adds of every recorded round (median): Redis µs per
- *    add = the usec INFO commandstats adds up for the commands clients sent (EVALSHA/EVAL, which
+ *    add = the usec INFO commandstats adds up for the commands clients sent (FCALL/EVALSHA/EVAL, which
  *    include what their scripts run, BullMQ's add scripts among them) ÷ adds; Node CPU µs per add =
  *    process.cpuUsage (user + system, so the socket's system calls too) ÷ adds.
  *  - Depth: the duplicate check (reject) on a queue holding BENCH_DEPTH waiting jobs against an
@@ -152,12 +152,12 @@ interface Sample {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
 
-/** usec INFO commandstats counts for the commands clients sent (a script's own commands are inside its EVALSHA's usec). */
+/** usec INFO commandstats counts for the commands clients sent (a script's own commands are inside its FCALL's or EVALSHA's usec). */
 async function clientCommandUsec(): Promise<number> {
   const info = await redis.info('commandstats');
   let usec = 0;
   for (const match of info.matchAll(/cmdstat_([\w|]+):calls=\d+,usec=(\d+)/g)) {
-    if (match[1] === 'evalsha' || match[1] === 'eval') usec += Number(match[2]);
+    if (match[1] === 'evalsha' || match[1] === 'eval' || match[1] === 'fcall') usec += Number(match[2]);
   }
   return usec;
 }
@@ -305,7 +305,7 @@ async function main(): Promise<void> {
     `BullMQ adapter benchmark: N=${N}, reps=${REPS}, concurrency=${CONCURRENCY}, depth=${DEPTH}, memory N=${MEM_N}, Redis ${redisVersion} (${server.child ? "the benchmark's own server" : server.url}), Node ${process.version}`,
   );
   console.log(
-    'Method: fresh queue per measurement, 500 warm-up adds, N sequential then N with 50 in flight; one unrecorded pass, then the methods interleaved in each round; the throughput table shows the median round, the targets pair two methods within each round (median and range over the rounds). Breakdown over the sequential adds: Redis µs = INFO commandstats usec of EVALSHA/EVAL (scripts include what they run) ÷ adds; Node µs = process.cpuUsage (user + system) ÷ adds.',
+    'Method: fresh queue per measurement, 500 warm-up adds, N sequential then N with 50 in flight; one unrecorded pass, then the methods interleaved in each round; the throughput table shows the median round, the targets pair two methods within each round (median and range over the rounds). Breakdown over the sequential adds: Redis µs = INFO commandstats usec of FCALL/EVALSHA/EVAL (scripts include what they run) ÷ adds; Node µs = process.cpuUsage (user + system) ÷ adds.',
   );
   const results = new Map<string, Sample[]>();
   // One unrecorded pass first: JIT and connection warm-up would otherwise land on whichever

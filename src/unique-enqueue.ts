@@ -13,13 +13,19 @@ import type { JobInput } from './job.js';
 import { validateJson } from './json-normalize.js';
 import { parsePeriod, periodEndProblem } from './period.js';
 import { isPlainObject } from './selectable-args.js';
-import { parseUniquePolicy, policyExtensions, type UniqueExtension, type UniquePolicy } from './unique-policy.js';
+import { parseUniquePolicyRemembered, policyExtensions, type UniqueExtension, type UniquePolicy } from './unique-policy.js';
 import { computeUniquenessKey } from './uniqueness-key.js';
 
 export interface PreparedUnique {
   policy: UniquePolicy;
   key: string;
   canonical: string;
+  /**
+   * An opaque object, one per distinct policy while the parse is remembered
+   * (`parseUniquePolicyRemembered`): a key for caches of what the policy alone determines. Absent
+   * when the policy was not remembered.
+   */
+  policyToken?: object;
 }
 
 export interface PrepareUniqueOptions {
@@ -48,10 +54,11 @@ export function prepareUnique(job: JobInput, options: PrepareUniqueOptions = {})
   if (!isPlainObject(job)) throw new InvalidJobInputError([{ path: 'job', message: 'must be a plain object' }]);
   const own = ownJobInput(job);
   let policy: UniquePolicy | null = null;
+  let policyToken: object | undefined;
   let policyIssues: readonly ValidationIssue[] = [];
   if (own.unique !== undefined && own.unique !== null) {
     try {
-      policy = parseUniquePolicy(own.unique);
+      ({ policy, token: policyToken } = parseUniquePolicyRemembered(own.unique));
     } catch (error) {
       if (!(error instanceof InvalidJobInputError)) throw error;
       policyIssues = error.issues;
@@ -83,7 +90,7 @@ export function prepareUnique(job: JobInput, options: PrepareUniqueOptions = {})
   if (issues.length > 0) throw new InvalidJobInputError(issues);
   if (policy === null) return null;
   const { key, canonical } = computeUniquenessKey(own, policy);
-  return { policy, key, canonical };
+  return policyToken === undefined ? { policy, key, canonical } : { policy, key, canonical, policyToken };
 }
 
 /**

@@ -330,18 +330,31 @@ export const uniquePolicySchema = z
  *   field path (`unique.keys[1]: "argz" is not one of type, queue, args, meta`).
  */
 export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 'meta'>): UniquePolicy {
+  return parseUniquePolicyRemembered(input, job).policy;
+}
+
+/**
+ * `parseUniquePolicy`, and a token of the remembered parse it copied: an empty frozen object, one
+ * per distinct policy while it is remembered (undefined when it is not), which a backend may key a
+ * cache of what the policy alone determines by (the BullMQ adapter's script arguments). The parse
+ * itself is never handed out. @internal
+ */
+export function parseUniquePolicyRemembered(
+  input: unknown,
+  job?: Pick<JobInput, 'args' | 'meta'>,
+): { policy: UniquePolicy; token: object | undefined } {
   const own = ownPolicy(input);
   const signature = policySignature(own);
-  let parsed = signature === null ? undefined : parsedPolicies.get(signature);
-  if (parsed === undefined) {
-    parsed = parseOwnPolicy(own);
+  let remembered = signature === null ? undefined : parsedPolicies.get(signature);
+  if (remembered === undefined) {
+    remembered = { parsed: parseOwnPolicy(own), token: Object.freeze({}) };
     if (signature !== null) {
       if (parsedPolicies.size >= PARSED_POLICIES_MAX) parsedPolicies.clear();
-      parsedPolicies.set(signature, parsed);
+      parsedPolicies.set(signature, remembered);
     }
   }
   // A copy (arrays too): the caller owns what it gets, and the memo stays as parsed.
-  const policy = { ...parsed };
+  const policy = { ...remembered.parsed };
   for (const field of Object.keys(policy) as (keyof UniquePolicy)[]) {
     const value = policy[field];
     if (Array.isArray(value)) (policy as Record<string, unknown>)[field] = value.slice();
@@ -350,7 +363,7 @@ export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 
     const issues = jobIssues(policy, job);
     if (issues.length > 0) throw new InvalidJobInputError(issues);
   }
-  return policy;
+  return { policy, token: signature === null ? undefined : remembered.token };
 }
 
 /**
@@ -360,7 +373,7 @@ export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 
  * read once, as without the memo), so a hit answers what the parse would. Only valid policies
  * whose values are primitives or arrays of primitives are kept; bounded, emptied when full.
  */
-const parsedPolicies = new Map<string, UniquePolicy>();
+const parsedPolicies = new Map<string, { parsed: UniquePolicy; token: object }>();
 const PARSED_POLICIES_MAX = 256;
 
 /** An injective text of a snapshot of primitives and arrays of primitives, or null for anything else. */

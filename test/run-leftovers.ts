@@ -4,12 +4,16 @@
  * a whole file shares (a gateway's, the job fetcher's, the gateway examples'), which outlive
  * their tests. Graphile schemas `gwt_<salt>_…` and `ojs_example_…<salt>`, and Redis keys
  * `ojs-test:<salt>:…`; per-test data is removed by each
- * test already. A run with a failure keeps everything for inspection and says where it is.
+ * test already; and the BullMQ adapter's function libraries the run loaded, on the shared Redis
+ * and the Cluster tests' nodes.
+ * A run with a failure keeps everything for inspection and says where it is.
  * Services that do not answer (a run of the memory tests alone) are skipped.
  */
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { deleteKeys, REDIS_URL } from './adapters/bullmq-test-redis.js';
+import { loadedLibraries } from '../adapters/bullmq/bullmq-script-command.js';
+import { composedScripts } from '../adapters/bullmq/bullmq-script-set.js';
+import { CLUSTER_NODES, deleteKeys, REDIS_URL } from './adapters/bullmq-test-redis.js';
 import { databaseUrl } from './conformance/subjects/graphile-worker.js';
 import { RUN_SALT } from './run-salt.js';
 
@@ -43,15 +47,45 @@ async function dropSchemas(): Promise<void> {
   }
 }
 
-async function deleteRedisKeys(): Promise<void> {
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2_000, retryStrategy: () => null });
+/**
+ * The BullMQ adapter's function libraries the run loaded (docs/decisions.md): this process's, and
+ * the composed set's, which the run's child processes load too. Another run using one meanwhile
+ * reloads it on its next call ("Function not found" is handled like NOSCRIPT).
+ */
+function runLibraries(): string[] {
+  const libraries = new Set(loadedLibraries());
+  try {
+    const library = composedScripts()[0]?.library;
+    if (library) libraries.add(library.name);
+  } catch {
+    // An installed BullMQ the adapter refuses: no library of its own.
+  }
+  return [...libraries];
+}
+
+async function withRedis(url: string, body: (redis: Redis) => Promise<void>): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2_000, retryStrategy: () => null });
   redis.on('error', () => undefined);
   try {
     await redis.connect();
-    await deleteKeys(redis, `ojs-test:${RUN_SALT}:*`);
+    await body(redis);
   } finally {
     redis.disconnect();
   }
+}
+
+async function deleteRedisLeftovers(): Promise<void> {
+  const libraries = runLibraries();
+  const deleteLibraries = async (redis: Redis) => {
+    // On a Cluster replica the delete is refused (READONLY); its master's replicates.
+    for (const name of libraries) await redis.call('FUNCTION', 'DELETE', name).catch(() => undefined);
+  };
+  await withRedis(REDIS_URL, async (redis) => {
+    await deleteKeys(redis, `ojs-test:${RUN_SALT}:*`);
+    await deleteLibraries(redis);
+  });
+  // The Cluster tests' nodes, node by node (FUNCTION is per node).
+  await Promise.all(CLUSTER_NODES.map((node) => withRedis(`redis://${node}`, deleteLibraries).catch(() => undefined)));
 }
 
 export const mochaHooks = {
@@ -62,6 +96,6 @@ export const mochaHooks = {
       console.log(`test data of this run kept for inspection: PostgreSQL schemas gwt_${RUN_SALT}_*, Redis keys ojs-test:${RUN_SALT}:*`);
       return;
     }
-    await Promise.all([dropSchemas().catch(() => undefined), deleteRedisKeys().catch(() => undefined)]);
+    await Promise.all([dropSchemas().catch(() => undefined), deleteRedisLeftovers().catch(() => undefined)]);
   },
 };

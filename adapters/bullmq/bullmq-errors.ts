@@ -81,10 +81,10 @@ export function backendErrorFor(error: unknown, options: { written?: false } = {
   });
 }
 
-/** A Redis error raised inside a script names its line as `user_script:<line>`. */
-const LUA_ERROR = /user_script:\d+/;
+/** A Redis error raised inside a script names its line as `user_script:<line>`, inside a function as `user_function:<line>`. */
+const LUA_ERROR = /user_(script|function):\d+/;
 const LUA_ERROR_HINT =
-  "(a line of one of the adapter's Lua scripts as composed with the installed bullmq: `npm run print:lua` in the ojs-unique repository writes them to adapters/bullmq/generated/composed/)";
+  "(a line of one of the adapter's Lua scripts as composed with the installed bullmq, or of their function library for user_function: `npm run print:lua` in the ojs-unique repository writes them to adapters/bullmq/generated/composed/, the library as library.lua)";
 
 /**
  * The refusal of a script whose sidecar namespace records another layout (lua/includes/ojs-layout.lua):

@@ -3,10 +3,21 @@
  * (or pipeline's) public `sendCommand`. Nothing is registered on, added to or replaced in the
  * caller's client: no `defineCommand`, no swapped classes.
  *
- * Loading: EVALSHA, or EVAL the first time on a connection (so a new connection, a reconnect or a
- * failover never meets NOSCRIPT in the common case); on NOSCRIPT the connection is marked
- * unloaded and the command is sent once more, as EVAL. This is what ioredis' own `Script` does
- * for `defineCommand`.
+ * Loading. On Redis 7 and later the scripts of a set are one function library (`OjsScriptLibrary`,
+ * `FUNCTION LOAD`), each script a function called with FCALL: the script's definitions (its
+ * includes, BullMQ's spliced scripts) run once, when the library is loaded, not on every call.
+ * Met with "Function not found" (never loaded on this server, FUNCTION FLUSH, a new node), the
+ * library is loaded (on every master of a Cluster) and the command sent once more. Before Redis 7
+ * (its version read once per client with INFO), or when the server refuses the library
+ * (NOPERM: an ACL user without FUNCTION; FUNCTION renamed away), the script itself runs: EVALSHA,
+ * or EVAL the first time on a connection (so a new connection, a reconnect or a failover never
+ * meets NOSCRIPT in the common case); on NOSCRIPT the connection is marked unloaded and the
+ * command is sent once more, as EVAL. This is what ioredis' own `Script` does for `defineCommand`.
+ * Until a client's version is known its commands run as scripts.
+ *
+ * Arguments. `send` takes over the array it is given, whose first `SCRIPT_HEAD` slots it fills
+ * (the function name or SHA, the key count): the argument list is built once by the caller, and
+ * neither copied here nor flattened by ioredis' `Command` (which copies every argument list).
  *
  * Encoding: a unique add is one command of about thirty arguments, two of them Buffers (BullMQ's
  * msgpacked args and options). One Buffer puts ioredis' encoder in a mode that measures and
@@ -21,9 +32,19 @@ import { notIoredis } from './bullmq-host.js';
 
 export type ScriptArgument = string | number | Buffer;
 
-/** A Lua script of the adapter, run by `run` on any ioredis client, Cluster or pipeline. */
+/** The slots `OjsScript#send` fills at the head of its arguments: the function name or SHA, and the key count. */
+export const SCRIPT_HEAD = 2;
+
+/** How a client runs the scripts: the library's functions (Redis >= 7), or the scripts themselves. */
+type ClientMode = 'functions' | 'scripts' | 'detecting';
+const modes = new WeakMap<object, ClientMode>();
+
+/** A Lua script of the adapter, run by `run` or `send` on any ioredis client, Cluster or pipeline. */
 export class OjsScript {
   readonly sha: string;
+  /** The function library the script is part of, and its function's name there (`OjsScriptLibrary`). */
+  library: OjsScriptLibrary | undefined;
+  functionName = '';
   /** The connections (sockets) that have run this script's EVAL since their last NOSCRIPT. */
   readonly #loaded = new WeakSet<object>();
 
@@ -32,6 +53,12 @@ export class OjsScript {
     readonly command: string,
     readonly numberOfKeys: number,
     readonly lua: string,
+    /**
+     * Where the script's definitions end (`lua.slice(0, mainAt)`: local functions and constants,
+     * nothing that reads KEYS, ARGV or Redis) and the code of each call begins. In a function
+     * library the definitions run once, at load. 0: the whole script runs on every call.
+     */
+    readonly mainAt = 0,
     /**
      * Marks a command written a second time (ioredis re-sends a command whose reply a reconnect
      * lost, or one a Cluster redirected), before it is encoded again: `args[first]` is the first
@@ -44,8 +71,26 @@ export class OjsScript {
 
   /** Runs the script with `keysAndArgs` (its `numberOfKeys` keys first) on `target`; the reply's promise. */
   run(target: IoredisTarget, keysAndArgs: readonly ScriptArgument[]): Promise<unknown> {
+    const args: ScriptArgument[] = new Array<ScriptArgument>(keysAndArgs.length + SCRIPT_HEAD);
+    for (let i = 0; i < keysAndArgs.length; i++) args[i + SCRIPT_HEAD] = keysAndArgs[i]!;
+    return this.send(target, args);
+  }
+
+  /**
+   * Runs the script with `args`: `SCRIPT_HEAD` slots this fills, then its keys, then its
+   * arguments. The array is the command's from then on: the caller builds a fresh one per call.
+   */
+  send(target: IoredisTarget, args: ScriptArgument[], encoded?: EncodedArguments): Promise<unknown> {
     if (typeof target?.sendCommand !== 'function') throw notIoredis('the script target', target);
-    const command = new ScriptCommand(this, this.#loaded, [this.sha, this.numberOfKeys, ...keysAndArgs], target);
+    const client = clientOf(target);
+    let functions = false;
+    if (this.library !== undefined) {
+      const mode = modes.get(client);
+      if (mode === 'functions') functions = true;
+      else if (mode === undefined) detectMode(client);
+    }
+    args[1] = this.numberOfKeys;
+    const command = new ScriptCommand(this, this.#loaded, args, functions, target, encoded);
     target.sendCommand(command);
     return command.promise;
   }
@@ -62,62 +107,259 @@ export class OjsScript {
 }
 
 /**
- * One run of an `OjsScript`: EVALSHA or EVAL depending on the connection it is written to. Met
- * with NOSCRIPT (the connection lost the script: SCRIPT FLUSH, a failover), it is sent once more,
- * as EVAL, and settles with that second command; a pipeline's resend goes to its client, as
+ * The scripts of a set as one Redis function library. Its name carries a digest of its code
+ * (`ojs_unique_<24 hex digits>`, each function `ojs_<digest>_<command>`), so libraries of other
+ * versions of the adapter or of BullMQ coexist on one server, and a name met there always means
+ * this code.
+ *
+ * Each script becomes a block of the library: its definitions (`OjsScript#mainAt`) run once, at
+ * load, with `KEYS`, `ARGV` and each `local x = redis.<fn>` binding declared as locals the
+ * function sets on each call (Redis offers no `redis.call` while a library loads); the rest is the
+ * function's body. Lua in a library cannot create globals, as in a script.
+ */
+export class OjsScriptLibrary {
+  readonly name: string;
+  readonly code: string;
+  /** The loads in flight, per client: concurrent "Function not found" replies share one. */
+  readonly #loading = new WeakMap<object, Promise<boolean>>();
+
+  constructor(readonly scripts: readonly OjsScript[]) {
+    const blocks = scripts.map((script) => libraryBlock(script));
+    const digest = createHash('sha1').update(blocks.join('\n')).digest('hex').slice(0, 24);
+    this.name = `ojs_unique_${digest}`;
+    const header = `#!lua name=${this.name}\n-- ojs-unique's scripts as one function library (adapters/bullmq/bullmq-script-command.ts).`;
+    this.code = [header, ...blocks.map((block) => block.replaceAll(FUNCTION_PREFIX, `ojs_${digest}_`))].join('\n');
+    for (const script of scripts) {
+      script.library = this;
+      script.functionName = `ojs_${digest}_${script.command}`;
+    }
+  }
+
+  /**
+   * Loads the library on `client` (every master of a Cluster). True when it is there (loaded now
+   * or already), false when the server refuses it (NOPERM, no FUNCTION command): run the scripts.
+   */
+  load(client: IoredisTarget): Promise<boolean> {
+    let pending = this.#loading.get(client);
+    if (pending === undefined) {
+      const cluster = client as IoredisTarget & { isCluster?: boolean; nodes?(role: string): IoredisTarget[] };
+      const nodes = cluster.isCluster === true && typeof cluster.nodes === 'function' ? cluster.nodes('master') : [client];
+      pending = Promise.all(nodes.map((node) => this.#loadOn(node))).then(
+        () => true,
+        (error: Error) => {
+          if (refusesFunctions(error)) return false;
+          throw error;
+        },
+      );
+      const settled = () => this.#loading.delete(client);
+      pending.then(settled, settled);
+      this.#loading.set(client, pending);
+    }
+    return pending;
+  }
+
+  #loadOn(node: IoredisTarget): Promise<unknown> {
+    const command = new Command('function', ['LOAD', this.code], { replyEncoding: 'utf8' });
+    node.sendCommand(command);
+    LOADED_LIBRARIES.add(this.name);
+    return command.promise.catch((error: Error) => {
+      // Another process loaded it first: same name, same code.
+      if (!/already exists/i.test(error.message)) throw error;
+    });
+  }
+}
+
+/** The libraries this process has sent FUNCTION LOAD for (the tests' leftovers hook deletes them). */
+const LOADED_LIBRARIES = new Set<string>();
+export function loadedLibraries(): string[] {
+  return [...LOADED_LIBRARIES];
+}
+
+const FUNCTION_PREFIX = '\u0000ojs-function\u0000';
+
+/** A script as a block of the library (its function named with FUNCTION_PREFIX until the digest is known). */
+function libraryBlock(script: OjsScript): string {
+  const bound: string[] = ['KEYS, ARGV = keys, args'];
+  const values = new Map<string, string>();
+  const definitions = script.lua
+    .slice(0, script.mainAt)
+    .replace(/^local (\w+) = (redis\.\w+)[ \t]*$/gm, (_line, name: string, value: string) => {
+      // Declared again (each include declares its `rcall`): the one local, which every function sees.
+      const before = values.get(name);
+      if (before === value) return `-- ${name}: bound on each call`;
+      if (before !== undefined) throw new Error(`${script.command}: local ${name} is bound to ${before}, then to ${value}`);
+      values.set(name, value);
+      bound.push(`${name} = ${value}`);
+      return `local ${name}`;
+    });
+  return [
+    `do -- ${script.command}`,
+    'local KEYS, ARGV',
+    definitions.trimEnd(),
+    `redis.register_function('${FUNCTION_PREFIX}${script.command}', function(keys, args)`,
+    ...bound,
+    script.lua.slice(script.mainAt).trimEnd(),
+    'end)',
+    'end',
+  ].join('\n');
+}
+
+/** Whether a FUNCTION or FCALL error means this client cannot use functions (then: scripts). */
+function refusesFunctions(error: Error): boolean {
+  return /^(NOPERM|ERR unknown command|ERR unknown subcommand)/.test(error.message);
+}
+
+/** The client a command goes to: a pipeline's, or the target itself. */
+function clientOf(target: IoredisTarget): IoredisTarget {
+  return target.isPipeline && target.redis ? target.redis : target;
+}
+
+/** Reads the server's version once per client (INFO), meanwhile its commands run as scripts. */
+function detectMode(client: IoredisTarget): void {
+  modes.set(client, 'detecting');
+  const info = new Command('info', ['server'], { replyEncoding: 'utf8' });
+  client.sendCommand(info);
+  info.promise.then(
+    (reply: unknown) => {
+      const major = Number(/^redis_version:(\d+)/m.exec(String(reply))?.[1] ?? 0);
+      modes.set(client, major >= 7 ? 'functions' : 'scripts');
+    },
+    // Asked again on the next command (a closed client, a server still loading).
+    () => modes.delete(client),
+  );
+}
+
+/** The mode of a client (for tests): 'functions', 'scripts', 'detecting' or undefined. */
+export function scriptModeOf(client: object): string | undefined {
+  return modes.get(client);
+}
+
+/** Sets the mode of a client (for tests and benchmarks). */
+export function setScriptMode(client: object, mode: 'functions' | 'scripts'): void {
+  modes.set(client, mode);
+}
+
+const NO_ARGS: ScriptArgument[] = [];
+
+/**
+ * Arguments `from` … `to - 1` of a command, already in RESP: constants a caller sends on every
+ * call (a queue's keys), encoded once (`encodedArguments`) instead of on every command. The
+ * command's `args` still hold them (a Cluster routes by them).
+ */
+export interface EncodedArguments {
+  readonly from: number;
+  readonly to: number;
+  readonly text: string;
+}
+
+/** `values`, which a command will hold at `from` onwards, in RESP (lengths in bytes). */
+export function encodedArguments(from: number, values: readonly string[]): EncodedArguments {
+  let text = '';
+  for (const value of values) text += `$${Buffer.byteLength(value)}\r\n${value}\r\n`;
+  return { from, to: from + values.length, text };
+}
+
+/**
+ * One run of an `OjsScript`: FCALL, or EVALSHA or EVAL depending on the connection it is written
+ * to. Met with "Function not found", the library is loaded and the command sent once more; met
+ * with NOSCRIPT (the connection lost the script: SCRIPT FLUSH, a failover), it is sent once
+ * more, as EVAL. The resend settles this command; a pipeline's resend goes to its client, as
  * ioredis' `Script` does it. Handled in the command's own `reject`, so a run costs no promise
  * beyond the command's.
  */
 class ScriptCommand extends Command {
   readonly #script: OjsScript;
   readonly #loaded: WeakSet<object>;
-  /** Where a NOSCRIPT resend goes; undefined for the resend itself (sent once more at most). */
+  /** Where a resend goes; undefined for the resend itself (sent once more at most). */
   readonly #target: IoredisTarget | undefined;
+  /** The socket it was last written to. */
+  #socket: object | undefined;
+  readonly #encoded: EncodedArguments | undefined;
 
-  constructor(script: OjsScript, loaded: WeakSet<object>, args: ScriptArgument[], target: IoredisTarget | undefined) {
-    super('evalsha', args, { replyEncoding: 'utf8' });
+  constructor(
+    script: OjsScript,
+    loaded: WeakSet<object>,
+    args: ScriptArgument[],
+    functions: boolean,
+    target: IoredisTarget | undefined,
+    encoded: EncodedArguments | undefined,
+  ) {
+    // No arguments to the constructor, which would copy them (Array#flat); the encoding below
+    // stringifies numbers, which is all ioredis' own preparation would do to these.
+    super(functions ? 'fcall' : 'evalsha', NO_ARGS, { replyEncoding: 'utf8' });
+    args[0] = functions ? script.functionName : script.sha;
+    this.args = args;
     this.#script = script;
     this.#loaded = loaded;
     this.#target = target;
+    this.#encoded = encoded;
+    const reject = this.reject;
+    this.reject = (error: Error) => {
+      if (target === undefined || !this.#retried(error, reject)) reject.call(this, error);
+    };
+  }
+
+  /** Sends the command once more when `error` asks for it; false when it does not. */
+  #retried(error: Error, reject: (error: Error) => void): boolean {
+    const message = error.message;
+    const client = clientOf(this.#target!);
+    const settle = (resend: ScriptCommand) => resend.promise.then(this.resolve, (failure: Error) => reject.call(this, failure));
+    if (this.name === 'fcall') {
+      if (message.startsWith('ERR Function not found')) {
+        this.#script.library!.load(client).then(
+          (loaded) => {
+            if (!loaded) modes.set(client, 'scripts');
+            settle(this.#resend(client, loaded));
+          },
+          (failure: Error) => reject.call(this, failure),
+        );
+        return true;
+      }
+      if (refusesFunctions(error)) {
+        modes.set(client, 'scripts');
+        settle(this.#resend(client, false));
+        return true;
+      }
+      return false;
+    }
+    if (!message.startsWith('NOSCRIPT')) return false;
+    if (this.#socket !== undefined) this.#loaded.delete(this.#socket);
+    settle(this.#resend(client, false));
+    return true;
+  }
+
+  #resend(client: IoredisTarget, functions: boolean): ScriptCommand {
+    const resend = new ScriptCommand(this.#script, this.#loaded, this.args as ScriptArgument[], functions, undefined, this.#encoded);
+    client.sendCommand(resend);
+    return resend;
   }
 
   /** Whether this command was written before (toWritable runs once per write). */
   #written = false;
 
   override toWritable(socket: object): string | Buffer {
-    if (this.#written) this.#script.resent?.(this.args, 2);
+    if (this.#written) this.#script.resent?.(this.args, SCRIPT_HEAD);
     this.#written = true;
-    const reject = this.reject;
-    this.reject = (error: Error) => {
-      if (error.message.startsWith('NOSCRIPT')) {
-        this.#loaded.delete(socket);
-        const target = this.#target;
-        if (target !== undefined) {
-          const resend = new ScriptCommand(this.#script, this.#loaded, this.args as ScriptArgument[], undefined);
-          resend.args[0] = this.#script.sha;
-          resend.name = 'evalsha';
-          const client = target.isPipeline && target.redis ? target.redis : target;
-          client.sendCommand(resend);
-          resend.promise.then(this.resolve, (failure: Error) => reject.call(this, failure));
-          return;
-        }
+    this.#socket = socket;
+    if (this.name !== 'fcall') {
+      if (!this.#loaded.has(socket)) {
+        this.#loaded.add(socket);
+        this.name = 'eval';
+        this.args[0] = this.#script.lua;
+      } else if (this.name === 'eval') {
+        this.name = 'evalsha';
+        this.args[0] = this.#script.sha;
       }
-      reject.call(this, error);
-    };
-    if (!this.#loaded.has(socket)) {
-      this.#loaded.add(socket);
-      this.name = 'eval';
-      this.args[0] = this.#script.lua;
-    } else if (this.name === 'eval') {
-      this.name = 'evalsha';
-      this.args[0] = this.#script.sha;
     }
-    return encodeCommand(this.name, this.args);
+    return encodeCommand(this.name, this.args, this.#encoded);
   }
 }
 
-/** RESP of one command whose arguments are strings or Buffers (after ioredis' own stringifying). */
-export function encodeCommand(name: string, args: readonly unknown[]): string | Buffer {
+/**
+ * RESP of one command whose arguments are strings, numbers or Buffers; `encoded`, arguments of
+ * one run of strings already in RESP.
+ */
+export function encodeCommand(name: string, args: readonly unknown[], encoded?: EncodedArguments): string | Buffer {
   // Runs of string arguments become one string each; Buffers stay as they are. One allocation
   // for the result, one utf8 write per run.
   const head = `*${args.length + 1}\r\n$${Buffer.byteLength(name)}\r\n${name}\r\n`;
@@ -130,13 +372,13 @@ export function encodeCommand(name: string, args: readonly unknown[]): string | 
     if (!Buffer.isBuffer(arg)) continue;
     parts ??= [];
     lengths ??= [];
-    const run = encodeRun(prefix, args, start, i, `$${arg.length}\r\n`);
+    const run = encodeRun(prefix, args, start, i, `$${arg.length}\r\n`, encoded);
     parts.push(run.text, arg);
     lengths.push(run.bytes, arg.length);
     prefix = '\r\n';
     start = i + 1;
   }
-  const last = encodeRun(prefix, args, start, args.length, '');
+  const last = encodeRun(prefix, args, start, args.length, '', encoded);
   if (!parts || !lengths) return last.text;
   parts.push(last.text);
   lengths.push(last.bytes);
@@ -159,9 +401,23 @@ export function encodeCommand(name: string, args: readonly unknown[]): string | 
  * UTF-16 units, which is its length in bytes exactly when the whole run is ASCII (one
  * measurement of the run instead of one per argument); rewritten with measured lengths otherwise.
  */
-function encodeRun(prefix: string, args: readonly unknown[], from: number, to: number, suffix: string): { text: string; bytes: number } {
+function encodeRun(
+  prefix: string,
+  args: readonly unknown[],
+  from: number,
+  to: number,
+  suffix: string,
+  encoded: EncodedArguments | undefined,
+): { text: string; bytes: number } {
+  // The encoded arguments, when they are in this run (their lengths are in bytes already).
+  const skip = encoded !== undefined && encoded.from >= from && encoded.to <= to ? encoded : undefined;
   let text = prefix;
   for (let i = from; i < to; i++) {
+    if (i === skip?.from) {
+      text += skip.text;
+      i = skip.to - 1;
+      continue;
+    }
     const value = String(args[i]);
     text += `$${value.length}\r\n${value}\r\n`;
   }
@@ -170,6 +426,11 @@ function encodeRun(prefix: string, args: readonly unknown[], from: number, to: n
   if (bytes === text.length) return { text, bytes };
   text = prefix;
   for (let i = from; i < to; i++) {
+    if (i === skip?.from) {
+      text += skip.text;
+      i = skip.to - 1;
+      continue;
+    }
     const value = String(args[i]);
     text += `$${Buffer.byteLength(value)}\r\n${value}\r\n`;
   }

@@ -28,8 +28,8 @@ import {
   type InstalledBullMQ,
   type IoredisTarget,
 } from './bullmq-host.js';
-import { OjsScript, type ScriptArgument } from './bullmq-script-command.js';
-import { luaScripts } from './generated/lua.js';
+import { OjsScript, OjsScriptLibrary, type EncodedArguments, type ScriptArgument } from './bullmq-script-command.js';
+import { luaScripts, type LuaScriptSource } from './generated/lua.js';
 
 export { SUPPORTED_BULLMQ_RANGE };
 export type { ShippedScript as BullMQScriptSource } from './bullmq-host.js';
@@ -118,19 +118,31 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
         if (!script) return `local BULLMQ_CAN_RELEASE_PARENT = false\nlocal function __bullmq_${name}(KEYS, ARGV) return nil end`;
         return `local BULLMQ_CAN_RELEASE_PARENT = true\nlocal function __bullmq_${name}(KEYS, ARGV)\n${script.content}\nend`;
       });
+  // Each script split where its definitions end (mainAt), then spliced: the splices are definitions.
+  const script = (
+    command: string,
+    source: LuaScriptSource,
+    compose: (lua: string) => string,
+    resent?: (args: unknown[], first: number) => void,
+  ) => {
+    const at = mainStart(source.lua);
+    const definitions = compose(source.lua.slice(0, at));
+    return new OjsScript(command, source.numberOfKeys, definitions + compose(source.lua.slice(at)), definitions.length, resent);
+  };
   const scripts = [
-    new OjsScript(COMMANDS.uniqueAdd, luaScripts['unique-add'].numberOfKeys, splice(luaScripts['unique-add'].lua), markNativeResent),
-    new OjsScript(COMMANDS.uniqueProbe, luaScripts['unique-probe'].numberOfKeys, withHost(luaScripts['unique-probe'].lua)),
-    new OjsScript(COMMANDS.getJob, luaScripts['get-job'].numberOfKeys, withHost(luaScripts['get-job'].lua)),
-    new OjsScript(COMMANDS.cancelJob, luaScripts['cancel-job'].numberOfKeys, splice(luaScripts['cancel-job'].lua)),
-    new OjsScript(COMMANDS.uniqueFind, luaScripts['unique-find'].numberOfKeys, withHost(luaScripts['unique-find'].lua)),
-    new OjsScript(COMMANDS.uniqueRelease, luaScripts['unique-release'].numberOfKeys, withHost(luaScripts['unique-release'].lua)),
-    new OjsScript(COMMANDS.dropQueueEntries, luaScripts['drop-queue-entries'].numberOfKeys, withHost(luaScripts['drop-queue-entries'].lua)),
+    script(COMMANDS.uniqueAdd, luaScripts['unique-add'], splice, markNativeResent),
+    script(COMMANDS.uniqueProbe, luaScripts['unique-probe'], withHost),
+    script(COMMANDS.getJob, luaScripts['get-job'], withHost),
+    script(COMMANDS.cancelJob, luaScripts['cancel-job'], splice),
+    script(COMMANDS.uniqueFind, luaScripts['unique-find'], withHost),
+    script(COMMANDS.uniqueRelease, luaScripts['unique-release'], withHost),
+    script(COMMANDS.dropQueueEntries, luaScripts['drop-queue-entries'], withHost),
   ];
   childProblem = problems.addParentJob ?? null;
   treeProblem = childProblem ?? problems.releaseParentIfNoPendingDependencies ?? null;
-  if (childProblem === null)
-    scripts.push(new OjsScript(COMMANDS.uniqueFlow, luaScripts['unique-flow'].numberOfKeys, splice(luaScripts['unique-flow'].lua)));
+  if (childProblem === null) scripts.push(script(COMMANDS.uniqueFlow, luaScripts['unique-flow'], splice));
+  // Every script of the set, as one function library (Redis >= 7; bullmq-script-command.ts).
+  new OjsScriptLibrary(scripts);
   return scripts;
 }
 
@@ -144,6 +156,36 @@ function markNativeResent(args: unknown[], first: number): void {
   const native = first + luaScripts['unique-add'].numberOfKeys + 21;
   if (args[native] === 'n') args[native] = 'r';
 }
+
+/**
+ * Where a script's definitions end (a string offset, at a line start): the longest head made of
+ * comments, `local function`s (closed by an `end` at the start of a line), `--- @bullmq…`
+ * splices, `local x = redis.<fn>` bindings and constants (capitalised names given literals:
+ * numbers, strings, booleans, one-line tables of those). In a function library that head runs
+ * once, at load, so it must neither read KEYS, ARGV or Redis nor hold state a call changes:
+ * anything else, and all that follows it, runs on every call.
+ */
+export function mainStart(lua: string): number {
+  const lines = lua.split('\n');
+  let offset = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    let last = i;
+    if (line.startsWith('--[[')) {
+      while (last < lines.length && !lines[last]!.includes(']]')) last++;
+    } else if (/^local function [\w.]+\(/.test(line)) {
+      if (!/\bend\s*$/.test(line)) while (last < lines.length && !/^end\b/.test(lines[last]!)) last++;
+    } else if (!(line.trim() === '' || line.startsWith('--') || DEFINITION.test(line))) return offset;
+    for (; i <= last && i < lines.length; i++) offset += lines[i]!.length + 1;
+    i--;
+  }
+  return lua.length;
+}
+
+const LITERAL = String.raw`(?:-?\d+(?:\.\d+)?|"[^"\\]*"|'[^'\\]*'|true|false|nil|\{[\w\s=,."'-]*\})`;
+const DEFINITION = new RegExp(
+  String.raw`^local (?:\w+ = redis\.\w+|[A-Z][A-Z0-9_]*(?:, [A-Z][A-Z0-9_]*)* = ${LITERAL}(?:, ${LITERAL})*)\s*(?:--.*)?$`,
+);
 
 let childProblem: string | null = null;
 let treeProblem: string | null = null;
@@ -180,8 +222,20 @@ export function printedName(script: ComposedScript): string {
 }
 
 /** Runs a composed script (by its `COMMANDS` name) on a client, Cluster or pipeline. */
-export function runScript(target: object, command: string, args: ScriptArgument[]): Promise<unknown> {
-  const script = composedScripts().find((candidate) => candidate.command === command);
-  if (!script) throw new BackendError('bullmq', `no script ${command}`, { written: false });
-  return script.run(target as IoredisTarget, args);
+export function runScript(target: object, command: string, args: readonly ScriptArgument[]): Promise<unknown> {
+  return scriptNamed(command).run(target as IoredisTarget, args);
+}
+
+/**
+ * `runScript` without a copy: `args` starts with `SCRIPT_HEAD` slots for the script to fill and
+ * is the command's from then on (`OjsScript#send`).
+ */
+export function sendScript(target: object, command: string, args: ScriptArgument[], encoded?: EncodedArguments): Promise<unknown> {
+  return scriptNamed(command).send(target as IoredisTarget, args, encoded);
+}
+
+function scriptNamed(command: string): ComposedScript {
+  const scripts = composedScripts();
+  for (let i = 0; i < scripts.length; i++) if (scripts[i]!.command === command) return scripts[i]!;
+  throw new BackendError('bullmq', `no script ${command}`, { written: false });
 }

@@ -17,7 +17,8 @@ import { periodArgs } from './bullmq-period-args.js';
 import { ProbeHints } from './bullmq-probe-hints.js';
 import { errorForReply, type ReplyProblem } from './bullmq-errors.js';
 import { encodeAdd, internalsOf, queueClient, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
-import { COMMANDS, runScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
+import { encodedArguments, SCRIPT_HEAD, type EncodedArguments, type ScriptArgument } from './bullmq-script-command.js';
+import { COMMANDS, sendScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
 import { globalLayoutKey, indexKey, layoutArgs, layoutKeyOfIndex, queueBase, rootPrefixOf, type IndexKey } from './bullmq-sidecar-keys.js';
 
 export interface UniqueAddRequest {
@@ -76,11 +77,26 @@ export type UniqueAddReply =
 export interface PreparedUniqueAdd {
   request: UniqueAddRequest;
   job: Job;
-  keys: string[];
-  argv: (string | Buffer | number)[];
-  /** The layout keys of the sidecar namespaces the add touches (`layoutArgs`, sent after `argv`). */
-  layout: string[];
+  /**
+   * The command, built once: `SCRIPT_HEAD` slots, unique-add's KEYS, its ARGV, then the layout
+   * check (`layoutArgs`). `sendUniqueAdd` hands it to the script as it is.
+   */
+  args: ScriptArgument[];
+  /** Where the layout check starts in `args`. */
+  argvEnd: number;
+  /** `args`' KEYS, in RESP, encoded once per queue. */
+  encodedKeys: EncodedArguments;
+  /** The layout keys of the sidecar namespaces the add touches (`layoutArgs`, sent after ARGV). */
+  layout: readonly string[];
 }
+
+/** unique-add's KEYS and ARGV (without the layout check) of a prepared add, as copies (a flow node's). */
+export function uniqueAddKeysAndArgv(prepared: PreparedUniqueAdd): { keys: string[]; argv: ScriptArgument[] } {
+  const keysEnd = SCRIPT_HEAD + UNIQUE_ADD_KEY_COUNT;
+  return { keys: prepared.args.slice(SCRIPT_HEAD, keysEnd) as string[], argv: prepared.args.slice(keysEnd, prepared.argvEnd) };
+}
+
+const UNIQUE_ADD_KEY_COUNT = UNIQUE_ADD_QUEUE_KEYS.length + 1;
 
 /** The BullMQ `Job` of an add, its options validated by BullMQ (which throws as `queue.add` would). */
 function validatedJob(request: UniqueAddRequest): { job: Job; jobData: ReturnType<Job['asJSON']> } {
@@ -94,73 +110,107 @@ function validatedJob(request: UniqueAddRequest): { job: Job; jobData: ReturnTyp
 export async function prepareUniqueAdd(request: UniqueAddRequest, validated = validatedJob(request)): Promise<PreparedUniqueAdd> {
   const queue = internalsOf(request.queue);
   const { job, jobData } = validated;
-  const bullmqArgv = await encodeAdd(queue, jobData, job.id, request.parentKeyOpts);
+  const [packedArgs, data, packedOpts] = await encodeAdd(queue, jobData, job.id, request.parentKeyOpts);
 
   const constants = constantsOf(request.queue);
   const { rootPrefix, queueKeys, queueIndex, prefixIndex } = constants;
   const idClaimQueues = request.idClaimQueues ?? '';
+  const [k1, k2, k3, k4, k5, k6, k7, k8, k9, k10, k11] = queueKeys;
+  let args: ScriptArgument[];
+  let index: IndexKey;
+  let encodedKeys: EncodedArguments;
   if (request.prepared === null) {
     // No policy: the script only claims the id and runs BullMQ's add. It never touches the
     // index; the queue's meta key stands in for it (same hash slot).
-    const keys = [...queueKeys, queue.keys.meta!];
-    const argv = [
-      ...bullmqArgv,
-      rootPrefix,
-      queue.name,
-      '',
-      'reject',
-      '',
-      '',
-      '',
-      '',
-      'null',
-      '{}',
-      request.cancelledRetentionMs,
-      idClaimQueues,
-      requestToken(),
-      0,
-      '',
-      '',
-      '',
-      '',
-      '',
+    index = queueIndex;
+    encodedKeys = constants.encodedKeys.meta;
+    // prettier-ignore
+    args = [
+      '', 0, k1!, k2!, k3!, k4!, k5!, k6!, k7!, k8!, k9!, k10!, k11!, queue.keys.meta!,
+      packedArgs, data, packedOpts, rootPrefix, queue.name, '', 'reject', '', '', '', '', 'null', '{}',
+      request.cancelledRetentionMs, idClaimQueues, requestToken(), 0, '', '', '', '', '',
     ];
-    return { request, job, keys, argv, layout: layoutOf(constants, queueIndex, idClaimQueues) };
+  } else {
+    const { key } = request.prepared;
+    const p = policyArgsOf(request.prepared);
+    index = p.queueDimension ? queueIndex : prefixIndex;
+    encodedKeys = p.queueDimension ? constants.encodedKeys.queue : constants.encodedKeys.prefix;
+    // prettier-ignore
+    args = [
+      '', 0, k1!, k2!, k3!, k4!, k5!, k6!, k7!, k8!, k9!, k10!, k11!, index.key,
+      packedArgs, data, packedOpts, rootPrefix, queue.name,
+      key, p.onConflict, p.states, p.years, p.months, p.fixedMs,
+      p.stored, metaArg(request.meta), request.cancelledRetentionMs, idClaimQueues, requestToken(),
+      p.terminalBits, index.home, p.anchor, p.anchoredPeriod, p.update,
+      // The native path (ARGV[22]) for a lone add; not to a queue whose name is not in NFC: it
+      // shares its index with its NFC twin, under whose base BullMQ's deduplication keys are not.
+      p.native && request.parentKeyOpts === undefined && idClaimQueues === '' && index.home === queue.name ? 'n' : '',
+    ];
   }
-  const { policy, key } = request.prepared;
-  const index = policy.keys.includes('queue') ? queueIndex : prefixIndex;
-  const keys = [...queueKeys, index.key];
+  const argvEnd = args.length;
+  const layout = layoutOf(constants, index, idClaimQueues);
+  for (const arg of layout.args) args.push(arg);
+  return { request, job, args, argvEnd, encodedKeys, layout: layout.keys };
+}
 
-  const argv = [
-    ...bullmqArgv,
-    rootPrefix,
-    queue.name,
-    ...decisionArgs(policy, key),
-    // Without its defaults: the full form is longer than Redis' listpack value limit (64 bytes)
-    // and would turn every unique job's hash into a hashtable, several times the memory and
-    // slower to write.
-    JSON.stringify(compactUniquePolicy(policy)),
-    metaArg(request.meta),
-    request.cancelledRetentionMs,
-    idClaimQueues,
-    requestToken(),
-    terminalBits(policy),
-    index.home,
-    policy.x_period_anchor ?? '',
-    anchoredPeriodArg(policy),
-    updateArg(policy),
-    // A queue whose name is not in NFC shares its index with its NFC twin, whose base BullMQ's
-    // deduplication key is not under: the general path, which reads the twin's key.
-    nativePathServes(policy, request.parentKeyOpts === undefined && idClaimQueues === '' && index.home === queue.name) ? 'n' : '',
-  ];
-  return { request, job, keys, argv, layout: layoutOf(constants, index, idClaimQueues) };
+/**
+ * What a policy alone gives unique-add and unique-probe, worked out once per remembered policy
+ * (keyed by `PreparedUnique#policyToken`; the caller's policy object is only read).
+ */
+interface PolicyArgs {
+  /** Whether the policy has the `queue` dimension (the queue's index, else the prefix's). */
+  queueDimension: boolean;
+  onConflict: string;
+  states: string;
+  years: number | '';
+  months: number | '';
+  fixedMs: number | '';
+  /**
+   * Without its defaults: the full form is longer than Redis' listpack value limit (64 bytes)
+   * and would turn every unique job's hash into a hashtable, several times the memory and slower
+   * to write.
+   */
+  stored: string;
+  terminalBits: number;
+  anchor: string;
+  anchoredPeriod: string;
+  update: string;
+  /** Whether BullMQ's own deduplication key answers the policy (bullmq-native-path.ts). */
+  native: boolean;
+}
+
+const perPolicy = new WeakMap<object, PolicyArgs>();
+
+function policyArgsOf(prepared: PreparedUnique): PolicyArgs {
+  const token = prepared.policyToken;
+  let args = token === undefined ? undefined : perPolicy.get(token);
+  if (args === undefined) {
+    const policy = prepared.policy;
+    const period = periodArgs(policy);
+    args = {
+      queueDimension: policy.keys.includes('queue'),
+      onConflict: policy.on_conflict,
+      states: policy.states.join(','),
+      years: period ? period.years : '',
+      months: period ? period.months : '',
+      fixedMs: period ? period.fixedMs : '',
+      stored: JSON.stringify(compactUniquePolicy(policy)),
+      terminalBits: terminalBits(policy),
+      anchor: policy.x_period_anchor ?? '',
+      anchoredPeriod: anchoredPeriodArg(policy),
+      update: updateArg(policy),
+      native: nativePathServes(policy, true),
+    };
+    if (token !== undefined) perPolicy.set(token, args);
+  }
+  return args;
 }
 
 /**
  * The namespaces whose layout an add checks (lua/includes/ojs-layout.lua): its index's, and the
  * prefix's too when its id claim spans the backend's queues (`<prefix>ojs:global:queues`).
  */
-function layoutOf(constants: QueueConstants, index: IndexKey, idClaimQueues: string): string[] {
+function layoutOf(constants: QueueConstants, index: IndexKey, idClaimQueues: string): QueueLayout {
   if (index === constants.prefixIndex) return constants.prefixLayout;
   return idClaimQueues === '' ? constants.queueLayout : constants.bothLayouts;
 }
@@ -212,7 +262,7 @@ function updateArg(policy: UniquePolicy): string {
 
 /** Sends a prepared add on `target` (the queue's client, or a pipeline of it). */
 export function sendUniqueAdd(target: object, prepared: PreparedUniqueAdd): Promise<unknown> {
-  return runScript(target, COMMANDS.uniqueAdd, [...prepared.keys, ...prepared.argv, ...layoutArgs(prepared.layout)]);
+  return sendScript(target, COMMANDS.uniqueAdd, prepared.args, prepared.encodedKeys);
 }
 
 /**
@@ -228,11 +278,23 @@ interface QueueConstants {
   /** The index of policies with `queue` (this queue's) and without it (the prefix's). */
   queueIndex: IndexKey;
   prefixIndex: IndexKey;
-  /** The layout keys of the queue index's namespace, the prefix's, and both (`layoutOf`). */
-  queueLayout: string[];
-  prefixLayout: string[];
-  bothLayouts: string[];
+  /** unique-add's KEYS in RESP, with the queue's index as KEYS[12], the prefix's, or the meta key (no policy). */
+  encodedKeys: { queue: EncodedArguments; prefix: EncodedArguments; meta: EncodedArguments };
+  /** The layout check of the queue index's namespace, the prefix's, and both (`layoutOf`). */
+  queueLayout: QueueLayout;
+  prefixLayout: QueueLayout;
+  bothLayouts: QueueLayout;
   hints: ProbeHints;
+}
+
+/** The layout keys of the namespaces an add touches, and their check as the scripts' last arguments (`layoutArgs`). */
+interface QueueLayout {
+  keys: readonly string[];
+  args: readonly (string | number)[];
+}
+
+function queueLayout(keys: string[]): QueueLayout {
+  return { keys, args: layoutArgs(keys) };
 }
 
 const perQueue = new WeakMap<Queue, QueueConstants>();
@@ -243,16 +305,23 @@ function constantsOf(queue: Queue): QueueConstants {
     const internals = internalsOf(queue);
     const rootPrefix = rootPrefixOf(internals);
     const queueIndex = indexKey(rootPrefix, internals.name, { keys: ['queue'] });
-    const queueLayout = layoutKeyOfIndex(queueIndex.key);
+    const queueLayoutKey = layoutKeyOfIndex(queueIndex.key);
+    const queueKeys = UNIQUE_ADD_QUEUE_KEYS.map((name) => internals.keys[name]!);
+    const prefixIndex = indexKey(rootPrefix, internals.name, { keys: [] });
     constants = {
       rootPrefix,
       base: queueBase(rootPrefix, internals.name),
-      queueKeys: UNIQUE_ADD_QUEUE_KEYS.map((name) => internals.keys[name]!),
+      queueKeys,
       queueIndex,
-      prefixIndex: indexKey(rootPrefix, internals.name, { keys: [] }),
-      queueLayout: [queueLayout],
-      prefixLayout: [globalLayoutKey(rootPrefix)],
-      bothLayouts: [queueLayout, globalLayoutKey(rootPrefix)],
+      prefixIndex,
+      encodedKeys: {
+        queue: encodedArguments(SCRIPT_HEAD, [...queueKeys, queueIndex.key]),
+        prefix: encodedArguments(SCRIPT_HEAD, [...queueKeys, prefixIndex.key]),
+        meta: encodedArguments(SCRIPT_HEAD, [...queueKeys, internals.keys.meta!]),
+      },
+      queueLayout: queueLayout([queueLayoutKey]),
+      prefixLayout: queueLayout([globalLayoutKey(rootPrefix)]),
+      bothLayouts: queueLayout([queueLayoutKey, globalLayoutKey(rootPrefix)]),
       hints: new ProbeHints(),
     };
     perQueue.set(queue, constants);
@@ -276,13 +345,13 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
   const constants = constantsOf(request.queue);
   const hints = probeable ? constants.hints : undefined;
   // A hint is per key and index (a policy with and without `queue` can share a key).
-  const fingerprint = probeable ? unique.key + (unique.policy.keys.includes('queue') ? 'q' : 'g') : '';
+  const fingerprint = probeable ? unique.key + (policyArgsOf(unique).queueDimension ? 'q' : 'g') : '';
   // Replies are decoded without throwing, so that a duplicate's error is built and thrown once,
   // here, after its hint is renewed.
   let decoded: UniqueAddReply | ReplyProblem | null = null;
   let probed = false;
   if (hints?.has(fingerprint)) {
-    const reply = await runScript(client, COMMANDS.uniqueProbe, probeArgs(request, constants));
+    const reply = await sendScript(client, COMMANDS.uniqueProbe, probeArgs(request, constants));
     // A miss: the job this hint was about no longer counts. Nothing was written; the full add decides.
     if (Array.isArray(reply) && reply[0] === 'miss') hints.forget(fingerprint);
     else {
@@ -302,25 +371,19 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
   return decoded;
 }
 
-function probeArgs(request: UniqueAddRequest, constants: QueueConstants): (string | number)[] {
+function probeArgs(request: UniqueAddRequest, constants: QueueConstants): ScriptArgument[] {
   const queue = internalsOf(request.queue);
-  const { policy, key } = request.prepared!;
-  const index = policy.keys.includes('queue') ? constants.queueIndex : constants.prefixIndex;
-  return [
-    index.key,
-    queue.keys.events!,
-    queue.keys.meta!,
-    constants.rootPrefix,
-    queue.name,
-    constants.base,
-    request.opts.jobId ?? '',
-    request.idClaimQueues ?? '',
-    ...decisionArgs(policy, key),
-    terminalBits(policy),
-    index.home,
-    policy.x_period_anchor ?? '',
-    ...layoutArgs(layoutOf(constants, index, request.idClaimQueues ?? '')),
+  const { key } = request.prepared!;
+  const p = policyArgsOf(request.prepared!);
+  const index = p.queueDimension ? constants.queueIndex : constants.prefixIndex;
+  // prettier-ignore
+  const args: ScriptArgument[] = [
+    '', 0, index.key, queue.keys.events!, queue.keys.meta!,
+    constants.rootPrefix, queue.name, constants.base, request.opts.jobId ?? '', request.idClaimQueues ?? '',
+    key, p.onConflict, p.states, p.years, p.months, p.fixedMs, p.terminalBits, index.home, p.anchor,
   ];
+  for (const arg of layoutOf(constants, index, request.idClaimQueues ?? '').args) args.push(arg);
+  return args;
 }
 
 /** What both scripts decide on, in their argument order: key, on_conflict, states, period (years, months, fixed ms). */

@@ -8,7 +8,7 @@ import { typedErrorFor } from './bullmq-errors.js';
 import { unsupported } from './bullmq-host.js';
 import type { ScriptArgument } from './bullmq-script-command.js';
 import { COMMANDS, flowScriptsProblem, runScript } from './bullmq-script-set.js';
-import type { PreparedUniqueAdd } from './bullmq-unique-add.js';
+import { uniqueAddKeysAndArgv, type PreparedUniqueAdd } from './bullmq-unique-add.js';
 import { layoutArgs } from './bullmq-sidecar-keys.js';
 
 /** One node as unique-flow takes it: its kind, its 13 keys, its arguments. */
@@ -37,10 +37,11 @@ export function requireUniqueFlow(tree: boolean, what: string): void {
 
 /** A unique node: a prepared unique add, with the queue's waiting-children key as the 13th key. */
 export function uniqueNodeArgs(prepared: PreparedUniqueAdd, waitingChildrenKey: string): FlowNodeArgs {
-  const [bullmqArgs, data, bullmqOpts, ...ojs] = prepared.argv;
+  const { keys, argv } = uniqueAddKeysAndArgv(prepared);
+  const [bullmqArgs, data, bullmqOpts, ...ojs] = argv;
   return {
     kind: 'unique',
-    keys: [...prepared.keys, waitingChildrenKey],
+    keys: [...keys, waitingChildrenKey],
     // ARGV[4..21]: a flow node always takes the general path, so not unique-add's ARGV[22].
     argv: [bullmqArgs!, data!, bullmqOpts!, ...ojs.slice(0, 18).map(String)],
     layout: prepared.layout,

@@ -19,16 +19,17 @@ import {
   type UniqueJob,
   type UniqueQueue,
 } from '../../adapters/bullmq/index.js';
-import { flowScriptsProblem } from '../../adapters/bullmq/bullmq-script-set.js';
+import { queueClient } from '../../adapters/bullmq/bullmq-host.js';
+import { scriptModeOf } from '../../adapters/bullmq/bullmq-script-command.js';
+import { composedScripts, flowScriptsProblem } from '../../adapters/bullmq/bullmq-script-set.js';
 import { BackendError, DuplicateJobError, isBackendError } from '../../src/index.js';
 import { describeConformance } from '../conformance/describe-conformance.js';
 import { rejection } from '../conformance/suite-context.js';
 import { RUN_SALT } from '../run-salt.js';
 import { raceRound } from './bullmq-concurrency-burst.js';
-import { deleteKeys } from './bullmq-test-redis.js';
+import { CLUSTER_NODES, deleteKeys } from './bullmq-test-redis.js';
 
 const FILE = 'bullmq-cluster.test.ts';
-export const CLUSTER_NODES = (process.env.REDIS_CLUSTER_NODES ?? '127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103').split(',').filter(Boolean);
 const ADDS = 500;
 const ROUNDS = 10;
 
@@ -94,6 +95,23 @@ describeCluster('bullmq adapter on a 3-master Redis Cluster', function () {
         expect(await standalone.keys(`${prefix}:*`)).to.deep.equal([]);
       } finally {
         await standalone.quit();
+      }
+    });
+
+    it('on Redis 7 the scripts run as functions: a "Function not found" loads the library on every master, and the add is answered', async function () {
+      const library = composedScripts()[0]!.library!;
+      // Another run may hold it: deleted here, it is loaded again by whoever calls it next.
+      for (const node of cluster.nodes('master')) await node.call('FUNCTION', 'DELETE', library.name).catch(() => undefined);
+      const queue = withUniqueness(new Queue('fn', { connection: cluster as unknown as Redis, prefix }));
+      closables.push(queue);
+      const client = await queueClient(queue.unwrapped);
+      const first = await queue.add('job', { n: 1 }, { unique: { on_conflict: 'ignore' } });
+      for (let i = 0; i < 50 && scriptModeOf(client) !== 'functions'; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(scriptModeOf(client)).to.equal('functions');
+      expect((await queue.add('job', { n: 1 }, { unique: { on_conflict: 'ignore' } })).id).to.equal(first.id);
+      for (const node of cluster.nodes('master')) {
+        const listed = (await node.call('FUNCTION', 'LIST', 'LIBRARYNAME', library.name)) as unknown[];
+        expect(listed.length, `${node.options.host}:${node.options.port}`).to.equal(1);
       }
     });
 

@@ -27,10 +27,17 @@ const sha = (command: string) =>
 
 /** The adapter's scripts Redis runs for keys under `prefix`, in order ("add" / "probe"), read off MONITOR. */
 async function watchScripts(ctx: RedisTestContext): Promise<{ seen(): Promise<string[]>; stop(): Promise<void> }> {
+  const functionName = (command: string) => composedScripts().find((script) => script.command === command)!.functionName;
   const names = new Map([
     [sha(COMMANDS.uniqueAdd), 'add'],
     [sha(COMMANDS.uniqueProbe), 'probe'],
+    [functionName(COMMANDS.uniqueAdd), 'add'],
+    [functionName(COMMANDS.uniqueProbe), 'probe'],
   ]);
+  // Loaded first, so that no call meets "Function not found" and is sent again (seen twice).
+  await ctx.redis.call('FUNCTION', 'LOAD', composedScripts()[0]!.library!.code).catch((error: Error) => {
+    if (!/already exists/.test(error.message)) throw error;
+  });
   const monitor = await (ctx.connect() as Redis).monitor();
   const seen: string[] = [];
   const markers = new Set<string>();
@@ -42,9 +49,10 @@ async function watchScripts(ctx: RedisTestContext): Promise<{ seen(): Promise<st
   };
   monitor.on('monitor', (_time: string, args: string[]) => {
     const command = String(args[0]).toLowerCase();
-    if ((command === 'evalsha' || command === 'eval') && String(args[3] ?? '').startsWith(`${ctx.prefix}:`)) {
-      // ioredis sends a script's first call on a connection as EVAL (MONITOR escapes its text), then EVALSHA.
-      const name = command === 'evalsha' ? names.get(String(args[1])) : /^--\[\[\\n {2}unique-(add|probe):/.exec(String(args[1]))?.[1];
+    if ((command === 'fcall' || command === 'evalsha' || command === 'eval') && String(args[3] ?? '').startsWith(`${ctx.prefix}:`)) {
+      // A function (FCALL, Redis >= 7), or the script: its first call on a connection as EVAL
+      // (MONITOR escapes its text), then EVALSHA.
+      const name = command !== 'eval' ? names.get(String(args[1])) : /^--\[\[\\n {2}unique-(add|probe):/.exec(String(args[1]))?.[1];
       if (name) seen.push(name);
     }
     if (command === 'echo') markers.add(String(args[1]));

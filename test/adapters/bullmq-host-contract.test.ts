@@ -37,7 +37,7 @@ import {
   type IoredisTarget,
   type ShippedScript,
 } from '../../adapters/bullmq/bullmq-host.js';
-import { encodeCommand, OjsScript } from '../../adapters/bullmq/bullmq-script-command.js';
+import { encodedArguments, encodeCommand, OjsScript, setScriptMode } from '../../adapters/bullmq/bullmq-script-command.js';
 import { composedScripts, flowScriptsProblem, UNIQUE_ADD_QUEUE_KEYS } from '../../adapters/bullmq/bullmq-script-set.js';
 import { createBullMQBackend, withUniqueness } from '../../adapters/bullmq/index.js';
 import { BackendError, InvalidJobInputError } from '../../src/index.js';
@@ -780,14 +780,25 @@ describe('bullmq host contract: ioredis only', function () {
       expect(Buffer.isBuffer(written) ? written : Buffer.from(written)).to.deep.equal(
         Buffer.isBuffer(expected) ? expected : Buffer.from(expected),
       );
+      // With a run of string arguments encoded beforehand (a queue's keys): the same bytes.
+      for (let from = 0; from < args.length; from++) {
+        for (let to = from + 1; to <= args.length && !args.slice(from, to).some((arg) => typeof arg !== 'string'); to++) {
+          const encoded = encodedArguments(from, args.slice(from, to) as string[]);
+          const withEncoded = encodeCommand('evalsha', command.args, encoded);
+          expect(Buffer.isBuffer(withEncoded) ? withEncoded : Buffer.from(withEncoded), `${from}..${to}`).to.deep.equal(
+            Buffer.isBuffer(expected) ? expected : Buffer.from(expected),
+          );
+        }
+      }
     }
   });
 
-  it('a script runs as EVAL on a connection that has not loaded it, EVALSHA after, and once more as EVAL after NOSCRIPT', async function () {
+  it('run as scripts (Redis < 7, functions refused), a script runs as EVAL on a connection that has not loaded it, EVALSHA after, and once more as EVAL after NOSCRIPT', async function () {
     // A script no server has seen (never SCRIPT FLUSH on the shared Redis): marking the connection
     // as loaded makes the first command an EVALSHA that meets NOSCRIPT.
     const script = new OjsScript('test', 1, `return { KEYS[1], ARGV[1], '${randomUUID()}' }`);
     const client = ctx.connect();
+    setScriptMode(client, 'scripts');
     await client.ping();
     const socket = (client as unknown as { stream: object }).stream;
     script.markLoaded(socket);

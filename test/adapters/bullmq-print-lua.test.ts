@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { backendErrorFor } from '../../adapters/bullmq/bullmq-errors.js';
 import { composedScripts, COMMANDS, printedName } from '../../adapters/bullmq/bullmq-script-set.js';
+import { setScriptMode } from '../../adapters/bullmq/bullmq-script-command.js';
 import { layoutArgs } from '../../adapters/bullmq/bullmq-sidecar-keys.js';
 import { useRedisPrefix } from './bullmq-test-redis.js';
 
@@ -25,6 +26,7 @@ describe('bullmq adapter: npm run print:lua', function () {
         script.lua,
       );
     }
+    expect(readFileSync(`${root}/adapters/bullmq/generated/composed/library.lua`, 'utf8')).to.equal(composedScripts()[0]!.library!.code);
   });
 
   it("a Lua error names a line of the printed script, and the adapter's error points at print:lua", async function () {
@@ -35,12 +37,22 @@ describe('bullmq adapter: npm run print:lua', function () {
       ...['not msgpack', '{}', 'x', `${ctx.prefix}:`, 'q', 'key', 'reject', 'waiting', '', '', '', '{}', '{}', 0, '', ''],
       ...layoutArgs([`${ctx.prefix}:q:ojs:layout`]),
     ];
-    const error = (await uniqueAdd.run(ctx.redis, [...keys, ...argv]).then(
-      () => expect.fail('expected a Lua error'),
-      (failure: Error) => failure,
-    )) as Error;
+    const failure = async (mode: 'scripts' | 'functions') => {
+      const client = ctx.connect();
+      setScriptMode(client, mode);
+      return (await uniqueAdd.run(client, [...keys, ...argv]).then(
+        () => expect.fail('expected a Lua error'),
+        (error: Error) => error,
+      )) as Error;
+    };
+    const error = await failure('scripts');
     const line = Number(/user_script:(\d+)/.exec(error.message)?.[1]);
     expect(uniqueAdd.lua.split('\n')[line - 1]).to.contain('args[BULLMQ_ARG_KEY_PREFIX]');
     expect(backendErrorFor(error).message).to.contain('npm run print:lua');
+    // As a function (Redis >= 7): a line of the library.
+    const inFunction = await failure('functions');
+    const libraryLine = Number(/user_function:(\d+)/.exec(inFunction.message)?.[1]);
+    expect(uniqueAdd.library!.code.split('\n')[libraryLine - 1]).to.contain('args[BULLMQ_ARG_KEY_PREFIX]');
+    expect(backendErrorFor(inFunction).message).to.contain('library.lua');
   });
 });

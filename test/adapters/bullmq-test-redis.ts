@@ -10,6 +10,8 @@ import { Cluster, Redis } from 'ioredis';
 import { RUN_SALT } from '../run-salt.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** The Redis Cluster of the Cluster tests (`host:port` of each node; empty: none). */
+export const CLUSTER_NODES = (process.env.REDIS_CLUSTER_NODES ?? '127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103').split(',').filter(Boolean);
 
 export interface RedisTestContext {
   readonly redis: Redis;
