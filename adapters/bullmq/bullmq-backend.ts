@@ -23,7 +23,8 @@ import { uuidv7 } from '../../src/uuid-v7.js';
 import { bullmqPriority, ojsJobView } from './bullmq-ojs-job-view.js';
 import { typedErrorFor, backendErrorFor, errorForReply } from './bullmq-errors.js';
 import { keepOptionsFor } from './bullmq-retention.js';
-import { checkConnection, internalsOf, isIoredis, writeQueueMeta } from './bullmq-host.js';
+import { checkConnection, isIoredis, writeQueueMeta } from './bullmq-host.js';
+import { queueHandle } from './bullmq-queue-handle.js';
 import { COMMANDS, runScript, composedScripts } from './bullmq-script-set.js';
 import { indexKey, layoutArgs, queueBase, queueLayoutKey, queueRegistryKey, type IndexKey } from './bullmq-sidecar-keys.js';
 import { BulkSpans, OUTCOME_ATTRIBUTE } from './bullmq-telemetry.js';
@@ -211,7 +212,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     if (this.#ready.has(queue)) return;
     const name = queue.name;
     const limit = this.#connectTimeoutMs;
-    const connected = internalsOf(queue).backend.client;
+    const connected = queueHandle(queue).internals.backend.client;
     let timer: NodeJS.Timeout | undefined;
     try {
       await (limit === undefined
@@ -409,8 +410,8 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       }
     }
     // One unique-flow of nodes without a parent: every job checked before any is written.
-    const nodes = adds.map((add, index) => uniqueNodeArgs(add, internalsOf(plans[index]!.queue).keys['waiting-children']!));
-    const reply = await runUniqueFlow(this.client, uniqueFlowArgs(internalsOf(plans[0]!.queue).keys.meta!, nodes, []));
+    const nodes = adds.map((add, index) => uniqueNodeArgs(add, queueHandle(plans[index]!.queue).internals.keys['waiting-children']!));
+    const reply = await runUniqueFlow(this.client, uniqueFlowArgs(queueHandle(plans[0]!.queue).internals.keys.meta!, nodes, []));
     switch (reply.answer) {
       case 'done':
         break;

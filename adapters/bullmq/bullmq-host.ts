@@ -1,6 +1,7 @@
 /**
  * Everything the BullMQ adapter relies on beyond BullMQ's and ioredis' documented API, in one
- * place. The other adapter files reach BullMQ's internals only through this module. Each
+ * place. The other adapter files reach BullMQ's internals only through this module, and a queue's
+ * through its handle (bullmq-queue-handle.ts: `internalsOf` is called there and here only). Each
  * reliance has a contract test in test/adapters/bullmq-host-contract.test.ts whose failure
  * names what changed and where it is used; the start-up check (`loadAddScripts`) refuses a BullMQ
  * whose add scripts no longer match what unique-add is composed from.

@@ -14,12 +14,12 @@ import type { PreparedUnique } from '../../src/unique-enqueue.js';
 import { compactUniquePolicy, UPDATE_FIELDS, type UniquePolicy, type UpdateField } from '../../src/unique-policy.js';
 import { nativePathServes } from './bullmq-native-path.js';
 import { periodArgs } from './bullmq-period-args.js';
-import { ProbeHints } from './bullmq-probe-hints.js';
 import { errorForReply, type ReplyProblem } from './bullmq-errors.js';
-import { encodeAdd, internalsOf, queueClient, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
-import { encodedArguments, SCRIPT_HEAD, type EncodedArguments, type ScriptArgument } from './bullmq-script-command.js';
+import { encodeAdd, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
+import { queueHandle, type QueueHandle, type QueueLayout } from './bullmq-queue-handle.js';
+import { SCRIPT_HEAD, type EncodedArguments, type ScriptArgument } from './bullmq-script-command.js';
 import { COMMANDS, sendScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
-import { globalLayoutKey, indexKey, layoutArgs, layoutKeyOfIndex, queueBase, rootPrefixOf, type IndexKey } from './bullmq-sidecar-keys.js';
+import type { IndexKey } from './bullmq-sidecar-keys.js';
 
 export interface UniqueAddRequest {
   queue: Queue;
@@ -100,19 +100,18 @@ const UNIQUE_ADD_KEY_COUNT = UNIQUE_ADD_QUEUE_KEYS.length + 1;
 
 /** The BullMQ `Job` of an add, its options validated by BullMQ (which throws as `queue.add` would). */
 function validatedJob(request: UniqueAddRequest): { job: Job; jobData: ReturnType<Job['asJSON']> } {
-  const queue = internalsOf(request.queue);
-  const job = new queue.Job(request.queue, request.name, request.data, request.opts, request.opts.jobId);
+  const job = new (queueHandle(request.queue).internals.Job)(request.queue, request.name, request.data, request.opts, request.opts.jobId);
   const jobData = job.asJSON();
   validateJobOptions(job, jobData);
   return { job, jobData };
 }
 
 export async function prepareUniqueAdd(request: UniqueAddRequest, validated = validatedJob(request)): Promise<PreparedUniqueAdd> {
-  const queue = internalsOf(request.queue);
+  const constants = queueHandle(request.queue);
+  const queue = constants.internals;
   const { job, jobData } = validated;
   const [packedArgs, data, packedOpts] = await encodeAdd(queue, jobData, job.id, request.parentKeyOpts);
 
-  const constants = constantsOf(request.queue);
   const { rootPrefix, queueKeys, queueIndex, prefixIndex } = constants;
   const idClaimQueues = request.idClaimQueues ?? '';
   const [k1, k2, k3, k4, k5, k6, k7, k8, k9, k10, k11] = queueKeys;
@@ -210,7 +209,7 @@ function policyArgsOf(prepared: PreparedUnique): PolicyArgs {
  * The namespaces whose layout an add checks (lua/includes/ojs-layout.lua): its index's, and the
  * prefix's too when its id claim spans the backend's queues (`<prefix>ojs:global:queues`).
  */
-function layoutOf(constants: QueueConstants, index: IndexKey, idClaimQueues: string): QueueLayout {
+function layoutOf(constants: QueueHandle, index: IndexKey, idClaimQueues: string): QueueLayout {
   if (index === constants.prefixIndex) return constants.prefixLayout;
   return idClaimQueues === '' ? constants.queueLayout : constants.bothLayouts;
 }
@@ -265,72 +264,9 @@ export function sendUniqueAdd(target: object, prepared: PreparedUniqueAdd): Prom
   return sendScript(target, COMMANDS.uniqueAdd, prepared.args, prepared.encodedKeys);
 }
 
-/**
- * What every add to one queue object sends alike, worked out on its first add: the queue's keys
- * in unique-add's order, its prefix, the index of each kind of policy, and the fingerprints its
- * adds saw holding a job (bullmq-probe-hints.ts). A queue's name, prefix and keys never change.
- */
-interface QueueConstants {
-  rootPrefix: string;
-  base: string;
-  /** unique-add's KEYS[1..11]. */
-  queueKeys: string[];
-  /** The index of policies with `queue` (this queue's) and without it (the prefix's). */
-  queueIndex: IndexKey;
-  prefixIndex: IndexKey;
-  /** unique-add's KEYS in RESP, with the queue's index as KEYS[12], the prefix's, or the meta key (no policy). */
-  encodedKeys: { queue: EncodedArguments; prefix: EncodedArguments; meta: EncodedArguments };
-  /** The layout check of the queue index's namespace, the prefix's, and both (`layoutOf`). */
-  queueLayout: QueueLayout;
-  prefixLayout: QueueLayout;
-  bothLayouts: QueueLayout;
-  hints: ProbeHints;
-}
-
-/** The layout keys of the namespaces an add touches, and their check as the scripts' last arguments (`layoutArgs`). */
-interface QueueLayout {
-  keys: readonly string[];
-  args: readonly (string | number)[];
-}
-
-function queueLayout(keys: string[]): QueueLayout {
-  return { keys, args: layoutArgs(keys) };
-}
-
-const perQueue = new WeakMap<Queue, QueueConstants>();
-
-function constantsOf(queue: Queue): QueueConstants {
-  let constants = perQueue.get(queue);
-  if (constants === undefined) {
-    const internals = internalsOf(queue);
-    const rootPrefix = rootPrefixOf(internals);
-    const queueIndex = indexKey(rootPrefix, internals.name, { keys: ['queue'] });
-    const queueLayoutKey = layoutKeyOfIndex(queueIndex.key);
-    const queueKeys = UNIQUE_ADD_QUEUE_KEYS.map((name) => internals.keys[name]!);
-    const prefixIndex = indexKey(rootPrefix, internals.name, { keys: [] });
-    constants = {
-      rootPrefix,
-      base: queueBase(rootPrefix, internals.name),
-      queueKeys,
-      queueIndex,
-      prefixIndex,
-      encodedKeys: {
-        queue: encodedArguments(SCRIPT_HEAD, [...queueKeys, queueIndex.key]),
-        prefix: encodedArguments(SCRIPT_HEAD, [...queueKeys, prefixIndex.key]),
-        meta: encodedArguments(SCRIPT_HEAD, [...queueKeys, internals.keys.meta!]),
-      },
-      queueLayout: queueLayout([queueLayoutKey]),
-      prefixLayout: queueLayout([globalLayoutKey(rootPrefix)]),
-      bothLayouts: queueLayout([queueLayoutKey, globalLayoutKey(rootPrefix)]),
-      hints: new ProbeHints(),
-    };
-    perQueue.set(queue, constants);
-  }
-  return constants;
-}
-
 export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddReply> {
-  const client = await queueClient(request.queue);
+  const constants = queueHandle(request.queue);
+  const client = await constants.client();
   // BullMQ's Job (its option check and encoding) is built only for an add that may insert: a
   // probe needs none of it, once the caller's checks have refused what BullMQ's check would.
   const validated = request.bullmqOptionsChecked === true ? undefined : validatedJob(request);
@@ -342,7 +278,6 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
     request.probe !== false &&
     unique.policy.x_update === undefined &&
     (unique.policy.on_conflict === 'reject' || unique.policy.on_conflict === 'ignore');
-  const constants = constantsOf(request.queue);
   const hints = probeable ? constants.hints : undefined;
   // A hint is per key and index (a policy with and without `queue` can share a key).
   const fingerprint = probeable ? unique.key + (policyArgsOf(unique).queueDimension ? 'q' : 'g') : '';
@@ -371,8 +306,8 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
   return decoded;
 }
 
-function probeArgs(request: UniqueAddRequest, constants: QueueConstants): ScriptArgument[] {
-  const queue = internalsOf(request.queue);
+function probeArgs(request: UniqueAddRequest, constants: QueueHandle): ScriptArgument[] {
+  const queue = constants.internals;
   const { key } = request.prepared!;
   const p = policyArgsOf(request.prepared!);
   const index = p.queueDimension ? constants.queueIndex : constants.prefixIndex;

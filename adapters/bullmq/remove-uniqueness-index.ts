@@ -10,8 +10,8 @@
  */
 import type { Queue } from 'bullmq';
 import { backendErrorFor } from './bullmq-errors.js';
-import { internalsOf } from './bullmq-host.js';
-import { rootPrefixOf, sidecarPatterns } from './bullmq-sidecar-keys.js';
+import { queueHandle } from './bullmq-queue-handle.js';
+import { sidecarPatterns } from './bullmq-sidecar-keys.js';
 
 interface ScanClient {
   scan(cursor: string, match: 'MATCH', pattern: string, count: 'COUNT', n: number): Promise<[string, string[]]>;
@@ -25,16 +25,15 @@ interface MaybeCluster {
 }
 
 export async function removeUniquenessIndex(queue: Queue, options: { global?: boolean } = {}): Promise<number> {
-  const internals = internalsOf(queue);
-  const patterns = sidecarPatterns(rootPrefixOf(internals), internals.name);
+  const handle = queueHandle(queue);
+  const patterns = sidecarPatterns(handle.rootPrefix, handle.name);
   return deleteMatching(queue, options.global ? [patterns.queue, patterns.global] : [patterns.queue]);
 }
 
 /** Deletes every key matching one of `patterns`, on every master. Returns the number deleted. */
 export async function deleteMatching(queue: Queue, patterns: string[]): Promise<number> {
-  const internals = internalsOf(queue);
   try {
-    const client = (await internals.backend.client) as unknown as ScanClient & MaybeCluster;
+    const client = (await queueHandle(queue).internals.backend.client) as unknown as ScanClient & MaybeCluster;
     const cluster = client.isCluster === true && typeof client.nodes === 'function';
     const nodes = cluster ? client.nodes!('master') : [client];
     let deleted = 0;

@@ -29,7 +29,8 @@ import {
   type Telemetry,
 } from 'bullmq';
 import { BackendError, InvalidJobInputError, isDuplicateJobError, underPath, type ValidationIssue } from '../../src/errors.js';
-import { encodeNode, internalsOf, queueClient, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
+import { encodeNode, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
+import { queueHandle } from './bullmq-queue-handle.js';
 import { UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
 import type { ScriptArgument } from './bullmq-script-command.js';
 import { OUTCOME_ATTRIBUTE, openSpan, outcomeAttribute, traced, withStoredContext, type OpenSpan } from './bullmq-telemetry.js';
@@ -162,7 +163,7 @@ async function plan(
   const planned: Planned = { root: undefined as never, nodes: [], parents: new Map(), seams: new Set(), spans: [] };
   const ids = new Map<string, string>();
   const visit = async (node: UniqueFlowJob, path: string, parent: { id: string; queue: string } | undefined): Promise<PlannedNode> => {
-    const internals = internalsOf(queueOf(node).unwrapped);
+    const internals = queueHandle(queueOf(node).unwrapped).internals;
     const children = node.children ?? [];
     // A queue.add's counter id for a lone node when asked (the script's INCR names it); BullMQ's
     // FlowProducer gives every node a UUID.
@@ -201,7 +202,7 @@ async function plan(
     span: OpenSpan | undefined,
   ): Promise<PlannedNode> => {
     const queue = queueOf(node);
-    const internals = internalsOf(queue.unwrapped);
+    const internals = queueHandle(queue.unwrapped).internals;
     const defaults = flowOpts?.queuesOptions?.[node.queueName]?.defaultJobOptions ?? {};
     const children = node.children ?? [];
     const parentOpts = parent ?? node.opts?.parent;
@@ -321,7 +322,7 @@ export async function addUniqueFlow(
 ): Promise<UniqueJobNode> {
   const prepared = await prepareUniqueFlow(flow, flowOpts, pathPrefix, queues);
   try {
-    const tree = prepared.answer(await runUniqueFlow(await queueClient(queues.queueOf(flow).unwrapped), prepared.args));
+    const tree = prepared.answer(await runUniqueFlow(await queueHandle(queues.queueOf(flow).unwrapped).client(), prepared.args));
     await prepared.register();
     return tree;
   } finally {

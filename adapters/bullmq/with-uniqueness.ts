@@ -32,9 +32,10 @@ import { bullmqOptionIssues } from './bullmq-job-options.js';
 import { keepOptionsFor, retentionIssues } from './bullmq-retention.js';
 import { backendErrorFor, typedErrorFor } from './bullmq-errors.js';
 import { OUTCOME_ATTRIBUTE, outcomeAttribute } from './bullmq-telemetry.js';
-import { internalsOf, jobFromHash, queueClient, validateJobOptions } from './bullmq-host.js';
+import { jobFromHash, validateJobOptions } from './bullmq-host.js';
+import { queueHandle } from './bullmq-queue-handle.js';
 import { COMMANDS, composedScripts, runScript } from './bullmq-script-set.js';
-import { archiveKey, globLiteral, indexKey, queueBase, queueRegistryKey, rootPrefixOf } from './bullmq-sidecar-keys.js';
+import { archiveKey, globLiteral, indexKey, queueRegistryKey } from './bullmq-sidecar-keys.js';
 import { dropQueueEntries, findHeldJob, isKeyRef, keyRefLookup, lookupIndexes, releaseKey, type KeyLookup } from './bullmq-key-lookups.js';
 import { deleteMatching } from './remove-uniqueness-index.js';
 import { DEFAULT_CANCELLED_RETENTION_MS } from './bullmq-retention.js';
@@ -67,7 +68,7 @@ import {
  * `unique: undefined`, which BullMQ's encoding skips, so the default is not stored on the job.
  */
 function withDefaultPolicy(queue: Queue, opts: UniqueJobsOptions | undefined): UniqueJobsOptions | undefined {
-  const fallback = (internalsOf(queue).jobsOpts as UniqueJobsOptions).unique;
+  const fallback = queueHandle(queue).defaultPolicy();
   if (fallback === undefined || fallback === null) return opts;
   if (opts !== undefined && opts !== null && opts.unique !== undefined) return opts.unique === null ? { ...opts, unique: undefined } : opts;
   return { ...opts, unique: fallback };
@@ -83,7 +84,7 @@ function plainOpts(opts: UniqueJobsOptions | undefined, queue?: Queue): JobsOpti
   if (opts === undefined || opts === null || !('unique' in opts)) return opts;
   const { unique: _none, ...rest } = opts;
   // Over a default policy, `unique: undefined` stops BullMQ's merge from bringing it back.
-  const fallback = queue && (internalsOf(queue).jobsOpts as UniqueJobsOptions).unique;
+  const fallback = queue && queueHandle(queue).defaultPolicy();
   return fallback === undefined || fallback === null ? rest : ({ ...rest, unique: undefined } as JobsOptions);
 }
 
@@ -110,7 +111,8 @@ function flowSeamOf(wrapped: UniqueQueue): FlowNodeSeam {
 function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {}): UniqueQueue<Q> {
   // Fail now, not at the first unique add: on a non-Redis backend, or a BullMQ whose add scripts
   // are not what unique-add splices in.
-  const internals = internalsOf(queue);
+  const handle = queueHandle(queue);
+  const internals = handle.internals;
   composedScripts();
   const retentionMs = options.cancelledRetentionMs ?? DEFAULT_CANCELLED_RETENTION_MS;
   const probe = options.duplicateProbe ?? true;
@@ -222,7 +224,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     data: unknown,
     opts: UniqueJobsOptions | undefined,
   ): { lookup: KeyLookup; indexes: ReturnType<typeof lookupIndexes> } => {
-    const rootPrefix = rootPrefixOf(internals);
+    const rootPrefix = handle.rootPrefix;
     if (isKeyRef(target)) {
       const lookup = keyRefLookup(target);
       return { lookup, indexes: lookupIndexes(rootPrefix, [queue.name], lookup) };
@@ -246,14 +248,14 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
 
   const findUniqueJob = async (target: unknown, data?: unknown, opts?: UniqueJobsOptions): Promise<FoundJob | null> => {
     const { lookup, indexes } = lookupOf(target, data, opts);
-    const held = await findHeldJob(await queueClient(queue), rootPrefixOf(internals), indexes, lookup);
+    const held = await findHeldJob(await handle.client(), handle.rootPrefix, indexes, lookup);
     if (!held) return null;
     return Object.assign(relink(jobFromHash(siblings.of(held.queue), held.id, held.hash)), { ojsState: held.state });
   };
 
   const releaseUniqueKey = async (target: unknown, data?: unknown, opts?: UniqueJobsOptions): Promise<number> => {
     const { lookup, indexes } = lookupOf(target, data, opts);
-    return releaseKey(await queueClient(queue), rootPrefixOf(internals), indexes, lookup.key);
+    return releaseKey(await handle.client(), handle.rootPrefix, indexes, lookup.key);
   };
 
   const upsertJobScheduler = async (
@@ -293,13 +295,13 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
   const obliterate = async (opts?: Parameters<Queue['obliterate']>[0]): Promise<void> => {
     await queue.obliterate(opts);
     try {
-      const client = await queueClient(queue);
-      const rootPrefix = rootPrefixOf(internals);
+      const client = await handle.client();
+      const rootPrefix = handle.rootPrefix;
       // The per-queue index is shared with a queue whose name has the same NFC form: drop
       // entries rather than the key (a hash left with no field is gone).
       await dropQueueEntries(client, rootPrefix, indexKey(rootPrefix, queue.name, { keys: ['queue'] } as never), queue.name);
       await dropQueueEntries(client, rootPrefix, { key: `${rootPrefix}ojs:global:index`, home: '' }, queue.name);
-      await deleteMatching(queue, [`${globLiteral(archiveKey(queueBase(rootPrefix, queue.name), ''))}*`]);
+      await deleteMatching(queue, [`${globLiteral(archiveKey(handle.base, ''))}*`]);
     } catch (error) {
       throw typedErrorFor(error);
     }
@@ -371,7 +373,7 @@ function buildRequest(
   const { unique, ojsMeta, ...bullmqOpts } = opts;
   // Merged first, as Queue.addJob merges them: an option set in the queue's defaultJobOptions
   // fights the policy just as much as one given on the add.
-  const { unique: _default, ...defaults } = internalsOf(queue).jobsOpts as UniqueJobsOptions;
+  const { unique: _default, ...defaults } = queueHandle(queue).internals.jobsOpts as UniqueJobsOptions;
   const merged: JobsOptions = { ...defaults, ...bullmqOpts, jobId: bullmqOpts.jobId };
   const issues: ValidationIssue[] = [];
   for (const option of ['deduplication', 'debounce', 'parent', 'repeat'] as const) {
@@ -482,8 +484,9 @@ class Siblings {
   async register(): Promise<void> {
     if (this.#registered) return;
     try {
-      const client = (await internalsOf(this.#queue).backend.client) as unknown as { sadd(key: string, member: string): Promise<number> };
-      await client.sadd(queueRegistryKey(rootPrefixOf(internalsOf(this.#queue))), this.#queue.name);
+      const handle = queueHandle(this.#queue);
+      const client = (await handle.client()) as unknown as { sadd(key: string, member: string): Promise<number> };
+      await client.sadd(queueRegistryKey(handle.rootPrefix), this.#queue.name);
       this.#registered = true;
     } catch {
       // Not registered yet; the next add that writes tries again.
@@ -562,7 +565,8 @@ async function uniqueAddBulk(
   retentionMs: number,
 ): Promise<BulkAddedJob[]> {
   const queue = siblings.queue;
-  const internals = internalsOf(queue);
+  const handle = queueHandle(queue);
+  const internals = handle.internals;
   type Entry =
     | { kind: 'unique'; prepared: PreparedUniqueAdd }
     | { kind: 'child'; flow: PreparedUniqueFlow; jobId: string | undefined }
@@ -602,10 +606,10 @@ async function uniqueAddBulk(
     }
   }
 
-  const client = await queueClient(queue);
+  const client = await handle.client();
   await refuseTakenIds(
     client as unknown as IdLookupClient,
-    queueBase(rootPrefixOf(internals), internals.name),
+    handle.base,
     entries.map((entry) =>
       entry.kind === 'unique'
         ? { unique: true, jobId: entry.prepared.request.opts.jobId }

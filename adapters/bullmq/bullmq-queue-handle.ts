@@ -1,0 +1,89 @@
+/**
+ * A handle per BullMQ `Queue` object: what every operation on that queue needs, worked out once,
+ * on first use, and held beside the queue (never on it). The rest of the adapter reaches the
+ * queue's internals through it: its keys in unique-add's order and in RESP, its prefix and base,
+ * the index of each kind of policy, the layout checks, the probe hints, its client, its default
+ * policy. A queue's name, prefix and keys never change, so neither does its handle.
+ */
+import type { Queue } from 'bullmq';
+import type { UniquePolicyInput } from '../../src/unique-policy.js';
+import { internalsOf, queueClient, type QueueInternals } from './bullmq-host.js';
+import { ProbeHints } from './bullmq-probe-hints.js';
+import { encodedArguments, SCRIPT_HEAD, type EncodedArguments } from './bullmq-script-command.js';
+import { UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
+import { globalLayoutKey, indexKey, layoutArgs, layoutKeyOfIndex, queueBase, rootPrefixOf, type IndexKey } from './bullmq-sidecar-keys.js';
+
+/** The layout keys of the namespaces an add touches, and their check as the scripts' last arguments (`layoutArgs`). */
+export interface QueueLayout {
+  keys: readonly string[];
+  args: readonly (string | number)[];
+}
+
+export interface QueueHandle {
+  readonly queue: Queue;
+  /** BullMQ's members outside its public API (bullmq-host.ts). */
+  readonly internals: QueueInternals;
+  readonly name: string;
+  /** The root key prefix with its colon ("bull:"). */
+  readonly rootPrefix: string;
+  /** The queue's key base ("bull:emails:"). */
+  readonly base: string;
+  /** unique-add's KEYS[1..11]. */
+  readonly queueKeys: readonly string[];
+  /** The index of policies with `queue` (this queue's) and without it (the prefix's). */
+  readonly queueIndex: IndexKey;
+  readonly prefixIndex: IndexKey;
+  /** unique-add's KEYS in RESP, with the queue's index as KEYS[12], the prefix's, or the meta key (no policy). */
+  readonly encodedKeys: { queue: EncodedArguments; prefix: EncodedArguments; meta: EncodedArguments };
+  /** The layout check of the queue index's namespace, the prefix's, and both. */
+  readonly queueLayout: QueueLayout;
+  readonly prefixLayout: QueueLayout;
+  readonly bothLayouts: QueueLayout;
+  /** The fingerprints this queue's adds saw holding a job (bullmq-probe-hints.ts). */
+  readonly hints: ProbeHints;
+  /** The queue's `defaultJobOptions.unique`, read at each call (BullMQ lets it change). */
+  defaultPolicy(): UniquePolicyInput | null | undefined;
+  /** The queue's ioredis client, once connected. */
+  client(): ReturnType<typeof queueClient>;
+}
+
+const handles = new WeakMap<Queue, QueueHandle>();
+
+export function queueHandle(queue: Queue): QueueHandle {
+  let handle = handles.get(queue);
+  if (handle === undefined) {
+    const internals = internalsOf(queue);
+    const rootPrefix = rootPrefixOf(internals);
+    const queueIndex = indexKey(rootPrefix, internals.name, { keys: ['queue'] });
+    const prefixIndex = indexKey(rootPrefix, internals.name, { keys: [] });
+    const queueLayoutKey = layoutKeyOfIndex(queueIndex.key);
+    const queueKeys = UNIQUE_ADD_QUEUE_KEYS.map((name) => internals.keys[name]!);
+    handle = {
+      queue,
+      internals,
+      name: internals.name,
+      rootPrefix,
+      base: queueBase(rootPrefix, internals.name),
+      queueKeys,
+      queueIndex,
+      prefixIndex,
+      encodedKeys: {
+        queue: encodedArguments(SCRIPT_HEAD, [...queueKeys, queueIndex.key]),
+        prefix: encodedArguments(SCRIPT_HEAD, [...queueKeys, prefixIndex.key]),
+        meta: encodedArguments(SCRIPT_HEAD, [...queueKeys, internals.keys.meta!]),
+      },
+      queueLayout: layout([queueLayoutKey]),
+      prefixLayout: layout([globalLayoutKey(rootPrefix)]),
+      bothLayouts: layout([queueLayoutKey, globalLayoutKey(rootPrefix)]),
+      hints: new ProbeHints(),
+      defaultPolicy: () => (internals.jobsOpts as { unique?: UniquePolicyInput | null }).unique,
+      client: () => queueClient(queue),
+    };
+    handles.set(queue, handle);
+  }
+  return handle;
+}
+
+function layout(keys: string[]): QueueLayout {
+  return { keys, args: layoutArgs(keys) };
+}
