@@ -157,6 +157,7 @@ local OJS_SWEEP_SAMPLES = 4
 --- @bullmq "addStandardJob"
 --- @bullmq "addDelayedJob"
 --- @bullmq "addPrioritizedJob"
+--- @include "includes/ojs-bullmq-add"
 --- @bullmq "changePriority"
 --- @bullmq "changeDelay"
 --- @bullmq "promote"

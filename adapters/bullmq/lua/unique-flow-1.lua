@@ -86,6 +86,7 @@ local OJS_SWEEP_SAMPLES = 4
 --- @bullmq "addStandardJob"
 --- @bullmq "addDelayedJob"
 --- @bullmq "addPrioritizedJob"
+--- @include "includes/ojs-bullmq-add"
 --- @bullmq "addParentJob"
 --- @bullmq "changePriority"
 --- @bullmq "changeDelay"

@@ -96,14 +96,7 @@ local function ojsNativeAdd(KEYS, ARGV)
 
   args[BULLMQ_ARG_TIMESTAMP] = nowMs
   local bullmqArgv = { cmsgpack.pack(args), ARGV[2], ARGV[3] }
-  local result
-  if (tonumber(opts[BULLMQ_OPT_DELAY]) or 0) > 0 then
-    result = __bullmq_addDelayedJob(KEYS, bullmqArgv)
-  elseif (tonumber(opts[BULLMQ_OPT_PRIORITY]) or 0) ~= 0 then
-    result = __bullmq_addPrioritizedJob(KEYS, bullmqArgv)
-  else
-    result = __bullmq_addStandardJob(KEYS, bullmqArgv)
-  end
+  local result = ojsBullMQAdd(KEYS, bullmqArgv, tonumber(opts[BULLMQ_OPT_DELAY]) or 0, tonumber(opts[BULLMQ_OPT_PRIORITY]) or 0)
   if type(result) == "number" and result < 0 then return { "bullmq_error", result } end
 
   local jobId = tostring(result)

@@ -175,15 +175,7 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
   end
   local bullmqArgv = { cmsgpack.pack(args), ARGV[2], packedOpts }
   local delay = tonumber(opts[BULLMQ_OPT_DELAY]) or 0
-  local priority = tonumber(opts[BULLMQ_OPT_PRIORITY]) or 0
-  local result
-  if delay > 0 then
-    result = __bullmq_addDelayedJob(KEYS, bullmqArgv)
-  elseif priority ~= 0 then
-    result = __bullmq_addPrioritizedJob(KEYS, bullmqArgv)
-  else
-    result = __bullmq_addStandardJob(KEYS, bullmqArgv)
-  end
+  local result = ojsBullMQAdd(KEYS, bullmqArgv, delay, tonumber(opts[BULLMQ_OPT_PRIORITY]) or 0)
   if type(result) == "number" and result < 0 then return { "bullmq_error", result } end
 
   local jobId = tostring(result)
