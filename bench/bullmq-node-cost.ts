@@ -71,6 +71,11 @@ const PATHS: Record<string, { reply: () => unknown; add: (i: number) => Promise<
   dedup: { reply: () => String(++id), add: (i) => queue.add('job', { user_id: i }, { deduplication: { id: `d${i}` } }) },
   // A fresh fingerprint every time (a hint for it never exists, so no probe is sent).
   insert: { reply: () => ['created', String(++id), now], add: () => queue.add('job', { user_id: ++fresh }, { unique: unique() }) },
+  // The native path (BullMQ's deduplication key): a policy with the `queue` dimension.
+  'native insert': {
+    reply: () => ['created', String(++id), now, 'deid'],
+    add: () => queue.add('job', { user_id: ++fresh }, { unique: { keys: ['type', 'queue', 'args'] } }),
+  },
   // One fingerprint over and over: after the first add, answered by the probe (unique-probe).
   reject: {
     reply: () => ['duplicate', '1', 'available', 'bench', now],

@@ -343,14 +343,20 @@ export function parseUniquePolicyRemembered(
   input: unknown,
   job?: Pick<JobInput, 'args' | 'meta'>,
 ): { policy: UniquePolicy; token: object | undefined } {
-  const own = ownPolicy(input);
-  const signature = policySignature(own);
+  // A hit reads each property once, for the signature, and builds nothing else.
+  const signature = policySignature(input);
   let remembered = signature === null ? undefined : parsedPolicies.get(signature);
-  if (remembered === undefined) {
+  let token: object | undefined;
+  if (remembered !== undefined) token = remembered.token;
+  else {
+    const own = ownPolicy(input);
     remembered = { parsed: parseOwnPolicy(own), token: Object.freeze({}) };
-    if (signature !== null) {
+    // Remembered only when the snapshot parsed is the one signed: a getter that answers
+    // differently on a second read is parsed every time.
+    if (signature !== null && policySignature(own, input) === signature) {
       if (parsedPolicies.size >= PARSED_POLICIES_MAX) parsedPolicies.clear();
       parsedPolicies.set(signature, remembered);
+      token = remembered.token;
     }
   }
   // A copy (arrays too): the caller owns what it gets, and the memo stays as parsed.
@@ -363,30 +369,36 @@ export function parseUniquePolicyRemembered(
     const issues = jobIssues(policy, job);
     if (issues.length > 0) throw new InvalidJobInputError(issues);
   }
-  return { policy, token: signature === null ? undefined : remembered.token };
+  return { policy, token };
 }
 
 /**
  * Policies parsed lately, by the signature of their own properties: a program adds with a handful
  * of policies, each written as a fresh object per add, and the schema's parse is the costliest
- * step of checking one. The parse is a function of the snapshot `ownPolicy` takes (each property
- * read once, as without the memo), so a hit answers what the parse would. Only valid policies
+ * step of checking one. The parse is a function of the snapshot `ownPolicy` takes, and a policy
+ * is remembered under the signature of that snapshot, so a hit (each property read once, for its
+ * signature) answers what the parse would. Only valid policies
  * whose values are primitives or arrays of primitives are kept; bounded, emptied when full.
  */
 const parsedPolicies = new Map<string, { parsed: UniquePolicy; token: object }>();
 const PARSED_POLICIES_MAX = 256;
 
-/** An injective text of a snapshot of primitives and arrays of primitives, or null for anything else. */
-function policySignature(own: unknown): string | null {
-  if (typeof own !== 'object' || own === null) return null;
+/**
+ * An injective text of an object's own enumerable properties (in `order`'s key order: the
+ * caller's object, so that its snapshot `ownPolicy` signs as the object itself did; a field the
+ * object lacks is absent from both), when they are primitives or arrays of primitives (a hole
+ * reads as `undefined`, as in `ownPolicy`); null for anything else.
+ */
+function policySignature(own: unknown, order: unknown = own): string | null {
+  if (typeof own !== 'object' || own === null || Array.isArray(own)) return null;
   let signature = '';
-  for (const key of Object.keys(own)) {
+  for (const key of Object.keys(order as object)) {
     const value = (own as Record<string, unknown>)[key];
-    signature += `${key.length}:${key}=`;
+    signature += key.length + ':' + key + '=';
     if (Array.isArray(value)) {
-      signature += `[${value.length}`;
-      for (const item of value) {
-        const text = primitiveSignature(item);
+      signature += '[' + value.length;
+      for (let i = 0; i < value.length; i++) {
+        const text = primitiveSignature(value[i]);
         if (text === null) return null;
         signature += text;
       }

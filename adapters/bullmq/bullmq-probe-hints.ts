@@ -8,11 +8,12 @@
  * job finished and no longer counts, or was removed) costs one probe round trip
  * (bench/bullmq-probe-miss.ts), after which the hint is dropped.
  *
- * A hint lasts `ttlMs` after the add that last saw the job. A fingerprint added again and again
- * (the hot key deduplication exists for) keeps its hint, since every duplicate renews it; one added
- * now and then, whose job has likely run by the next add ("sync user 42 every five minutes"),
- * goes straight to the full add and never pays a miss. Without the expiry that pattern would
- * pay a probe on every add.
+ * A hint is set by a duplicate (the add that created the job sets none: most keys are never added
+ * again soon, and an insert then pays a lookup only), and lasts `ttlMs` after the full add that
+ * last saw the job. A fingerprint added again and again (the hot key deduplication exists for)
+ * gets its hint at its first duplicate; one added now and then, whose job has likely run by the
+ * next add ("sync user 42 every five minutes"), goes straight to the full add and never pays a
+ * miss. Without the expiry that pattern would pay a probe on every add.
  *
  * Bounded: at most `capacity` fingerprints, the least recently used dropped first (a list in
  * remembering order beside the Map: taking a Map's first entry walks the holes its deletions

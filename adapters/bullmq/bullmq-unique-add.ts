@@ -302,7 +302,9 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
     if (decoded.code === 'duplicate' || decoded.code === 'active') hints?.remember(fingerprint);
     throw errorForReply(decoded);
   }
-  if (!probed && decoded.outcome !== 'replaced' && decoded.outcome !== 'updated') hints?.remember(fingerprint);
+  // Only a duplicate sets a hint, not the add that created the job: most created keys are never
+  // added again within a hint's life, and an insert then pays nothing for hints but a lookup.
+  if (!probed && decoded.outcome === 'deduplicated') hints?.remember(fingerprint);
   return decoded;
 }
 

@@ -32,7 +32,7 @@ import { bullmqOptionIssues } from './bullmq-job-options.js';
 import { keepOptionsFor, retentionIssues } from './bullmq-retention.js';
 import { backendErrorFor, typedErrorFor } from './bullmq-errors.js';
 import { OUTCOME_ATTRIBUTE, outcomeAttribute } from './bullmq-telemetry.js';
-import { jobFromHash, validateJobOptions } from './bullmq-host.js';
+import { jobFromHash, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
 import { queueHandle } from './bullmq-queue-handle.js';
 import { COMMANDS, composedScripts, runScript } from './bullmq-script-set.js';
 import { archiveKey, globLiteral, indexKey, queueRegistryKey } from './bullmq-sidecar-keys.js';
@@ -60,6 +60,7 @@ import {
   uniqueAdd,
   type PreparedUniqueAdd,
   type UniqueAddReply,
+  type UniqueAddRequest,
 } from './bullmq-unique-add.js';
 
 /**
@@ -172,7 +173,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     }
     // A unique add throws only the core's typed errors (a plain add above stays BullMQ's own).
     try {
-      const request = { ...buildRequest(queue, name, data, opts, retentionMs), probe };
+      const request = buildRequest(queue, name, data, opts, retentionMs, { probe });
       const reply = await uniqueAdd(request);
       const inserted = reply.outcome === 'created' || reply.outcome === 'replaced';
       if (!siblings.registered && inserted) await siblings.register();
@@ -343,7 +344,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
   siblings.bind(wrapper as unknown as Queue);
   flowSeams.set(wrapper, {
     prepare: (name, data, opts, parentKeyOpts) =>
-      prepareUniqueAdd({ ...buildRequest(queue, name, data, opts, retentionMs, { flowNode: true }), parentKeyOpts }),
+      prepareUniqueAdd(buildRequest(queue, name, data, opts, retentionMs, { flowNode: true, parentKeyOpts })),
     jobFor: (prepared, reply) => relink(jobForReply(siblings, decodeUniqueAddReply(prepared, reply), prepared.request.prepared!)),
     register: () => siblings.register(),
   });
@@ -368,8 +369,8 @@ function buildRequest(
   data: unknown,
   opts: UniqueJobsOptions,
   retentionMs: number,
-  how: { flowNode?: boolean } = {},
-) {
+  how: { flowNode?: boolean; probe?: boolean; parentKeyOpts?: FlowParentKeyOpts } = {},
+): UniqueAddRequest & { prepared: PreparedUnique } {
   const { unique, ojsMeta, ...bullmqOpts } = opts;
   // Merged first, as Queue.addJob merges them: an option set in the queue's defaultJobOptions
   // fights the policy just as much as one given on the add.
@@ -424,6 +425,8 @@ function buildRequest(
     cancelledRetentionMs: retentionMs,
     idPath: 'opts.jobId',
     bullmqOptionsChecked: true,
+    probe: how.probe,
+    parentKeyOpts: how.parentKeyOpts,
   };
 }
 
