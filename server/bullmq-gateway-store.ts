@@ -102,7 +102,7 @@ class BullmqGatewayStore implements GatewayStore {
     const { extras: _extras, pending, ...job } = input;
     if (pending) throw new InvalidJobInputError([{ path: 'options.pending', message: PENDING_UNSUPPORTED }]);
     // Every job POSTed here has an OJS priority (0 by default): BullMQ then serves them higher
-    // first (adapters/bullmq/bullmq-ojs-job-view.ts), where a job without one would be served
+    // first (adapters/bullmq/bullmq-job-view.ts), where a job without one would be served
     // before every prioritized job.
     const result = await this.#backend.enqueue({ ...job, priority: job.priority ?? 0 });
     return this.#withSide(result, input);

@@ -15,28 +15,19 @@ import { Queue, SpanKind, TelemetryAttributes, type ConnectionOptions, type Jobs
 import { Cluster, Redis } from 'ioredis';
 import { BackendError, InvalidJobInputError, isDuplicateJobError, underPath } from '../../src/errors.js';
 import type { JobInput, OjsJob, OjsJobState } from '../../src/job.js';
-import { prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
+import { prepareUnique } from '../../src/unique-enqueue.js';
 import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
-import { uuidv7 } from '../../src/uuid-v7.js';
-import { bullmqPriority, ojsJobView } from './bullmq-ojs-job-view.js';
+import { ojsJobView } from './bullmq-job-view.js';
+import { ojsAddRequest, type OjsAddRequest } from './bullmq-request.js';
 import { typedErrorFor, backendErrorFor, errorForReply } from './bullmq-errors.js';
-import { keepOptionsFor } from './bullmq-retention.js';
-import { checkConnection, isIoredis, writeQueueMeta } from './bullmq-host.js';
+import { checkConnection, isIoredis } from './bullmq-host.js';
 import { queueHandle } from './bullmq-queue-handle.js';
 import { COMMANDS, runScript, composedScripts } from './bullmq-script-set.js';
 import { indexKey, layoutArgs, queueBase, queueLayoutKey, queueRegistryKey, type IndexKey } from './bullmq-sidecar-keys.js';
 import { BulkSpans, OUTCOME_ATTRIBUTE } from './bullmq-telemetry.js';
-import {
-  findHeldJob,
-  isKeyRef,
-  keyRefLookup,
-  lookupIndexes,
-  releaseKey,
-  type KeyLookup,
-  type UniquenessKeyRef,
-} from './bullmq-key-lookups.js';
+import { findHeldJob, isKeyRef, keyRefLookup, lookupIndexes, releaseKey, type KeyLookup, type UniquenessKeyRef } from './bullmq-lookups.js';
 import {
   decodeUniqueAddReply,
   pairs,
@@ -45,7 +36,7 @@ import {
   type PreparedUniqueAdd,
   type UniqueAddReply,
   type UniqueAddRequest,
-} from './bullmq-unique-add.js';
+} from './bullmq-enqueue.js';
 import { DEFAULT_CANCELLED_RETENTION_MS } from './bullmq-retention.js';
 import { flowRefusalIssue, requireUniqueFlow, runUniqueFlow, uniqueFlowArgs, uniqueNodeArgs } from './bullmq-unique-flow.js';
 
@@ -122,14 +113,10 @@ export interface BullMQBackend extends UniqueJobsBackend {
 }
 
 /** An enqueue as the backend sends it (`#plan`). */
-interface EnqueuePlan {
+interface EnqueuePlan extends OjsAddRequest {
   input: JobInput;
   queueName: string;
   queue: Queue;
-  id: string;
-  opts: JobsOptions;
-  prepared: ReturnType<typeof prepareUnique>;
-  request: UniqueAddRequest;
 }
 
 export function createBullMQBackend(options: BullMQBackendOptions): BullMQBackend {
@@ -151,7 +138,6 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
   readonly #queues = new Map<string, Queue>();
   /** Queues whose connection has been ready once: later calls skip the wait for it. */
   readonly #ready = new WeakSet<Queue>();
-  readonly #registered = new Set<string>();
   readonly #defaultMaxAttempts: number;
   readonly #backoff: JobsOptions['backoff'];
   readonly #retentionMs: number;
@@ -194,7 +180,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     let queue = this.#queues.get(name);
     if (!queue) {
       // skipMetasUpdate: BullMQ's Queue writes its meta hash on construction; this backend writes
-      // it after the queue's first add that wrote (#register), so a refused add leaves nothing.
+      // it after the queue's first add that wrote (its handle's register), so a refused add leaves nothing.
       queue = new Queue(name, { connection: this.client, prefix: this.prefix, skipMetasUpdate: true, telemetry: this.#telemetry });
       this.#queues.set(name, queue);
       // The library's own queue: errors surface as the typed errors of the calls that meet them.
@@ -246,40 +232,16 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
 
   /** An enqueue's BullMQ add: the queue, the job's options, its policy and key. */
   #plan(input: JobInput): EnqueuePlan {
-    // The core's rules cover BullMQ's own for ids (no integer string, no ':').
-    const prepared = prepareUnique(input, { extensions: BULLMQ_EXTENSIONS });
     const queueName = input.queue ?? DEFAULT_QUEUE;
-    const queue = this.queue(queueName);
-    const id = input.id ?? uuidv7();
-    const scheduledAt = input.scheduled_at === undefined ? null : scheduledAtMs(input.scheduled_at)!;
-    const opts: JobsOptions = {
-      jobId: id,
-      attempts: input.max_attempts ?? this.#defaultMaxAttempts,
+    // The queue is opened once the job has passed the core's checks (a bad queue name never reaches BullMQ).
+    const added = ojsAddRequest(() => this.queue(queueName), input, {
+      defaultMaxAttempts: this.#defaultMaxAttempts,
       backoff: this.#backoff,
-    };
-    // scheduled_at is an absolute time chosen by the producer; the delay BullMQ stores is
-    // relative to the job's timestamp, which a unique add sets to Redis TIME.
-    if (scheduledAt !== null && scheduledAt > Date.now()) opts.delay = scheduledAt - Date.now();
-    const priority = bullmqPriority(input.priority);
-    if (priority !== undefined) opts.priority = priority;
-    // A Worker's removeOnComplete/removeOnFail must not delete a job its policy still counts.
-    if (prepared) Object.assign(opts, keepOptionsFor(prepared.policy, opts));
-    // A caller-chosen id must be new in every queue (as on the memory backend), claimed in the
-    // script that inserts (with or without a policy), so concurrent enqueues of one id cannot
-    // both pass. A generated UUIDv7 cannot collide.
-    const idClaimQueues = input.id === undefined ? undefined : queueRegistryKey(`${this.prefix}:`);
-    const request: UniqueAddRequest = {
-      queue,
-      name: input.type,
-      data: input.args,
-      opts,
-      prepared,
-      meta: input.meta ?? {},
       cancelledRetentionMs: this.#retentionMs,
-      idClaimQueues,
       probe: this.#probe,
-    };
-    return { input, queueName, queue, id, opts, prepared, request };
+      idClaimQueues: queueRegistryKey(`${this.prefix}:`),
+    });
+    return { input, queueName, queue: added.request.queue, ...added };
   }
 
   async #enqueue(input: JobInput): Promise<EnqueueResult> {
@@ -290,7 +252,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       // A plain enqueue with a generated id is BullMQ's own add.
       if (!prepared && request.idClaimQueues === undefined) {
         const job = await queue.add(input.type, input.args, opts);
-        await this.#register(queueName);
+        await queueHandle(this.queue(queueName)).register({ writeMeta: true });
         return { outcome: 'created', job: await this.#readBack(job.id!) };
       }
       return await this.#answer(plan, await this.#tracedAdd(plan));
@@ -324,7 +286,8 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
 
   /** The core's result for an add's reply (registering the queue after a write). */
   async #answer({ input, queueName, id, opts, prepared }: EnqueuePlan, reply: UniqueAddReply): Promise<EnqueueResult> {
-    if (reply.outcome !== 'deduplicated' && reply.outcome !== 'updated') await this.#register(queueName);
+    if (reply.outcome !== 'deduplicated' && reply.outcome !== 'updated')
+      await queueHandle(this.queue(queueName)).register({ writeMeta: true });
     if (!prepared) return { outcome: 'created', job: await this.#readBack(id) };
     switch (reply.outcome) {
       case 'created':
@@ -579,22 +542,6 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       unique: prepared.policy,
       uniqueness_key: prepared.key,
     };
-  }
-
-  /**
-   * After a queue's first add that wrote, never before: a refused add leaves neither the queue
-   * set entry nor BullMQ's meta hash behind. (An add with a caller-chosen id joins the set inside
-   * its script, atomically with the id claim.) The add has succeeded by now, so a failure here
-   * is not reported as the add's: it is tried again after the next add that writes.
-   */
-  async #register(queueName: string): Promise<void> {
-    if (this.#registered.has(queueName)) return;
-    try {
-      await Promise.all([this.client.sadd(queueRegistryKey(`${this.prefix}:`), queueName), writeQueueMeta(this.queue(queueName))]);
-      this.#registered.add(queueName);
-    } catch {
-      // Not registered yet; the next add that writes tries again.
-    }
   }
 
   async #knownQueues(): Promise<string[]> {

@@ -34,7 +34,7 @@
  * `removeOrphanedJobs` takes a one-segment key under a queue's base for a job (bullmq-sidecar-keys.ts;
  * the sidecar tests); BullMQ's job-option and job-id rules, mirrored so a unique add refuses what
  * `queue.add` would (bullmq-job-options.ts; bullmq-wrapper-seams.test.ts), which is also what lets
- * a duplicate probe go out before BullMQ's `Job` is built (bullmq-unique-add.ts;
+ * a duplicate probe go out before BullMQ's `Job` is built (bullmq-enqueue.ts;
  * bullmq-host-contract.test.ts).
  */
 import { createRequire } from 'node:module';

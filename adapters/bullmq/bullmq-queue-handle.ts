@@ -3,15 +3,25 @@
  * on first use, and held beside the queue (never on it). The rest of the adapter reaches the
  * queue's internals through it: its keys in unique-add's order and in RESP, its prefix and base,
  * the index of each kind of policy, the layout checks, the probe hints, its client, its default
- * policy. A queue's name, prefix and keys never change, so neither does its handle.
+ * policy, its registration in the prefix's queue set. A queue's name, prefix and keys never
+ * change, so neither does its handle.
  */
 import type { Queue } from 'bullmq';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
-import { internalsOf, queueClient, type QueueInternals } from './bullmq-host.js';
+import { internalsOf, queueClient, writeQueueMeta, type QueueInternals } from './bullmq-host.js';
 import { ProbeHints } from './bullmq-probe-hints.js';
 import { encodedArguments, SCRIPT_HEAD, type EncodedArguments } from './bullmq-script-command.js';
 import { UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
-import { globalLayoutKey, indexKey, layoutArgs, layoutKeyOfIndex, queueBase, rootPrefixOf, type IndexKey } from './bullmq-sidecar-keys.js';
+import {
+  globalLayoutKey,
+  indexKey,
+  layoutArgs,
+  layoutKeyOfIndex,
+  queueBase,
+  queueRegistryKey,
+  rootPrefixOf,
+  type IndexKey,
+} from './bullmq-sidecar-keys.js';
 
 /** The layout keys of the namespaces an add touches, and their check as the scripts' last arguments (`layoutArgs`). */
 export interface QueueLayout {
@@ -45,6 +55,17 @@ export interface QueueHandle {
   defaultPolicy(): UniquePolicyInput | null | undefined;
   /** The queue's ioredis client, once connected. */
   client(): ReturnType<typeof queueClient>;
+  /** Whether `register` has succeeded: the hot path then skips an await (a microtask per add). */
+  readonly registered: boolean;
+  /**
+   * Records the queue's name in its prefix's queue set, so that the backend's `getJob(id)`, its
+   * id claims and lookups find this queue's jobs; `writeMeta` also writes BullMQ's meta hash (for
+   * the library's own queues, opened with `skipMetasUpdate`). Called after an add that wrote,
+   * never before: a refused or failed add leaves no trace. A separate command (the set is
+   * prefix-wide, outside a hash-tagged queue's slot); the add has already succeeded, so a
+   * failure here is not the add's: it is tried again after the next add that writes.
+   */
+  register(options?: { writeMeta?: boolean }): Promise<void>;
 }
 
 const handles = new WeakMap<Queue, QueueHandle>();
@@ -78,6 +99,18 @@ export function queueHandle(queue: Queue): QueueHandle {
       hints: new ProbeHints(),
       defaultPolicy: () => (internals.jobsOpts as { unique?: UniquePolicyInput | null }).unique,
       client: () => queueClient(queue),
+      registered: false,
+      async register(options) {
+        if (this.registered) return;
+        try {
+          const client = (await queueClient(queue)) as unknown as { sadd(key: string, member: string): Promise<number> };
+          const joined = client.sadd(queueRegistryKey(rootPrefix), internals.name);
+          await (options?.writeMeta ? Promise.all([joined, writeQueueMeta(queue)]) : joined);
+          (this as { registered: boolean }).registered = true;
+        } catch {
+          // Not registered yet; the next add that writes tries again.
+        }
+      },
     };
     handles.set(queue, handle);
   }

@@ -8,7 +8,7 @@ import { typedErrorFor } from './bullmq-errors.js';
 import { unsupported } from './bullmq-host.js';
 import type { ScriptArgument } from './bullmq-script-command.js';
 import { COMMANDS, flowScriptsProblem, runScript } from './bullmq-script-set.js';
-import { uniqueAddKeysAndArgv, type PreparedUniqueAdd } from './bullmq-unique-add.js';
+import { uniqueAddKeysAndArgv, type PreparedUniqueAdd } from './bullmq-enqueue.js';
 import { layoutArgs } from './bullmq-sidecar-keys.js';
 
 /** One node as unique-flow takes it: its kind, its 13 keys, its arguments. */

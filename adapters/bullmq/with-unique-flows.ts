@@ -34,7 +34,7 @@ import { queueHandle } from './bullmq-queue-handle.js';
 import { UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
 import type { ScriptArgument } from './bullmq-script-command.js';
 import { OUTCOME_ATTRIBUTE, openSpan, outcomeAttribute, traced, withStoredContext, type OpenSpan } from './bullmq-telemetry.js';
-import type { PreparedUniqueAdd } from './bullmq-unique-add.js';
+import type { PreparedUniqueAdd } from './bullmq-enqueue.js';
 import {
   flowRefusalIssue,
   requireUniqueFlow,

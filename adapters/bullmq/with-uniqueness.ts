@@ -9,7 +9,7 @@
  * `opts.ojsMeta` -> `meta` (BullMQ jobs have none; kept apart so `data` is never altered),
  * `delay` -> `scheduled_at`, `attempts` -> `max_attempts`.
  */
-import { FlowProducer, Queue, SpanKind, TelemetryAttributes, type Job, type JobsOptions } from 'bullmq';
+import { FlowProducer, Queue, SpanKind, TelemetryAttributes, type Job } from 'bullmq';
 import {
   addUniqueFlow,
   prepareUniqueFlow,
@@ -19,24 +19,18 @@ import {
 } from './with-unique-flows.js';
 import { readUniqueFlowReply } from './bullmq-unique-flow.js';
 import { relayTemplate } from './unique-job-schedulers.js';
-import {
-  InvalidJobInputError,
-  isDuplicateJobError,
-  isInvalidJobInputError,
-  type OjsUniqueError,
-  type ValidationIssue,
-} from '../../src/errors.js';
-import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js';
+import { InvalidJobInputError, isDuplicateJobError, isInvalidJobInputError } from '../../src/errors.js';
+import { prepareUnique } from '../../src/unique-enqueue.js';
 import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
-import { bullmqOptionIssues } from './bullmq-job-options.js';
-import { keepOptionsFor, retentionIssues } from './bullmq-retention.js';
 import { backendErrorFor, typedErrorFor } from './bullmq-errors.js';
 import { OUTCOME_ATTRIBUTE, outcomeAttribute } from './bullmq-telemetry.js';
-import { jobFromHash, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
+import { jobFromHash, validateJobOptions } from './bullmq-host.js';
+import { jobForReply, notAdded } from './bullmq-job-view.js';
 import { queueHandle } from './bullmq-queue-handle.js';
-import { COMMANDS, composedScripts, runScript } from './bullmq-script-set.js';
-import { archiveKey, globLiteral, indexKey, queueRegistryKey } from './bullmq-sidecar-keys.js';
-import { dropQueueEntries, findHeldJob, isKeyRef, keyRefLookup, lookupIndexes, releaseKey, type KeyLookup } from './bullmq-key-lookups.js';
+import { hasPolicy, plainOpts, queueAddRequest, withDefaultPolicy, withTraceContext } from './bullmq-request.js';
+import { composedScripts } from './bullmq-script-set.js';
+import { archiveKey, globLiteral, indexKey } from './bullmq-sidecar-keys.js';
+import { dropQueueEntries, findHeldJob, isKeyRef, keyRefLookup, lookupIndexes, releaseKey, type KeyLookup } from './bullmq-lookups.js';
 import { deleteMatching } from './remove-uniqueness-index.js';
 import { DEFAULT_CANCELLED_RETENTION_MS } from './bullmq-retention.js';
 import type { FlowNodeSeam } from './with-unique-flows.js';
@@ -48,46 +42,11 @@ import type {
   PlainJob,
   UniqueJob,
   UniqueJobsOptions,
-  UniqueOutcome,
   UniqueQueue,
   UniqueSchedulerTemplateOptions,
   WithUniquenessOptions,
 } from './bullmq-types.js';
-import {
-  decodeUniqueAddReply,
-  prepareUniqueAdd,
-  sendUniqueAdd,
-  uniqueAdd,
-  type PreparedUniqueAdd,
-  type UniqueAddReply,
-  type UniqueAddRequest,
-} from './bullmq-unique-add.js';
-
-/**
- * The queue's `defaultJobOptions.unique` applied: an add that does not say `unique` gets it; one
- * that does (a policy, or `null` for none) keeps its own. A plain add then carries
- * `unique: undefined`, which BullMQ's encoding skips, so the default is not stored on the job.
- */
-function withDefaultPolicy(queue: Queue, opts: UniqueJobsOptions | undefined): UniqueJobsOptions | undefined {
-  const fallback = queueHandle(queue).defaultPolicy();
-  if (fallback === undefined || fallback === null) return opts;
-  if (opts !== undefined && opts !== null && opts.unique !== undefined) return opts.unique === null ? { ...opts, unique: undefined } : opts;
-  return { ...opts, unique: fallback };
-}
-
-/** Options that ask for a policy: `unique: null` (like `undefined`) means none, a plain add. */
-function hasPolicy(opts: UniqueJobsOptions | undefined): boolean {
-  return opts !== undefined && opts !== null && ((opts.unique !== undefined && opts.unique !== null) || opts.ojsMeta !== undefined);
-}
-
-/** `opts` without a `unique: null`, so that a plain add stores exactly what BullMQ alone would. */
-function plainOpts(opts: UniqueJobsOptions | undefined, queue?: Queue): JobsOptions | undefined {
-  if (opts === undefined || opts === null || !('unique' in opts)) return opts;
-  const { unique: _none, ...rest } = opts;
-  // Over a default policy, `unique: undefined` stops BullMQ's merge from bringing it back.
-  const fallback = queue && queueHandle(queue).defaultPolicy();
-  return fallback === undefined || fallback === null ? rest : ({ ...rest, unique: undefined } as JobsOptions);
-}
+import { decodeUniqueAddReply, prepareUniqueAdd, sendBulk, uniqueAdd, type PreparedUniqueAdd } from './bullmq-enqueue.js';
 
 /**
  * Wraps a `Queue` (its `add`/`addBulk` accept `unique`), or a `FlowProducer` (any node without
@@ -173,11 +132,11 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     }
     // A unique add throws only the core's typed errors (a plain add above stays BullMQ's own).
     try {
-      const request = buildRequest(queue, name, data, opts, retentionMs, { probe });
+      const request = queueAddRequest(queue, name, data, opts, retentionMs, { probe });
       const reply = await uniqueAdd(request);
       const inserted = reply.outcome === 'created' || reply.outcome === 'replaced';
-      if (!siblings.registered && inserted) await siblings.register();
-      const job = jobForReply(siblings, reply, request.prepared);
+      if (!handle.registered && inserted) await handle.register();
+      const job = jobForReply(siblings.queueOf, reply, request.prepared);
       if (inserted) queue.emit('waiting', relink(job) as never);
       return relink(job);
     } catch (error) {
@@ -344,9 +303,9 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
   siblings.bind(wrapper as unknown as Queue);
   flowSeams.set(wrapper, {
     prepare: (name, data, opts, parentKeyOpts) =>
-      prepareUniqueAdd(buildRequest(queue, name, data, opts, retentionMs, { flowNode: true, parentKeyOpts })),
-    jobFor: (prepared, reply) => relink(jobForReply(siblings, decodeUniqueAddReply(prepared, reply), prepared.request.prepared!)),
-    register: () => siblings.register(),
+      prepareUniqueAdd(queueAddRequest(queue, name, data, opts, retentionMs, { flowNode: true, parentKeyOpts })),
+    jobFor: (prepared, reply) => relink(jobForReply(siblings.queueOf, decodeUniqueAddReply(prepared, reply), prepared.request.prepared!)),
+    register: () => handle.register(),
   });
   return wrapper;
 }
@@ -354,95 +313,16 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
 function ignoreError(): void {}
 
 /**
- * Validates everything before anything is sent. BullMQ options that would fight the policy are
- * refused rather than silently combined:
- *  - `deduplication` (and the removed `debounce`): a second deduplication mechanism that can
- *    swallow the add before the policy is checked.
- *  - `parent`: a flow node's (with-unique-flows.ts inserts it with its parent, `flowNode`).
- *  - `repeat`: scheduler-made jobs are created by BullMQ's scheduler, not by this add.
- * `jobId` is allowed: the new job gets it; if a job with that id exists (any state), the add is
- * refused with `InvalidJobInputError` (BullMQ itself would silently return the old job).
- */
-function buildRequest(
-  queue: Queue,
-  name: string,
-  data: unknown,
-  opts: UniqueJobsOptions,
-  retentionMs: number,
-  how: { flowNode?: boolean; probe?: boolean; parentKeyOpts?: FlowParentKeyOpts } = {},
-): UniqueAddRequest & { prepared: PreparedUnique } {
-  const { unique, ojsMeta, ...bullmqOpts } = opts;
-  // Merged first, as Queue.addJob merges them: an option set in the queue's defaultJobOptions
-  // fights the policy just as much as one given on the add.
-  const { unique: _default, ...defaults } = queueHandle(queue).internals.jobsOpts as UniqueJobsOptions;
-  const merged: JobsOptions = { ...defaults, ...bullmqOpts, jobId: bullmqOpts.jobId };
-  const issues: ValidationIssue[] = [];
-  for (const option of ['deduplication', 'debounce', 'parent', 'repeat'] as const) {
-    // BullMQ refuses a `debounce` key even when undefined (Job#validateOptions).
-    if (option === 'parent' && how.flowNode === true) continue;
-    if ((merged as Record<string, unknown>)[option] !== undefined || (option === 'debounce' && Object.hasOwn(merged, option))) {
-      issues.push({
-        path: `opts.${option}`,
-        message: `cannot be combined with unique (see docs/bullmq.md, "Combining with BullMQ options")`,
-      });
-    }
-  }
-  if (unique === undefined || unique === null)
-    issues.push({ path: 'opts.unique', message: 'ojsMeta is only used by a unique policy; give one' });
-  issues.push(...bullmqOptionIssues(merged, data));
-  if (issues.length > 0) throw new InvalidJobInputError(issues);
-
-  // The job id goes through the core's identifier rules too, so one logical job gets one answer on
-  // every entry point; the issue then names the option the caller set.
-  let prepared: PreparedUnique;
-  try {
-    prepared = prepareUnique(
-      {
-        type: name,
-        queue: queue.name,
-        id: merged.jobId,
-        args: data,
-        meta: ojsMeta === undefined ? {} : ojsMeta,
-        unique,
-      },
-      { extensions: BULLMQ_EXTENSIONS },
-    )!;
-  } catch (error) {
-    if (!isInvalidJobInputError(error)) throw error;
-    throw new InvalidJobInputError(error.issues.map((issue) => (issue.path === 'id' ? { ...issue, path: 'opts.jobId' } : issue)));
-  }
-  const retention = retentionIssues(prepared.policy, merged);
-  if (retention.length > 0) throw new InvalidJobInputError(retention);
-  // An explicit keep option on the job, so a Worker's removeOnComplete/removeOnFail cannot apply.
-  Object.assign(merged, keepOptionsFor(prepared.policy, merged));
-  return {
-    queue,
-    name,
-    data,
-    opts: merged,
-    prepared,
-    meta: ojsMeta ?? {},
-    cancelledRetentionMs: retentionMs,
-    idPath: 'opts.jobId',
-    bullmqOptionsChecked: true,
-    probe: how.probe,
-    parentKeyOpts: how.parentKeyOpts,
-  };
-}
-
-/**
  * The other queues of the same prefix, for jobs found by a policy without the `queue` dimension:
  * a deduplicated add returns the existing job bound to ITS queue, so `job.remove()` and friends
  * act on the right keys. Opened with the wrapped queue's own options on first need and closed
- * with it. Also records the queue's name in the prefix's queue set, so that
- * `createBullMQBackend(...).getJob(id)` finds this queue's jobs (and cancelled archives).
+ * with it.
  */
 class Siblings {
   readonly #queue: Queue;
   readonly #options: WithUniquenessOptions;
   readonly #opened = new Map<string, Queue>();
   #wrapper: Queue | undefined;
-  #registered = false;
 
   constructor(queue: Queue, options: WithUniquenessOptions) {
     this.#queue = queue;
@@ -457,6 +337,9 @@ class Siblings {
   bind(wrapper: Queue): void {
     this.#wrapper = wrapper;
   }
+
+  /** `of`, bound: for the job view. */
+  readonly queueOf = (name: string): Queue => this.of(name);
 
   /** The queue a job of queue `name` is bound to: this wrapper, or a wrapped sibling the library opened. */
   of(name: string): Queue {
@@ -473,85 +356,15 @@ class Siblings {
     return sibling;
   }
 
-  /** Whether `register` has run: the hot path then skips an await (a microtask per add). */
-  get registered(): boolean {
-    return this.#registered;
-  }
-
-  /**
-   * Called after an add that wrote, never before: a refused or failed add leaves no trace in the
-   * queue set. A separate command (the set is prefix-wide, outside a hash-tagged queue's slot);
-   * the add has already succeeded, so a failure here is not the add's: it is tried again after
-   * the next add that writes.
-   */
-  async register(): Promise<void> {
-    if (this.#registered) return;
-    try {
-      const handle = queueHandle(this.#queue);
-      const client = (await handle.client()) as unknown as { sadd(key: string, member: string): Promise<number> };
-      await client.sadd(queueRegistryKey(handle.rootPrefix), this.#queue.name);
-      this.#registered = true;
-    } catch {
-      // Not registered yet; the next add that writes tries again.
-    }
-  }
-
   async close(): Promise<void> {
     await Promise.all([...this.#opened.values()].map((queue) => queue.close()));
     this.#opened.clear();
   }
 }
 
-/** The caller's trace context on a job's options, as BullMQ's add puts it (unless `telemetry.omitContext`). */
-function withTraceContext(opts: UniqueJobsOptions, context: string | undefined): UniqueJobsOptions {
-  if (!context || opts.telemetry?.omitContext || opts.telemetry?.metadata) return opts;
-  return { ...opts, telemetry: { ...opts.telemetry, metadata: context } };
-}
-
-function jobForReply(siblings: Siblings, reply: UniqueAddReply, prepared: PreparedUnique): UniqueJob<any, any, string, AddOutcomeKind> {
-  const uniquenessKey = prepared.key;
-  switch (reply.outcome) {
-    case 'created':
-      return Object.assign(reply.job, { unique: { outcome: 'created', uniquenessKey } satisfies UniqueOutcome<'created'> });
-    case 'replaced':
-      return Object.assign(reply.job, {
-        unique: {
-          outcome: 'replaced',
-          uniquenessKey,
-          replacedJobIds: reply.replaced.map((job) => job.id),
-        } satisfies UniqueOutcome<'replaced'>,
-      });
-    case 'deduplicated': {
-      const existing = jobFromHash(siblings.of(reply.existing.queue), reply.existing.id, reply.existing.hash);
-      return Object.assign(existing, {
-        unique: {
-          outcome: 'deduplicated',
-          uniquenessKey,
-          existingJobId: reply.existing.id,
-          existingJobState: reply.existing.state,
-        } satisfies UniqueOutcome<'deduplicated'>,
-      });
-    }
-    case 'updated': {
-      const existing = jobFromHash(siblings.of(reply.existing.queue), reply.existing.id, reply.existing.hash);
-      return Object.assign(existing, {
-        unique: {
-          outcome: 'updated',
-          uniquenessKey,
-          existingJobId: reply.existing.id,
-          existingJobState: reply.existing.state,
-          changed: reply.changed,
-        } satisfies UniqueOutcome<'updated'>,
-      });
-    }
-  }
-}
-
 /**
- * addBulk with unique jobs: one pipeline, in order, like BullMQ's own addBulk. Each add is atomic
- * on its own (plain ones are BullMQ's script, unique ones ours); the batch is not a transaction,
- * exactly as BullMQ's addBulk is not. Because Redis runs a pipeline's commands in order, a
- * duplicate within the batch meets the earlier job as if the jobs had been added one by one.
+ * addBulk with unique jobs: one pipeline, in order, like BullMQ's own addBulk (the engine's
+ * `sendBulk`: each add atomic on its own, the batch not a transaction).
  *
  * Every job is validated before anything is sent, and an invalid one refuses the whole batch:
  * the policy and options, and a unique job's `jobId` (taken by an earlier job of the batch, or by
@@ -604,43 +417,15 @@ async function uniqueAddBulk(
     } else {
       entries.push({
         kind: 'unique',
-        prepared: await prepareUniqueAdd(buildRequest(queue, spec.name, spec.data, spec.opts ?? {}, retentionMs)),
+        prepared: await prepareUniqueAdd(queueAddRequest(queue, spec.name, spec.data, spec.opts ?? {}, retentionMs)),
       });
     }
   }
 
-  const client = await handle.client();
-  await refuseTakenIds(
-    client as unknown as IdLookupClient,
-    handle.base,
-    entries.map((entry) =>
-      entry.kind === 'unique'
-        ? { unique: true, jobId: entry.prepared.request.opts.jobId }
-        : entry.kind === 'child'
-          ? { unique: true, jobId: entry.jobId }
-          : { unique: false, jobId: entry.job.opts.jobId },
-    ),
-  );
-  const pipeline = client.pipeline();
-  const plainIds: Promise<unknown>[] = [];
-  for (const entry of entries) {
-    if (entry.kind === 'unique') void sendUniqueAdd(pipeline, entry.prepared);
-    // Its reply is read from exec's, as a unique add's.
-    else if (entry.kind === 'child') void runScript(pipeline, COMMANDS.uniqueFlow, entry.flow.args).catch(ignoreError);
-    else
-      plainIds.push(
-        internals.backend.addJobToTransaction(pipeline, entry.job.asJSON(), entry.job.id, {
-          parentKey: undefined,
-          parentDependenciesKey: '',
-        }),
-      );
-  }
-  const results = (await pipeline.exec()) ?? [];
-  // Each command's own promise settles with its reply or error; the replies are read from exec's.
-  await Promise.allSettled(plainIds);
+  const results = await sendBulk(handle, entries);
 
   const outcomes = entries.map((entry, index): BulkAddedJob => {
-    const [error, reply] = results[index] ?? [new Error('missing pipeline reply'), null];
+    const [error, reply] = results[index]!;
     if (entry.kind === 'plain') {
       if (error) return notAdded(entry.job, '', backendErrorFor(error));
       entry.job.id = String(reply);
@@ -658,7 +443,7 @@ async function uniqueAddBulk(
     }
     try {
       if (error) throw error;
-      const job = jobForReply(siblings, decodeUniqueAddReply(entry.prepared, reply), entry.prepared.request.prepared!);
+      const job = jobForReply(siblings.queueOf, decodeUniqueAddReply(entry.prepared, reply), entry.prepared.request.prepared!);
       if (job.unique?.outcome === 'created' || job.unique?.outcome === 'replaced') queue.emit('waiting', job as never);
       return job;
     } catch (failure) {
@@ -669,52 +454,8 @@ async function uniqueAddBulk(
     (job) =>
       job.unique === undefined || job.unique.outcome === 'created' || job.unique.outcome === 'replaced' || job.unique.outcome === 'updated',
   );
-  if (written) await siblings.register();
+  if (written) await handle.register();
   const failure = outcomes.find((job) => job.unique?.error !== undefined && !isDuplicateJobError(job.unique.error));
   if (!written && failure) throw failure.unique!.error;
   return outcomes;
-}
-
-/** An entry of a batch that was not added: its Job (never stored), with the error a single add would have thrown. */
-function notAdded(job: Job, uniquenessKey: string, error: OjsUniqueError): UniqueJob<any, any, string, 'rejected'> {
-  const rejected = job as UniqueJob<any, any, string, 'rejected'>;
-  rejected.unique = isDuplicateJobError(error)
-    ? { outcome: 'rejected', uniquenessKey, existingJobId: error.existingJobId, existingJobState: error.existingJobState, error }
-    : { outcome: 'rejected', uniquenessKey, error };
-  return rejected;
-}
-
-interface IdLookupClient {
-  pipeline(): { exists(...keys: string[]): unknown; exec(): Promise<[Error | null, unknown][] | null> };
-}
-
-/**
- * Refuses the batch, before anything is written, when a unique job's `jobId` is taken: by an
- * earlier job of the same batch, or by a job or cancelled archive already in the queue (the
- * script would refuse it anyway, but only after the jobs before it were written). A concurrent
- * add can still take an id between this look-up and the pipeline: that entry is then reported
- * `rejected`, not thrown.
- */
-async function refuseTakenIds(client: IdLookupClient, base: string, ids: { unique: boolean; jobId: string | undefined }[]): Promise<void> {
-  const issues: ValidationIssue[] = [];
-  const seen = new Set<string>();
-  const lookups: { index: number; id: string }[] = [];
-  ids.forEach(({ unique, jobId }, index) => {
-    if (jobId === undefined) return;
-    if (unique && seen.has(jobId))
-      issues.push({ path: `[${index}].opts.jobId`, message: `an earlier job of the batch has the id ${jobId}` });
-    else if (unique) lookups.push({ index, id: jobId });
-    seen.add(jobId);
-  });
-  if (lookups.length > 0) {
-    const pipeline = client.pipeline();
-    for (const { id } of lookups) pipeline.exists(`${base}${id}`, `${base}ojs:cancelled:${id}`);
-    const replies = (await pipeline.exec()) ?? [];
-    lookups.forEach(({ index, id }, i) => {
-      const [error, count] = replies[i] ?? [new Error('missing pipeline reply'), 0];
-      if (error) throw error;
-      if (Number(count) > 0) issues.push({ path: `[${index}].opts.jobId`, message: `a job with id ${id} already exists` });
-    });
-  }
-  if (issues.length > 0) throw new InvalidJobInputError(issues.sort((a, b) => a.path.localeCompare(b.path)));
 }

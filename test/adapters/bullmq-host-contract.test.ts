@@ -650,7 +650,7 @@ describe('bullmq host contract: Queue and Job members outside the public API', f
   });
 
   it("every option Job#validateOptions refuses is refused by withUniqueness's own checks, so a duplicate probe may skip BullMQ's Job", async function () {
-    // bullmq-unique-add.ts (bullmqOptionsChecked): a probe is sent before BullMQ's Job is built.
+    // bullmq-enqueue.ts (bullmqOptionsChecked): a probe is sent before BullMQ's Job is built.
     const queue = ctx.queue('validate-mirror');
     const unique = withUniqueness(queue);
     const policy = { keys: ['type', 'args'] } as const;

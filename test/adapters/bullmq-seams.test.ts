@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { createBullMQBackend, withUniqueness } from '../../adapters/bullmq/index.js';
 import { createMemoryBackend } from '../../adapters/memory/memory-backend.js';
 import { queueRegistryKey } from '../../adapters/bullmq/bullmq-sidecar-keys.js';
-import { uniqueAdd } from '../../adapters/bullmq/bullmq-unique-add.js';
+import { uniqueAdd } from '../../adapters/bullmq/bullmq-enqueue.js';
 import { UNIQUE_STATE_GROUPS, type EnqueueResult, type JobInput, type UniqueJobsBackend } from '../../src/index.js';
 import { prepareUnique } from '../../src/unique-enqueue.js';
 import { rejection } from '../conformance/suite-context.js';

@@ -7,8 +7,8 @@
 
   Why it exists: a duplicate sent as a unique-add pays for the whole job first — BullMQ's job
   encoding in Node, and the long command carrying the data — although nothing will be
-  stored. The adapter sends a probe only for a `reject`/`ignore` add whose fingerprint it saw
-  holding a job moments ago (bullmq-unique-add.ts, "probe hints"), i.e. when a duplicate is
+  stored. The adapter sends a probe only for a `reject`/`ignore` add whose fingerprint it met as
+  a duplicate moments ago (bullmq-probe-hints.ts), i.e. when another duplicate is
   likely; a wrong guess costs this small script and one round trip.
 
   Input:

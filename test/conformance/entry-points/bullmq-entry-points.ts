@@ -22,7 +22,7 @@ import {
   type UniqueOutcome,
   type UniqueQueue,
 } from '../../../adapters/bullmq/index.js';
-import { bullmqPriority, PRIORITY_BASE } from '../../../adapters/bullmq/bullmq-ojs-job-view.js';
+import { bullmqPriority, PRIORITY_BASE } from '../../../adapters/bullmq/bullmq-job-view.js';
 import { type EnqueueResult, type JobInput, type OjsJob } from '../../../src/index.js';
 import { DEFAULT_QUEUE, scheduledAtMs, uuidv7 } from '../../../src/internal.js';
 import createBullMQSubject from '../subjects/bullmq.js';

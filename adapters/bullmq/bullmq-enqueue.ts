@@ -1,7 +1,8 @@
 /**
- * One unique add: encode the job exactly as BullMQ would, run `unique-add` (check, decide and
- * insert in one script, one round trip), and decode the reply into an outcome or a typed error.
- * Shared by `withUniqueness` and `createBullMQBackend`.
+ * The engine: one unique add (encode the job exactly as BullMQ would, run `unique-add`: check,
+ * decide and insert in one script, one round trip; decode the reply into an outcome or a typed
+ * error), a batch of them in one pipeline (`sendBulk`), and the duplicate probe. Every entry
+ * point sends through here: `withUniqueness`, flows (their nodes' arguments), the backend.
  *
  * Encoding goes through BullMQ's own (bullmq-host.ts, `encodeAdd`): the msgpacked arguments, the
  * short-key option encoding and the data string are byte-for-byte what a plain `queue.add` would
@@ -9,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Job, JobsOptions, Queue } from 'bullmq';
+import { InvalidJobInputError, type ValidationIssue } from '../../src/errors.js';
 import type { OjsJobState } from '../../src/job.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
 import { compactUniquePolicy, UPDATE_FIELDS, type UniquePolicy, type UpdateField } from '../../src/unique-policy.js';
@@ -18,7 +20,7 @@ import { errorForReply, type ReplyProblem } from './bullmq-errors.js';
 import { encodeAdd, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
 import { queueHandle, type QueueHandle, type QueueLayout } from './bullmq-queue-handle.js';
 import { SCRIPT_HEAD, type EncodedArguments, type ScriptArgument } from './bullmq-script-command.js';
-import { COMMANDS, sendScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
+import { COMMANDS, runScript, sendScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
 import type { IndexKey } from './bullmq-sidecar-keys.js';
 
 export interface UniqueAddRequest {
@@ -415,4 +417,88 @@ export function pairs(flat: unknown): Record<string, string> {
   if (!Array.isArray(flat)) return out;
   for (let i = 0; i + 1 < flat.length; i += 2) out[String(flat[i])] = String(flat[i + 1]);
   return out;
+}
+
+/** An entry of a batch, ready to send: a unique add, a child of an existing parent (a one-node unique-flow), or a plain add. */
+export type BulkEntry =
+  | { kind: 'unique'; prepared: PreparedUniqueAdd }
+  | { kind: 'child'; flow: { args: ScriptArgument[] }; jobId: string | undefined }
+  | { kind: 'plain'; job: Job };
+
+/**
+ * A batch in one pipeline, in order, as BullMQ's own addBulk sends it: each add atomic on its own
+ * (plain ones BullMQ's script, unique ones unique-add), the batch not a transaction, exactly as
+ * BullMQ's addBulk is not. Redis runs a pipeline's commands in order, so a duplicate within the
+ * batch meets the earlier job as if the jobs had been added one by one. Refused before anything
+ * is sent when a unique entry's `jobId` is taken (`refuseTakenIds`). Each entry's error or reply.
+ */
+export async function sendBulk(handle: QueueHandle, entries: readonly BulkEntry[]): Promise<[Error | null, unknown][]> {
+  const internals = handle.internals;
+  const client = await handle.client();
+  await refuseTakenIds(
+    client as unknown as IdLookupClient,
+    handle.base,
+    entries.map((entry) =>
+      entry.kind === 'unique'
+        ? { unique: true, jobId: entry.prepared.request.opts.jobId }
+        : entry.kind === 'child'
+          ? { unique: true, jobId: entry.jobId }
+          : { unique: false, jobId: entry.job.opts.jobId },
+    ),
+  );
+  const pipeline = client.pipeline();
+  const plainIds: Promise<unknown>[] = [];
+  for (const entry of entries) {
+    if (entry.kind === 'unique') void sendUniqueAdd(pipeline, entry.prepared);
+    // Its reply is read from exec's, as a unique add's.
+    else if (entry.kind === 'child') void runScript(pipeline, COMMANDS.uniqueFlow, entry.flow.args).catch(ignoreError);
+    else
+      plainIds.push(
+        internals.backend.addJobToTransaction(pipeline, entry.job.asJSON(), entry.job.id, {
+          parentKey: undefined,
+          parentDependenciesKey: '',
+        }),
+      );
+  }
+  const results = (await pipeline.exec()) ?? [];
+  // Each command's own promise settles with its reply or error; the replies are read from exec's.
+  await Promise.allSettled(plainIds);
+  return entries.map((_, index) => results[index] ?? [new Error('missing pipeline reply'), null]);
+}
+
+function ignoreError(): void {}
+
+interface IdLookupClient {
+  pipeline(): { exists(...keys: string[]): unknown; exec(): Promise<[Error | null, unknown][] | null> };
+}
+
+/**
+ * Refuses the batch, before anything is written, when a unique job's `jobId` is taken: by an
+ * earlier job of the same batch, or by a job or cancelled archive already in the queue (the
+ * script would refuse it anyway, but only after the jobs before it were written). A concurrent
+ * add can still take an id between this look-up and the pipeline: that entry is then reported
+ * `rejected`, not thrown.
+ */
+async function refuseTakenIds(client: IdLookupClient, base: string, ids: { unique: boolean; jobId: string | undefined }[]): Promise<void> {
+  const issues: ValidationIssue[] = [];
+  const seen = new Set<string>();
+  const lookups: { index: number; id: string }[] = [];
+  ids.forEach(({ unique, jobId }, index) => {
+    if (jobId === undefined) return;
+    if (unique && seen.has(jobId))
+      issues.push({ path: `[${index}].opts.jobId`, message: `an earlier job of the batch has the id ${jobId}` });
+    else if (unique) lookups.push({ index, id: jobId });
+    seen.add(jobId);
+  });
+  if (lookups.length > 0) {
+    const pipeline = client.pipeline();
+    for (const { id } of lookups) pipeline.exists(`${base}${id}`, `${base}ojs:cancelled:${id}`);
+    const replies = (await pipeline.exec()) ?? [];
+    lookups.forEach(({ index, id }, i) => {
+      const [error, count] = replies[i] ?? [new Error('missing pipeline reply'), 0];
+      if (error) throw error;
+      if (Number(count) > 0) issues.push({ path: `[${index}].opts.jobId`, message: `a job with id ${id} already exists` });
+    });
+  }
+  if (issues.length > 0) throw new InvalidJobInputError(issues.sort((a, b) => a.path.localeCompare(b.path)));
 }

@@ -15,7 +15,7 @@ import { DEFAULT_UNIQUE_STATES, type UniquePolicy } from '../../src/unique-polic
 import { typedErrorFor, errorForReply } from './bullmq-errors.js';
 import { COMMANDS, runScript } from './bullmq-script-set.js';
 import { indexKey, layoutArgs, layoutKeyOfIndex, type IndexKey } from './bullmq-sidecar-keys.js';
-import { decisionArgs, pairs, terminalBits } from './bullmq-unique-add.js';
+import { decisionArgs, pairs, terminalBits } from './bullmq-enqueue.js';
 
 /** A uniqueness key as job views report it (`job.uniqueness_key`). */
 export interface UniquenessKeyRef {
