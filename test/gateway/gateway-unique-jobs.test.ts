@@ -38,7 +38,7 @@ for (const backend of GATEWAY_BACKENDS) {
 
     it('§14.2 args-key filtering: same args_keys values, other args differ: duplicate (also spelled `key`, as the JS SDK does)', async () => {
       const first = await push('order.sync', [{ order_id: 7, note: 'a' }], { keys: ['type', 'args'], args_keys: ['order_id'] });
-      const second = await push('order.sync', [{ order_id: 7, note: 'b' }], { keys: ['type', 'args'], key: ['order_id'] });
+      const second = await push('order.sync', [{ order_id: 7, note: 'b' }], { key: ['order_id'] });
       expect(first.status).to.equal(201);
       expect(second.status).to.equal(409);
       expect(second.body.error.details.existing_job_id).to.equal(first.body.job.id);

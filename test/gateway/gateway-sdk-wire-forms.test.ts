@@ -1,0 +1,89 @@
+/**
+ * What the official OJS SDKs send and read, on every backend: `unique.key` (the JS SDK's list of
+ * arg fields, the Python SDK's list of dimensions), the worker protocol's heartbeat (`active_jobs`
+ * a count beside `active_job_ids`), the flat fields of `queues.stats`, a schedule read back to the
+ * millisecond, and 409 `conflict` for an ack, nack or heartbeat of a job no longer the caller's.
+ *
+ * The bodies are the SDKs' wire forms as `@openjobspec/sdk` (ojs-js-sdk: src/job.ts
+ * `toWireUnique`, src/worker.ts `sendHeartbeat`, src/queue.ts `QueueStats`) builds them.
+ */
+import { expect } from 'chai';
+import { GATEWAY_BACKENDS, startGateway, type TestGateway } from './gateway-test-server.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+for (const backend of GATEWAY_BACKENDS) {
+  describe(`gateway SDK wire forms: ${backend}`, function () {
+    this.timeout(20_000);
+    let gateway: TestGateway;
+    before(async () => {
+      gateway = await startGateway(backend, 'wire');
+    });
+    after(() => gateway?.close());
+    beforeEach(() => gateway.reset());
+
+    const push = (body: unknown) => gateway.request('POST', '/ojs/v1/jobs', body);
+    const fetchJobs = async (visibility: number, queue = 'default') =>
+      (await gateway.request('POST', '/ojs/v1/workers/fetch', { queues: [queue], visibility_timeout_ms: visibility })).body.jobs as {
+        id: string;
+      }[];
+
+    describe('unique.key', () => {
+      it("the JS SDK's key (arg field names) is args_keys over type and args: it meets the same job spelled with keys and args_keys", async () => {
+        const spelled = { keys: ['type', 'args'], args_keys: ['order_id'], on_conflict: 'reject' };
+        const first = await push({ type: 'order.sync', args: [{ order_id: 7, note: 'a' }], options: { unique: spelled } });
+        expect(first.status).to.equal(201);
+        // toWireUnique: { key, period, on_conflict }, under options.unique.
+        const sdk = { key: ['order_id'], period: 'PT1H', on_conflict: 'reject' };
+        const second = await push({ type: 'order.sync', args: [{ order_id: 7, note: 'b' }], options: { unique: sdk } });
+        expect(second.status, JSON.stringify(second.body)).to.equal(409);
+        expect(second.body.error.details).to.include({ existing_job_id: first.body.job.id, uniqueness_key: first.body.job.uniqueness_key });
+        const other = await push({ type: 'order.sync', args: [{ order_id: 8, note: 'a' }], options: { unique: sdk } });
+        expect(other.status).to.equal(201);
+      });
+
+      it("the Python SDK's key (dimensions only) is keys", async () => {
+        const first = await push({ type: 'report.build', args: [{ day: 1 }], options: { unique: { keys: ['type', 'queue', 'args'] } } });
+        const second = await push({ type: 'report.build', args: [{ day: 1 }], unique: { key: ['type', 'queue', 'args'] } });
+        expect(second.status, JSON.stringify(second.body)).to.equal(409);
+        expect(second.body.error.details.uniqueness_key).to.equal(first.body.job.uniqueness_key);
+      });
+
+      it('key beside keys, key beside args_keys, or a key that is not a list of strings: 400 invalid_request naming the field', async () => {
+        for (const [unique, also] of [
+          [{ key: ['type'], keys: ['type'] }, 'options.unique.keys'],
+          [{ key: ['order_id'], args_keys: ['order_id'] }, 'options.unique.args_keys'],
+          [{ key: 'order_id' }, null],
+          [{ key: [1] }, null],
+        ] as const) {
+          const reply = await push({ type: 'order.sync', args: [{ order_id: 1 }], options: { unique } });
+          expect(reply.status, JSON.stringify(unique)).to.equal(400);
+          expect(reply.body.error.code).to.equal('invalid_request');
+          expect(reply.body.error.details.field).to.equal('options.unique.key');
+          if (also) expect(reply.body.error.message).to.contain(also);
+        }
+      });
+
+      it('reads key the same way in a batch, and names a refused one by its job', async () => {
+        const first = await push({ type: 'order.sync', args: [{ order_id: 3, note: 'a' }], options: { unique: { key: ['order_id'] } } });
+        const many = await gateway.request('POST', '/ojs/v1/jobs/batch', {
+          jobs: [
+            { type: 'order.sync', args: [{ order_id: 4 }], options: { unique: { key: ['order_id'], on_conflict: 'ignore' } } },
+            { type: 'order.sync', args: [{ order_id: 3, note: 'b' }], options: { unique: { key: ['order_id'], on_conflict: 'ignore' } } },
+          ],
+        });
+        expect(many.status, JSON.stringify(many.body)).to.equal(201);
+        expect(many.body.jobs[1]).to.include({ id: first.body.job.id, deduplicated: true });
+        expect(many.body.jobs[0].deduplicated).to.equal(undefined);
+        const bad = await gateway.request('POST', '/ojs/v1/jobs/batch', {
+          jobs: [
+            { type: 'order.sync', args: [{ order_id: 5 }] },
+            { type: 'order.sync', args: [{ order_id: 5 }], options: { unique: { key: ['type'], keys: ['type'] } } },
+          ],
+        });
+        expect(bad.status).to.equal(400);
+        expect(bad.body.error.details.field).to.equal('jobs[1].options.unique.key');
+      });
+    });
+  });
+}
