@@ -180,7 +180,7 @@ class BullmqGatewayStore implements GatewayStore {
 
   async ack(id: string, result: JsonValue | undefined): Promise<GatewayJob> {
     const { job, token } = await this.#claimed(id, 'completed');
-    await job.moveToCompleted(result ?? null, token, false);
+    await this.#asHolder(id, 'completed', job.moveToCompleted(result ?? null, token, false));
     await this.#writeSide(id, { token: undefined, error: undefined }, { ended: true });
     return this.#viewOf(id);
   }
@@ -188,7 +188,7 @@ class BullmqGatewayStore implements GatewayStore {
   async nack(id: string, error: JobError, retry: boolean): Promise<GatewayJob> {
     const { job, token } = await this.#claimed(id, 'retryable');
     const failure = retry ? new Error(error.message) : new UnrecoverableError(error.message);
-    await job.moveToFailed(failure, token, false);
+    await this.#asHolder(id, 'retryable', job.moveToFailed(failure, token, false));
     await this.#writeSide(id, { token: undefined, error });
     const view = await this.#viewOf(id);
     if (view.state === 'discarded') await this.#redis.pexpire(this.#sideKey(id), SIDE_RETENTION_MS);
@@ -197,7 +197,8 @@ class BullmqGatewayStore implements GatewayStore {
 
   async heartbeat(id: string, visibilityTimeoutMs: number): Promise<GatewayJob> {
     const { job, token } = await this.#claimed(id, 'active');
-    await job.extendLock(token, visibilityTimeoutMs);
+    // 0: the lock lapsed or another fetch holds it now; nothing was extended.
+    if (Number(await job.extendLock(token, visibilityTimeoutMs)) !== 1) throw await this.#lostHold(id, 'active');
     return this.#viewOf(id);
   }
 
@@ -325,6 +326,27 @@ class BullmqGatewayStore implements GatewayStore {
     return { job, token: side.token };
   }
 
+  /**
+   * A move of a job this gateway fetched, BullMQ's refusal of it translated: the lock lapsed
+   * (a late ack or nack after the visibility timeout), another fetch holds it, or the job left
+   * the active state or was removed meanwhile. Each is OJS's `conflict` (or `not_found`): the job
+   * is no longer the caller's, which is no server failure.
+   */
+  async #asHolder<T>(id: string, to: OjsJobState, move: Promise<T>): Promise<T> {
+    try {
+      return await move;
+    } catch (error) {
+      if (isLostHold(error)) throw await this.#lostHold(id, to);
+      throw error;
+    }
+  }
+
+  /** The error for a job whose hold this gateway lost: its state now, or not found. */
+  async #lostHold(id: string, to: OjsJobState): Promise<Error> {
+    const view = await this.#backend.getJob(id);
+    return view ? new InvalidTransitionError(id, view.state, to) : new JobNotFoundError(id);
+  }
+
   #sideKey(id: string): string {
     return `${this.#prefix}:ojs-gateway:job:${id}`;
   }
@@ -388,6 +410,20 @@ class BullmqGatewayStore implements GatewayStore {
     }
     return view;
   }
+}
+
+/**
+ * BullMQ's refusals of a move by a worker that no longer holds the job (its finishedErrors):
+ * missing job (-1), missing lock (-2), not in the active state (-3), lock held by another token
+ * (-6). Older 6.x versions set no `code`: their messages are matched.
+ */
+const LOST_HOLD_CODES = new Set([-1, -2, -3, -6]);
+const LOST_HOLD_MESSAGE = /^(Missing key for job |Missing lock for job |Lock mismatch for job |Job \S+ is not in the \S+ state)/;
+
+function isLostHold(error: unknown): boolean {
+  if (!(error instanceof Error) || error instanceof UnrecoverableError) return false;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'number' ? LOST_HOLD_CODES.has(code) : LOST_HOLD_MESSAGE.test(error.message);
 }
 
 /** A BullMQ queue name as it appears in a key: BullMQ refuses ":" in queue names. */

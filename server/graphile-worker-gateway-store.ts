@@ -12,7 +12,8 @@
  *
  * Reservations: Graphile's lock is taken back after four hours (its stale-lock recovery). The
  * shorter OJS visibility timeout is enforced by this process: a job it handed out whose
- * reservation lapsed without a heartbeat is failed back (retried) at the next fetch.
+ * reservation lapsed without a heartbeat is failed back (retried) at the next fetch, ack, nack
+ * or heartbeat.
  */
 import { makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
 import pg from 'pg';
@@ -306,6 +307,9 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   /** The Graphile id of an active job this gateway holds, or OJS's `conflict`. */
   async #held(id: string, to: OjsJobState): Promise<{ graphileId: string; state: OjsJobState; side: Side; job: GatewayJob }> {
     await this.#start();
+    // A reservation that lapsed is failed back first, as memory does: a late ack, nack or
+    // heartbeat then meets a job that is no longer the caller's (409), not one it still holds.
+    await this.#failLapsed();
     const job = await this.getJob(id);
     if (!job) throw new JobNotFoundError(id);
     if (job.state !== 'active') throw new InvalidTransitionError(id, job.state, to);

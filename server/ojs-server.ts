@@ -35,6 +35,8 @@ const MAX_FETCH_COUNT = 100;
 /** Queues one fetch may name. */
 const MAX_FETCH_QUEUES = 32;
 const MAX_BATCH = 1000;
+/** Job ids one heartbeat may list. */
+const MAX_HEARTBEAT_JOBS = MAX_FETCH_COUNT * 10;
 const MAX_EVENTS = 10_000;
 const EVENTS_TRIM = 1_000;
 
@@ -183,12 +185,19 @@ const WORKER_SCHEMAS = {
       },
     },
   },
-  // The binding's BEAT (`worker_id`, `active_jobs`) and the one-job form (`job_id`) some SDKs send.
+  // The binding's BEAT (`worker_id`, `active_jobs` the ids), the worker protocol's as the JS SDK
+  // sends it (`active_jobs` a count, `active_job_ids` the ids), and the one-job form (`job_id`).
   heartbeat: {
     type: 'object',
     properties: {
       worker_id: { type: 'string', minLength: 1 },
-      active_jobs: { type: 'array', maxItems: MAX_FETCH_COUNT * 10, items: JOB_ID },
+      active_jobs: {
+        anyOf: [
+          { type: 'array', maxItems: MAX_HEARTBEAT_JOBS, items: JOB_ID },
+          { type: 'integer', minimum: 0 },
+        ],
+      },
+      active_job_ids: { type: 'array', maxItems: MAX_HEARTBEAT_JOBS, items: JOB_ID },
       job_id: JOB_ID,
       visibility_timeout_ms: VISIBILITY,
     },
@@ -449,7 +458,13 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     const body = requireObject(request.body);
     const visibility = positiveInteger(body.visibility_timeout_ms, 'visibility_timeout_ms', DEFAULT_VISIBILITY_TIMEOUT_MS);
     const single = typeof body.job_id === 'string' ? body.job_id : null;
-    const listed = Array.isArray(body.active_jobs) ? (body.active_jobs as string[]) : [];
+    // Both lists may come (a binding-form array beside the SDK's ids): each job is extended once.
+    const listed = [
+      ...new Set([
+        ...(Array.isArray(body.active_jobs) ? (body.active_jobs as string[]) : []),
+        ...(Array.isArray(body.active_job_ids) ? (body.active_job_ids as string[]) : []),
+      ]),
+    ];
     if (single === null && typeof body.worker_id !== 'string') {
       throw new HttpError(400, 'invalid_request', 'worker_id is required', { field: 'worker_id' });
     }

@@ -85,5 +85,72 @@ for (const backend of GATEWAY_BACKENDS) {
         expect(bad.body.error.details.field).to.equal('jobs[1].options.unique.key');
       });
     });
+
+    describe('worker protocol', () => {
+      it("accepts the JS SDK's heartbeat (active_jobs a count, active_job_ids) and extends each listed job", async () => {
+        const id = (await push({ type: 'slow.job', args: [] })).body.job.id as string;
+        expect((await fetchJobs(300)).map((job) => job.id)).to.deep.equal([id]);
+        // sendHeartbeat: no visibility_timeout_ms, so the server's default (30 s) applies.
+        const beat = await gateway.request('POST', '/ojs/v1/workers/heartbeat', {
+          worker_id: 'worker_1',
+          state: 'running',
+          active_jobs: 1,
+          active_job_ids: [id],
+          hostname: 'unknown',
+          pid: 1,
+          queues: ['default'],
+          concurrency: 10,
+          labels: [],
+        });
+        expect(beat.status, JSON.stringify(beat.body)).to.equal(200);
+        expect(beat.body).to.include({ state: 'running' });
+        expect(beat.body.jobs_extended).to.deep.equal([id]);
+        await sleep(600);
+        // Past the fetch's 300 ms: still this worker's, so no other fetch gets it and the ack lands.
+        expect(await fetchJobs(30_000)).to.deep.equal([]);
+        const ack = await gateway.request('POST', '/ojs/v1/workers/ack', { job_id: id });
+        expect(ack.status, JSON.stringify(ack.body)).to.equal(200);
+        const idle = await gateway.request('POST', '/ojs/v1/workers/heartbeat', {
+          worker_id: 'worker_1',
+          active_jobs: 0,
+          active_job_ids: [],
+        });
+        expect(idle.status).to.equal(200);
+        expect(idle.body.jobs_extended).to.deep.equal([]);
+        const negative = await gateway.request('POST', '/ojs/v1/workers/heartbeat', { worker_id: 'worker_1', active_jobs: -1 });
+        expect(negative.status).to.equal(400);
+        expect(negative.body.error.details.field).to.equal('active_jobs');
+      });
+
+      it('an ack, nack or heartbeat after the reservation lapsed is 409 conflict, never a server error', async () => {
+        const id = (await push({ type: 'slow.job', args: [], options: { retry: { max_attempts: 3 } } })).body.job.id as string;
+        expect((await fetchJobs(100)).map((job) => job.id)).to.deep.equal([id]);
+        await sleep(400);
+        for (const [path, body] of [
+          ['/ojs/v1/workers/ack', { job_id: id }],
+          ['/ojs/v1/workers/nack', { job_id: id, error: { code: 'handler_error', message: 'late', retryable: true } }],
+          ['/ojs/v1/workers/heartbeat', { job_id: id }],
+        ] as const) {
+          const reply = await gateway.request('POST', path, body);
+          expect(reply.status, `${path} ${JSON.stringify(reply.body)}`).to.equal(409);
+          expect(reply.body.error).to.include({ code: 'conflict', retryable: false });
+        }
+      });
+
+      it('an ack, nack or heartbeat of a job already acked is 409 conflict', async () => {
+        const id = (await push({ type: 'quick.job', args: [] })).body.job.id as string;
+        await fetchJobs(30_000);
+        expect((await gateway.request('POST', '/ojs/v1/workers/ack', { job_id: id })).status).to.equal(200);
+        for (const [path, body] of [
+          ['/ojs/v1/workers/ack', { job_id: id }],
+          ['/ojs/v1/workers/nack', { job_id: id, error: { message: 'late' } }],
+          ['/ojs/v1/workers/heartbeat', { job_id: id }],
+        ] as const) {
+          const reply = await gateway.request('POST', path, body);
+          expect(reply.status, path).to.equal(409);
+          expect(reply.body.error.code).to.equal('conflict');
+        }
+      });
+    });
   });
 }
