@@ -512,9 +512,11 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
       });
     }
     const counts = await store.queueStats(request.params.name);
-    const queue: Record<string, unknown> = { name: request.params.name };
+    // No queue is ever paused here (no pause route): said, because the SDKs read the field.
+    const queue: Record<string, unknown> = { name: request.params.name, paused: false };
     for (const state of OJS_JOB_STATES) queue[state] = counts[state] ?? 0;
-    return { queue };
+    // The suite's shape (`queue`), and the same fields flat, as the SDKs' `queues.stats` reads them.
+    return { queue, ...queue };
   });
 
   if (options.testReset) {

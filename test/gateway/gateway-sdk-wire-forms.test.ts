@@ -152,5 +152,15 @@ for (const backend of GATEWAY_BACKENDS) {
         }
       });
     });
+
+    it('queue stats carry the flat fields the SDK reads beside the suite shape', async () => {
+      for (const n of [1, 2]) await push({ type: 'stats.job', args: [n], options: { queue: 'wire-stats' } });
+      await fetchJobs(30_000, 'wire-stats');
+      const stats = await gateway.request('GET', '/ojs/v1/queues/wire-stats/stats');
+      expect(stats.status).to.equal(200);
+      const counts = { name: 'wire-stats', available: 1, active: 1, scheduled: 0, retryable: 0, completed: 0, discarded: 0, paused: false };
+      expect(stats.body).to.include(counts);
+      expect(stats.body.queue).to.include(counts);
+    });
   });
 }
