@@ -52,10 +52,19 @@ interface SideRecord {
   /** When this gateway's fetch started the job (a cancelled job's BullMQ hash is archived without it). */
   startedAt?: string;
   error?: JobError;
+  /** The `scheduled_at` the PUSH asked for, to the millisecond (see #view). */
+  scheduledAt?: string;
 }
 
 /** How long a side record outlives its job's end through the gateway (ack, final nack, cancel): as long as a cancelled archive. */
 const SIDE_RETENTION_MS = 7 * 24 * 3600 * 1000;
+/**
+ * How far BullMQ's due time of a job may lie from the `scheduled_at` its PUSH asked for and still
+ * be that schedule: BullMQ keeps a delay relative to the add's Redis clock, computed from this
+ * process's clock, so the two differ by the clocks' skew and the add's latency (a millisecond or
+ * two on one host). Further apart, the schedule was changed since (an update, BullMQ's changeDelay).
+ */
+const SCHEDULE_DRIFT_MS = 1000;
 /** Side record fields stored as JSON. */
 const JSON_FIELDS = new Set<keyof SideRecord>(['envelope', 'meta', 'error']);
 
@@ -114,7 +123,12 @@ class BullmqGatewayStore implements GatewayStore {
     if (result.outcome !== 'deduplicated') {
       if (extras.envelope && Object.keys(extras.envelope).length > 0) side.envelope = extras.envelope;
       if (!job.unique && job.meta && Object.keys(job.meta).length > 0) side.meta = job.meta as Record<string, JsonValue>;
+      // A new job's schedule is the one asked for; a replace_except_schedule keeps the old job's,
+      // and an update changes an existing job's, so neither records it.
+      const asked = result.outcome === 'created' || (result.outcome === 'replaced' && job.unique?.on_conflict === 'replace');
+      if (asked && job.scheduled_at !== undefined) side.scheduledAt = new Date(job.scheduled_at).toISOString();
       if (Object.keys(side).length > 0) await this.#writeSide(result.job.id, side);
+      if (result.outcome === 'updated') await this.#writeSide(result.job.id, { scheduledAt: undefined });
     }
     return this.#result(result, side);
   }
@@ -399,6 +413,16 @@ class BullmqGatewayStore implements GatewayStore {
     const view: GatewayJob = { ...job, enqueued_at: job.created_at, envelope: side.envelope ?? {} };
     if (side.meta && Object.keys(job.meta).length === 0) view.meta = side.meta;
     if (side.priority !== undefined && job.priority === 0) view.priority = side.priority;
+    // The schedule asked for, to the millisecond, while it is the job's schedule: its first run, not
+    // moved by a retry's backoff, and BullMQ's due time within the drift of it.
+    if (
+      side.scheduledAt !== undefined &&
+      job.attempt <= 1 &&
+      job.state !== 'retryable' &&
+      Math.abs(Date.parse(job.scheduled_at) - Date.parse(side.scheduledAt)) <= SCHEDULE_DRIFT_MS
+    ) {
+      view.scheduled_at = side.scheduledAt;
+    }
     if (job.state === 'available' || job.state === 'scheduled') return view;
     const host = await Job.fromId(this.#backend.queue(job.queue) as Queue, job.id);
     if (host?.processedOn) view.started_at = new Date(host.processedOn).toISOString();

@@ -162,5 +162,20 @@ for (const backend of GATEWAY_BACKENDS) {
       expect(stats.body).to.include(counts);
       expect(stats.body.queue).to.include(counts);
     });
+
+    it('a scheduled_at comes back to the millisecond, in the PUSH answer and in INFO', async () => {
+      const due = new Date(Date.now() + 3_600_000);
+      due.setUTCMilliseconds(642);
+      for (const [field, sent] of [
+        ['scheduled_at', due.toISOString()],
+        ['delay_until', new Date(due.getTime() + 1).toISOString()],
+      ] as const) {
+        const pushed = await push({ type: 'later.job', args: [field], options: { [field]: sent } });
+        expect(pushed.status).to.equal(201);
+        expect(pushed.body.job).to.include({ state: 'scheduled', scheduled_at: sent });
+        const info = await gateway.request('GET', `/ojs/v1/jobs/${pushed.body.job.id}`);
+        expect(info.body.job.scheduled_at, field).to.equal(sent);
+      }
+    });
   });
 }
