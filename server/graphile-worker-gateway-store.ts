@@ -44,6 +44,12 @@ export interface GraphileWorkerGatewayStoreOptions {
   uniqueSchema?: string;
   /** Size of the gateway's pool. (Default: 10.) */
   maxPoolSize?: number;
+  /**
+   * Send the enqueue's statements as named prepared statements (and Graphile's own, for a cancel
+   * of a job added without the adapter); false behind PgBouncer in transaction mode before 1.21.
+   * (Default: true, as Graphile Worker.)
+   */
+  preparedStatements?: boolean;
 }
 
 interface Side {
@@ -83,6 +89,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   #ready: Promise<void> | null = null;
   /** Graphile's own WorkerUtils, for the jobs the adapter has no ledger row of (added with Graphile's `addJob`). */
   #utils: Promise<WorkerUtils> | null = null;
+  readonly #noPreparedStatements: boolean;
 
   constructor(options: GraphileWorkerGatewayStoreOptions) {
     this.#pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.maxPoolSize ?? 10, connectionTimeoutMillis: 10_000 });
@@ -92,7 +99,9 @@ class GraphileWorkerGatewayStore implements GatewayStore {
       pgPool: this.#pool,
       ...(options.graphileSchema ? { workerSchema: options.graphileSchema } : {}),
       ...(options.uniqueSchema ? { uniqueSchema: options.uniqueSchema } : {}),
+      ...(options.preparedStatements === undefined ? {} : { preparedStatements: options.preparedStatements }),
     });
+    this.#noPreparedStatements = options.preparedStatements === false;
     this.#fetcher = createGraphileJobFetcher(this.#pool, this.#backend.schemas);
   }
 
@@ -181,7 +190,11 @@ class GraphileWorkerGatewayStore implements GatewayStore {
       throw new InvalidTransitionError(id, row.state, 'cancelled');
     }
     // A failed start is not kept: the next cancel tries again.
-    this.#utils ??= makeWorkerUtils({ pgPool: this.#pool, schema: this.#backend.schemas.workerSchema }).catch((error: unknown) => {
+    this.#utils ??= makeWorkerUtils({
+      pgPool: this.#pool,
+      schema: this.#backend.schemas.workerSchema,
+      noPreparedStatements: this.#noPreparedStatements,
+    }).catch((error: unknown) => {
       this.#utils = null;
       throw error;
     });

@@ -12,6 +12,7 @@
  * the Authorization header is redacted.
  */
 import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import {
   DuplicateJobError,
@@ -21,6 +22,7 @@ import {
   isOjsUniqueError,
   type ValidationIssue,
 } from '../src/errors.js';
+import { MAX_IDENTIFIER_LENGTH } from '../src/input-limits.js';
 import { OJS_JOB_STATES, type JsonValue } from '../src/job.js';
 import { payloadToArgs } from '../src/ojs-args-payload.js';
 import { isPlainObject } from '../src/selectable-args.js';
@@ -37,6 +39,14 @@ const MAX_FETCH_QUEUES = 32;
 const MAX_BATCH = 1000;
 /** Job ids one heartbeat may list. */
 const MAX_HEARTBEAT_JOBS = MAX_FETCH_COUNT * 10;
+/**
+ * The longest path parameter routed (a job id, a queue name): the core's 128 characters, each up
+ * to 9 characters percent-encoded (a 3-byte UTF-8 character). Longer cannot name a job: 414.
+ */
+const MAX_PARAM_LENGTH = MAX_IDENTIFIER_LENGTH * 9;
+export const DEFAULT_MAX_CONNECTIONS = 512;
+/** `Authorization: Bearer <token>`, the scheme case-insensitive (RFC 9110 §11.1). */
+const BEARER = /^bearer +(.*)$/i;
 const MAX_EVENTS = 10_000;
 const EVENTS_TRIM = 1_000;
 
@@ -48,8 +58,13 @@ export interface OjsServerOptions {
   testReset?: boolean;
   /** Largest request body, in bytes. (Default: 1 MiB.) */
   bodyLimit?: number;
-  /** Time allowed to receive a whole request, in ms. (Default: 30 000.) */
+  /**
+   * Time allowed to receive a whole request, in ms: a connection that has not sent its headers, or
+   * the rest of its body, by then is answered 408 and closed. (Default: 30 000.)
+   */
   requestTimeoutMs?: number;
+  /** Connections held open at once; one more is closed as it opens. (Default: 512, room under a 1 024 file limit.) */
+  maxConnections?: number;
   /** Fastify's logger options, or false. (Default: false.) */
   logger?: FastifyServerOptions['logger'];
 
@@ -214,11 +229,20 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   const startedAt = Date.now();
   const token = options.token ? Buffer.from(options.token) : null;
   const events: OjsEvent[] = [];
+  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   const app = Fastify({
     logger: options.logger ?? false,
     logController: new DebugRequestLog(),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
-    requestTimeout: options.requestTimeoutMs ?? 30_000,
+    requestTimeout: requestTimeoutMs,
+    // Node closes a connection whose headers are late (or never come) only when it checks, every
+    // 30 s by default: checked often enough that the timeout is the time a stalled one is held.
+    http: {
+      headersTimeout: requestTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, requestTimeoutMs),
+    },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     genReqId: () => `req_${uuidv7()}`,
     // Wire types as sent: "5" is not a count.
     ajv: { customOptions: { coerceTypes: false } },
@@ -249,13 +273,15 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     }
   });
 
+  app.server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+
   // Callback hooks, not async ones: they run on every request, and a promise each is measurable.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('OJS-Version', '1.0');
     reply.header('X-Request-Id', request.id);
+    if (!request.raw.complete) closeIfBodyLate(request.raw, reply.raw, requestTimeoutMs);
     if (!token || request.url === '/ojs/v1/health') return done();
-    const header = request.headers.authorization ?? '';
-    const given = Buffer.from(header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '');
+    const given = Buffer.from(BEARER.exec(request.headers.authorization ?? '')?.[1] ?? '');
     if (given.length !== token.length || !timingSafeEqual(given, token)) {
       return done(
         new HttpError(401, 'unauthenticated', 'a valid bearer token is required', undefined, 'send Authorization: Bearer <token>'),
@@ -531,6 +557,24 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     await store.close();
   });
   return app;
+}
+
+/**
+ * Node's own request timeout stops at the headers: a body that stalls part-way holds its
+ * connection for good. The body is allowed the request timeout from its headers; a request
+ * still short of its body then is answered 408 and its connection closed, as Node answers late
+ * headers (unless an answer went out already: a body over the limit is refused at once).
+ */
+function closeIfBodyLate(raw: IncomingMessage, response: ServerResponse, requestTimeoutMs: number): void {
+  const timer = setTimeout(() => {
+    if (raw.complete || response.headersSent || raw.socket.destroyed) return;
+    raw.socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    raw.socket.destroySoon();
+  }, requestTimeoutMs);
+  timer.unref();
+  const clear = () => clearTimeout(timer);
+  raw.once('end', clear);
+  raw.once('close', clear);
 }
 
 function notFound(id: string): HttpError {
