@@ -260,6 +260,9 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     if (events.length >= MAX_EVENTS + EVENTS_TRIM) events.splice(0, events.length - MAX_EVENTS);
   };
 
+  // A PUSH met a duplicate and enqueued nothing (`ignore`): the job it answered with, the existing one.
+  const recordDeduplicated = (existing: GatewayJob) => record('job.deduplicated', existing, { existing_job_id: existing.id });
+
   // Every body is read as text and parsed here, so that an empty or malformed one is OJS's
   // `invalid_payload`, whatever content type it claims.
   app.removeAllContentTypeParsers();
@@ -354,6 +357,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
 
   const answerPush = (result: GatewayEnqueueResult, reply: FastifyReply) => {
     if (result.outcome === 'deduplicated') {
+      recordDeduplicated(result.job);
       void reply.status(200);
       return { job: wireJob(result.job), deduplicated: true };
     }
@@ -399,7 +403,10 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
       throw error;
     }
     const jobs = results.map((result) => {
-      if (result.outcome === 'deduplicated') return { ...wireJob(result.job), deduplicated: true };
+      if (result.outcome === 'deduplicated') {
+        recordDeduplicated(result.job);
+        return { ...wireJob(result.job), deduplicated: true };
+      }
       if (result.outcome === 'updated') return { ...wireJob(result.job), updated: true, changed: result.changed };
       record('job.enqueued', result.job);
       return wireJob(result.job);

@@ -89,6 +89,24 @@ for (const backend of GATEWAY_BACKENDS) {
       expect(second.body.job.id).to.equal(first.body.job.id);
     });
 
+    it('a deduplicated PUSH (single or batch) records a job.deduplicated event naming the existing job', async () => {
+      const policy = { keys: ['type', 'args'], on_conflict: 'ignore' };
+      const first = await push('webhook.process', [{ event: 'private-event-value' }], policy);
+      await push('webhook.process', [{ event: 'private-event-value' }], policy);
+      const batch = await gateway.request('POST', '/ojs/v1/jobs/batch', {
+        jobs: [{ type: 'webhook.process', args: [{ event: 'private-event-value' }], options: { unique: policy } }],
+      });
+      expect(batch.body.jobs[0]).to.include({ id: first.body.job.id, deduplicated: true });
+      const events = (await gateway.request('GET', '/ojs/v1/events?types=job.deduplicated')).body.events;
+      expect(events).to.have.length(2);
+      for (const event of events) {
+        expect(event.data).to.include({ job_id: first.body.job.id, existing_job_id: first.body.job.id, job_type: 'webhook.process' });
+        expect(JSON.stringify(event)).to.not.contain('private-event-value');
+      }
+      const enqueued = (await gateway.request('GET', '/ojs/v1/events?types=job.enqueued')).body.events;
+      expect(enqueued.map((event: { data: { job_id: string } }) => event.data.job_id)).to.deep.equal([first.body.job.id]);
+    });
+
     it('§14.8 queue scoping: keys type+queue on queue a, then queue b: both enqueued', async () => {
       const policy = { keys: ['type', 'queue'] };
       expect((await push('index.rebuild', [], policy, { queue: 'a' })).status).to.equal(201);
