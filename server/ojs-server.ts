@@ -574,7 +574,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
  */
 function closeIfBodyLate(raw: IncomingMessage, response: ServerResponse, requestTimeoutMs: number): void {
   const timer = setTimeout(() => {
-    if (raw.complete || response.headersSent || raw.socket.destroyed) return;
+    if (raw.complete || response.headersSent || !raw.socket || raw.socket.destroyed) return;
     raw.socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
     raw.socket.destroySoon();
   }, requestTimeoutMs);
