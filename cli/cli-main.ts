@@ -178,7 +178,7 @@ function asJob(document: unknown): JobInput | null {
 
 /**
  * `key --gateway`: the file read as the gateway reads a PUSH body (parsePush: array `args`, the
- * policy at `options.unique` or `unique`, the JS SDK's `key` as `args_keys`), so the key is the
+ * policy at `options.unique` or `unique`, the SDKs' `key` as `keys` or `args_keys`), so the key is the
  * one it enqueues under. `--policy` stands for the file's policy, as `options.unique`.
  * @throws InvalidJobInputError as the gateway would answer `invalid_request`.
  */

@@ -4,19 +4,26 @@
  *
  *   ojs-unique serve [--backend memory|bullmq|graphile-worker] [--port 8080] [--host 127.0.0.1]
  *                    [--prefix <p>] [--unique-schema <s>] [--redis-url <url>] [--database-url <url>] [--token <t>]
- *                    [--test-reset] [--body-limit <bytes>] [--request-timeout <ms>] [--log-level <level>]
+ *                    [--test-reset] [--body-limit <bytes>] [--request-timeout <ms>] [--max-connections <n>]
+ *                    [--no-prepared-statements] [--log-level <level>]
  *
  * `REDIS_URL`, `DATABASE_URL` and `OJS_GATEWAY_TOKEN` are read when the flags are absent.
  * Exit codes: 0 after a clean shutdown, 2 for bad usage, 1 when the server cannot start.
  */
 import { parseArgs } from 'node:util';
 import { createGatewayStore, createOjsServer, type GatewayBackendName } from '../server/index.js';
+import { DEFAULT_MAX_CONNECTIONS } from '../server/ojs-server.js';
 
 export const SERVE_USAGE = `usage:
   ojs-unique serve [--backend memory|bullmq|graphile-worker] [--port <n>] [--host <addr>]
                    [--prefix <BullMQ key prefix | Graphile schema>] [--unique-schema <adapter schema>]
                    [--redis-url <url>] [--database-url <url>] [--token <t>] [--test-reset]
-                   [--body-limit <bytes>] [--request-timeout <ms>] [--log-level <level>]`;
+                   [--body-limit <bytes>] [--request-timeout <ms>] [--max-connections <n>]
+                   [--no-prepared-statements] [--log-level <level>]
+
+  --request-timeout      ms to receive a whole request; a stalled one is answered 408 and closed (30000)
+  --max-connections      connections held open at once; one more is closed as it opens (${DEFAULT_MAX_CONNECTIONS})
+  --no-prepared-statements  graphile-worker: no named prepared statements (PgBouncer in transaction mode)`;
 
 const BACKENDS: readonly GatewayBackendName[] = ['memory', 'bullmq', 'graphile-worker'];
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -42,6 +49,8 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
         'test-reset': { type: 'boolean', default: false },
         'body-limit': { type: 'string', default: String(1024 * 1024) },
         'request-timeout': { type: 'string', default: '30000' },
+        'max-connections': { type: 'string', default: String(DEFAULT_MAX_CONNECTIONS) },
+        'no-prepared-statements': { type: 'boolean', default: false },
         'log-level': { type: 'string', default: 'info' },
       },
       strict: true,
@@ -54,11 +63,13 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
   const port = Number(values.port);
   const bodyLimit = Number(values['body-limit']);
   const requestTimeoutMs = Number(values['request-timeout']);
+  const maxConnections = Number(values['max-connections']);
   const problems: string[] = [];
   if (!BACKENDS.includes(backend)) problems.push(`--backend must be one of ${BACKENDS.join(', ')}`);
   if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push('--port must be an integer from 0 to 65535');
   if (!Number.isInteger(bodyLimit) || bodyLimit <= 0) problems.push('--body-limit must be a positive integer');
   if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs <= 0) problems.push('--request-timeout must be a positive integer');
+  if (!Number.isInteger(maxConnections) || maxConnections <= 0) problems.push('--max-connections must be a positive integer');
   if (problems.length > 0) {
     console.error(`ojs-unique serve: ${problems.join('; ')}\n${SERVE_USAGE}`);
     return 2;
@@ -75,6 +86,7 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
       databaseUrl: values['database-url'] ?? env.DATABASE_URL,
       ...(values.prefix ? { prefix: values.prefix } : {}),
       ...(values['unique-schema'] ? { uniqueSchema: values['unique-schema'] } : {}),
+      ...(values['no-prepared-statements'] ? { preparedStatements: false } : {}),
     });
     const app = await createOjsServer({
       store,
@@ -82,6 +94,7 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
       testReset: values['test-reset'],
       bodyLimit,
       requestTimeoutMs,
+      maxConnections,
       // Keys and args are logged at debug only; the token never.
       logger: { level: values['log-level']!, redact: ['req.headers.authorization'] },
     });

@@ -52,10 +52,19 @@ interface SideRecord {
   /** When this gateway's fetch started the job (a cancelled job's BullMQ hash is archived without it). */
   startedAt?: string;
   error?: JobError;
+  /** The `scheduled_at` the PUSH asked for, to the millisecond (see #view). */
+  scheduledAt?: string;
 }
 
 /** How long a side record outlives its job's end through the gateway (ack, final nack, cancel): as long as a cancelled archive. */
 const SIDE_RETENTION_MS = 7 * 24 * 3600 * 1000;
+/**
+ * How far BullMQ's due time of a job may lie from the `scheduled_at` its PUSH asked for and still
+ * be that schedule: BullMQ keeps a delay relative to the add's Redis clock, computed from this
+ * process's clock, so the two differ by the clocks' skew and the add's latency (a millisecond or
+ * two on one host). Further apart, the schedule was changed since (an update, BullMQ's changeDelay).
+ */
+const SCHEDULE_DRIFT_MS = 1000;
 /** Side record fields stored as JSON. */
 const JSON_FIELDS = new Set<keyof SideRecord>(['envelope', 'meta', 'error']);
 
@@ -114,7 +123,12 @@ class BullmqGatewayStore implements GatewayStore {
     if (result.outcome !== 'deduplicated') {
       if (extras.envelope && Object.keys(extras.envelope).length > 0) side.envelope = extras.envelope;
       if (!job.unique && job.meta && Object.keys(job.meta).length > 0) side.meta = job.meta as Record<string, JsonValue>;
+      // A new job's schedule is the one asked for; a replace_except_schedule keeps the old job's,
+      // and an update changes an existing job's, so neither records it.
+      const asked = result.outcome === 'created' || (result.outcome === 'replaced' && job.unique?.on_conflict === 'replace');
+      if (asked && job.scheduled_at !== undefined) side.scheduledAt = new Date(job.scheduled_at).toISOString();
       if (Object.keys(side).length > 0) await this.#writeSide(result.job.id, side);
+      if (result.outcome === 'updated') await this.#writeSide(result.job.id, { scheduledAt: undefined });
     }
     return this.#result(result, side);
   }
@@ -180,7 +194,7 @@ class BullmqGatewayStore implements GatewayStore {
 
   async ack(id: string, result: JsonValue | undefined): Promise<GatewayJob> {
     const { job, token } = await this.#claimed(id, 'completed');
-    await job.moveToCompleted(result ?? null, token, false);
+    await this.#asHolder(id, 'completed', job.moveToCompleted(result ?? null, token, false));
     await this.#writeSide(id, { token: undefined, error: undefined }, { ended: true });
     return this.#viewOf(id);
   }
@@ -188,7 +202,7 @@ class BullmqGatewayStore implements GatewayStore {
   async nack(id: string, error: JobError, retry: boolean): Promise<GatewayJob> {
     const { job, token } = await this.#claimed(id, 'retryable');
     const failure = retry ? new Error(error.message) : new UnrecoverableError(error.message);
-    await job.moveToFailed(failure, token, false);
+    await this.#asHolder(id, 'retryable', job.moveToFailed(failure, token, false));
     await this.#writeSide(id, { token: undefined, error });
     const view = await this.#viewOf(id);
     if (view.state === 'discarded') await this.#redis.pexpire(this.#sideKey(id), SIDE_RETENTION_MS);
@@ -197,7 +211,8 @@ class BullmqGatewayStore implements GatewayStore {
 
   async heartbeat(id: string, visibilityTimeoutMs: number): Promise<GatewayJob> {
     const { job, token } = await this.#claimed(id, 'active');
-    await job.extendLock(token, visibilityTimeoutMs);
+    // 0: the lock lapsed or another fetch holds it now; nothing was extended.
+    if (Number(await job.extendLock(token, visibilityTimeoutMs)) !== 1) throw await this.#lostHold(id, 'active');
     return this.#viewOf(id);
   }
 
@@ -325,6 +340,27 @@ class BullmqGatewayStore implements GatewayStore {
     return { job, token: side.token };
   }
 
+  /**
+   * A move of a job this gateway fetched, BullMQ's refusal of it translated: the lock lapsed
+   * (a late ack or nack after the visibility timeout), another fetch holds it, or the job left
+   * the active state or was removed meanwhile. Each is OJS's `conflict` (or `not_found`): the job
+   * is no longer the caller's, which is no server failure.
+   */
+  async #asHolder<T>(id: string, to: OjsJobState, move: Promise<T>): Promise<T> {
+    try {
+      return await move;
+    } catch (error) {
+      if (isLostHold(error)) throw await this.#lostHold(id, to);
+      throw error;
+    }
+  }
+
+  /** The error for a job whose hold this gateway lost: its state now, or not found. */
+  async #lostHold(id: string, to: OjsJobState): Promise<Error> {
+    const view = await this.#backend.getJob(id);
+    return view ? new InvalidTransitionError(id, view.state, to) : new JobNotFoundError(id);
+  }
+
   #sideKey(id: string): string {
     return `${this.#prefix}:ojs-gateway:job:${id}`;
   }
@@ -377,6 +413,16 @@ class BullmqGatewayStore implements GatewayStore {
     const view: GatewayJob = { ...job, enqueued_at: job.created_at, envelope: side.envelope ?? {} };
     if (side.meta && Object.keys(job.meta).length === 0) view.meta = side.meta;
     if (side.priority !== undefined && job.priority === 0) view.priority = side.priority;
+    // The schedule asked for, to the millisecond, while it is the job's schedule: its first run, not
+    // moved by a retry's backoff, and BullMQ's due time within the drift of it.
+    if (
+      side.scheduledAt !== undefined &&
+      job.attempt <= 1 &&
+      job.state !== 'retryable' &&
+      Math.abs(Date.parse(job.scheduled_at) - Date.parse(side.scheduledAt)) <= SCHEDULE_DRIFT_MS
+    ) {
+      view.scheduled_at = side.scheduledAt;
+    }
     if (job.state === 'available' || job.state === 'scheduled') return view;
     const host = await Job.fromId(this.#backend.queue(job.queue) as Queue, job.id);
     if (host?.processedOn) view.started_at = new Date(host.processedOn).toISOString();
@@ -388,6 +434,20 @@ class BullmqGatewayStore implements GatewayStore {
     }
     return view;
   }
+}
+
+/**
+ * BullMQ's refusals of a move by a worker that no longer holds the job (its finishedErrors):
+ * missing job (-1), missing lock (-2), not in the active state (-3), lock held by another token
+ * (-6). Older 6.x versions set no `code`: their messages are matched.
+ */
+const LOST_HOLD_CODES = new Set([-1, -2, -3, -6]);
+const LOST_HOLD_MESSAGE = /^(Missing key for job |Missing lock for job |Lock mismatch for job |Job \S+ is not in the \S+ state)/;
+
+function isLostHold(error: unknown): boolean {
+  if (!(error instanceof Error) || error instanceof UnrecoverableError) return false;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'number' ? LOST_HOLD_CODES.has(code) : LOST_HOLD_MESSAGE.test(error.message);
 }
 
 /** A BullMQ queue name as it appears in a key: BullMQ refuses ":" in queue names. */

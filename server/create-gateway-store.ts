@@ -32,6 +32,11 @@ export interface GatewayStoreOptions {
   prefix?: string;
   /** Graphile Worker: the adapter's own schema. (Default: `ojs_unique`.) */
   uniqueSchema?: string;
+  /**
+   * Graphile Worker: send named prepared statements; false behind PgBouncer in transaction mode
+   * before 1.21. (Default: true.) The other backends have none.
+   */
+  preparedStatements?: boolean;
 }
 
 export async function createGatewayStore(options: GatewayStoreOptions): Promise<GatewayStore> {
@@ -51,6 +56,7 @@ export async function createGatewayStore(options: GatewayStoreOptions): Promise<
         databaseUrl: options.databaseUrl,
         ...(options.prefix ? { graphileSchema: options.prefix } : {}),
         ...(options.uniqueSchema ? { uniqueSchema: options.uniqueSchema } : {}),
+        ...(options.preparedStatements === undefined ? {} : { preparedStatements: options.preparedStatements }),
       });
     }
   }

@@ -12,7 +12,8 @@
  *
  * Reservations: Graphile's lock is taken back after four hours (its stale-lock recovery). The
  * shorter OJS visibility timeout is enforced by this process: a job it handed out whose
- * reservation lapsed without a heartbeat is failed back (retried) at the next fetch.
+ * reservation lapsed without a heartbeat is failed back (retried) at the next fetch, ack, nack
+ * or heartbeat.
  */
 import { makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
 import pg from 'pg';
@@ -43,6 +44,12 @@ export interface GraphileWorkerGatewayStoreOptions {
   uniqueSchema?: string;
   /** Size of the gateway's pool. (Default: 10.) */
   maxPoolSize?: number;
+  /**
+   * Send the enqueue's statements as named prepared statements (and Graphile's own, for a cancel
+   * of a job added without the adapter); false behind PgBouncer in transaction mode before 1.21.
+   * (Default: true, as Graphile Worker.)
+   */
+  preparedStatements?: boolean;
 }
 
 interface Side {
@@ -82,6 +89,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   #ready: Promise<void> | null = null;
   /** Graphile's own WorkerUtils, for the jobs the adapter has no ledger row of (added with Graphile's `addJob`). */
   #utils: Promise<WorkerUtils> | null = null;
+  readonly #noPreparedStatements: boolean;
 
   constructor(options: GraphileWorkerGatewayStoreOptions) {
     this.#pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.maxPoolSize ?? 10, connectionTimeoutMillis: 10_000 });
@@ -91,7 +99,9 @@ class GraphileWorkerGatewayStore implements GatewayStore {
       pgPool: this.#pool,
       ...(options.graphileSchema ? { workerSchema: options.graphileSchema } : {}),
       ...(options.uniqueSchema ? { uniqueSchema: options.uniqueSchema } : {}),
+      ...(options.preparedStatements === undefined ? {} : { preparedStatements: options.preparedStatements }),
     });
+    this.#noPreparedStatements = options.preparedStatements === false;
     this.#fetcher = createGraphileJobFetcher(this.#pool, this.#backend.schemas);
   }
 
@@ -180,7 +190,11 @@ class GraphileWorkerGatewayStore implements GatewayStore {
       throw new InvalidTransitionError(id, row.state, 'cancelled');
     }
     // A failed start is not kept: the next cancel tries again.
-    this.#utils ??= makeWorkerUtils({ pgPool: this.#pool, schema: this.#backend.schemas.workerSchema }).catch((error: unknown) => {
+    this.#utils ??= makeWorkerUtils({
+      pgPool: this.#pool,
+      schema: this.#backend.schemas.workerSchema,
+      noPreparedStatements: this.#noPreparedStatements,
+    }).catch((error: unknown) => {
       this.#utils = null;
       throw error;
     });
@@ -306,6 +320,9 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   /** The Graphile id of an active job this gateway holds, or OJS's `conflict`. */
   async #held(id: string, to: OjsJobState): Promise<{ graphileId: string; state: OjsJobState; side: Side; job: GatewayJob }> {
     await this.#start();
+    // A reservation that lapsed is failed back first, as memory does: a late ack, nack or
+    // heartbeat then meets a job that is no longer the caller's (409), not one it still holds.
+    await this.#failLapsed();
     const job = await this.getJob(id);
     if (!job) throw new JobNotFoundError(id);
     if (job.state !== 'active') throw new InvalidTransitionError(id, job.state, to);

@@ -6,7 +6,7 @@
  * (`prepareUnique`, run by the store), so a bad policy is the same `invalid_request` as everywhere.
  *
  * The policy is read from `options.unique` or, as some SDKs send it, the top-level `unique`; the
- * JS SDK's `key` (the args keys to hash) is accepted as `args_keys`.
+ * SDKs' `key` is read as `keys` or `args_keys` (see readPolicy).
  */
 import { InvalidJobInputError, type ValidationIssue } from '../src/errors.js';
 import type { JsonValue } from '../src/job.js';
@@ -114,15 +114,32 @@ function readRetry(retry: unknown, issues: ValidationIssue[]): { maxAttempts?: n
   return read;
 }
 
-/** The policy with the JS SDK's `key` spelling read as `args_keys`. */
+/** The dimensions a unique policy's `keys` may name (ojs-unique-jobs §2.1). */
+const DIMENSIONS: ReadonlySet<string> = new Set(['type', 'queue', 'args', 'meta']);
+
+/**
+ * The policy with the SDKs' `key` field read deterministically (docs/migration.md): a list naming
+ * only dimensions is `keys` (the Python SDK's `["type","queue","args"]`); any other list is
+ * `args_keys` over `type` and `args` (the JS SDK's arg field names). `key` beside `keys`, or an
+ * args-field `key` beside `args_keys`, says two things: refused, naming both fields.
+ */
 function readPolicy(policy: unknown, path: string, issues: ValidationIssue[]): unknown {
   if (!isPlainObject(policy) || !Object.hasOwn(policy, 'key')) return policy;
   const { key, ...rest } = policy;
-  if (Object.hasOwn(policy, 'args_keys')) {
-    issues.push({ path: `${path}.key`, message: 'give either key or args_keys, not both' });
+  if (Object.hasOwn(policy, 'keys')) {
+    issues.push({ path: `${path}.key`, message: `give either key or keys (${path}.keys), not both` });
     return rest;
   }
-  return { ...rest, args_keys: key };
+  if (!Array.isArray(key) || !key.every((name) => typeof name === 'string')) {
+    issues.push({ path: `${path}.key`, message: 'must be an array of strings' });
+    return rest;
+  }
+  if (key.every((name) => DIMENSIONS.has(name))) return { ...rest, keys: key };
+  if (Object.hasOwn(policy, 'args_keys')) {
+    issues.push({ path: `${path}.key`, message: `names args fields: give either key or args_keys (${path}.args_keys), not both` });
+    return rest;
+  }
+  return { ...rest, keys: ['type', 'args'], args_keys: key };
 }
 
 /** @throws InvalidJobInputError naming every bad field. */

@@ -12,6 +12,7 @@
  * the Authorization header is redacted.
  */
 import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import {
   DuplicateJobError,
@@ -21,6 +22,7 @@ import {
   isOjsUniqueError,
   type ValidationIssue,
 } from '../src/errors.js';
+import { MAX_IDENTIFIER_LENGTH } from '../src/input-limits.js';
 import { OJS_JOB_STATES, type JsonValue } from '../src/job.js';
 import { payloadToArgs } from '../src/ojs-args-payload.js';
 import { isPlainObject } from '../src/selectable-args.js';
@@ -35,6 +37,16 @@ const MAX_FETCH_COUNT = 100;
 /** Queues one fetch may name. */
 const MAX_FETCH_QUEUES = 32;
 const MAX_BATCH = 1000;
+/** Job ids one heartbeat may list. */
+const MAX_HEARTBEAT_JOBS = MAX_FETCH_COUNT * 10;
+/**
+ * The longest path parameter routed (a job id, a queue name): the core's 128 characters, each up
+ * to 9 characters percent-encoded (a 3-byte UTF-8 character). Longer cannot name a job: 414.
+ */
+const MAX_PARAM_LENGTH = MAX_IDENTIFIER_LENGTH * 9;
+export const DEFAULT_MAX_CONNECTIONS = 512;
+/** `Authorization: Bearer <token>`, the scheme case-insensitive (RFC 9110 §11.1). */
+const BEARER = /^bearer +(.*)$/i;
 const MAX_EVENTS = 10_000;
 const EVENTS_TRIM = 1_000;
 
@@ -46,8 +58,13 @@ export interface OjsServerOptions {
   testReset?: boolean;
   /** Largest request body, in bytes. (Default: 1 MiB.) */
   bodyLimit?: number;
-  /** Time allowed to receive a whole request, in ms. (Default: 30 000.) */
+  /**
+   * Time allowed to receive a whole request, in ms: a connection that has not sent its headers, or
+   * the rest of its body, by then is answered 408 and closed. (Default: 30 000.)
+   */
   requestTimeoutMs?: number;
+  /** Connections held open at once; one more is closed as it opens. (Default: 512, room under a 1 024 file limit.) */
+  maxConnections?: number;
   /** Fastify's logger options, or false. (Default: false.) */
   logger?: FastifyServerOptions['logger'];
 
@@ -183,12 +200,19 @@ const WORKER_SCHEMAS = {
       },
     },
   },
-  // The binding's BEAT (`worker_id`, `active_jobs`) and the one-job form (`job_id`) some SDKs send.
+  // The binding's BEAT (`worker_id`, `active_jobs` the ids), the worker protocol's as the JS SDK
+  // sends it (`active_jobs` a count, `active_job_ids` the ids), and the one-job form (`job_id`).
   heartbeat: {
     type: 'object',
     properties: {
       worker_id: { type: 'string', minLength: 1 },
-      active_jobs: { type: 'array', maxItems: MAX_FETCH_COUNT * 10, items: JOB_ID },
+      active_jobs: {
+        anyOf: [
+          { type: 'array', maxItems: MAX_HEARTBEAT_JOBS, items: JOB_ID },
+          { type: 'integer', minimum: 0 },
+        ],
+      },
+      active_job_ids: { type: 'array', maxItems: MAX_HEARTBEAT_JOBS, items: JOB_ID },
       job_id: JOB_ID,
       visibility_timeout_ms: VISIBILITY,
     },
@@ -205,11 +229,20 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   const startedAt = Date.now();
   const token = options.token ? Buffer.from(options.token) : null;
   const events: OjsEvent[] = [];
+  const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   const app = Fastify({
     logger: options.logger ?? false,
     logController: new DebugRequestLog(),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
-    requestTimeout: options.requestTimeoutMs ?? 30_000,
+    requestTimeout: requestTimeoutMs,
+    // Node closes a connection whose headers are late (or never come) only when it checks, every
+    // 30 s by default: checked often enough that the timeout is the time a stalled one is held.
+    http: {
+      headersTimeout: requestTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, requestTimeoutMs),
+    },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     genReqId: () => `req_${uuidv7()}`,
     // Wire types as sent: "5" is not a count.
     ajv: { customOptions: { coerceTypes: false } },
@@ -227,6 +260,9 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     if (events.length >= MAX_EVENTS + EVENTS_TRIM) events.splice(0, events.length - MAX_EVENTS);
   };
 
+  // A PUSH met a duplicate and enqueued nothing (`ignore`): the job it answered with, the existing one.
+  const recordDeduplicated = (existing: GatewayJob) => record('job.deduplicated', existing, { existing_job_id: existing.id });
+
   // Every body is read as text and parsed here, so that an empty or malformed one is OJS's
   // `invalid_payload`, whatever content type it claims.
   app.removeAllContentTypeParsers();
@@ -240,13 +276,15 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     }
   });
 
+  app.server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+
   // Callback hooks, not async ones: they run on every request, and a promise each is measurable.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('OJS-Version', '1.0');
     reply.header('X-Request-Id', request.id);
+    if (!request.raw.complete) closeIfBodyLate(request.raw, reply.raw, requestTimeoutMs);
     if (!token || request.url === '/ojs/v1/health') return done();
-    const header = request.headers.authorization ?? '';
-    const given = Buffer.from(header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '');
+    const given = Buffer.from(BEARER.exec(request.headers.authorization ?? '')?.[1] ?? '');
     if (given.length !== token.length || !timingSafeEqual(given, token)) {
       return done(
         new HttpError(401, 'unauthenticated', 'a valid bearer token is required', undefined, 'send Authorization: Bearer <token>'),
@@ -319,6 +357,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
 
   const answerPush = (result: GatewayEnqueueResult, reply: FastifyReply) => {
     if (result.outcome === 'deduplicated') {
+      recordDeduplicated(result.job);
       void reply.status(200);
       return { job: wireJob(result.job), deduplicated: true };
     }
@@ -364,7 +403,10 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
       throw error;
     }
     const jobs = results.map((result) => {
-      if (result.outcome === 'deduplicated') return { ...wireJob(result.job), deduplicated: true };
+      if (result.outcome === 'deduplicated') {
+        recordDeduplicated(result.job);
+        return { ...wireJob(result.job), deduplicated: true };
+      }
       if (result.outcome === 'updated') return { ...wireJob(result.job), updated: true, changed: result.changed };
       record('job.enqueued', result.job);
       return wireJob(result.job);
@@ -449,7 +491,13 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     const body = requireObject(request.body);
     const visibility = positiveInteger(body.visibility_timeout_ms, 'visibility_timeout_ms', DEFAULT_VISIBILITY_TIMEOUT_MS);
     const single = typeof body.job_id === 'string' ? body.job_id : null;
-    const listed = Array.isArray(body.active_jobs) ? (body.active_jobs as string[]) : [];
+    // Both lists may come (a binding-form array beside the SDK's ids): each job is extended once.
+    const listed = [
+      ...new Set([
+        ...(Array.isArray(body.active_jobs) ? (body.active_jobs as string[]) : []),
+        ...(Array.isArray(body.active_job_ids) ? (body.active_job_ids as string[]) : []),
+      ]),
+    ];
     if (single === null && typeof body.worker_id !== 'string') {
       throw new HttpError(400, 'invalid_request', 'worker_id is required', { field: 'worker_id' });
     }
@@ -497,9 +545,11 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
       });
     }
     const counts = await store.queueStats(request.params.name);
-    const queue: Record<string, unknown> = { name: request.params.name };
+    // No queue is ever paused here (no pause route): said, because the SDKs read the field.
+    const queue: Record<string, unknown> = { name: request.params.name, paused: false };
     for (const state of OJS_JOB_STATES) queue[state] = counts[state] ?? 0;
-    return { queue };
+    // The suite's shape (`queue`), and the same fields flat, as the SDKs' `queues.stats` reads them.
+    return { queue, ...queue };
   });
 
   if (options.testReset) {
@@ -514,6 +564,24 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     await store.close();
   });
   return app;
+}
+
+/**
+ * Node's own request timeout stops at the headers: a body that stalls part-way holds its
+ * connection for good. The body is allowed the request timeout from its headers; a request
+ * still short of its body then is answered 408 and its connection closed, as Node answers late
+ * headers (unless an answer went out already: a body over the limit is refused at once).
+ */
+function closeIfBodyLate(raw: IncomingMessage, response: ServerResponse, requestTimeoutMs: number): void {
+  const timer = setTimeout(() => {
+    if (raw.complete || response.headersSent || !raw.socket || raw.socket.destroyed) return;
+    raw.socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    raw.socket.destroySoon();
+  }, requestTimeoutMs);
+  timer.unref();
+  const clear = () => clearTimeout(timer);
+  raw.once('end', clear);
+  raw.once('close', clear);
 }
 
 function notFound(id: string): HttpError {

@@ -64,14 +64,9 @@ describe('the ojs-unique command', function () {
     expect(viaGateway.stdout).to.equal(
       `${hostKey}\npre-image: {"args":{"user_id":42},"queue":"notifications","type":"email.send"}\npayload:   {"user_id":42}\n`,
     );
-    // Any other args are wrapped; the JS SDK's `key` is read as args_keys; --json adds the payload.
+    // Any other args are wrapped; the JS SDK's `key` (arg field names) is read as args_keys; --json adds the payload.
     const wrapped = JSON.parse(
-      cli([
-        'key',
-        '--gateway',
-        '--json',
-        file('push.json', { type: 'a.b', args: [1, 'x'], unique: { keys: ['type', 'args'], key: ['ojs_args'] } }),
-      ]).stdout,
+      cli(['key', '--gateway', '--json', file('push.json', { type: 'a.b', args: [1, 'x'], unique: { key: ['ojs_args'] } })]).stdout,
     );
     expect(wrapped).to.include({ canonical: '{"args":{"ojs_args":[1,"x"]},"type":"a.b"}' });
     expect(wrapped.payload).to.deep.equal({ ojs_args: [1, 'x'] });

@@ -1,9 +1,12 @@
 /**
  * `ojs-unique serve`: with no arguments it serves the memory gateway on loopback; flags are
- * checked; SIGTERM shuts it down cleanly (exit 0).
+ * checked; SIGTERM shuts it down cleanly (exit 0). The Graphile Worker gateway's schemas are the
+ * run's salted ones, removed with the run's leftovers.
  */
 import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
+import { databaseUrl } from '../conformance/subjects/graphile-worker.js';
+import { gatewayNames } from './gateway-test-server.js';
 
 function startServe(args: string[]) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -42,14 +45,43 @@ describe('ojs-unique serve', function () {
     expect(await serve.exited).to.equal(0);
   });
 
+  it('serves Graphile Worker with --no-prepared-statements and --max-connections', async () => {
+    const names = gatewayNames('cli');
+    const serve = startServe([
+      '--port',
+      '0',
+      '--backend',
+      'graphile-worker',
+      '--database-url',
+      databaseUrl(),
+      '--prefix',
+      names.graphileSchema,
+      '--unique-schema',
+      names.uniqueSchema,
+      '--no-prepared-statements',
+      '--max-connections',
+      '8',
+    ]);
+    const address = await serve.address;
+    const pushed = await fetch(`${address}/ojs/v1/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/openjobspec+json' },
+      body: JSON.stringify({ type: 'cli.job', args: [{ n: 1 }], options: { unique: { key: ['n'] } } }),
+    });
+    expect(pushed.status).to.equal(201);
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).to.equal(0);
+  });
+
   it('--help prints the usage (exit 0)', () => {
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', 'serve', '--help'], { encoding: 'utf8' });
     expect(result.status).to.equal(0);
     expect(result.stdout).to.include('ojs-unique serve [--backend memory|bullmq|graphile-worker]');
+    expect(result.stdout).to.include('--max-connections').and.include('--no-prepared-statements');
   });
 
   it('refuses bad flags with exit code 2 and the usage', () => {
-    for (const args of [['--backend', 'sqs'], ['--port', 'x'], ['--nope']]) {
+    for (const args of [['--backend', 'sqs'], ['--port', 'x'], ['--nope'], ['--max-connections', '0'], ['--request-timeout', '-1']]) {
       const result = spawnSync(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', 'serve', ...args], { encoding: 'utf8' });
       expect(result.status, args.join(' ')).to.equal(2);
       expect(result.stderr).to.include('usage:');

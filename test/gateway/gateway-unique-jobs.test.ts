@@ -38,7 +38,7 @@ for (const backend of GATEWAY_BACKENDS) {
 
     it('§14.2 args-key filtering: same args_keys values, other args differ: duplicate (also spelled `key`, as the JS SDK does)', async () => {
       const first = await push('order.sync', [{ order_id: 7, note: 'a' }], { keys: ['type', 'args'], args_keys: ['order_id'] });
-      const second = await push('order.sync', [{ order_id: 7, note: 'b' }], { keys: ['type', 'args'], key: ['order_id'] });
+      const second = await push('order.sync', [{ order_id: 7, note: 'b' }], { key: ['order_id'] });
       expect(first.status).to.equal(201);
       expect(second.status).to.equal(409);
       expect(second.body.error.details.existing_job_id).to.equal(first.body.job.id);
@@ -87,6 +87,24 @@ for (const backend of GATEWAY_BACKENDS) {
       expect(second.status).to.equal(200);
       expect(second.body.deduplicated).to.equal(true);
       expect(second.body.job.id).to.equal(first.body.job.id);
+    });
+
+    it('a deduplicated PUSH (single or batch) records a job.deduplicated event naming the existing job', async () => {
+      const policy = { keys: ['type', 'args'], on_conflict: 'ignore' };
+      const first = await push('webhook.process', [{ event: 'private-event-value' }], policy);
+      await push('webhook.process', [{ event: 'private-event-value' }], policy);
+      const batch = await gateway.request('POST', '/ojs/v1/jobs/batch', {
+        jobs: [{ type: 'webhook.process', args: [{ event: 'private-event-value' }], options: { unique: policy } }],
+      });
+      expect(batch.body.jobs[0]).to.include({ id: first.body.job.id, deduplicated: true });
+      const events = (await gateway.request('GET', '/ojs/v1/events?types=job.deduplicated')).body.events;
+      expect(events).to.have.length(2);
+      for (const event of events) {
+        expect(event.data).to.include({ job_id: first.body.job.id, existing_job_id: first.body.job.id, job_type: 'webhook.process' });
+        expect(JSON.stringify(event)).to.not.contain('private-event-value');
+      }
+      const enqueued = (await gateway.request('GET', '/ojs/v1/events?types=job.enqueued')).body.events;
+      expect(enqueued.map((event: { data: { job_id: string } }) => event.data.job_id)).to.deep.equal([first.body.job.id]);
     });
 
     it('§14.8 queue scoping: keys type+queue on queue a, then queue b: both enqueued', async () => {
