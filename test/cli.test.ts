@@ -17,7 +17,9 @@ function file(name: string, content: unknown): string {
 }
 
 describe('the ojs-unique command', function () {
-  this.timeout(20_000);
+  // Each test starts the command several times from source (node + tsx); under `npm test`'s
+  // parallel workers on two cores a start can take seconds.
+  this.timeout(90_000);
 
   it('--help prints the usage and --version the package version, exit 0; no command is a usage error (exit 2)', function () {
     for (const flag of ['--help', '-h', 'help']) {

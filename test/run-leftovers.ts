@@ -1,51 +1,27 @@
 /**
- * A root hook (`require` in .mocharc.cjs): once every test and hook of the run has passed, it
- * removes what the run left under its salt (test/run-salt.ts): the schema pairs and key prefixes
- * a whole file shares (a gateway's, the job fetcher's, the gateway examples'), which outlive
- * their tests. Graphile schemas `gwt_<salt>_…` and `ojs_example_…<salt>`, and Redis keys
- * `ojs-test:<salt>:…`; per-test data is removed by each
- * test already; and the BullMQ adapter's function libraries the run loaded, on the shared Redis
- * and the Cluster tests' nodes.
- * A run with a failure keeps everything for inspection and says where it is.
+ * Root hooks and global fixtures (`require` in .mocharc.cjs) that give a test run its own
+ * PostgreSQL databases and leave nothing behind when it passes.
+ *
+ * - Before a process's first file (each mocha worker of a parallel run, or the one process of a
+ *   serial run): its database `ojs_test_<salt>_<worker>` is created (test/run-database.ts).
+ * - Once the run has ended (global teardown, in mocha's main process), if every test and hook
+ *   passed: the run's databases are dropped with all they hold (the Graphile schema pairs
+ *   `gwt_<salt>_…`, the examples' `ojs_example_…<salt>`), the login roles the tests made, the
+ *   Redis keys `ojs-test:<salt>:…` (per-test keys are deleted by each passing test already; these
+ *   are the ones a whole file shares: a gateway's, the job fetcher's, the examples'), and the BullMQ
+ *   adapter's function libraries the run loaded, on the shared Redis and the Cluster tests' nodes.
+ * - A run with a failure keeps everything for inspection and says where it is.
+ *
  * Services that do not answer (a run of the memory tests alone) are skipped.
  */
+import { appendFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import { loadedLibraries } from '../adapters/bullmq/bullmq-script-command.js';
 import { composedScripts } from '../adapters/bullmq/bullmq-script-set.js';
 import { CLUSTER_NODES, deleteKeys, REDIS_URL } from './adapters/bullmq-test-redis.js';
-import { databaseUrl } from './conformance/subjects/graphile-worker.js';
+import { dropRunDatabases, ensureProcessDatabase, runDatabases } from './run-database.js';
 import { RUN_SALT } from './run-salt.js';
-
-type Runnable = { state?: string };
-type Suite = {
-  tests: Runnable[];
-  suites: Suite[];
-  _beforeAll: Runnable[];
-  _beforeEach: Runnable[];
-  _afterAll: Runnable[];
-  _afterEach: Runnable[];
-};
-
-function anyFailed(suite: Suite): boolean {
-  const runnables = [...suite.tests, ...suite._beforeAll, ...suite._beforeEach, ...suite._afterAll, ...suite._afterEach];
-  return runnables.some((runnable) => runnable.state === 'failed') || suite.suites.some(anyFailed);
-}
-
-async function dropSchemas(): Promise<void> {
-  const pool = new pg.Pool({ connectionString: databaseUrl(), max: 1, connectionTimeoutMillis: 2_000 });
-  pool.on('error', () => undefined);
-  try {
-    // The examples run by the tests append the salt to their schema names (OJS_EXAMPLE_SALT).
-    const { rows } = await pool.query<{ name: string }>(
-      `select nspname as name from pg_namespace where nspname like $1 or nspname like $2`,
-      [`gwt\\_${RUN_SALT}\\_%`, `ojs\\_example\\_%${RUN_SALT}`],
-    );
-    for (const { name } of rows) await pool.query(`drop schema if exists ${pg.escapeIdentifier(name)} cascade`);
-  } finally {
-    await pool.end();
-  }
-}
 
 /**
  * The BullMQ adapter's function libraries the run loaded (docs/decisions.md): this process's, and
@@ -88,14 +64,38 @@ async function deleteRedisLeftovers(): Promise<void> {
   await Promise.all(CLUSTER_NODES.map((node) => withRedis(`redis://${node}`, deleteLibraries).catch(() => undefined)));
 }
 
+/** `OJS_TEST_TIMES=<path>`: each file's wall time in a parallel run, appended to <path> (how scripts/run-tests.mjs's order was measured). */
+let fileStarted = 0;
+
 export const mochaHooks = {
-  async afterAll(this: Mocha.Context): Promise<void> {
-    this.timeout(60_000);
-    const root = this.test?.parent as unknown as Suite | undefined;
-    if (!root || anyFailed(root)) {
-      console.log(`test data of this run kept for inspection: PostgreSQL schemas gwt_${RUN_SALT}_*, Redis keys ojs-test:${RUN_SALT}:*`);
-      return;
+  async beforeAll(this: Mocha.Context): Promise<void> {
+    this.timeout(30_000);
+    fileStarted = Date.now();
+    await ensureProcessDatabase();
+  },
+  afterAll(this: Mocha.Context): void {
+    const path = process.env.OJS_TEST_TIMES;
+    const file = this.test?.parent?.suites[0]?.file;
+    if (path && file && process.env.MOCHA_WORKER_ID !== undefined) {
+      appendFileSync(path, `${((Date.now() - fileStarted) / 1000).toFixed(1)}s ${relative(process.cwd(), file)}\n`);
     }
-    await Promise.all([dropSchemas().catch(() => undefined), deleteRedisLeftovers().catch(() => undefined)]);
   },
 };
+
+/** Mocha's runner, as the global teardown sees it (`this`). */
+interface RunEnd {
+  failures: number;
+}
+
+export async function mochaGlobalTeardown(this: RunEnd): Promise<void> {
+  if (this.failures > 0) {
+    const databases = await runDatabases().catch(() => []);
+    console.log(
+      `test data of this run (salt ${RUN_SALT}) kept for inspection: PostgreSQL databases ${databases.length > 0 ? databases.join(', ') : `ojs_test_${RUN_SALT}_*`} (schemas gwt_${RUN_SALT}_*), Redis keys ojs-test:${RUN_SALT}:*`,
+    );
+    return;
+  }
+  const [dropped] = await Promise.all([dropRunDatabases().catch(() => []), deleteRedisLeftovers().catch(() => undefined)]);
+  if (dropped.length > 0)
+    console.log(`test run ${RUN_SALT} passed: dropped its databases ${dropped.join(', ')} and Redis keys ojs-test:${RUN_SALT}:*`);
+}

@@ -186,6 +186,26 @@ export class SharedSchemaPair {
   }
 }
 
+/**
+ * A subject factory on a file's shared pair: each test's subject gets the pair, its rows reset
+ * (`next()`); a failed test keeps the pair (`done`), and the subject never drops it.
+ */
+export function onSharedPair<S extends { close(result?: { passed: boolean }): Promise<void> }>(
+  pair: SharedSchemaPair,
+  make: (schemas: TestSchemas) => Promise<S>,
+): () => Promise<S> {
+  return async () => {
+    const subject = await make(await pair.next());
+    return {
+      ...subject,
+      async close(result?: { passed: boolean }) {
+        pair.done(!result?.passed);
+        await subject.close({ passed: false });
+      },
+    };
+  };
+}
+
 function keep(schemas: TestSchemas): void {
   console.error(`      kept schemas ${schemas.graphileSchema} and ${schemas.uniqueSchema} for inspection`);
 }

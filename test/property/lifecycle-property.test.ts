@@ -499,7 +499,9 @@ async function runScenario(
 }
 
 describe(`property: lifecycle on one key, every step as the memory backend answers it (fast-check, seed ${SEED})`, function () {
-  this.timeout(120_000);
+  // CPU-bound (hundreds of scenarios): under `npm test`'s parallel workers on two cores it shares
+  // the CPU with the other files. A stuck step fails sooner, through the answers' own time limit.
+  this.timeout(300_000);
   const scenarios = fc.sample(lifecycleScenarioArb, { seed: SEED, numRuns: Math.max(...TARGETS.map((t) => t.scenarios)) });
 
   for (const definition of TARGETS) {

@@ -258,11 +258,17 @@ export function toResult(answer: EnqueueResult | Job): EnqueueResult {
   return 'outcome' in answer ? answer : { outcome: 'created', job: ojsViewOfGraphileJob(answer) };
 }
 
+/**
+ * A subject enqueueing through `entry` on `schemas`. `fresh` (default true) drops the schemas first
+ * (a pair of the test's own); false for a file's shared pair (graphile-worker-fixture.ts), whose
+ * rows the fixture has reset.
+ */
 export async function createGraphileEntrySubject(
   entry: GraphileEntryPoint,
   schemas: TestSchemas,
+  { fresh = true }: { fresh?: boolean } = {},
 ): Promise<ConformanceSubject & { through: GraphileEntry; base: GraphileWorkerSubject }> {
-  const base = await createGraphileWorkerSubject({ ...schemas, fresh: true });
+  const base = await createGraphileWorkerSubject({ ...schemas, fresh });
   const through = new GraphileEntry(entry, base.pool, schemas);
   try {
     await through.open();

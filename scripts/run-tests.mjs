@@ -1,0 +1,53 @@
+// Runs every test file (test/**/*.test.ts) with mocha in parallel: `--parallel`, OJS_TEST_JOBS
+// worker processes (default 6: the suite mostly waits on Redis, PostgreSQL and real time, not on
+// the CPU). Each worker has a PostgreSQL database of its own (test/run-database.ts); the files
+// that take longest start first, so that no long file starts last. Arguments are passed to mocha
+// (`node scripts/run-tests.mjs --reporter dot`). `npx mocha <file>` still runs files serially.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The slowest files, slowest first (measured; a file not listed starts after these). */
+const SLOW_FIRST = [
+  'test/property/lifecycle-property.test.ts',
+  'test/cli.test.ts',
+  'test/adapters/graphile-worker-expressiveness-helpers-add-job.test.ts',
+  'test/adapters/graphile-worker-expressiveness-add-job-with-client.test.ts',
+  'test/adapters/graphile-worker-expressiveness-add-jobs.test.ts',
+  'test/adapters/graphile-worker-expressiveness-add-job.test.ts',
+  'test/adapters/graphile-worker-expressiveness.test.ts',
+  'test/adapters/bullmq-expressiveness.test.ts',
+  'test/adapters/bullmq-expressiveness-add.test.ts',
+  'test/adapters/bullmq-expressiveness-add-bulk.test.ts',
+  'test/adapters/graphile-worker-concurrency.test.ts',
+  'test/faults/graphile-worker-faults.test.ts',
+  'test/adapters/graphile-worker-entry-points-conformance-helpers-add-job.test.ts',
+  'test/adapters/graphile-worker-entry-points-conformance-add-job-with-client.test.ts',
+  'test/adapters/graphile-worker-entry-points-conformance-add-jobs.test.ts',
+  'test/adapters/graphile-worker-entry-points-conformance-add-job.test.ts',
+  'test/property/entry-points-property.test.ts',
+  'test/adapters/bullmq-cluster.test.ts',
+  'test/adapters/graphile-worker.test.ts',
+  'test/adapters/bullmq-entry-points-conformance.test.ts',
+  'test/adapters/replace-bounded-work.test.ts',
+  'test/gateway/gateway-conformance-graphile-worker.test.ts',
+  'test/gateway/gateway-conformance-bullmq.test.ts',
+  'test/adapters/graphile-worker-adapter.test.ts',
+];
+
+const files = readdirSync('test', { recursive: true })
+  .map((file) => join('test', String(file)).replaceAll('\\', '/'))
+  .filter((file) => file.endsWith('.test.ts'))
+  .sort();
+const rank = (file) => {
+  const index = SLOW_FIRST.indexOf(file);
+  return index === -1 ? SLOW_FIRST.length : index;
+};
+files.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+
+const jobs = process.env.OJS_TEST_JOBS ?? '6';
+const mocha = join('node_modules', 'mocha', 'bin', 'mocha.js');
+const { status, signal } = spawnSync(process.execPath, [mocha, '--parallel', '--jobs', jobs, ...process.argv.slice(2), ...files], {
+  stdio: 'inherit',
+});
+process.exit(status ?? (signal ? 1 : 0));
