@@ -13,7 +13,7 @@ import { composedScripts, mainStart } from '../../adapters/bullmq/bullmq-script-
 import { queueClient, type IoredisTarget } from '../../adapters/bullmq/bullmq-host.js';
 import { withUniqueness } from '../../adapters/bullmq/index.js';
 import { startOwnRedis, type OwnRedis } from './bullmq-own-redis.js';
-import { useRedisPrefix } from './bullmq-test-redis.js';
+import { REDIS_URL, useRedisPrefix } from './bullmq-test-redis.js';
 
 /** A library no server has seen: its code carries a random string, hence its name. */
 function freshLibrary(): { script: OjsScript; library: OjsScriptLibrary } {
@@ -31,11 +31,22 @@ describe('bullmq adapter: the scripts as a function library', function () {
   this.timeout(30_000);
 
   describe('on the shared Redis', function () {
-    const ctx = useRedisPrefix(import.meta.url);
     const loaded: string[] = [];
+    // Before useRedisPrefix's own afterEach, which closes ctx.redis (a delete on a closed client
+    // would fail unseen and leave the library on the shared Redis).
     afterEach(async function () {
-      for (const name of loaded.splice(0)) await ctx.redis.call('FUNCTION', 'DELETE', name).catch(() => undefined);
+      const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+      try {
+        for (const name of loaded.splice(0)) {
+          await redis.call('FUNCTION', 'DELETE', name).catch((error: Error) => {
+            if (!/Library not found/i.test(error.message)) throw error;
+          });
+        }
+      } finally {
+        await redis.quit();
+      }
     });
+    const ctx = useRedisPrefix(import.meta.url);
 
     it('a client is detected once (INFO) and then calls functions; a library not on the server is loaded on "Function not found" and the call answered', async function () {
       const { script, library } = freshLibrary();
