@@ -349,11 +349,11 @@ export function parseUniquePolicyRemembered(
   let token: object | undefined;
   if (remembered !== undefined) token = remembered.token;
   else {
-    const own = ownPolicy(input);
+    const { own, keys } = ownPolicy(input);
     remembered = { parsed: parseOwnPolicy(own), token: Object.freeze({}) };
-    // Remembered only when the snapshot parsed is the one signed: a getter that answers
-    // differently on a second read is parsed every time.
-    if (signature !== null && policySignature(own, input) === signature) {
+    // Remembered only when the snapshot parsed, in the keys it was copied from, signs as the
+    // caller's object did: an object whose keys or values change between reads is parsed every time.
+    if (signature !== null && keys !== null && policySignature(own, keys) === signature) {
       if (parsedPolicies.size >= PARSED_POLICIES_MAX) parsedPolicies.clear();
       parsedPolicies.set(signature, remembered);
       token = remembered.token;
@@ -384,15 +384,15 @@ const parsedPolicies = new Map<string, { parsed: UniquePolicy; token: object }>(
 const PARSED_POLICIES_MAX = 256;
 
 /**
- * An injective text of an object's own enumerable properties (in `order`'s key order: the
- * caller's object, so that its snapshot `ownPolicy` signs as the object itself did; a field the
- * object lacks is absent from both), when they are primitives or arrays of primitives (a hole
- * reads as `undefined`, as in `ownPolicy`); null for anything else.
+ * An injective text of an object's own enumerable properties (or of `keys`, in that order: the
+ * keys `ownPolicy` copied, so that a snapshot signs as the caller's object did), when they are
+ * primitives or arrays of primitives (a hole reads as `undefined`, as in `ownPolicy`); null for
+ * anything else.
  */
-function policySignature(own: unknown, order: unknown = own): string | null {
+function policySignature(own: unknown, keys?: readonly string[]): string | null {
   if (typeof own !== 'object' || own === null || Array.isArray(own)) return null;
   let signature = '';
-  for (const key of Object.keys(order as object)) {
+  for (const key of keys ?? Object.keys(own)) {
     const value = (own as Record<string, unknown>)[key];
     signature += key.length + ':' + key + '=';
     if (Array.isArray(value)) {
@@ -470,17 +470,18 @@ export function policyExtensions(policy: UniquePolicy): UniqueExtension[] {
  * inherited: with `Object.prototype.on_conflict = 'replace'`, `{}` is still the default policy.
  * A hole becomes `undefined` and is refused at its index.
  */
-function ownPolicy(input: unknown): unknown {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) return input;
+function ownPolicy(input: unknown): { own: unknown; keys: string[] | null } {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return { own: input, keys: null };
   const own = Object.create(null) as Record<string, unknown>;
   // Every field present, if only as `undefined`: zod's output object (an ordinary one) then has
   // each as its own property, so reading an absent field never reaches Object.prototype.
   for (const field of POLICY_FIELDS) own[field] = undefined;
-  for (const key of Object.keys(input)) {
+  const keys = Object.keys(input);
+  for (const key of keys) {
     const value = (input as Record<string, unknown>)[key];
     own[key] = Array.isArray(value) ? denseCopy(value) : value;
   }
-  return own;
+  return { own, keys };
 }
 
 function denseCopy(array: unknown[]): unknown[] {

@@ -78,4 +78,17 @@ describe('unique policy memo', function () {
     expect(parseUniquePolicy({ keys: ['type', 'queue'], period: 'PT1H' }).period).to.equal('PT1H');
     expect(parseUniquePolicy({ keys: ['type', 'queue'], period: 'PT2H' }).period).to.equal('PT2H');
   });
+
+  it('a policy whose key list changes between reads is never remembered under another list', function () {
+    // Lists ['keys'] for the signature, ['keys', 'on_conflict'] for the snapshot parsed, ['keys']
+    // again after: remembering that parse under the first list would make every later
+    // { keys: ['queue', 'type'] } an `ignore`.
+    let listings = 0;
+    const shifting = new Proxy(
+      { keys: ['queue', 'type'], on_conflict: 'ignore' },
+      { ownKeys: (target) => (listings++ === 1 ? Reflect.ownKeys(target) : ['keys']) },
+    );
+    expect(['reject', 'ignore']).to.include(parseUniquePolicy(shifting).on_conflict);
+    expect(parseUniquePolicy({ keys: ['queue', 'type'] }).on_conflict).to.equal('reject');
+  });
 });

@@ -55,7 +55,7 @@ export interface QueueHandle {
   defaultPolicy(): UniquePolicyInput | null | undefined;
   /** The queue's ioredis client, once connected. */
   client(): ReturnType<typeof queueClient>;
-  /** Whether `register` has succeeded: the hot path then skips an await (a microtask per add). */
+  /** Whether the queue is in the prefix's queue set (`register` succeeded): the hot path then skips an await (a microtask per add). */
   readonly registered: boolean;
   /**
    * Records the queue's name in its prefix's queue set, so that the backend's `getJob(id)`, its
@@ -79,6 +79,9 @@ export function queueHandle(queue: Queue): QueueHandle {
     const prefixIndex = indexKey(rootPrefix, internals.name, { keys: [] });
     const queueLayoutKey = layoutKeyOfIndex(queueIndex.key);
     const queueKeys = UNIQUE_ADD_QUEUE_KEYS.map((name) => internals.keys[name]!);
+    // Apart from `registered`: a queue of the backend wrapped by withUniqueness may be registered
+    // by the wrapper (no meta) before the backend's first add asks for its meta hash.
+    let metaWritten = false;
     handle = {
       queue,
       internals,
@@ -101,12 +104,14 @@ export function queueHandle(queue: Queue): QueueHandle {
       client: () => queueClient(queue),
       registered: false,
       async register(options) {
-        if (this.registered) return;
+        const writeMeta = options?.writeMeta === true && !metaWritten;
+        if (this.registered && !writeMeta) return;
         try {
           const client = (await queueClient(queue)) as unknown as { sadd(key: string, member: string): Promise<number> };
           const joined = client.sadd(queueRegistryKey(rootPrefix), internals.name);
-          await (options?.writeMeta ? Promise.all([joined, writeQueueMeta(queue)]) : joined);
+          await (writeMeta ? Promise.all([joined, writeQueueMeta(queue)]) : joined);
           (this as { registered: boolean }).registered = true;
+          if (writeMeta) metaWritten = true;
         } catch {
           // Not registered yet; the next add that writes tries again.
         }

@@ -180,4 +180,16 @@ describe('bullmq adapter: seams, compared with memory', function () {
     await wrapped.add('v', {}, { unique: {} });
     expect(await ctx.redis.smembers(registry)).to.include('fifth');
   });
+
+  it("a backend queue first added to through withUniqueness still gets BullMQ's meta hash at the backend's first add", async function () {
+    const bull = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix });
+    ctx.closeLater(bull);
+    // The backend opens its queues with skipMetasUpdate: the meta hash is written by its first add
+    // that wrote. The wrapper's add registers the queue first, without a meta hash.
+    await withUniqueness(bull.queue('shared')).add('w', {}, { unique: { keys: ['type'] } });
+    expect(await ctx.redis.smembers(queueRegistryKey(`${ctx.prefix}:`))).to.include('shared');
+    expect(await ctx.redis.hget(`${ctx.prefix}:shared:meta`, 'version')).to.equal(null);
+    await bull.enqueue({ type: 'b', queue: 'shared', args: {} });
+    expect(await ctx.redis.hget(`${ctx.prefix}:shared:meta`, 'version')).to.match(/^bullmq:/);
+  });
 });
