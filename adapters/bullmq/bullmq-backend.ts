@@ -27,7 +27,8 @@ import { queueHandle } from './bullmq-queue-handle.js';
 import { COMMANDS, runScript, composedScripts } from './bullmq-script-set.js';
 import { indexKey, layoutArgs, queueBase, queueLayoutKey, queueRegistryKey, type IndexKey } from './bullmq-sidecar-keys.js';
 import { BulkSpans, OUTCOME_ATTRIBUTE } from './bullmq-telemetry.js';
-import { findHeldJob, isKeyRef, keyRefLookup, lookupIndexes, releaseKey, type KeyLookup, type UniquenessKeyRef } from './bullmq-lookups.js';
+import { isKeyRef, keyRefLookup, type KeyLookup, type UniquenessKeyRef } from '../../src/key-lookup.js';
+import { findHeldJob, lookupIndexes, releaseKey } from './bullmq-lookups.js';
 import {
   decodeUniqueAddReply,
   pairs,

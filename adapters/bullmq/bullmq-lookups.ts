@@ -6,27 +6,16 @@
  *
  * A key is named by a job as it would be added (its policy computes the key and says which jobs
  * count: states, period) or by the key itself, `{ uniqueness_key }` as job views report it (then
- * a job holds the key while it is not finished: the live states). Same shapes as Graphile's
- * (graphile-worker-lookups.ts).
+ * a job holds the key while it is not finished: the live states): src/key-lookup.ts, shared
+ * with Graphile's (graphile-worker-lookups.ts).
  */
-import { InvalidJobInputError } from '../../src/errors.js';
+import type { KeyLookup } from '../../src/key-lookup.js';
 import type { OjsJobState } from '../../src/job.js';
 import { DEFAULT_UNIQUE_STATES, type UniquePolicy } from '../../src/unique-policy.js';
 import { typedErrorFor, errorForReply } from './bullmq-errors.js';
 import { COMMANDS, runScript } from './bullmq-script-set.js';
 import { indexKey, layoutArgs, layoutKeyOfIndex, type IndexKey } from './bullmq-sidecar-keys.js';
 import { decisionArgs, pairs, terminalBits } from './bullmq-enqueue.js';
-
-/** A uniqueness key as job views report it (`job.uniqueness_key`). */
-export interface UniquenessKeyRef {
-  uniqueness_key: string;
-}
-
-/** What a lookup reads: the key, and the policy that says which of its jobs count (null: the live ones). */
-export interface KeyLookup {
-  key: string;
-  policy: UniquePolicy | null;
-}
 
 /** The job holding a key, as `unique-find` read it. */
 export interface HeldJob {
@@ -35,19 +24,6 @@ export interface HeldJob {
   state: OjsJobState;
   /** The job's hash (the archive's for a cancelled job). */
   hash: Record<string, string>;
-}
-
-/** Whether `target` names a key directly (`{ uniqueness_key }`), rather than a job to add. */
-export function isKeyRef(target: unknown): target is UniquenessKeyRef {
-  return typeof target === 'object' && target !== null && Object.prototype.hasOwnProperty.call(target, 'uniqueness_key');
-}
-
-/** A `{ uniqueness_key }` checked (a non-empty string), as a lookup. */
-export function keyRefLookup(ref: UniquenessKeyRef): KeyLookup {
-  if (typeof ref.uniqueness_key !== 'string' || ref.uniqueness_key.length === 0 || ref.uniqueness_key.includes('\u0000')) {
-    throw new InvalidJobInputError([{ path: 'uniqueness_key', message: 'must be a non-empty string (a job view’s uniqueness_key)' }]);
-  }
-  return { key: ref.uniqueness_key, policy: null };
 }
 
 /**

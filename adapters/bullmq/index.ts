@@ -31,4 +31,4 @@ export {
 export type { RelayData, RelayResult } from './unique-job-schedulers.js';
 export type { UniqueSchedulerTemplateOptions } from './bullmq-types.js';
 export type { UniqueFlowJob, UniqueFlowProducer, UniqueJobNode } from './with-unique-flows.js';
-export type { UniquenessKeyRef } from './bullmq-lookups.js';
+export type { UniquenessKeyRef } from '../../src/key-lookup.js';

@@ -33,15 +33,8 @@ import {
   type PgPoolLike,
 } from './graphile-worker-pg.js';
 import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './graphile-worker-reclaim.js';
-import {
-  findUniqueJob,
-  isKeyRef,
-  keyRefLookup,
-  releaseUniqueKey,
-  requestLookup,
-  type KeyLookup,
-  type UniquenessKeyRef,
-} from './graphile-worker-lookups.js';
+import { isKeyRef, keyRefLookup, type KeyLookup, type UniquenessKeyRef } from '../../src/key-lookup.js';
+import { findUniqueJob, releaseUniqueKey, requestLookup } from './graphile-worker-lookups.js';
 import { checkUniqueJobsSchema } from './graphile-worker-schema.js';
 import { refuseRenamedSchemaOptions, type GraphileWorkerSql, type SchemaNames } from './graphile-worker-sql.js';
 

@@ -9,38 +9,14 @@
  */
 import { insertionOrder, isDuplicate } from '../../src/conflict-decision.js';
 import { InvalidJobInputError } from '../../src/errors.js';
+import type { KeyLookup } from '../../src/key-lookup.js';
 import { TERMINAL_STATES, type OjsJob, type OjsJobState } from '../../src/job.js';
-import type { UniquePolicy } from '../../src/unique-policy.js';
 import { readCandidates, type KeyCandidates, type PreparedGraphileEnqueue } from './graphile-worker-enqueue.js';
 import { isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import type { GraphileWorkerSql } from './graphile-worker-sql.js';
 
-/** A uniqueness key as job views report it (`job.uniqueness_key`). */
-export interface UniquenessKeyRef {
-  uniqueness_key: string;
-}
-
-/** What a lookup reads: the key, and the policy that says which of its jobs count (null: the live ones). */
-export interface KeyLookup {
-  key: string;
-  policy: UniquePolicy | null;
-}
-
 const LIVE_STATES: readonly OjsJobState[] = ['scheduled', 'available', 'pending', 'active', 'retryable'];
-
-/** Whether `target` names a key directly (`{ uniqueness_key }`), rather than a job to enqueue. */
-export function isKeyRef(target: unknown): target is UniquenessKeyRef {
-  return typeof target === 'object' && target !== null && Object.prototype.hasOwnProperty.call(target, 'uniqueness_key');
-}
-
-/** A `{ uniqueness_key }` checked (a non-empty string), as a lookup. */
-export function keyRefLookup(ref: UniquenessKeyRef): KeyLookup {
-  if (typeof ref.uniqueness_key !== 'string' || ref.uniqueness_key.length === 0 || ref.uniqueness_key.includes('\u0000')) {
-    throw new InvalidJobInputError([{ path: 'uniqueness_key', message: 'must be a non-empty string (a job view’s uniqueness_key)' }]);
-  }
-  return { key: ref.uniqueness_key, policy: null };
-}
 
 /** A job as it would be enqueued, as a lookup: it must have a policy (no policy, no key). */
 export function requestLookup(request: PreparedGraphileEnqueue): KeyLookup {

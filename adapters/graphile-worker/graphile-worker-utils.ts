@@ -16,15 +16,8 @@ import { translatePgError } from './graphile-worker-errors.js';
 import { DEFAULT_CONNECTION_TIMEOUT_MS, makeOwnPool, type PgClientLike } from './graphile-worker-pg.js';
 import { makeUniqueJobsPreset } from './graphile-worker-preset.js';
 import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './graphile-worker-reclaim.js';
-import {
-  findUniqueJob,
-  isKeyRef,
-  keyRefLookup,
-  releaseUniqueKey,
-  requestLookup,
-  type KeyLookup,
-  type UniquenessKeyRef,
-} from './graphile-worker-lookups.js';
+import { isKeyRef, keyRefLookup, type KeyLookup, type UniquenessKeyRef } from '../../src/key-lookup.js';
+import { findUniqueJob, releaseUniqueKey, requestLookup } from './graphile-worker-lookups.js';
 import { taskSpecToEnqueue, type TaskIdentifier, type TaskPayload, type UniqueTaskSpecWithPolicy } from './graphile-worker-task-spec.js';
 import { uniqueAddFunctions, type UniqueAddJob, type UniqueAddJobs } from './graphile-worker-unique-add.js';
 

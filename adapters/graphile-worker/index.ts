@@ -4,7 +4,7 @@
  */
 export { makeUniqueWorkerUtils } from './graphile-worker-utils.js';
 export type { UniqueKeyLookup, UniqueWorkerUtils, UniqueWorkerUtilsOptions } from './graphile-worker-utils.js';
-export type { UniquenessKeyRef } from './graphile-worker-lookups.js';
+export type { UniquenessKeyRef } from '../../src/key-lookup.js';
 export type { UniqueAddJob, UniqueAddJobs } from './graphile-worker-unique-add.js';
 export { addJobWithClient } from './graphile-worker-add-job.js';
 export type { PlainAddJobsSpec, UniqueAddJobsSpec, UniqueAddJobsSpecWithPolicy, UniqueEnqueueOptions } from './graphile-worker-add-job.js';
