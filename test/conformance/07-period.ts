@@ -1,28 +1,30 @@
 import { expect } from 'chai';
-import { created, elapse, enqueue, needsVirtualClock, rejection, run, shortPeriod, type SuiteContext } from './suite-context.js';
+import { created, elapse, enqueue, needsVirtualClock, rejection, run, type SuiteContext, withShortPeriod } from './suite-context.js';
 
 export function period(ctx: SuiteContext): void {
   describe('§7 period', function () {
     it('§7.1 §14.3 after the period elapses the same job is accepted', async function () {
-      const { iso, ms } = shortPeriod(ctx);
-      const unique = { keys: ['type', 'args'], period: iso } as const;
-      const first = await created(ctx, { type: 'notification.push', args: { user_id: 42 }, unique });
-      const error = await rejection(enqueue(ctx, { type: 'notification.push', args: { user_id: 42 }, unique }));
-      expect(error.existingJobId).to.equal(first.id);
-      await elapse(ctx, ms + 250);
-      const second = await created(ctx, { type: 'notification.push', args: { user_id: 42 }, unique });
-      expect(second.id).to.not.equal(first.id);
+      await withShortPeriod(ctx, this, async ({ iso, ms, inWindow }) => {
+        const unique = { keys: ['type', 'args'], period: iso } as const;
+        const first = await created(ctx, { type: 'notification.push', args: { user_id: 42 }, unique });
+        const error = await rejection(inWindow(enqueue(ctx, { type: 'notification.push', args: { user_id: 42 }, unique })));
+        expect(error.existingJobId).to.equal(first.id);
+        await elapse(ctx, ms + 250);
+        const second = await created(ctx, { type: 'notification.push', args: { user_id: 42 }, unique });
+        expect(second.id).to.not.equal(first.id);
+      });
     });
 
     it("§7.2 the window is anchored at the existing job's created_at, not at rejected attempts", async function () {
-      const { iso, ms } = shortPeriod(ctx);
-      const unique = { keys: ['type'], period: iso } as const;
-      await created(ctx, { type: 'notification.push', args: {}, unique });
-      await elapse(ctx, ms * 0.6);
-      expect((await rejection(enqueue(ctx, { type: 'notification.push', args: {}, unique }))).code).to.equal('duplicate');
-      // 0.6 + 0.55 periods after the first job: a window anchored at the rejected attempt would still be open.
-      await elapse(ctx, ms * 0.55);
-      await created(ctx, { type: 'notification.push', args: {}, unique });
+      await withShortPeriod(ctx, this, async ({ iso, ms, inWindow }) => {
+        const unique = { keys: ['type'], period: iso } as const;
+        await created(ctx, { type: 'notification.push', args: {}, unique });
+        await elapse(ctx, ms * 0.6);
+        expect((await rejection(inWindow(enqueue(ctx, { type: 'notification.push', args: {}, unique })))).code).to.equal('duplicate');
+        // 0.6 + 0.55 periods after the first job: a window anchored at the rejected attempt would still be open.
+        await elapse(ctx, ms * 0.55);
+        await created(ctx, { type: 'notification.push', args: {}, unique });
+      });
     });
 
     it('§7.4 one millisecond before created_at + period it is a duplicate; at created_at + period it is not', async function () {
@@ -65,15 +67,16 @@ export function period(ctx: SuiteContext): void {
     });
 
     it('§6.3 §7.1 with "completed" in states a completed job blocks only until its period ends', async function () {
-      const { iso, ms } = shortPeriod(ctx);
-      const unique = { keys: ['type'], period: iso, states: ['available', 'active', 'completed'], on_conflict: 'ignore' } as const;
-      const first = await created(ctx, { type: 'invoice.generate', args: {}, unique });
-      await run(ctx, first.id, 'complete');
-      const again = await enqueue(ctx, { type: 'invoice.generate', args: {}, unique });
-      expect(again).to.deep.include({ outcome: 'deduplicated' });
-      expect(again.job.id).to.equal(first.id);
-      await elapse(ctx, ms + 250);
-      await created(ctx, { type: 'invoice.generate', args: {}, unique });
+      await withShortPeriod(ctx, this, async ({ iso, ms, inWindow }) => {
+        const unique = { keys: ['type'], period: iso, states: ['available', 'active', 'completed'], on_conflict: 'ignore' } as const;
+        const first = await created(ctx, { type: 'invoice.generate', args: {}, unique });
+        await run(ctx, first.id, 'complete');
+        const again = await inWindow(enqueue(ctx, { type: 'invoice.generate', args: {}, unique }));
+        expect(again).to.deep.include({ outcome: 'deduplicated' });
+        expect(again.job.id).to.equal(first.id);
+        await elapse(ctx, ms + 250);
+        await created(ctx, { type: 'invoice.generate', args: {}, unique });
+      });
     });
   });
 }
