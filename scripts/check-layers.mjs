@@ -4,7 +4,9 @@
  *
  *   src/             the spec layer: imports src/ only (plus node builtins and the package's
  *                    dependencies), never an adapter or a host
- *   adapters/<name>/ imports src/, its own folder and its own host, never another adapter
+ *   telemetry/       the OpenTelemetry binding every adapter shares: imports src/, its own folder
+ *                    and the optional peer @opentelemetry/api (loaded on first use), no host
+ *   adapters/<name>/ imports src/, telemetry/, its own folder and its own host, never another adapter
  *   server/          the OJS HTTP gateway: imports src/, any adapter, its own folder, the
  *                    dependencies (fastify) and the hosts the adapters drive
  *   cli/             imports src/ and server/ only
@@ -30,7 +32,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const ROOT = process.argv[2] ? resolve(process.argv[2]) : join(dirname(fileURLToPath(import.meta.url)), '..');
-const DIRS = ['src', 'adapters', 'server', 'cli', 'examples', 'test', 'bench', 'scripts'];
+const DIRS = ['src', 'telemetry', 'adapters', 'server', 'cli', 'examples', 'test', 'bench', 'scripts'];
 const EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs']);
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
 const DEPENDENCIES = Object.keys(pkg.dependencies ?? {});
@@ -51,6 +53,8 @@ const ADAPTER_HOSTS = {
   'adapters/bullmq': ['bullmq', 'ioredis'],
   'adapters/graphile-worker': ['graphile-worker', 'pg'],
 };
+/** The optional peers telemetry/ loads (never a host: nothing of it is needed for an add to work). */
+const TELEMETRY_PEERS = ['@opentelemetry/api'];
 const EXAMPLE_HOSTS = ['bullmq', 'graphile-worker', 'ioredis', 'pg'];
 const EXAMPLE_NAMES = Object.keys(ENTRY_POINTS).filter((name) => name !== 'ojs-unique/internal');
 
@@ -160,6 +164,12 @@ function violation(from, target) {
     if (target.layer && target.layer !== 'src') return 'src/ is the spec layer: it never imports adapters/ (nor cli/, test/ …)';
     return null;
   }
+  if (layer === 'telemetry') {
+    if (target.package && !DEPENDENCIES.includes(target.package) && !TELEMETRY_PEERS.includes(target.package))
+      return `telemetry/ imports src/, node builtins, the dependencies and ${TELEMETRY_PEERS.join(', ')} only, no host`;
+    if (target.layer && target.layer !== 'src' && target.layer !== 'telemetry') return 'telemetry/ imports src/ and its own folder only';
+    return null;
+  }
   if (layer.startsWith('adapters/')) {
     const hosts = ADAPTER_HOSTS[layer];
     if (!hosts) return `${layer} is an adapter this check does not know: add its hosts to ADAPTER_HOSTS in scripts/check-layers.mjs`;
@@ -168,7 +178,8 @@ function violation(from, target) {
     }
     if (target.layer?.startsWith('adapters/') && target.layer !== layer)
       return 'adapters never import each other (share code through src/)';
-    if (target.layer && target.layer !== 'src' && target.layer !== layer) return `${layer} imports src/ and its own folder only`;
+    if (target.layer && target.layer !== 'src' && target.layer !== 'telemetry' && target.layer !== layer)
+      return `${layer} imports src/, telemetry/ and its own folder only`;
     return null;
   }
   if (layer === 'server') {
@@ -214,7 +225,7 @@ for (const dir of DIRS) {
     const layer = layerOf(file);
     for (const { spec, line, computed } of importsOf(file)) {
       if (computed) {
-        if (['src', 'cli', 'examples'].includes(layer) || layer.startsWith('adapters/')) {
+        if (['src', 'telemetry', 'cli', 'examples'].includes(layer) || layer.startsWith('adapters/')) {
           problems.push(`${file}:${line}: import(${spec}): a computed specifier cannot be checked; use a string literal`);
         }
         continue;

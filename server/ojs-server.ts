@@ -19,6 +19,7 @@ import {
   InvalidJobInputError,
   InvalidTransitionError,
   JobNotFoundError,
+  isDuplicateJobError,
   isOjsUniqueError,
   type ValidationIssue,
 } from '../src/errors.js';
@@ -27,8 +28,12 @@ import { OJS_JOB_STATES, type JsonValue } from '../src/job.js';
 import { payloadToArgs } from '../src/ojs-args-payload.js';
 import { isPlainObject } from '../src/selectable-args.js';
 import { uuidv7 } from '../src/uuid-v7.js';
-import type { GatewayEnqueueResult, GatewayJob, GatewayStore, JobError, OjsEvent, StoreHealth } from './gateway-store.js';
+import { prepareUnique } from '../src/unique-enqueue.js';
+import { DEFAULT_QUEUE } from '../src/uniqueness-key.js';
+import type { UniqueExtension } from '../src/unique-policy.js';
+import type { GatewayEnqueueResult, GatewayJob, GatewayJobInput, GatewayStore, JobError, OjsEvent, StoreHealth } from './gateway-store.js';
 import { MAX_QUEUE_NAME, QUEUE_PATTERN, SERVER_FIELDS, parsePush, type ParsedPush } from './ojs-request.js';
+import { UniqueAddCounts } from './unique-add-counts.js';
 
 export const OJS_CONTENT_TYPE = 'application/openjobspec+json';
 const DOCS_URL = 'https://openjobspec.org/spec/http-binding#errors';
@@ -229,6 +234,11 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   const startedAt = Date.now();
   const token = options.token ? Buffer.from(options.token) : null;
   const events: OjsEvent[] = [];
+  const uniqueAdds = new UniqueAddCounts();
+  /** Counts a PUSH of a job with a policy under the queue it named (the stats' `unique_adds`). */
+  const countUnique = (input: GatewayJobInput, outcome: GatewayEnqueueResult['outcome'] | 'rejected') => {
+    if (input.unique !== undefined && input.unique !== null) uniqueAdds.add(input.queue ?? DEFAULT_QUEUE, outcome);
+  };
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   const app = Fastify({
     logger: options.logger ?? false,
@@ -350,8 +360,10 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
       result = await store.enqueue(parsed.input);
     } catch (error) {
       if (error instanceof InvalidJobInputError) throw validationError(issuesFor(error, parsed.policyPath));
+      if (isDuplicateJobError(error)) countUnique(parsed.input, 'rejected');
       throw error;
     }
+    countUnique(parsed.input, result.outcome);
     return answerPush(result, reply);
   });
 
@@ -400,8 +412,18 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
       results = await store.enqueueBatch(parsed.map((p) => p.input));
     } catch (error) {
       if (error instanceof InvalidJobInputError) throw validationError(batchIssues(error.issues, parsed));
+      // The batch wrote nothing: only the job that refused it is counted.
+      if (isDuplicateJobError(error)) {
+        const refused = refusedJob(
+          parsed.map((p) => p.input),
+          error.uniquenessKey,
+          store.capabilities.unique_jobs.extensions ?? [],
+        );
+        if (refused) countUnique(refused, 'rejected');
+      }
       throw error;
     }
+    results.forEach((result, index) => countUnique(parsed[index]!.input, result.outcome));
     const jobs = results.map((result) => {
       if (result.outcome === 'deduplicated') {
         recordDeduplicated(result.job);
@@ -548,6 +570,8 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     // No queue is ever paused here (no pause route): said, because the SDKs read the field.
     const queue: Record<string, unknown> = { name: request.params.name, paused: false };
     for (const state of OJS_JOB_STATES) queue[state] = counts[state] ?? 0;
+    // This gateway's unique PUSHes to the queue by outcome, since it started (unique-add-counts.ts).
+    queue.unique_adds = uniqueAdds.of(request.params.name);
     // The suite's shape (`queue`), and the same fields flat, as the SDKs' `queues.stats` reads them.
     return { queue, ...queue };
   });
@@ -556,6 +580,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     app.post('/ojs/v1/admin/reset', async () => {
       await store.reset();
       events.length = 0;
+      uniqueAdds.clear();
       return { reset: true };
     });
   }
@@ -564,6 +589,19 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     await store.close();
   });
   return app;
+}
+
+/**
+ * The job of a batch that a `DuplicateJobError` refused: the first with its key (the error names
+ * the key, not the job). Two jobs of one key in different queues, under a policy without the
+ * `queue` dimension, may name the wrong one of the two; only its queue is used.
+ */
+function refusedJob(inputs: readonly GatewayJobInput[], key: string, extensions: readonly UniqueExtension[]): GatewayJobInput | undefined {
+  return inputs.find((input) => {
+    if (input.unique === undefined || input.unique === null) return false;
+    const { extras: _extras, pending: _pending, ...job } = input;
+    return prepareUnique(job, { extensions })?.key === key;
+  });
 }
 
 /**

@@ -20,6 +20,7 @@ import { errorForReply, type ReplyProblem } from './bullmq-errors.js';
 import { encodeAdd, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
 import { queueHandle, type QueueHandle, type QueueLayout } from './bullmq-queue-handle.js';
 import { SCRIPT_HEAD, type EncodedArguments, type ScriptArgument } from './bullmq-script-command.js';
+import { countAddReply } from './bullmq-telemetry.js';
 import { COMMANDS, runScript, sendScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
 import type { IndexKey } from './bullmq-sidecar-keys.js';
 
@@ -300,6 +301,7 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
     const prepared = await prepareUniqueAdd(request, validated);
     decoded = uniqueAddOutcome(prepared, await sendUniqueAdd(client, prepared));
   }
+  countAddReply(request, decoded);
   if ('code' in decoded) {
     if (decoded.code === 'duplicate' || decoded.code === 'active') hints?.remember(fingerprint);
     throw errorForReply(decoded);
@@ -340,6 +342,7 @@ export function decisionArgs(policy: UniquePolicy, key: string): (string | numbe
 
 export function decodeUniqueAddReply(prepared: PreparedUniqueAdd, reply: unknown): UniqueAddReply {
   const decoded = uniqueAddOutcome(prepared, reply);
+  countAddReply(prepared.request, decoded);
   if ('code' in decoded) throw errorForReply(decoded);
   return decoded;
 }

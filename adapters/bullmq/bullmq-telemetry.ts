@@ -6,9 +6,25 @@
  * or batch has answered. No attribute ever carries the uniqueness key, args or meta (spec §12).
  */
 import { SpanKind, TelemetryAttributes, type JobsOptions, type Queue, type Span, type Telemetry } from 'bullmq';
+import { OUTCOME_ATTRIBUTE } from '../../src/unique-add-telemetry.js';
+import { countUniqueAdd } from '../../telemetry/unique-add-counter.js';
+import type { UniqueAddReply, UniqueAddRequest } from './bullmq-enqueue.js';
+import type { ReplyProblem } from './bullmq-errors.js';
 
 /** The attribute naming what the uniqueness check decided (`created`, `deduplicated` …). */
-export const OUTCOME_ATTRIBUTE = 'ojs.unique.outcome';
+export { OUTCOME_ATTRIBUTE };
+
+/**
+ * Counts a decoded unique-add reply (`ojs.unique.adds`, telemetry/): its outcome, or `rejected`
+ * for a duplicate the policy refused. Nothing for an add without a policy, nor for any other
+ * refusal (a taken id, bad input, an error): the uniqueness check did not decide it.
+ */
+export function countAddReply(request: UniqueAddRequest, decoded: UniqueAddReply | ReplyProblem): void {
+  if (request.prepared === null) return;
+  if (!('code' in decoded)) countUniqueAdd('bullmq', request.queue.name, request.name, decoded.outcome);
+  else if (decoded.code === 'duplicate' || decoded.code === 'active')
+    countUniqueAdd('bullmq', request.queue.name, request.name, 'rejected');
+}
 
 /** A job's outcome (`UniqueJob.unique`) as a span attribute; none for a job without a policy. */
 export function outcomeAttribute(job: object): Record<string, string> {

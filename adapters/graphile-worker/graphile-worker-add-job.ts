@@ -18,6 +18,7 @@ import {
 } from './graphile-worker-enqueue.js';
 import { isConnectionLoss, isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
+import { observedEnqueue, observeGraphileAdd } from './graphile-worker-telemetry.js';
 import {
   DEFAULT_GRAPHILE_SCHEMA,
   DEFAULT_UNIQUE_SCHEMA,
@@ -117,7 +118,15 @@ export async function addJobWithClient(
       },
     ]);
   }
-  const request = taskSpecToEnqueue(identifier, payload, spec);
+  return observedEnqueue(taskSpecToEnqueue(identifier, payload, spec), (request) => enqueueInSavepoint(client, settings, request));
+}
+
+/** One unique add inside the caller's transaction, under a savepoint of its own. */
+async function enqueueInSavepoint(
+  client: TransactionClientLike,
+  settings: EnqueueSettings,
+  request: PreparedGraphileEnqueue,
+): Promise<EnqueueResult> {
   // A savepoint: SAVEPOINT fails (25P01) outside a transaction block, where the key's lock would
   // end with each statement; and on any failure the enqueue undoes its own writes, so the
   // caller's transaction never commits half of it (and stays usable).
@@ -260,6 +269,36 @@ export async function enqueueAllOnClient(
   requests: readonly PreparedGraphileEnqueue[],
   options: EnqueueAllOptions,
 ): Promise<EnqueueResult[]> {
+  // Each unique entry's span and count (its trace context in its flags), settled once the batch
+  // has committed. When the batch fails, the entry that refused it is counted (`rejected` for a
+  // duplicate); the others were undone with it: their spans end without an outcome.
+  const observed = requests.map((request) => (request.prepared === null ? null : observeGraphileAdd(request)));
+  const refused: { index?: number } = {};
+  try {
+    const results = await enqueueBatch(
+      client,
+      settings,
+      observed.map((entry, index) => entry?.traced ?? requests[index]!),
+      options,
+      refused,
+    );
+    observed.forEach((entry, index) => entry?.observation.settled(results[index]!.outcome, results[index]!.job.id));
+    return results;
+  } catch (error) {
+    if (refused.index !== undefined) observed[refused.index]?.observation.failed(error);
+    for (const entry of observed) entry?.observation.abandoned(error);
+    throw error;
+  }
+}
+
+/** {@link enqueueAllOnClient} without its telemetry; `refused.index` names the entry whose failure ended the last attempt. */
+async function enqueueBatch(
+  client: PgClientLike,
+  settings: EnqueueSettings,
+  requests: readonly PreparedGraphileEnqueue[],
+  options: EnqueueAllOptions,
+  refused: { index?: number },
+): Promise<EnqueueResult[]> {
   const { reconnect, operation } = options;
   const order = requests
     .map((request, index) => ({ index, key: request.prepared?.key ?? '' }))
@@ -267,10 +306,14 @@ export async function enqueueAllOnClient(
   const results: EnqueueResult[] = new Array(requests.length);
   for (let attempt = 1; ; attempt++) {
     try {
+      refused.index = undefined;
       await client.query('begin');
       // Each entry's failure is undone by the batch's rollback: nothing of the batch is written.
-      for (const { index } of order)
+      for (const { index } of order) {
+        refused.index = index;
         results[index] = await enqueueOnClient(client, settings, requests[index]!, { ownTransaction: false, undoneOnError: true });
+      }
+      refused.index = undefined;
       await options.beforeCommit?.(client, results);
       break;
     } catch (error) {

@@ -24,6 +24,7 @@ import {
   type EnqueueSettings,
 } from './graphile-worker-enqueue.js';
 import { backendClosedError, translatePgError } from './graphile-worker-errors.js';
+import { observedEnqueue } from './graphile-worker-telemetry.js';
 import {
   DEFAULT_CONNECTION_TIMEOUT_MS,
   makeOwnPool,
@@ -207,14 +208,15 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
 
   async enqueue(job: JobInput): Promise<EnqueueResult> {
     this.#assertOpen();
-    const request = this.#prepare(job);
-    await this.ready();
-    const client = await this.#connect('enqueue');
-    try {
-      return await enqueueOnClient(client, this.#settings, request, { ownTransaction: true, reconnect: this.#reconnect });
-    } finally {
-      client.release();
-    }
+    return observedEnqueue(this.#prepare(job), async (request) => {
+      await this.ready();
+      const client = await this.#connect('enqueue');
+      try {
+        return await enqueueOnClient(client, this.#settings, request, { ownTransaction: true, reconnect: this.#reconnect });
+      } finally {
+        client.release();
+      }
+    });
   }
 
   async enqueueMany(jobs: readonly JobInput[], options: Pick<EnqueueAllOptions, 'beforeCommit'> = {}): Promise<EnqueueResult[]> {

@@ -13,6 +13,7 @@ import {
 } from './graphile-worker-add-job.js';
 import { enqueueOnClient, type EnqueueSettings, type Reconnect } from './graphile-worker-enqueue.js';
 import { translatePgError } from './graphile-worker-errors.js';
+import { observedEnqueue } from './graphile-worker-telemetry.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import {
   hasUniquePolicy,
@@ -101,7 +102,9 @@ export function uniqueAddFunctions(
     // `unique: null` is no policy (a plain job), on every entry point.
     if (!hasUniquePolicy(spec)) return graphile.addJob(identifier, payload, withoutUnique(spec));
     const request = taskSpecToEnqueue(identifier, payload, spec!);
-    return onClient('addJob', (client) => enqueueOnClient(client, settings, request, { ownTransaction: true, reconnect }));
+    return observedEnqueue(request, (traced) =>
+      onClient('addJob', (client) => enqueueOnClient(client, settings, traced, { ownTransaction: true, reconnect })),
+    );
   }) as UniqueAddJob;
   const addJobs = (async (specs: readonly UniqueAddJobsSpec[], jobKeyPreserveRunAt?: boolean) => {
     if (!specs.some(hasUniquePolicy)) {

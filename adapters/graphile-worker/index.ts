@@ -10,6 +10,7 @@ export { addJobWithClient } from './graphile-worker-add-job.js';
 export type { PlainAddJobsSpec, UniqueAddJobsSpec, UniqueAddJobsSpecWithPolicy, UniqueEnqueueOptions } from './graphile-worker-add-job.js';
 export type { PlainTaskSpec, TaskIdentifier, TaskPayload, UniqueTaskSpec, UniqueTaskSpecWithPolicy } from './graphile-worker-task-spec.js';
 export { withUniqueHelpers } from './graphile-worker-task-helpers.js';
+export { runInJobTraceContext } from './graphile-worker-telemetry.js';
 export type { UniqueJobHelpers, UniqueTask, UniqueTaskList, WithUniqueHelpers } from './graphile-worker-task-helpers.js';
 export { makeUniqueJobsPreset } from './graphile-worker-preset.js';
 export type { UniqueJobsPresetOptions } from './graphile-worker-preset.js';

@@ -26,6 +26,7 @@ import { UNIQUE_EXTENSIONS, type UniquePolicy, type UpdateField } from '../../sr
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { uuidv7 } from '../../src/uuid-v7.js';
 import { KeyLock } from './key-lock.js';
+import { observeUniqueAdd } from '../../telemetry/unique-add-observation.js';
 
 export interface MemoryBackendOptions {
   /** The backend's clock, in epoch ms. Inject one to move time in tests. (Default: `Date.now`.) */
@@ -165,13 +166,28 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     if (job.id !== undefined && (this.#jobs.has(job.id) || this.#claimedIds.has(job.id))) {
       throw new InvalidJobInputError([{ path: 'id', message: 'a job with this id already exists' }]);
     }
-    if (job.id === undefined) return this.#enqueueChecked(job, prepared);
+    if (job.id === undefined) return this.#observed(job, prepared);
     this.#claimedIds.add(job.id);
     try {
-      return await this.#enqueueChecked(job, prepared);
+      return await this.#observed(job, prepared);
     } finally {
       this.#claimedIds.delete(job.id);
     }
+  }
+
+  /** A single enqueue in its producer span, counted (`ojs.unique.adds`), when it has a policy (telemetry/). */
+  async #observed(job: MemoryJobInput, prepared: ReturnType<typeof prepareUnique>): Promise<EnqueueResult> {
+    if (!prepared) return this.#enqueueChecked(job, prepared);
+    const observation = observeUniqueAdd('memory', job.queue ?? DEFAULT_QUEUE, job.type);
+    let result: EnqueueResult;
+    try {
+      result = await observation.within(() => this.#enqueueChecked(job, prepared));
+    } catch (error) {
+      observation.failed(error);
+      throw error;
+    }
+    observation.settled(result.outcome, result.job.id);
+    return result;
   }
 
   async enqueueMany(inputs: readonly MemoryJobInput[]): Promise<EnqueueResult[]> {
@@ -200,11 +216,21 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     const locked = (index: number, body: () => Promise<EnqueueResult[]>): Promise<EnqueueResult[]> =>
       index === keys.length ? body() : this.#lock.run(keys[index]!, () => locked(index + 1, body));
     const batch: Batch = { undo: [] };
+    // Each unique entry's span and count, settled once the whole batch is in. When it fails, the
+    // entry that refused it is counted (`rejected` for a duplicate); the others were undone.
+    const observed = entries.map(({ job, prepared }) =>
+      prepared ? observeUniqueAdd('memory', job.queue ?? DEFAULT_QUEUE, job.type) : null,
+    );
+    let refused: number | undefined;
     try {
-      return await locked(0, async () => {
+      const results = await locked(0, async () => {
         const results: EnqueueResult[] = [];
         try {
-          for (const { job, prepared } of entries) results.push(await this.#enqueueChecked(job, prepared, batch));
+          for (const { job, prepared } of entries) {
+            refused = results.length;
+            results.push(await this.#enqueueChecked(job, prepared, batch));
+          }
+          refused = undefined;
           return results;
         } catch (error) {
           for (const undo of batch.undo.reverse()) undo();
@@ -214,6 +240,12 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
           for (const id of ids) this.#staged.delete(id);
         }
       });
+      observed.forEach((observation, index) => observation?.settled(results[index]!.outcome, results[index]!.job.id));
+      return results;
+    } catch (error) {
+      if (refused !== undefined) observed[refused]?.failed(error);
+      for (const observation of observed) observation?.abandoned(error);
+      throw error;
     } finally {
       for (const id of ids) this.#claimedIds.delete(id);
     }
