@@ -40,6 +40,8 @@ export interface TelemetryCapture {
   withoutMeterProvider(): void;
   /** Registers a fresh meter provider (a test that had none). */
   withMeterProvider(): void;
+  /** Registers the tracer provider again (after a test's `trace.disable()`). */
+  withTracerProvider(): void;
 }
 
 export function useTelemetryCapture(): TelemetryCapture {
@@ -52,10 +54,15 @@ export function useTelemetryCapture(): TelemetryCapture {
     metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
   };
 
+  const tracerProvider = () => {
+    trace.disable();
+    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+  };
+
   before(() => {
     context.setGlobalContextManager(contextManager.enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-    trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+    tracerProvider();
   });
   after(() => {
     metrics.disable();
@@ -104,5 +111,6 @@ export function useTelemetryCapture(): TelemetryCapture {
     },
     withoutMeterProvider: () => metrics.disable(),
     withMeterProvider: freshMeterProvider,
+    withTracerProvider: tracerProvider,
   };
 }
