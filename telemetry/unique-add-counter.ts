@@ -9,8 +9,9 @@
  *
  * The instrument is the asynchronous form of a counter (an observable counter: a monotonic sum,
  * the same data to an exporter), fed from counts kept here: the SDK's synchronous `Counter.add`
- * hashes the attributes on every call, about 2 µs, a tenth of an insert's own Node CPU; counting
- * here is a few map look-ups, and the SDK reads the totals when it collects.
+ * hashes the attributes on every call, a noticeable share of an insert's own Node CPU
+ * (docs/benchmarks.md, "Telemetry"); counting here is a few map look-ups, and the SDK reads the
+ * totals when it collects.
  */
 import { UNIQUE_ADDS_METRIC, uniqueAddAttributes, type MessagingSystem, type UniqueAddOutcome } from '../src/unique-add-telemetry.js';
 import { otelApi } from './otel-api.js';

@@ -34,7 +34,11 @@ describe('scripts/check-layers.mjs', function () {
         'src/index.ts':
           "export { createMemoryBackend } from '../adapters/memory/index.js';\nimport { z } from 'zod';\nimport 'node:crypto';\n",
         'src/pg-user.ts': "import type { Pool } from 'pg';\n",
-        'adapters/memory/index.ts': "import { DEFAULT_QUEUE } from '../../src/internal.js';\nexport * from './memory-backend.js';\n",
+        'adapters/memory/index.ts':
+          "import { DEFAULT_QUEUE } from '../../src/internal.js';\nexport * from './memory-backend.js';\nimport { countUniqueAdd } from '../../telemetry/unique-add-counter.js';\n",
+        // telemetry/: src/ and the OpenTelemetry API only, never a host or an adapter.
+        'telemetry/unique-add-counter.ts':
+          "import { UNIQUE_ADDS_METRIC } from '../src/unique-add-telemetry.js';\nconst api = require('@opentelemetry/api');\nimport { Queue } from 'bullmq';\nimport { createMemoryBackend } from '../adapters/memory/index.js';\n",
         'adapters/bullmq/index.ts': "import { Queue } from 'bullmq';\nconst lazy = () => import('../graphile-worker/index.js');\n",
         'adapters/graphile-worker/index.ts': "type Backend = import('ojs-unique/memory').MemoryBackend;\nimport pg from 'pg';\n",
         'cli/main.ts':
@@ -65,7 +69,7 @@ describe('scripts/check-layers.mjs', function () {
 
     it('exits 1 and counts the imports that break a rule', function () {
       expect(status).to.equal(1);
-      expect(report).to.match(/^check-layers: 15 imports break the layering rules:/);
+      expect(report).to.match(/^check-layers: 17 imports break the layering rules:/);
     });
 
     it('src/ imports neither an adapter nor a host', function () {
@@ -81,6 +85,16 @@ describe('scripts/check-layers.mjs', function () {
       expect(report).to.contain("adapters/graphile-worker/index.ts:1: imports 'ojs-unique/memory': adapters never import each other");
       expect(report).not.to.match(/adapters\/memory\/index\.ts/);
       expect(report).not.to.match(/adapters\/bullmq\/index\.ts:1:|adapters\/graphile-worker\/index\.ts:2:/);
+    });
+
+    it('telemetry/ imports src/ and @opentelemetry/api only; adapters may import it', function () {
+      expect(report).to.contain(
+        "telemetry/unique-add-counter.ts:3: imports 'bullmq': telemetry/ imports src/, node builtins, the dependencies",
+      );
+      expect(report).to.contain(
+        "telemetry/unique-add-counter.ts:4: imports '../adapters/memory/index.js': telemetry/ imports src/ and its own folder only",
+      );
+      expect(report).not.to.match(/telemetry\/unique-add-counter\.ts:[12]:/);
     });
 
     it('cli/ imports src/ and server/ only', function () {
