@@ -3,7 +3,8 @@
  * BullMQ's own `trace` makes them: the same name, kind and queue attributes, through the public
  * `Telemetry` interface (its tracer and context manager) only. A span may stay open past the
  * code that opened it, because a node's outcome is known only once the script of the whole flow
- * or batch has answered. No attribute ever carries the uniqueness key, args or meta (spec §12).
+ * or batch has answered. And the `ojs.unique.adds` count of each decoded reply (`countAddReply`,
+ * telemetry/). No attribute ever carries the uniqueness key, args or meta (spec §12).
  */
 import { SpanKind, TelemetryAttributes, type JobsOptions, type Queue, type Span, type Telemetry } from 'bullmq';
 import { OUTCOME_ATTRIBUTE } from '../../src/unique-add-telemetry.js';
