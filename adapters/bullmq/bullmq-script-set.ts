@@ -28,7 +28,7 @@ import {
   type InstalledBullMQ,
   type IoredisTarget,
 } from './bullmq-host.js';
-import { OjsScript, OjsScriptLibrary, type EncodedArguments, type ScriptArgument } from './bullmq-script-command.js';
+import { OjsScript, OjsScriptLibrary, SCRIPT_HEAD, type EncodedArguments, type ScriptArgument } from './bullmq-script-command.js';
 import { luaScripts, type LuaScriptSource } from './generated/lua.js';
 
 export { SUPPORTED_BULLMQ_RANGE };
@@ -60,6 +60,13 @@ export const UNIQUE_ADD_QUEUE_KEYS = [
   'prioritized',
   'pc',
 ] as const;
+
+/**
+ * Where unique-add's ARGV[1] is in a command's arguments (after `SCRIPT_HEAD` and its 12 keys):
+ * ARGV[n] is at `UNIQUE_ADD_ARGV + n - 1`. Its 22 arguments are followed by the layout check.
+ */
+export const UNIQUE_ADD_ARGV = SCRIPT_HEAD + UNIQUE_ADD_QUEUE_KEYS.length + 1;
+export const UNIQUE_ADD_ARGV_COUNT = 22;
 
 /**
  * The keys a script that splices BullMQ's scripts by name hands each of them (`K`): unique-add's
@@ -230,8 +237,13 @@ export function runScript(target: object, command: string, args: readonly Script
  * `runScript` without a copy: `args` starts with `SCRIPT_HEAD` slots for the script to fill and
  * is the command's from then on (`OjsScript#send`).
  */
-export function sendScript(target: object, command: string, args: ScriptArgument[], encoded?: EncodedArguments): Promise<unknown> {
-  return scriptNamed(command).send(target as IoredisTarget, args, encoded);
+export function sendScript(
+  target: object,
+  command: string,
+  args: ScriptArgument[],
+  segments?: readonly EncodedArguments[],
+): Promise<unknown> {
+  return scriptNamed(command).send(target as IoredisTarget, args, segments);
 }
 
 function scriptNamed(command: string): ComposedScript {
