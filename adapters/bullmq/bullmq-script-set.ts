@@ -88,6 +88,21 @@ export function composedScripts(): ComposedScript[] {
   return composed;
 }
 
+/**
+ * What a spliced BullMQ script sees as `cmsgpack`: the real one, except that `unpack` hands back a
+ * table it is given. unique-add has unpacked BullMQ's args and options already (to read them and
+ * to set the timestamp): it passes the tables, and BullMQ's script takes them as they are instead
+ * of a pack and two unpacks more. A string (unique-flow's nodes) is unpacked as before. The
+ * global is read when the functions run: a function library cannot reach it while it loads.
+ */
+const BULLMQ_MSGPACK_SHIM = `local OJS_BULLMQ_MSGPACK = {
+  pack = function(...) return cmsgpack.pack(...) end,
+  unpack = function(packed, ...)
+    if type(packed) == "table" then return packed end
+    return cmsgpack.unpack(packed, ...)
+  end,
+}`;
+
 /** The start-up check and the splice, on a given BullMQ version and scripts module (exported for tests). */
 export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'scripts'>): ComposedScript[] {
   const shipped: Record<string, { content: string }> = { ...loadAddScripts(bullmq) };
@@ -100,8 +115,9 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
     else shipped[name] = bullmq.scripts[name]!;
   }
   const withHost = (lua: string) => lua.replace(/^--- @bullmq-host\s*$/m, () => BULLMQ_LUA);
-  const splice = (lua: string) =>
-    withHost(lua)
+  const splice = (lua: string) => {
+    let shimmed = false;
+    return withHost(lua)
       .replace(/^--- @bullmq "(\w+)"\s*$/gm, (_line, name: string) => {
         const queueKeys =
           name in BULLMQ_ADD_SCRIPTS
@@ -115,7 +131,9 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
         const script = shipped[name];
         if (!script) throw new Error(`--- @bullmq "${name}": ${problems[name as BullMQFlowScript] ?? 'missing'}`);
         const keys = queueKeys.map((key) => `K[${splicedKeyIndex(key)}]`).join(', ');
-        return `local function __bullmq_${name}(K, ARGV)\nlocal KEYS = { ${keys} }\n${script.content}\nend`;
+        const shim = shimmed ? '' : `${BULLMQ_MSGPACK_SHIM}\n`;
+        shimmed = true;
+        return `${shim}local function __bullmq_${name}(K, ARGV)\nlocal KEYS = { ${keys} }\nlocal cmsgpack = OJS_BULLMQ_MSGPACK\n${script.content}\nend`;
       })
       .replace(/^--- @bullmq-raw "(\w+)"\s*$/gm, (_line, name: string) => {
         if (name !== 'releaseParentIfNoPendingDependencies')
@@ -125,6 +143,7 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
         if (!script) return `local BULLMQ_CAN_RELEASE_PARENT = false\nlocal function __bullmq_${name}(KEYS, ARGV) return nil end`;
         return `local BULLMQ_CAN_RELEASE_PARENT = true\nlocal function __bullmq_${name}(KEYS, ARGV)\n${script.content}\nend`;
       });
+  };
   // Each script split where its definitions end (mainAt), then spliced: the splices are definitions.
   const script = (
     command: string,
