@@ -20,7 +20,15 @@ import { errorForReply, type ReplyProblem } from './bullmq-errors.js';
 import { encodeAdd, validateJobOptions, type EncodedAdd, type FlowParentKeyOpts } from './bullmq-host.js';
 import { queueHandle, type QueueHandle, type QueueLayout } from './bullmq-queue-handle.js';
 import { encodedArguments, SCRIPT_HEAD, type EncodedArguments, type ScriptArgument } from './bullmq-script-command.js';
-import { COMMANDS, runScript, sendScript, UNIQUE_ADD_ARGV, UNIQUE_ADD_ARGV_COUNT, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
+import {
+  COMMANDS,
+  runScript,
+  sendScript,
+  UNIQUE_ADD_ARGV,
+  UNIQUE_ADD_ARGV_COUNT,
+  UNIQUE_ADD_QUEUE_KEYS,
+  UNIQUE_PROBE_ARGV,
+} from './bullmq-script-set.js';
 import type { IndexKey } from './bullmq-sidecar-keys.js';
 
 export interface UniqueAddRequest {
@@ -202,6 +210,8 @@ interface PolicyArgs {
   /** unique-add's ARGV[7..12] (on_conflict … stored) and ARGV[19..21] (anchor … update), in RESP. */
   encodedDecision: EncodedArguments;
   encodedExtensions: EncodedArguments;
+  /** unique-probe's ARGV[7..12] (on_conflict … terminal bits), in RESP. */
+  encodedProbeDecision: EncodedArguments;
 }
 
 const perPolicy = new WeakMap<object, PolicyArgs>();
@@ -212,7 +222,7 @@ function policyArgsOf(prepared: PreparedUnique): PolicyArgs {
   if (args === undefined) {
     const policy = prepared.policy;
     const period = periodArgs(policy);
-    const decision: Omit<PolicyArgs, 'encodedDecision' | 'encodedExtensions'> = {
+    const decision: Omit<PolicyArgs, 'encodedDecision' | 'encodedExtensions' | 'encodedProbeDecision'> = {
       queueDimension: policy.keys.includes('queue'),
       onConflict: policy.on_conflict,
       states: policy.states.join(','),
@@ -237,6 +247,14 @@ function policyArgsOf(prepared: PreparedUnique): PolicyArgs {
         decision.stored,
       ]),
       encodedExtensions: encodedArguments(UNIQUE_ADD_ARGV + 18, [decision.anchor, decision.anchoredPeriod, decision.update]),
+      encodedProbeDecision: encodedArguments(UNIQUE_PROBE_ARGV + 6, [
+        decision.onConflict,
+        decision.states,
+        decision.years,
+        decision.months,
+        decision.fixedMs,
+        decision.terminalBits,
+      ]),
     };
     if (token !== undefined) perPolicy.set(token, computed);
     args = computed;
@@ -325,7 +343,8 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
   let decoded: UniqueAddReply | ReplyProblem | null = null;
   let probed = false;
   if (hints?.has(fingerprint)) {
-    const reply = await sendScript(client, COMMANDS.uniqueProbe, probeArgs(request, constants));
+    const probe = probeArgs(request, constants);
+    const reply = await sendScript(client, COMMANDS.uniqueProbe, probe.args, probe.segments);
     // A miss: the job this hint was about no longer counts. Nothing was written; the full add decides.
     if (Array.isArray(reply) && reply[0] === 'miss') hints.forget(fingerprint);
     else {
@@ -348,19 +367,25 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
   return decoded;
 }
 
-function probeArgs(request: UniqueAddRequest, constants: QueueHandle): ScriptArgument[] {
+/** unique-probe's arguments, and the runs of them in RESP already (the queue's, the policy's). */
+function probeArgs(request: UniqueAddRequest, constants: QueueHandle): { args: ScriptArgument[]; segments: EncodedArguments[] } {
   const queue = constants.internals;
   const { key } = request.prepared!;
   const p = policyArgsOf(request.prepared!);
   const index = p.queueDimension ? constants.queueIndex : constants.prefixIndex;
+  const idClaimQueues = request.idClaimQueues ?? '';
+  const layout = layoutOf(constants, index, idClaimQueues);
+  const [l1, l2, l3, l4] = layout.args;
   // prettier-ignore
   const args: ScriptArgument[] = [
     '', 0, index.key, queue.keys.events!, queue.keys.meta!,
-    constants.rootPrefix, queue.name, constants.base, request.opts.jobId ?? '', request.idClaimQueues ?? '',
+    constants.rootPrefix, queue.name, constants.base, request.opts.jobId ?? '', idClaimQueues,
     key, p.onConflict, p.states, p.years, p.months, p.fixedMs, p.terminalBits, index.home, p.anchor,
+    l1!, l2!, l3!,
   ];
-  for (const arg of layoutOf(constants, index, request.idClaimQueues ?? '').args) args.push(arg);
-  return args;
+  if (l4 !== undefined) args.push(l4);
+  const head = p.queueDimension ? constants.encodedProbeHead.queue : constants.encodedProbeHead.prefix;
+  return { args, segments: [head, p.encodedProbeDecision, layout.encodedForProbe] };
 }
 
 /** What both scripts decide on, in their argument order: key, on_conflict, states, period (years, months, fixed ms). */
