@@ -59,7 +59,7 @@ export interface PreparedGraphileEnqueue {
   meta: Record<string, JsonValue>;
   placement: GraphilePlacement;
   /**
-   * A client-made request token, stored on the ledger row the enqueue writes (migration 0005):
+   * A client-made request token, stored on the ledger row the enqueue writes (jobs.request_token):
    * after a reply lost with the connection, looking it up tells whether the write committed.
    */
   token: string;
