@@ -40,11 +40,9 @@ begin
       created_at, expires_at, scheduled_at, max_attempts, priority, request_token, head)
     values (p_job_id, coalesce(p_ojs_id, p_job_id::text), p_fingerprint, p_identifier, p_queue, p_meta, p_policy,
       v_now,
-      -- On the UTC calendar, as the core's addPeriod: timestamptz + interval would follow the
-      -- session's time zone and make P1D 23 or 25 hours across a DST change. Measured from the
-      -- policy's anchor (x_period_anchor): the due time, or creation (also for last_duplicate,
-      -- which touch_jobs moves on).
-      ((v_anchor at time zone 'UTC') + p_period) at time zone 'UTC',
+      -- Measured from the policy's anchor (x_period_anchor): the due time, or creation (also for
+      -- last_duplicate, which touch_jobs moves on).
+      :OJS_UNIQUE_SCHEMA.period_end(v_anchor, p_period),
       p_scheduled_at, p_max_attempts, p_ojs_priority, p_request_token, p_head)
     on conflict (fingerprint) where head do nothing
     returning json_build_object('job_id', l.job_id::text, 'id', l.ojs_id, 'created_at', l.created_at,
@@ -63,7 +61,7 @@ begin
     insert into :OJS_UNIQUE_SCHEMA.jobs as l (job_id, ojs_id, fingerprint, type, queue, meta, policy,
       created_at, expires_at, scheduled_at, max_attempts, priority, request_token)
     values (p_job_id, coalesce(p_ojs_id, p_job_id::text), p_fingerprint, p_identifier, p_queue, p_meta, p_policy,
-      v_now, ((v_anchor at time zone 'UTC') + p_period) at time zone 'UTC',
+      v_now, :OJS_UNIQUE_SCHEMA.period_end(v_anchor, p_period),
       p_scheduled_at, p_max_attempts, p_ojs_priority, p_request_token)
     returning json_build_object('job_id', l.job_id::text, 'id', l.ojs_id, 'created_at', l.created_at,
       'scheduled_at', l.scheduled_at, 'max_attempts', l.max_attempts) into v_row;

@@ -21,13 +21,13 @@ create or replace function :OJS_UNIQUE_SCHEMA.retained_at(
   select coalesce((
     select bool_or(case
       when e.entry = 'forever' then true
-      else ((case split_part(e.entry, ' ', 1)
+      else :OJS_UNIQUE_SCHEMA.period_end(
+             case split_part(e.entry, ' ', 1)
                when 'scheduled_at' then scheduled_at
                when 'last_duplicate' then greatest(created_at, last_duplicate_at)
                else created_at
-             end at time zone 'UTC')
-            + (case when position(' ' in e.entry) > 0 then split_part(e.entry, ' ', 2) else e.entry end)::interval)
-           at time zone 'UTC' > at
+             end,
+             (case when position(' ' in e.entry) > 0 then split_part(e.entry, ' ', 2) else e.entry end)::interval) > at
     end)
     from jsonb_array_elements_text(entries) e(entry)), false)
 $$;

@@ -16,7 +16,7 @@ begin
   -- the lock order holds, and no completion trigger writes these records meanwhile.
   update :OJS_UNIQUE_SCHEMA.jobs l
   set last_duplicate_at = v_now,
-      expires_at = greatest(l.expires_at, ((v_now at time zone 'UTC') + p_period) at time zone 'UTC')
+      expires_at = greatest(l.expires_at, :OJS_UNIQUE_SCHEMA.period_end(v_now, p_period))
   where l.job_id = any(p_job_ids);
 end
 $$;

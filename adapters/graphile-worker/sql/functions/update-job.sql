@@ -64,7 +64,7 @@ begin
     scheduled_at = case when 'scheduled_at' = any(v_changed) then v_run_at else l.scheduled_at end,
     expires_at = case
       when 'scheduled_at' = any(v_changed) and l.policy ->> 'x_period_anchor' = 'scheduled_at'
-        then ((v_run_at at time zone 'UTC') + (l.policy ->> 'period')::interval) at time zone 'UTC'
+        then :OJS_UNIQUE_SCHEMA.period_end(v_run_at, (l.policy ->> 'period')::interval)
       else l.expires_at end
   where l.job_id = p_job_id;
   return json_build_object('changed', to_json(v_changed));
