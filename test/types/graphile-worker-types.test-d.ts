@@ -324,6 +324,7 @@ export async function installStep(pgPool: PgPoolLike): Promise<void> {
   if (error instanceof UniqueSchemaVersionError) {
     exactly<number | null>()(error.found);
     exactly<number>()(error.required);
+    exactly<boolean>()(error.preRelease);
     exactly<boolean | 'unknown'>()(error.written);
   }
 }
