@@ -18,13 +18,7 @@ import {
 } from './graphile-worker-enqueue.js';
 import { isConnectionLoss, isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
-import {
-  DEFAULT_GRAPHILE_SCHEMA,
-  DEFAULT_UNIQUE_SCHEMA,
-  GraphileWorkerSql,
-  refuseRenamedSchemaOptions,
-  type SchemaOptionNames,
-} from './graphile-worker-sql.js';
+import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, type SchemaOptionNames } from './graphile-worker-sql.js';
 import {
   hasUniquePolicy,
   taskSpecToEnqueue,
@@ -104,7 +98,6 @@ export async function addJobWithClient(
   spec: UniqueTaskSpec = {},
   options: UniqueEnqueueOptions = {},
 ): Promise<EnqueueResult | Job> {
-  refuseRenamedSchemaOptions(options);
   const settings = enqueueSettings(options);
   if (!hasUniquePolicy(spec)) return addPlainJob(client, settings, identifier, payload, spec);
   if (isPool(client)) {
