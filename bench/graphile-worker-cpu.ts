@@ -55,10 +55,9 @@ async function side(name: string, make: MakeUtils, graphileSchema: string, uniqu
     [BASELINE],
   );
   await admin.query(
-    `insert into ${u}.jobs (job_id, ojs_id, fingerprint, type, queue, created_at, scheduled_at, max_attempts, priority, policy)
-     select id, id::text, md5(id::text), 'bench_depth', 'default', now(), run_at, 25, 0, '{"states":["available"]}'::jsonb from ${g}._private_jobs`,
+    `insert into ${u}.jobs (job_id, ojs_id, fingerprint, type, queue, created_at, scheduled_at, max_attempts, priority, policy, head)
+     select id, id::text, md5(id::text), 'bench_depth', 'default', now(), run_at, 25, 0, '{"states":["available"]}'::jsonb, true from ${g}._private_jobs`,
   );
-  await admin.query(`insert into ${u}.heads (fingerprint) select fingerprint from ${u}.jobs`);
   await admin.query(`vacuum analyze ${g}._private_jobs, ${u}.jobs, ${u}.heads`);
   await admin.end();
   const pid = await utils.withPgClient(

@@ -75,23 +75,12 @@ async function fill(depth: number): Promise<void> {
      from generate_series(1, $1::int) n`,
     [depth],
   );
-  // Each key's one record is its head (migration 0007); a checkout from before it (run with this
-  // file to compare) locks keys by their `heads` row instead.
-  const { rows } = await pool.query(
-    `select 1 from information_schema.columns where table_schema = $1 and table_name = 'jobs' and column_name = 'head'`,
-    [UNIQUE_SCHEMA],
-  );
-  const headRecords = rows.length > 0;
+  // Each key's one record is its head.
   await pool.query(
-    `insert into ${u}.jobs (job_id, ojs_id, fingerprint, type, queue, created_at, scheduled_at, max_attempts, priority, policy${headRecords ? ', head' : ''})
-     select id, id::text, md5(id::text), 'bench_depth', 'default', now(), run_at, 25, 0, '{"states":["available"]}'::jsonb${headRecords ? ', true' : ''}
+    `insert into ${u}.jobs (job_id, ojs_id, fingerprint, type, queue, created_at, scheduled_at, max_attempts, priority, policy, head)
+     select id, id::text, md5(id::text), 'bench_depth', 'default', now(), run_at, 25, 0, '{"states":["available"]}'::jsonb, true
      from ${g}._private_jobs j where not exists (select 1 from ${u}.jobs l where l.job_id = j.id)`,
   );
-  if (!headRecords) {
-    await pool.query(
-      `insert into ${u}.heads (fingerprint) select fingerprint from ${u}.jobs where type = 'bench_depth' on conflict do nothing`,
-    );
-  }
   await analyze(GRAPHILE_SCHEMA, UNIQUE_SCHEMA);
   // Write the bulk load out now, so its flush does not land on whichever path runs next.
   // CHECKPOINT needs superuser (or pg_checkpoint); without it the figures are only noisier.

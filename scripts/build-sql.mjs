@@ -1,6 +1,10 @@
 #!/usr/bin/env node
 // Compiles adapters/graphile-worker/sql/*.sql into adapters/graphile-worker/generated/sql.ts, so
 // the adapter never reads files at run time (no dirname tricks between ESM, CJS and dist/).
+// The adapter's functions, one per file in sql/functions/, become one text, `install-functions`,
+// which the installer runs in one transaction: the files in name order. A `language sql`
+// function is checked when it is created, so one that calls another must sort after it (the
+// install fails otherwise); plpgsql bodies resolve what they call when they run.
 //
 //   node scripts/build-sql.mjs          write the module
 //   node scripts/build-sql.mjs --check  exit 1 if the module is missing or out of date
@@ -15,16 +19,27 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const sqlDir = join(root, 'adapters/graphile-worker/sql');
 const outFile = join(root, 'adapters/graphile-worker/generated/sql.ts');
 
-const files = readdirSync(sqlDir)
-  .filter((name) => name.endsWith('.sql'))
-  .sort();
-const entries = files.map((name) => {
-  const text = readFileSync(join(sqlDir, name), 'utf8');
-  if (!text.startsWith('-- ')) throw new Error(`${name}: every SQL file opens with its contract comment`);
-  return `  ${JSON.stringify(name.replace(/\.sql$/, ''))}: ${JSON.stringify(text)},`;
-});
+const sqlIn = (dir) =>
+  readdirSync(dir)
+    .filter((name) => name.endsWith('.sql'))
+    .sort()
+    .map((name) => {
+      const text = readFileSync(join(dir, name), 'utf8');
+      if (!text.startsWith('-- ')) throw new Error(`${name}: every SQL file opens with its contract comment`);
+      return { name: name.replace(/\.sql$/, ''), text };
+    });
 
-const output = `// generated, do not edit: run \`node scripts/build-sql.mjs\` after changing adapters/graphile-worker/sql/*.sql
+const files = sqlIn(sqlDir);
+const functions = sqlIn(join(sqlDir, 'functions'));
+const installFunctions =
+  '-- install-functions: every function of the adapter, built by scripts/build-sql.mjs from sql/functions/*.sql\n' +
+  '-- (one function per file, each opening with its contract), in file name order.\n' +
+  functions.map(({ name, text }) => `\n-- functions/${name}.sql\n${text}`).join('');
+const entries = [...files, { name: 'install-functions', text: installFunctions }]
+  .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  .map(({ name, text }) => `  ${JSON.stringify(name)}: ${JSON.stringify(text)},`);
+
+const output = `// generated, do not edit: run \`node scripts/build-sql.mjs\` after changing adapters/graphile-worker/sql/**/*.sql
 /* eslint-disable */
 export const sqlFiles = {
 ${entries.join('\n')}
@@ -39,8 +54,8 @@ if (process.argv.includes('--check')) {
     console.error('adapters/graphile-worker/generated/sql.ts is out of date: run `node scripts/build-sql.mjs`');
     process.exit(1);
   }
-  console.log(`generated/sql.ts is up to date (${files.length} files)`);
+  console.log(`generated/sql.ts is up to date (${files.length} statement files, ${functions.length} function files)`);
 } else {
   writeFileSync(outFile, output);
-  console.log(`wrote ${outFile} (${files.length} files)`);
+  console.log(`wrote ${outFile} (${files.length} statement files, ${functions.length} function files)`);
 }

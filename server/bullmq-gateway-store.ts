@@ -46,8 +46,6 @@ interface SideRecord {
   envelope?: Record<string, JsonValue>;
   /** OJS meta of a job without a policy (the adapter stores meta with the policy only). */
   meta?: Record<string, JsonValue>;
-  /** The OJS priority asked for, as older versions recorded a negative one (BullMQ now holds it). */
-  priority?: number;
   token?: string;
   /** When this gateway's fetch started the job (a cancelled job's BullMQ hash is archived without it). */
   startedAt?: string;
@@ -369,7 +367,7 @@ class BullmqGatewayStore implements GatewayStore {
     const raw = await this.#redis.hgetall(this.#sideKey(id));
     const side: Record<string, unknown> = {};
     for (const [field, value] of Object.entries(raw)) {
-      side[field] = JSON_FIELDS.has(field as keyof SideRecord) ? JSON.parse(value) : field === 'priority' ? Number(value) : value;
+      side[field] = JSON_FIELDS.has(field as keyof SideRecord) ? JSON.parse(value) : value;
     }
     return side as SideRecord;
   }
@@ -412,7 +410,6 @@ class BullmqGatewayStore implements GatewayStore {
     const side = known ?? (await this.#readSide(job.id));
     const view: GatewayJob = { ...job, enqueued_at: job.created_at, envelope: side.envelope ?? {} };
     if (side.meta && Object.keys(job.meta).length === 0) view.meta = side.meta;
-    if (side.priority !== undefined && job.priority === 0) view.priority = side.priority;
     // The schedule asked for, to the millisecond, while it is the job's schedule: its first run, not
     // moved by a retry's backoff, and BullMQ's due time within the drift of it.
     if (

@@ -109,7 +109,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     return this.#backend.capabilities;
   }
 
-  /** Both schemas migrated (the backend's start-up; the gateway's table is the adapter's migration 0009). */
+  /** Both schemas migrated (the backend's start-up; the gateway's table, gateway_jobs, is in the adapter's schema). */
   #start(): Promise<void> {
     this.#ready ??= this.#backend.ready().catch((error: unknown) => {
       this.#ready = null;

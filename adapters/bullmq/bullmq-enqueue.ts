@@ -17,11 +17,19 @@ import { compactUniquePolicy, UPDATE_FIELDS, type UniquePolicy, type UpdateField
 import { nativePathServes } from './bullmq-native-path.js';
 import { periodArgs } from './bullmq-period-args.js';
 import { errorForReply, type ReplyProblem } from './bullmq-errors.js';
-import { encodeAdd, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
+import { encodeAdd, validateJobOptions, type EncodedAdd, type FlowParentKeyOpts } from './bullmq-host.js';
 import { queueHandle, type QueueHandle, type QueueLayout } from './bullmq-queue-handle.js';
-import { SCRIPT_HEAD, type EncodedArguments, type ScriptArgument } from './bullmq-script-command.js';
+import { encodedArguments, SCRIPT_HEAD, type EncodedArguments, type ScriptArgument } from './bullmq-script-command.js';
+import {
+  COMMANDS,
+  runScript,
+  sendScript,
+  UNIQUE_ADD_ARGV,
+  UNIQUE_ADD_ARGV_COUNT,
+  UNIQUE_ADD_QUEUE_KEYS,
+  UNIQUE_PROBE_ARGV,
+} from './bullmq-script-set.js';
 import { countAddReply } from './bullmq-telemetry.js';
-import { COMMANDS, runScript, sendScript, UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
 import type { IndexKey } from './bullmq-sidecar-keys.js';
 
 export interface UniqueAddRequest {
@@ -87,8 +95,8 @@ export interface PreparedUniqueAdd {
   args: ScriptArgument[];
   /** Where the layout check starts in `args`. */
   argvEnd: number;
-  /** `args`' KEYS, in RESP, encoded once per queue. */
-  encodedKeys: EncodedArguments;
+  /** Runs of `args` already in RESP, in order: the queue's (its keys, names, layout check) and the policy's. */
+  segments: readonly EncodedArguments[];
   /** The layout keys of the sidecar namespaces the add touches (`layoutArgs`, sent after ARGV). */
   layout: readonly string[];
 }
@@ -109,50 +117,71 @@ function validatedJob(request: UniqueAddRequest): { job: Job; jobData: ReturnTyp
   return { job, jobData };
 }
 
-export async function prepareUniqueAdd(request: UniqueAddRequest, validated = validatedJob(request)): Promise<PreparedUniqueAdd> {
+/** An add ready to send; synchronous when BullMQ's encoding is (`encodeAdd`), so the hot path awaits nothing here. */
+export function prepareUniqueAdd(
+  request: UniqueAddRequest,
+  validated = validatedJob(request),
+): PreparedUniqueAdd | Promise<PreparedUniqueAdd> {
   const constants = queueHandle(request.queue);
-  const queue = constants.internals;
-  const { job, jobData } = validated;
-  const [packedArgs, data, packedOpts] = await encodeAdd(queue, jobData, job.id, request.parentKeyOpts);
+  const encoded = encodeAdd(constants.internals, validated.jobData, validated.job.id, request.parentKeyOpts);
+  return encoded instanceof Promise
+    ? encoded.then((add) => preparedAdd(request, constants, validated.job, add))
+    : preparedAdd(request, constants, validated.job, encoded);
+}
 
+function preparedAdd(
+  request: UniqueAddRequest,
+  constants: QueueHandle,
+  job: Job,
+  [packedArgs, data, packedOpts]: EncodedAdd,
+): PreparedUniqueAdd {
+  const queue = constants.internals;
   const { rootPrefix, queueKeys, queueIndex, prefixIndex } = constants;
   const idClaimQueues = request.idClaimQueues ?? '';
   const [k1, k2, k3, k4, k5, k6, k7, k8, k9, k10, k11] = queueKeys;
+  const unique = request.prepared;
+  const p = unique === null ? undefined : policyArgsOf(unique);
+  // No policy: the script only claims the id and runs BullMQ's add. It never touches the index;
+  // the queue's meta key stands in for it (same hash slot).
+  const index = p === undefined || p.queueDimension ? queueIndex : prefixIndex;
+  const layout = layoutOf(constants, index, idClaimQueues);
+  // The layout check's arguments (`layoutArgs`: version, one or two keys, count) in the array
+  // literals below, so that each is allocated at its final length.
+  const [l1, l2, l3, l4] = layout.args;
   let args: ScriptArgument[];
-  let index: IndexKey;
-  let encodedKeys: EncodedArguments;
-  if (request.prepared === null) {
-    // No policy: the script only claims the id and runs BullMQ's add. It never touches the
-    // index; the queue's meta key stands in for it (same hash slot).
-    index = queueIndex;
-    encodedKeys = constants.encodedKeys.meta;
+  let segments: EncodedArguments[];
+  if (p === undefined) {
+    segments = [constants.encodedKeys.meta, constants.encodedNames, layout.encoded];
     // prettier-ignore
     args = [
       '', 0, k1!, k2!, k3!, k4!, k5!, k6!, k7!, k8!, k9!, k10!, k11!, queue.keys.meta!,
       packedArgs, data, packedOpts, rootPrefix, queue.name, '', 'reject', '', '', '', '', 'null', '{}',
       request.cancelledRetentionMs, idClaimQueues, requestToken(), 0, '', '', '', '', '',
+      l1!, l2!, l3!,
     ];
   } else {
-    const { key } = request.prepared;
-    const p = policyArgsOf(request.prepared);
-    index = p.queueDimension ? queueIndex : prefixIndex;
-    encodedKeys = p.queueDimension ? constants.encodedKeys.queue : constants.encodedKeys.prefix;
+    segments = [
+      p.queueDimension ? constants.encodedKeys.queue : constants.encodedKeys.prefix,
+      constants.encodedNames,
+      p.encodedDecision,
+      p.encodedExtensions,
+      layout.encoded,
+    ];
     // prettier-ignore
     args = [
       '', 0, k1!, k2!, k3!, k4!, k5!, k6!, k7!, k8!, k9!, k10!, k11!, index.key,
       packedArgs, data, packedOpts, rootPrefix, queue.name,
-      key, p.onConflict, p.states, p.years, p.months, p.fixedMs,
+      unique!.key, p.onConflict, p.states, p.years, p.months, p.fixedMs,
       p.stored, metaArg(request.meta), request.cancelledRetentionMs, idClaimQueues, requestToken(),
       p.terminalBits, index.home, p.anchor, p.anchoredPeriod, p.update,
       // The native path (ARGV[22]) for a lone add; not to a queue whose name is not in NFC: it
       // shares its index with its NFC twin, under whose base BullMQ's deduplication keys are not.
       p.native && request.parentKeyOpts === undefined && idClaimQueues === '' && index.home === queue.name ? 'n' : '',
+      l1!, l2!, l3!,
     ];
   }
-  const argvEnd = args.length;
-  const layout = layoutOf(constants, index, idClaimQueues);
-  for (const arg of layout.args) args.push(arg);
-  return { request, job, args, argvEnd, encodedKeys, layout: layout.keys };
+  if (l4 !== undefined) args.push(l4);
+  return { request, job, args, argvEnd: UNIQUE_ADD_ARGV + UNIQUE_ADD_ARGV_COUNT, segments, layout: layout.keys };
 }
 
 /**
@@ -179,6 +208,11 @@ interface PolicyArgs {
   update: string;
   /** Whether BullMQ's own deduplication key answers the policy (bullmq-native-path.ts). */
   native: boolean;
+  /** unique-add's ARGV[7..12] (on_conflict … stored) and ARGV[19..21] (anchor … update), in RESP. */
+  encodedDecision: EncodedArguments;
+  encodedExtensions: EncodedArguments;
+  /** unique-probe's ARGV[7..12] (on_conflict … terminal bits), in RESP. */
+  encodedProbeDecision: EncodedArguments;
 }
 
 const perPolicy = new WeakMap<object, PolicyArgs>();
@@ -189,7 +223,7 @@ function policyArgsOf(prepared: PreparedUnique): PolicyArgs {
   if (args === undefined) {
     const policy = prepared.policy;
     const period = periodArgs(policy);
-    args = {
+    const decision: Omit<PolicyArgs, 'encodedDecision' | 'encodedExtensions' | 'encodedProbeDecision'> = {
       queueDimension: policy.keys.includes('queue'),
       onConflict: policy.on_conflict,
       states: policy.states.join(','),
@@ -203,7 +237,28 @@ function policyArgsOf(prepared: PreparedUnique): PolicyArgs {
       update: updateArg(policy),
       native: nativePathServes(policy, true),
     };
-    if (token !== undefined) perPolicy.set(token, args);
+    const computed: PolicyArgs = {
+      ...decision,
+      encodedDecision: encodedArguments(UNIQUE_ADD_ARGV + 6, [
+        decision.onConflict,
+        decision.states,
+        decision.years,
+        decision.months,
+        decision.fixedMs,
+        decision.stored,
+      ]),
+      encodedExtensions: encodedArguments(UNIQUE_ADD_ARGV + 18, [decision.anchor, decision.anchoredPeriod, decision.update]),
+      encodedProbeDecision: encodedArguments(UNIQUE_PROBE_ARGV + 6, [
+        decision.onConflict,
+        decision.states,
+        decision.years,
+        decision.months,
+        decision.fixedMs,
+        decision.terminalBits,
+      ]),
+    };
+    if (token !== undefined) perPolicy.set(token, computed);
+    args = computed;
   }
   return args;
 }
@@ -264,12 +319,12 @@ function updateArg(policy: UniquePolicy): string {
 
 /** Sends a prepared add on `target` (the queue's client, or a pipeline of it). */
 export function sendUniqueAdd(target: object, prepared: PreparedUniqueAdd): Promise<unknown> {
-  return sendScript(target, COMMANDS.uniqueAdd, prepared.args, prepared.encodedKeys);
+  return sendScript(target, COMMANDS.uniqueAdd, prepared.args, prepared.segments);
 }
 
 export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddReply> {
   const constants = queueHandle(request.queue);
-  const client = await constants.client();
+  const client = constants.readyClient ?? (await constants.client());
   // BullMQ's Job (its option check and encoding) is built only for an add that may insert: a
   // probe needs none of it, once the caller's checks have refused what BullMQ's check would.
   const validated = request.bullmqOptionsChecked === true ? undefined : validatedJob(request);
@@ -289,7 +344,8 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
   let decoded: UniqueAddReply | ReplyProblem | null = null;
   let probed = false;
   if (hints?.has(fingerprint)) {
-    const reply = await sendScript(client, COMMANDS.uniqueProbe, probeArgs(request, constants));
+    const probe = probeArgs(request, constants);
+    const reply = await sendScript(client, COMMANDS.uniqueProbe, probe.args, probe.segments);
     // A miss: the job this hint was about no longer counts. Nothing was written; the full add decides.
     if (Array.isArray(reply) && reply[0] === 'miss') hints.forget(fingerprint);
     else {
@@ -298,7 +354,8 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
     }
   }
   if (decoded === null) {
-    const prepared = await prepareUniqueAdd(request, validated);
+    const pending = prepareUniqueAdd(request, validated);
+    const prepared = pending instanceof Promise ? await pending : pending;
     decoded = uniqueAddOutcome(prepared, await sendUniqueAdd(client, prepared));
   }
   countAddReply(request, decoded);
@@ -312,19 +369,25 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
   return decoded;
 }
 
-function probeArgs(request: UniqueAddRequest, constants: QueueHandle): ScriptArgument[] {
+/** unique-probe's arguments, and the runs of them in RESP already (the queue's, the policy's). */
+function probeArgs(request: UniqueAddRequest, constants: QueueHandle): { args: ScriptArgument[]; segments: EncodedArguments[] } {
   const queue = constants.internals;
   const { key } = request.prepared!;
   const p = policyArgsOf(request.prepared!);
   const index = p.queueDimension ? constants.queueIndex : constants.prefixIndex;
+  const idClaimQueues = request.idClaimQueues ?? '';
+  const layout = layoutOf(constants, index, idClaimQueues);
+  const [l1, l2, l3, l4] = layout.args;
   // prettier-ignore
   const args: ScriptArgument[] = [
     '', 0, index.key, queue.keys.events!, queue.keys.meta!,
-    constants.rootPrefix, queue.name, constants.base, request.opts.jobId ?? '', request.idClaimQueues ?? '',
+    constants.rootPrefix, queue.name, constants.base, request.opts.jobId ?? '', idClaimQueues,
     key, p.onConflict, p.states, p.years, p.months, p.fixedMs, p.terminalBits, index.home, p.anchor,
+    l1!, l2!, l3!,
   ];
-  for (const arg of layoutOf(constants, index, request.idClaimQueues ?? '').args) args.push(arg);
-  return args;
+  if (l4 !== undefined) args.push(l4);
+  const head = p.queueDimension ? constants.encodedProbeHead.queue : constants.encodedProbeHead.prefix;
+  return { args, segments: [head, p.encodedProbeDecision, layout.encodedForProbe] };
 }
 
 /** What both scripts decide on, in their argument order: key, on_conflict, states, period (years, months, fixed ms). */

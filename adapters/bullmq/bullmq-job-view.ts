@@ -42,7 +42,7 @@ export function ojsJobView(queue: string, id: string, state: OjsJobState, hash: 
     priority: bullPriority > 0 ? PRIORITY_BASE - bullPriority : 0,
     created_at: new Date(timestamp).toISOString(),
     scheduled_at: new Date(dueMs ?? timestamp + Number(hash.delay ?? 0)).toISOString(),
-    // Stored compact (compactUniquePolicy); a full policy, as older versions stored it, parses to itself.
+    // Stored compact (compactUniquePolicy).
     unique: hash.ojsPolicy ? parseUniquePolicy(JSON.parse(hash.ojsPolicy)) : null,
     uniqueness_key: hash.ojsKey ?? null,
   };

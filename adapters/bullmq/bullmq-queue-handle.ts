@@ -11,7 +11,13 @@ import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { internalsOf, queueClient, writeQueueMeta, type QueueInternals } from './bullmq-host.js';
 import { ProbeHints } from './bullmq-probe-hints.js';
 import { encodedArguments, SCRIPT_HEAD, type EncodedArguments } from './bullmq-script-command.js';
-import { UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
+import {
+  UNIQUE_ADD_ARGV,
+  UNIQUE_ADD_ARGV_COUNT,
+  UNIQUE_ADD_QUEUE_KEYS,
+  UNIQUE_PROBE_ARGV,
+  UNIQUE_PROBE_ARGV_COUNT,
+} from './bullmq-script-set.js';
 import {
   globalLayoutKey,
   indexKey,
@@ -27,6 +33,9 @@ import {
 export interface QueueLayout {
   keys: readonly string[];
   args: readonly (string | number)[];
+  /** `args` in RESP where unique-add and unique-probe have them, after their ARGV. */
+  encoded: EncodedArguments;
+  encodedForProbe: EncodedArguments;
 }
 
 export interface QueueHandle {
@@ -45,6 +54,10 @@ export interface QueueHandle {
   readonly prefixIndex: IndexKey;
   /** unique-add's KEYS in RESP, with the queue's index as KEYS[12], the prefix's, or the meta key (no policy). */
   readonly encodedKeys: { queue: EncodedArguments; prefix: EncodedArguments; meta: EncodedArguments };
+  /** unique-add's ARGV[4..5] (root prefix, queue name) in RESP. */
+  readonly encodedNames: EncodedArguments;
+  /** unique-probe's KEYS and ARGV[1..3] (root prefix, queue name, base) in RESP, with the queue's index or the prefix's. */
+  readonly encodedProbeHead: { queue: EncodedArguments; prefix: EncodedArguments };
   /** The layout check of the queue index's namespace, the prefix's, and both. */
   readonly queueLayout: QueueLayout;
   readonly prefixLayout: QueueLayout;
@@ -55,6 +68,8 @@ export interface QueueHandle {
   defaultPolicy(): UniquePolicyInput | null | undefined;
   /** The queue's ioredis client, once connected. */
   client(): ReturnType<typeof queueClient>;
+  /** The client `client()` resolved to, once it has: the hot path then skips an await. */
+  readonly readyClient: Awaited<ReturnType<typeof queueClient>> | undefined;
   /** Whether the queue is in the prefix's queue set (`register` succeeded): the hot path then skips an await (a microtask per add). */
   readonly registered: boolean;
   /**
@@ -96,12 +111,20 @@ export function queueHandle(queue: Queue): QueueHandle {
         prefix: encodedArguments(SCRIPT_HEAD, [...queueKeys, prefixIndex.key]),
         meta: encodedArguments(SCRIPT_HEAD, [...queueKeys, internals.keys.meta!]),
       },
+      encodedNames: encodedArguments(UNIQUE_ADD_ARGV + 3, [rootPrefix, internals.name]),
+      encodedProbeHead: {
+        queue: probeHead(SCRIPT_HEAD, queueIndex.key, internals, rootPrefix),
+        prefix: probeHead(SCRIPT_HEAD, prefixIndex.key, internals, rootPrefix),
+      },
       queueLayout: layout([queueLayoutKey]),
       prefixLayout: layout([globalLayoutKey(rootPrefix)]),
       bothLayouts: layout([queueLayoutKey, globalLayoutKey(rootPrefix)]),
       hints: new ProbeHints(),
       defaultPolicy: () => (internals.jobsOpts as { unique?: UniquePolicyInput | null }).unique,
-      client: () => queueClient(queue),
+      client() {
+        return queueClient(queue).then((client) => ((this as { readyClient: unknown }).readyClient = client));
+      },
+      readyClient: undefined,
       registered: false,
       async register(options) {
         const writeMeta = options?.writeMeta === true && !metaWritten;
@@ -123,5 +146,23 @@ export function queueHandle(queue: Queue): QueueHandle {
 }
 
 function layout(keys: string[]): QueueLayout {
-  return { keys, args: layoutArgs(keys) };
+  const args = layoutArgs(keys);
+  return {
+    keys,
+    args,
+    encoded: encodedArguments(UNIQUE_ADD_ARGV + UNIQUE_ADD_ARGV_COUNT, args),
+    encodedForProbe: encodedArguments(UNIQUE_PROBE_ARGV + UNIQUE_PROBE_ARGV_COUNT, args),
+  };
+}
+
+/** unique-probe's KEYS (index, events, meta) and ARGV[1..3], in RESP. */
+function probeHead(at: number, index: string, internals: QueueInternals, rootPrefix: string): EncodedArguments {
+  return encodedArguments(at, [
+    index,
+    internals.keys.events!,
+    internals.keys.meta!,
+    rootPrefix,
+    internals.name,
+    queueBase(rootPrefix, internals.name),
+  ]);
 }

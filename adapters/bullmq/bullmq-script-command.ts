@@ -80,7 +80,7 @@ export class OjsScript {
    * Runs the script with `args`: `SCRIPT_HEAD` slots this fills, then its keys, then its
    * arguments. The array is the command's from then on: the caller builds a fresh one per call.
    */
-  send(target: IoredisTarget, args: ScriptArgument[], encoded?: EncodedArguments): Promise<unknown> {
+  send(target: IoredisTarget, args: ScriptArgument[], segments: readonly EncodedArguments[] = NO_SEGMENTS): Promise<unknown> {
     if (typeof target?.sendCommand !== 'function') throw notIoredis('the script target', target);
     const client = clientOf(target);
     let functions = false;
@@ -90,7 +90,7 @@ export class OjsScript {
       else if (mode === undefined) detectMode(client);
     }
     args[1] = this.numberOfKeys;
-    const command = new ScriptCommand(this, this.#loaded, args, functions, target, encoded);
+    const command = new ScriptCommand(this, this.#loaded, args, functions, target, segments);
     target.sendCommand(command);
     return command.promise;
   }
@@ -242,22 +242,27 @@ export function setScriptMode(client: object, mode: 'functions' | 'scripts'): vo
 const NO_ARGS: ScriptArgument[] = [];
 
 /**
- * Arguments `from` … `to - 1` of a command, already in RESP: constants a caller sends on every
- * call (a queue's keys), encoded once (`encodedArguments`) instead of on every command. The
- * command's `args` still hold them (a Cluster routes by them).
+ * Arguments `from` … `to - 1` of a command, already in RESP: values a caller sends on many calls
+ * (a queue's keys, a policy's arguments), encoded once (`encodedArguments`) and copied into each
+ * command's bytes. The command's `args` still hold them (a Cluster routes by them).
  */
 export interface EncodedArguments {
   readonly from: number;
   readonly to: number;
-  readonly text: string;
+  readonly bytes: Buffer;
 }
 
 /** `values`, which a command will hold at `from` onwards, in RESP (lengths in bytes). */
-export function encodedArguments(from: number, values: readonly string[]): EncodedArguments {
+export function encodedArguments(from: number, values: readonly (string | number)[]): EncodedArguments {
   let text = '';
-  for (const value of values) text += `$${Buffer.byteLength(value)}\r\n${value}\r\n`;
-  return { from, to: from + values.length, text };
+  for (const value of values) {
+    const string = String(value);
+    text += `$${Buffer.byteLength(string)}\r\n${string}\r\n`;
+  }
+  return { from, to: from + values.length, bytes: Buffer.from(text) };
 }
+
+const NO_SEGMENTS: readonly EncodedArguments[] = [];
 
 /**
  * One run of an `OjsScript`: FCALL, or EVALSHA or EVAL depending on the connection it is written
@@ -274,7 +279,7 @@ class ScriptCommand extends Command {
   readonly #target: IoredisTarget | undefined;
   /** The socket it was last written to. */
   #socket: object | undefined;
-  readonly #encoded: EncodedArguments | undefined;
+  readonly #segments: readonly EncodedArguments[];
 
   constructor(
     script: OjsScript,
@@ -282,7 +287,7 @@ class ScriptCommand extends Command {
     args: ScriptArgument[],
     functions: boolean,
     target: IoredisTarget | undefined,
-    encoded: EncodedArguments | undefined,
+    segments: readonly EncodedArguments[],
   ) {
     // No arguments to the constructor, which would copy them (Array#flat); the encoding below
     // stringifies numbers, which is all ioredis' own preparation would do to these.
@@ -292,7 +297,7 @@ class ScriptCommand extends Command {
     this.#script = script;
     this.#loaded = loaded;
     this.#target = target;
-    this.#encoded = encoded;
+    this.#segments = segments;
     const reject = this.reject;
     this.reject = (error: Error) => {
       if (target === undefined || !this.#retried(error, reject)) reject.call(this, error);
@@ -329,7 +334,7 @@ class ScriptCommand extends Command {
   }
 
   #resend(client: IoredisTarget, functions: boolean): ScriptCommand {
-    const resend = new ScriptCommand(this.#script, this.#loaded, this.args as ScriptArgument[], functions, undefined, this.#encoded);
+    const resend = new ScriptCommand(this.#script, this.#loaded, this.args as ScriptArgument[], functions, undefined, this.#segments);
     client.sendCommand(resend);
     return resend;
   }
@@ -338,6 +343,8 @@ class ScriptCommand extends Command {
   #written = false;
 
   override toWritable(socket: object): string | Buffer {
+    // Written again, the arguments the script marks may differ from their encoded segment.
+    const segments = this.#written ? NO_SEGMENTS : this.#segments;
     if (this.#written) this.#script.resent?.(this.args, SCRIPT_HEAD);
     this.#written = true;
     this.#socket = socket;
@@ -351,89 +358,75 @@ class ScriptCommand extends Command {
         this.args[0] = this.#script.sha;
       }
     }
-    return encodeCommand(this.name, this.args, this.#encoded);
+    return encodeCommand(this.name, this.args, segments);
   }
 }
 
+/** Each argument's length in bytes, between `encodeCommand`'s two passes (reused: no allocation per command). */
+let byteLengths = new Int32Array(64);
+
 /**
- * RESP of one command whose arguments are strings, numbers or Buffers; `encoded`, arguments of
- * one run of strings already in RESP.
+ * RESP of one command whose arguments are strings, numbers or Buffers; `segments`, runs of
+ * arguments already in RESP, in order and apart. Two passes over the arguments: measure, then
+ * write each one straight into the one Buffer of the result (no intermediate strings).
  */
-export function encodeCommand(name: string, args: readonly unknown[], encoded?: EncodedArguments): string | Buffer {
-  // Runs of string arguments become one string each; Buffers stay as they are. One allocation
-  // for the result, one utf8 write per run.
-  const head = `*${args.length + 1}\r\n$${Buffer.byteLength(name)}\r\n${name}\r\n`;
-  let parts: (string | Buffer)[] | undefined;
-  let lengths: number[] | undefined;
-  let prefix = head;
-  let start = 0;
-  for (let i = 0; i < args.length; i++) {
+export function encodeCommand(name: string, args: readonly unknown[], segments: readonly EncodedArguments[] = NO_SEGMENTS): Buffer {
+  const count = args.length;
+  if (byteLengths.length < count) byteLengths = new Int32Array(count * 2);
+  const head = `*${count + 1}\r\n$${Buffer.byteLength(name)}\r\n${name}\r\n`;
+  let total = Buffer.byteLength(head);
+  for (let i = 0, next = 0; i < count; i++) {
+    const segment = next < segments.length && segments[next]!.from === i ? segments[next++]! : undefined;
+    if (segment !== undefined) {
+      total += segment.bytes.length;
+      i = segment.to - 1;
+      continue;
+    }
     const arg = args[i];
-    if (!Buffer.isBuffer(arg)) continue;
-    parts ??= [];
-    lengths ??= [];
-    const run = encodeRun(prefix, args, start, i, `$${arg.length}\r\n`, encoded);
-    parts.push(run.text, arg);
-    lengths.push(run.bytes, arg.length);
-    prefix = '\r\n';
-    start = i + 1;
+    const bytes = typeof arg === 'string' ? Buffer.byteLength(arg) : Buffer.isBuffer(arg) ? arg.length : Buffer.byteLength(String(arg));
+    byteLengths[i] = bytes;
+    total += bytes + digitCount(bytes) + 5;
   }
-  const last = encodeRun(prefix, args, start, args.length, '', encoded);
-  if (!parts || !lengths) return last.text;
-  parts.push(last.text);
-  lengths.push(last.bytes);
-  let length = 0;
-  for (const n of lengths) length += n;
-  const out = Buffer.allocUnsafe(length);
-  let offset = 0;
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i]!;
-    if (typeof part === 'string') out.write(part, offset, lengths[i]!, 'utf8');
-    else part.copy(out, offset);
-    offset += lengths[i]!;
+  const out = Buffer.allocUnsafe(total);
+  let offset = out.write(head, 0, 'utf8');
+  for (let i = 0, next = 0; i < count; i++) {
+    const segment = next < segments.length && segments[next]!.from === i ? segments[next++]! : undefined;
+    if (segment !== undefined) {
+      out.set(segment.bytes, offset);
+      offset += segment.bytes.length;
+      i = segment.to - 1;
+      continue;
+    }
+    const arg = args[i];
+    const bytes = byteLengths[i]!;
+    out[offset++] = 0x24; // $
+    offset = writeDigits(out, offset, bytes);
+    out[offset++] = 0x0d;
+    out[offset++] = 0x0a;
+    if (Buffer.isBuffer(arg)) out.set(arg, offset);
+    else out.write(typeof arg === 'string' ? arg : String(arg), offset, bytes, 'utf8');
+    offset += bytes;
+    out[offset++] = 0x0d;
+    out[offset++] = 0x0a;
   }
   return out;
 }
 
-/**
- * `prefix`, the RESP of the string arguments `args[from..to)`, then `suffix` (all but the
- * arguments ASCII), and its length in bytes. Written first with each argument's length in
- * UTF-16 units, which is its length in bytes exactly when the whole run is ASCII (one
- * measurement of the run instead of one per argument); rewritten with measured lengths otherwise.
- */
-function encodeRun(
-  prefix: string,
-  args: readonly unknown[],
-  from: number,
-  to: number,
-  suffix: string,
-  encoded: EncodedArguments | undefined,
-): { text: string; bytes: number } {
-  // The encoded arguments, when they are in this run (their lengths are in bytes already).
-  const skip = encoded !== undefined && encoded.from >= from && encoded.to <= to ? encoded : undefined;
-  let text = prefix;
-  for (let i = from; i < to; i++) {
-    if (i === skip?.from) {
-      text += skip.text;
-      i = skip.to - 1;
-      continue;
-    }
-    const value = String(args[i]);
-    text += `$${value.length}\r\n${value}\r\n`;
+function digitCount(n: number): number {
+  let digits = 1;
+  while (n >= 10) {
+    n = Math.floor(n / 10);
+    digits++;
   }
-  text += suffix;
-  const bytes = Buffer.byteLength(text);
-  if (bytes === text.length) return { text, bytes };
-  text = prefix;
-  for (let i = from; i < to; i++) {
-    if (i === skip?.from) {
-      text += skip.text;
-      i = skip.to - 1;
-      continue;
-    }
-    const value = String(args[i]);
-    text += `$${Buffer.byteLength(value)}\r\n${value}\r\n`;
+  return digits;
+}
+
+/** Writes `n` (a non-negative integer) in decimal at `offset`; the offset after it. */
+function writeDigits(out: Buffer, offset: number, n: number): number {
+  const end = offset + digitCount(n);
+  for (let at = end - 1; at >= offset; at--) {
+    out[at] = 0x30 + (n % 10);
+    n = Math.floor(n / 10);
   }
-  text += suffix;
-  return { text, bytes: Buffer.byteLength(text) };
+  return end;
 }

@@ -28,7 +28,7 @@ import {
   type InstalledBullMQ,
   type IoredisTarget,
 } from './bullmq-host.js';
-import { OjsScript, OjsScriptLibrary, type EncodedArguments, type ScriptArgument } from './bullmq-script-command.js';
+import { OjsScript, OjsScriptLibrary, SCRIPT_HEAD, type EncodedArguments, type ScriptArgument } from './bullmq-script-command.js';
 import { luaScripts, type LuaScriptSource } from './generated/lua.js';
 
 export { SUPPORTED_BULLMQ_RANGE };
@@ -62,6 +62,16 @@ export const UNIQUE_ADD_QUEUE_KEYS = [
 ] as const;
 
 /**
+ * Where unique-add's ARGV[1] is in a command's arguments (after `SCRIPT_HEAD` and its 12 keys):
+ * ARGV[n] is at `UNIQUE_ADD_ARGV + n - 1`. Its 22 arguments are followed by the layout check.
+ */
+export const UNIQUE_ADD_ARGV = SCRIPT_HEAD + UNIQUE_ADD_QUEUE_KEYS.length + 1;
+export const UNIQUE_ADD_ARGV_COUNT = 22;
+/** unique-probe's ARGV[1] (after its 3 keys), and its count of arguments before the layout check. */
+export const UNIQUE_PROBE_ARGV = SCRIPT_HEAD + 3;
+export const UNIQUE_PROBE_ARGV_COUNT = 14;
+
+/**
  * The keys a script that splices BullMQ's scripts by name hands each of them (`K`): unique-add's
  * KEYS[1..12] (the queue's keys above, then an index key), then, in unique-flow only, the
  * queue's waiting-children key for addParentJob.
@@ -81,6 +91,21 @@ export function composedScripts(): ComposedScript[] {
   return composed;
 }
 
+/**
+ * What a spliced BullMQ script sees as `cmsgpack`: the real one, except that `unpack` hands back a
+ * table it is given. unique-add has unpacked BullMQ's args and options already (to read them and
+ * to set the timestamp): it passes the tables, and BullMQ's script takes them as they are instead
+ * of a pack and two unpacks more. A string (unique-flow's nodes) is unpacked as before. The
+ * global is read when the functions run: a function library cannot reach it while it loads.
+ */
+const BULLMQ_MSGPACK_SHIM = `local OJS_BULLMQ_MSGPACK = {
+  pack = function(...) return cmsgpack.pack(...) end,
+  unpack = function(packed, ...)
+    if type(packed) == "table" then return packed end
+    return cmsgpack.unpack(packed, ...)
+  end,
+}`;
+
 /** The start-up check and the splice, on a given BullMQ version and scripts module (exported for tests). */
 export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'scripts'>): ComposedScript[] {
   const shipped: Record<string, { content: string }> = { ...loadAddScripts(bullmq) };
@@ -93,8 +118,9 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
     else shipped[name] = bullmq.scripts[name]!;
   }
   const withHost = (lua: string) => lua.replace(/^--- @bullmq-host\s*$/m, () => BULLMQ_LUA);
-  const splice = (lua: string) =>
-    withHost(lua)
+  const splice = (lua: string) => {
+    let shimmed = false;
+    return withHost(lua)
       .replace(/^--- @bullmq "(\w+)"\s*$/gm, (_line, name: string) => {
         const queueKeys =
           name in BULLMQ_ADD_SCRIPTS
@@ -108,7 +134,9 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
         const script = shipped[name];
         if (!script) throw new Error(`--- @bullmq "${name}": ${problems[name as BullMQFlowScript] ?? 'missing'}`);
         const keys = queueKeys.map((key) => `K[${splicedKeyIndex(key)}]`).join(', ');
-        return `local function __bullmq_${name}(K, ARGV)\nlocal KEYS = { ${keys} }\n${script.content}\nend`;
+        const shim = shimmed ? '' : `${BULLMQ_MSGPACK_SHIM}\n`;
+        shimmed = true;
+        return `${shim}local function __bullmq_${name}(K, ARGV)\nlocal KEYS = { ${keys} }\nlocal cmsgpack = OJS_BULLMQ_MSGPACK\n${script.content}\nend`;
       })
       .replace(/^--- @bullmq-raw "(\w+)"\s*$/gm, (_line, name: string) => {
         if (name !== 'releaseParentIfNoPendingDependencies')
@@ -118,6 +146,7 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
         if (!script) return `local BULLMQ_CAN_RELEASE_PARENT = false\nlocal function __bullmq_${name}(KEYS, ARGV) return nil end`;
         return `local BULLMQ_CAN_RELEASE_PARENT = true\nlocal function __bullmq_${name}(KEYS, ARGV)\n${script.content}\nend`;
       });
+  };
   // Each script split where its definitions end (mainAt), then spliced: the splices are definitions.
   const script = (
     command: string,
@@ -230,8 +259,13 @@ export function runScript(target: object, command: string, args: readonly Script
  * `runScript` without a copy: `args` starts with `SCRIPT_HEAD` slots for the script to fill and
  * is the command's from then on (`OjsScript#send`).
  */
-export function sendScript(target: object, command: string, args: ScriptArgument[], encoded?: EncodedArguments): Promise<unknown> {
-  return scriptNamed(command).send(target as IoredisTarget, args, encoded);
+export function sendScript(
+  target: object,
+  command: string,
+  args: ScriptArgument[],
+  segments?: readonly EncodedArguments[],
+): Promise<unknown> {
+  return scriptNamed(command).send(target as IoredisTarget, args, segments);
 }
 
 function scriptNamed(command: string): ComposedScript {

@@ -51,7 +51,12 @@ import type { UniqueJob, UniqueJobsOptions, UniqueQueue, WithUniquenessOptions }
  * and the queue-set registration after a write.
  */
 export interface FlowNodeSeam {
-  prepare(name: string, data: unknown, opts: UniqueJobsOptions, parentKeyOpts: FlowParentKeyOpts): Promise<PreparedUniqueAdd>;
+  prepare(
+    name: string,
+    data: unknown,
+    opts: UniqueJobsOptions,
+    parentKeyOpts: FlowParentKeyOpts,
+  ): PreparedUniqueAdd | Promise<PreparedUniqueAdd>;
   jobFor(prepared: PreparedUniqueAdd, reply: unknown): UniqueJob;
   register(): Promise<void>;
 }

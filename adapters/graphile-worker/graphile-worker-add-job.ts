@@ -19,13 +19,7 @@ import {
 import { isConnectionLoss, isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import { observedEnqueue, observeGraphileAdd } from './graphile-worker-telemetry.js';
-import {
-  DEFAULT_GRAPHILE_SCHEMA,
-  DEFAULT_UNIQUE_SCHEMA,
-  GraphileWorkerSql,
-  refuseRenamedSchemaOptions,
-  type SchemaOptionNames,
-} from './graphile-worker-sql.js';
+import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, type SchemaOptionNames } from './graphile-worker-sql.js';
 import {
   hasUniquePolicy,
   taskSpecToEnqueue,
@@ -105,7 +99,6 @@ export async function addJobWithClient(
   spec: UniqueTaskSpec = {},
   options: UniqueEnqueueOptions = {},
 ): Promise<EnqueueResult | Job> {
-  refuseRenamedSchemaOptions(options);
   const settings = enqueueSettings(options);
   if (!hasUniquePolicy(spec)) return addPlainJob(client, settings, identifier, payload, spec);
   if (isPool(client)) {

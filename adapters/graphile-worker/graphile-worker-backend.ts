@@ -37,7 +37,7 @@ import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './gr
 import { isKeyRef, keyRefLookup, type KeyLookup, type UniquenessKeyRef } from '../../src/key-lookup.js';
 import { findUniqueJob, releaseUniqueKey, requestLookup } from './graphile-worker-lookups.js';
 import { checkUniqueJobsSchema } from './graphile-worker-schema.js';
-import { refuseRenamedSchemaOptions, type GraphileWorkerSql, type SchemaNames } from './graphile-worker-sql.js';
+import type { GraphileWorkerSql, SchemaNames } from './graphile-worker-sql.js';
 
 export interface GraphileWorkerBackendOptions {
   /** A `pg.Pool` you own (not ended by `close()`). Give this or `connectionString`. */
@@ -133,7 +133,6 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
   constructor(options: GraphileWorkerBackendOptions) {
     if (!options.pgPool === !options.connectionString)
       throw new TypeError('createGraphileWorkerBackend: give exactly one of pgPool or connectionString');
-    refuseRenamedSchemaOptions(options);
     this.#settings = enqueueSettings({
       uniqueSchema: options.uniqueSchema,
       workerSchema: options.workerSchema,

@@ -22,7 +22,6 @@ import type { ValidationIssue } from '../../src/errors.js';
 import { fromGraphileWorker } from '../../src/translate/from-graphile-worker.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { enqueueSettings, type UniqueEnqueueOptions } from './graphile-worker-add-job.js';
-import { refuseRenamedSchemaOptions } from './graphile-worker-sql.js';
 import { taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
 import { uniqueAddFunctions } from './graphile-worker-unique-add.js';
 
@@ -126,7 +125,6 @@ function relaySpec(relay: RelayPayload): UniqueTaskSpec {
  * Pass the schemas the worker runs with (task helpers do not say which).
  */
 export function makeUniqueCronTask(options: UniqueEnqueueOptions = {}): Task {
-  refuseRenamedSchemaOptions(options);
   const settings = enqueueSettings(options);
   return async (raw, helpers) => {
     const relay = raw as RelayPayload;

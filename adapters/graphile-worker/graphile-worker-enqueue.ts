@@ -59,7 +59,7 @@ export interface PreparedGraphileEnqueue {
   meta: Record<string, JsonValue>;
   placement: GraphilePlacement;
   /**
-   * A client-made request token, stored on the ledger row the enqueue writes (migration 0005):
+   * A client-made request token, stored on the ledger row the enqueue writes (jobs.request_token):
    * after a reply lost with the connection, looking it up tells whether the write committed.
    */
   token: string;
@@ -260,7 +260,7 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** A candidate as lock_and_read reports it (install-functions.sql, `candidates`). */
+/** A candidate as lock_and_read reports it (functions/candidates.sql). */
 export interface CandidateRow {
   job_id: string;
   id: string;
@@ -288,7 +288,7 @@ async function decideAndApply(
 ): Promise<EnqueueResult> {
   const { ownTransaction } = mode;
   const params = insertParams(request, null);
-  // One round trip for the two common cases (see try_enqueue in install-functions.sql): a key
+  // One round trip for the two common cases (see functions/try-enqueue.sql): a key
   // with no record at all is inserted under the key's lock; a duplicate under reject or ignore is
   // answered from a committed snapshot, read-only.
   let attempt: { inserted: InsertedRow } | LockAndRead;

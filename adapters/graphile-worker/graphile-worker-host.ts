@@ -1,7 +1,7 @@
 /**
  * Everything the adapter relies on in Graphile Worker beyond its public API, in one place.
  *
- * The adapter's SQL (install-functions.sql, get-job.sql, add-plain-job.sql, install-trigger.sql)
+ * The adapter's SQL (sql/functions/*.sql, get-job.sql, add-plain-job.sql, install-trigger.sql)
  * reads `_private_jobs`, which Graphile documents as private and free to change in a minor
  * version, and calls `add_job` by argument name. Rather than trusting a Graphile migration number,
  * the adapter checks these objects themselves ({@link GRAPHILE_RELIANCES}, one catalog query):
@@ -59,7 +59,7 @@ export const GRAPHILE_RELIANCES: readonly GraphileReliance[] = [
   },
 ];
 
-/** Graphile Worker's stale-lock threshold, written as this interval in install-functions.sql. */
+/** Graphile Worker's stale-lock threshold, written as this interval in sql/functions/derived-state.sql and cancel-jobs.sql. */
 export const GRAPHILE_STALE_LOCK_INTERVAL = '4 hours';
 
 /**

@@ -7,7 +7,7 @@
  */
 import { BackendError } from '../../src/errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
-import type { GraphileWorkerSql } from './graphile-worker-sql.js';
+import { escapeIdentifier, type GraphileWorkerSql } from './graphile-worker-sql.js';
 
 /** What the adapter's schema holds, as read by {@link readInstallState}. */
 export interface InstallState {
@@ -15,7 +15,7 @@ export interface InstallState {
   installed: boolean;
   /** Applied migration ids, ascending (empty when not installed). */
   migrations: number[];
-  /** The recorded schema version (null: not installed, or installed before versions were recorded). */
+  /** The recorded schema version (null: not installed, or installed by a pre-release build, which recorded none). */
   version: number | null;
   /** The Graphile Worker schema it serves (null: never bound). */
   bound: string | null;
@@ -32,11 +32,18 @@ export async function readInstallState(client: PgClientLike, sql: GraphileWorker
   if (!found.schema_exists || !found.tables_exist) {
     return { installed: false, migrations: [], version: null, bound: null, trigger: found.trigger_exists };
   }
-  const versions = await client.query<{ migrations: number[]; version: number | null; bound: string | null }>(
+  return { installed: true, ...(await readInstalledVersions(client, sql)), trigger: found.trigger_exists };
+}
+
+/** The migrations, version and binding recorded in the adapter's schema, whose tables exist. */
+export async function readInstalledVersions(
+  client: PgClientLike,
+  sql: GraphileWorkerSql,
+): Promise<Pick<InstallState, 'migrations' | 'version' | 'bound'>> {
+  const { rows } = await client.query<{ migrations: number[]; version: number | null; bound: string | null }>(
     sql.text('read-installed-versions'),
   );
-  const { migrations, version, bound } = versions.rows[0]!;
-  return { installed: true, migrations, version, bound, trigger: found.trigger_exists };
+  return rows[0]!;
 }
 
 /** How an {@link InstallState} compares with what this package installs. */
@@ -44,7 +51,7 @@ export type InstallVerdict =
   | { kind: 'current' }
   /** An install (or upgrade, or the trigger again) is needed; `why` says what is missing. */
   | { kind: 'install'; why: string }
-  /** Refused whoever installs: a newer package's schema, or one bound to another Graphile schema. */
+  /** Refused whoever installs: a pre-release build's schema, a newer package's, or one bound to another Graphile schema. */
   | { kind: 'refused'; error: BackendError };
 
 export function judgeInstall(
@@ -54,7 +61,10 @@ export function judgeInstall(
 ): InstallVerdict {
   const { workerSchema, uniqueSchema } = sql.names;
   if (!state.installed) return { kind: 'install', why: `schema "${uniqueSchema}" is not installed` };
-  const refusal = newerSchemaError(uniqueSchema, state, expected) ?? boundElsewhereError(sql, state.bound);
+  const refusal =
+    preReleaseSchemaError(sql, state, expected.version) ??
+    newerSchemaError(uniqueSchema, state, expected) ??
+    boundElsewhereError(sql, state.bound);
   if (refusal) return { kind: 'refused', error: refusal };
   if (state.version === null || state.version < expected.version) {
     return {
@@ -72,6 +82,26 @@ export function judgeInstall(
     };
   }
   return { kind: 'current' };
+}
+
+/**
+ * The refusal of a schema a pre-release build installed: it recorded migrations but no `version`
+ * row (pre-release builds recorded theirs as `schema_version`, or none). No release upgrades such a
+ * schema; the error says how to drop it and install again. Null for any other state (a schema
+ * whose tables are still empty is being installed, in the installer's own transaction).
+ */
+export function preReleaseSchemaError(
+  sql: GraphileWorkerSql,
+  state: Pick<InstallState, 'version' | 'migrations'>,
+  required: number,
+): UniqueSchemaVersionError | null {
+  if (state.version !== null || state.migrations.length === 0) return null;
+  return new UniqueSchemaVersionError(sql, {
+    found: null,
+    required,
+    why: `schema "${sql.names.uniqueSchema}" was installed by a pre-release build of ojs-unique (migrations ${state.migrations.join(', ')} recorded, no schema version)`,
+    preRelease: true,
+  });
 }
 
 /** The refusal of a schema a newer package installed or migrated; null when it is not newer. */
@@ -112,28 +142,42 @@ export function boundElsewhereError(sql: GraphileWorkerSql, boundTo: string | nu
  * trigger), and this start-up did not install it: `migrate: false`, or a role that may not
  * (SQLSTATE 42501, the `cause`). Nothing was written. Install it with a role that may create
  * schemas (`ojs-unique migrate`, `runUniqueJobsMigrations`), then start again.
+ *
+ * With `preRelease`, a pre-release build of ojs-unique installed the schema, and no entry point
+ * installs over it: drop it and install again (the message gives both commands).
  */
 export class UniqueSchemaVersionError extends BackendError {
   /** The adapter's schema. */
   readonly schema: string;
-  /** The schema version it holds; null when not installed (or installed before versions were recorded). */
+  /** The schema version it holds; null when not installed, or installed by a pre-release build. */
   readonly found: number | null;
   /** The schema version this package needs. */
   readonly required: number;
-  constructor(sql: GraphileWorkerSql, details: { found: number | null; required: number; why: string; cause?: unknown }) {
+  /** A pre-release build installed the schema: no release upgrades it; drop it and install again. */
+  readonly preRelease: boolean;
+  constructor(
+    sql: GraphileWorkerSql,
+    details: { found: number | null; required: number; why: string; cause?: unknown; preRelease?: boolean },
+  ) {
     const { workerSchema, uniqueSchema } = sql.names;
     const found = details.found === null ? 'no ojs-unique schema version' : `ojs-unique schema version ${details.found}`;
+    const migrate = `\`npx ojs-unique migrate --database-url <url> --graphile-schema ${workerSchema} --unique-schema ${uniqueSchema}\``;
     super(
       'graphile-worker',
-      `${details.why}: the database holds ${found}, this package needs schema version ${details.required}. ` +
-        'Install or upgrade it with a role that may create schemas: ' +
-        `\`npx ojs-unique migrate --database-url <url> --graphile-schema ${workerSchema} --unique-schema ${uniqueSchema}\`, ` +
-        'or runUniqueJobsMigrations() from ojs-unique/graphile-worker; then start again. Nothing was written.',
+      details.preRelease
+        ? `${details.why}, which no release of ojs-unique upgrades; this package needs schema version ${details.required}. ` +
+            `Reinstall it: drop the schema (\`drop schema ${escapeIdentifier(uniqueSchema)} cascade\`, which also drops its trigger on ` +
+            `${escapeIdentifier(workerSchema)}._private_jobs; Graphile Worker's jobs stay, without their uniqueness records), then install it again: ` +
+            `${migrate}, runUniqueJobsMigrations() from ojs-unique/graphile-worker, or any start-up with migrate: true. Nothing was written.`
+        : `${details.why}: the database holds ${found}, this package needs schema version ${details.required}. ` +
+            `Install or upgrade it with a role that may create schemas: ${migrate}, ` +
+            'or runUniqueJobsMigrations() from ojs-unique/graphile-worker; then start again. Nothing was written.',
       { written: false, ...(details.cause === undefined ? {} : { cause: details.cause }) },
     );
     this.name = 'UniqueSchemaVersionError';
     this.schema = uniqueSchema;
     this.found = details.found;
     this.required = details.required;
+    this.preRelease = details.preRelease ?? false;
   }
 }

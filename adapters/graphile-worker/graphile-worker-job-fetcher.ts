@@ -36,7 +36,7 @@ export interface GraphileJobFetcher {
   touch(jobId: string): Promise<boolean>;
   /** The OJS view of a job Graphile holds that the adapter did not record (added with `addJob`); its id is Graphile's. */
   readGraphileJob(jobId: string): Promise<(OjsJob & { locked_by: string | null; last_error: string | null }) | null>;
-  /** The gateway's fields of a job (gateway_jobs, migration 0009), `{}` when none. */
+  /** The gateway's fields of a job (gateway_jobs, sql/migration-0001-schema.sql), `{}` when none. */
   readSide(id: string): Promise<Record<string, JsonValue>>;
   /**
    * Merges fields into the job's gateway row; a field set to null is removed. On `on` when given

@@ -16,13 +16,7 @@ import { translatePgError } from './graphile-worker-errors.js';
 import { unmetReliancesError } from './graphile-worker-host.js';
 import { DEFAULT_CONNECTION_TIMEOUT_MS, makeOwnPool, withDefaultUser, type PgPoolLike } from './graphile-worker-pg.js';
 import { installUniqueJobsSchema } from './graphile-worker-schema.js';
-import {
-  DEFAULT_GRAPHILE_SCHEMA,
-  DEFAULT_UNIQUE_SCHEMA,
-  GraphileWorkerSql,
-  refuseRenamedSchemaOptions,
-  type SchemaNames,
-} from './graphile-worker-sql.js';
+import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, type SchemaNames } from './graphile-worker-sql.js';
 
 export interface UniqueJobsMigrationOptions {
   /** A `pg.Pool` you own (left open). Give this or `connectionString`. */
@@ -60,7 +54,6 @@ export interface UniqueJobsMigrationResult {
 export async function runUniqueJobsMigrations(options: UniqueJobsMigrationOptions): Promise<UniqueJobsMigrationResult> {
   if (!options.pgPool === !options.connectionString)
     throw new TypeError('runUniqueJobsMigrations: give exactly one of pgPool or connectionString');
-  refuseRenamedSchemaOptions(options);
   const sql = new GraphileWorkerSql({
     workerSchema: options.workerSchema ?? DEFAULT_GRAPHILE_SCHEMA,
     uniqueSchema: options.uniqueSchema ?? DEFAULT_UNIQUE_SCHEMA,

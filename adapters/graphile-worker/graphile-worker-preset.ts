@@ -16,7 +16,7 @@ import type {} from 'graphile-worker'; // the GraphileConfig.* global types
 import { describeUnmet } from './graphile-worker-host.js';
 import { installUniqueJobsSchema } from './graphile-worker-schema.js';
 import { InvalidJobInputError } from '../../src/errors.js';
-import { DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, refuseRenamedSchemaOptions, schemaNameIssues } from './graphile-worker-sql.js';
+import { DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, schemaNameIssues } from './graphile-worker-sql.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 
 export interface UniqueJobsPresetOptions {
@@ -28,7 +28,6 @@ export interface UniqueJobsPresetOptions {
 const PLUGIN_VERSION = '0.1.0';
 
 export function makeUniqueJobsPreset(options: UniqueJobsPresetOptions = {}): GraphileConfig.Preset {
-  refuseRenamedSchemaOptions(options, ['schema']);
   const uniqueSchema = options.uniqueSchema ?? DEFAULT_UNIQUE_SCHEMA;
   const issues = schemaNameIssues(uniqueSchema, 'uniqueSchema');
   if (issues.length > 0) throw new InvalidJobInputError(issues);

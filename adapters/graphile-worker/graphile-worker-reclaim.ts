@@ -13,7 +13,7 @@
 import type { Task } from 'graphile-worker';
 import { translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
-import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, refuseRenamedSchemaOptions } from './graphile-worker-sql.js';
+import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql } from './graphile-worker-sql.js';
 
 export interface ReclaimOptions {
   /** ISO 8601 duration a finished job's record is kept at least, for OJS INFO. (Default: `P1D`.) */
@@ -66,7 +66,6 @@ export const RECLAIM_TASK_IDENTIFIER = 'ojs_unique_reclaim';
  * {@link RECLAIM_TASK_IDENTIFIER} and to your crontab, e.g. `0 * * * * ojs_unique_reclaim`.
  */
 export function makeReclaimTask(options: ReclaimTaskOptions = {}): Task {
-  refuseRenamedSchemaOptions(options);
   // Task helpers do not say which schema the worker runs in, so it is an option here.
   const sql = new GraphileWorkerSql({
     workerSchema: options.workerSchema ?? DEFAULT_GRAPHILE_SCHEMA,

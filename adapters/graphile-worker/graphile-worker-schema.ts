@@ -12,7 +12,8 @@
  * Versions: the functions of one package are schema version {@link SCHEMA_VERSION}, recorded in
  * the schema when installed. They are installed only over an older version (or right after a
  * migration), and a schema holding a newer version is refused: an older process that restarts
- * must not put its older bodies back over a newer package's.
+ * must not put its older bodies back over a newer package's. A schema a pre-release build
+ * installed is refused too, saying how to drop it and install again: no release upgrades one.
  */
 import type { SqlFileName } from './generated/sql.js';
 import { translatePgError } from './graphile-worker-errors.js';
@@ -20,7 +21,9 @@ import {
   boundElsewhereError,
   judgeInstall,
   newerSchemaError,
+  preReleaseSchemaError,
   readInstallState,
+  readInstalledVersions,
   UniqueSchemaVersionError,
   type InstallState,
 } from './graphile-worker-install-state.js';
@@ -30,24 +33,13 @@ import type { GraphileWorkerSql } from './graphile-worker-sql.js';
 
 /**
  * The version of the adapter's schema this package installs. Bump it with every change to
- * install-functions.sql (other than a comment line) and with every new migration; the schema
+ * sql/functions/*.sql (other than a comment line) and with every new migration; the schema
  * version test pins a digest of those files per version.
  */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 1;
 
-/** The adapter's own migrations, in order. Append only; never edit a shipped one. */
-export const MIGRATIONS: readonly { id: number; file: SqlFileName }[] = [
-  { id: 1, file: 'migration-0001-ledger' },
-  { id: 2, file: 'migration-0002-fingerprint-state-index' },
-  { id: 3, file: 'migration-0003-retention' },
-  { id: 4, file: 'migration-0004-retention-in-record-job' },
-  { id: 5, file: 'migration-0005-request-token' },
-  { id: 6, file: 'migration-0006-schema-version' },
-  { id: 7, file: 'migration-0007-head-record' },
-  { id: 8, file: 'migration-0008-policy-extensions' },
-  { id: 9, file: 'migration-0009-gateway-jobs' },
-  { id: 10, file: 'migration-0010-released-index' },
-];
+/** The adapter's own migrations, in order. Append only; never edit a released one. */
+export const MIGRATIONS: readonly { id: number; file: SqlFileName }[] = [{ id: 1, file: 'migration-0001-schema' }];
 
 export type InstallResult =
   /** Installed or already current; `functions` says whether this call (re)installed them. */
@@ -67,8 +59,9 @@ export interface InstallInternals {
  * a worker must start whatever the adapter thinks of its schema.
  * `client` must not be inside a transaction: this opens and commits its own.
  *
- * @throws BackendError when the schema holds a newer schema version (or migration) than this
- *   package's, or serves another Graphile Worker schema; nothing is changed then.
+ * @throws UniqueSchemaVersionError (`preRelease`) when a pre-release build installed the schema;
+ *   BackendError when it holds a newer schema version (or migration) than this package's, or
+ *   serves another Graphile Worker schema. Nothing is changed then.
  */
 export async function installUniqueJobsSchema(
   client: PgClientLike,
@@ -102,11 +95,12 @@ export async function installUniqueJobsSchema(
   try {
     await client.query(sql.text('install-lock'));
     await client.query(sql.text('install-bootstrap'));
-    const applied = new Set((await client.query<{ id: number }>(sql.text('read-migrations'))).rows.map((row) => row.id));
-    const stored = (await client.query<{ version: number }>(sql.text('read-schema-version'))).rows[0]?.version ?? 0;
+    const installed = await readInstalledVersions(client, sql);
     // Again under the lock: another package may have installed since the read above.
-    const newer = newerSchemaError(uniqueSchema, { version: stored, migrations: [...applied] }, expected);
-    if (newer) throw newer;
+    const refusal = preReleaseSchemaError(sql, installed, version) ?? newerSchemaError(uniqueSchema, installed, expected);
+    if (refusal) throw refusal;
+    const applied = new Set(installed.migrations);
+    const stored = installed.version ?? 0;
     let migrated = false;
     for (const migration of MIGRATIONS) {
       if (applied.has(migration.id)) continue;
@@ -117,8 +111,8 @@ export async function installUniqueJobsSchema(
     const bound = await client.query<{ value: string }>(sql.text('bind-graphile-schema'), [graphileSchema]);
     const boundElsewhere = boundElsewhereError(sql, bound.rows[0]?.value);
     if (boundElsewhere) throw boundElsewhere;
-    // A migration may drop or alter what a body uses (0004 dropped a trigger function), so the
-    // bodies are installed again after one even at the same version.
+    // A migration may drop or alter what a body uses, so the bodies are installed again after one
+    // even at the same version.
     const functions = stored < version || migrated;
     if (functions) {
       await client.query(sql.text('install-functions'));
@@ -149,9 +143,10 @@ export async function installUniqueJobsSchema(
  * installed at this package's version with its trigger. Reads the catalogs and the adapter's
  * `migrations` and `settings` tables only, so a role with USAGE and DML rights passes.
  *
- * @throws UniqueSchemaVersionError when the adapter's schema is missing, older or without its
- *   trigger (saying how to install it); BackendError when Graphile's schema lacks a reliance, or
- *   the adapter's schema is newer or serves another Graphile Worker schema.
+ * @throws UniqueSchemaVersionError when the adapter's schema is missing, older, without its
+ *   trigger, or installed by a pre-release build (saying how to install it, or to reinstall it);
+ *   BackendError when Graphile's schema lacks a reliance, or the adapter's schema is newer or
+ *   serves another Graphile Worker schema.
  */
 export async function checkUniqueJobsSchema(client: PgClientLike, sql: GraphileWorkerSql, internals: InstallInternals = {}): Promise<void> {
   const version = internals.schemaVersion ?? SCHEMA_VERSION;

@@ -44,25 +44,6 @@ export function checkSchemaNames(names: SchemaNames, options: SchemaOptionNames 
   if (issues.length > 0) throw new InvalidJobInputError(issues);
 }
 
-/**
- * Refuses the option names these schemas had before they were unified (`schema` for the adapter's,
- * `graphileSchema` for Graphile's): a JavaScript caller still passing one would otherwise get the
- * default schema silently, and its jobs would not be deduplicated against the worker's.
- */
-export function refuseRenamedSchemaOptions(
-  options: object,
-  renamed: readonly ('schema' | 'graphileSchema')[] = ['schema', 'graphileSchema'],
-): void {
-  const issues = renamed
-    .filter((name) => Object.hasOwn(options, name))
-    .map((name) => ({
-      path: name,
-      message:
-        name === 'schema' ? "was renamed: the adapter's schema is `uniqueSchema`" : "was renamed: Graphile's schema is `workerSchema`",
-    }));
-  if (issues.length > 0) throw new InvalidJobInputError(issues);
-}
-
 /** The problems with one schema name given as option `path` (see {@link checkSchemaNames}). */
 export function schemaNameIssues(name: unknown, path: string): ValidationIssue[] {
   if (typeof name !== 'string' || name.length === 0) return [{ path, message: 'must be a non-empty string (a PostgreSQL schema name)' }];

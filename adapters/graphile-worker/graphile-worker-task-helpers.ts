@@ -10,7 +10,6 @@ import type { JobHelpers, PromiseOrDirect, Task } from 'graphile-worker';
 import { enqueueSettings, type UniqueEnqueueOptions } from './graphile-worker-add-job.js';
 import type { EnqueueSettings } from './graphile-worker-enqueue.js';
 import type { TaskIdentifier, TaskPayload } from './graphile-worker-task-spec.js';
-import { refuseRenamedSchemaOptions } from './graphile-worker-sql.js';
 import { uniqueAddFunctions, type UniqueAddJob, type UniqueAddJobs } from './graphile-worker-unique-add.js';
 
 /**
@@ -40,7 +39,6 @@ export type WithUniqueHelpers<T extends UniqueTaskList> = {
 
 /** Pass the same `workerSchema` (and `uniqueSchema`) the worker runs with. */
 export function withUniqueHelpers<T extends UniqueTaskList>(taskList: T, options: UniqueEnqueueOptions = {}): WithUniqueHelpers<T> {
-  refuseRenamedSchemaOptions(options);
   const settings = enqueueSettings(options);
   const wrapped: Record<string, unknown> = {};
   for (const [identifier, task] of Object.entries(taskList)) {

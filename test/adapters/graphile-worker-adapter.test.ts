@@ -599,31 +599,9 @@ describe('graphile-worker adapter', function () {
       expect(await triggers()).to.equal(1);
     });
 
-    it('upgrades an install whose insert_job still returns a table, and runs add_job outside the generic-plan clause', async () => {
-      await (await makeUtils()).release();
+    it('runs add_job outside the generic-plan clause, and every other enqueue function under it', async () => {
+      await makeUtils();
       const { uniqueSchema } = schemas.current();
-      const returnType = async () =>
-        (
-          await pool.query<{ t: string }>(
-            `select prorettype::regtype::text as t from pg_proc where pronamespace = $1::regnamespace and proname = 'insert_job' order by pronargs limit 1`,
-            [uniqueSchema],
-          )
-        ).rows[0]?.t;
-      // The previous version's signature and return type (a body is enough to stand for it).
-      // Since migration 0005 the current insert_job takes one more argument (the request token).
-      await pool.query(
-        `drop function if exists "${uniqueSchema}".insert_job(text, json, text, timestamptz, int, int, text[], text, text, text, jsonb, jsonb, interval, int)`,
-      );
-      await pool.query(`create function "${uniqueSchema}".insert_job(p_identifier text, p_payload json, p_queue_name text, p_run_at timestamptz,
-        p_max_attempts int, p_priority int, p_flags text[], p_ojs_id text, p_fingerprint text, p_queue text, p_meta jsonb, p_policy jsonb,
-        p_period interval, p_ojs_priority int) returns table (job_id text, id text, created_at timestamptz, scheduled_at timestamptz, max_attempts int)
-        language sql as 'select null::text, null::text, null::timestamptz, null::timestamptz, null::int'`);
-      expect(await returnType()).to.equal('record');
-      // As installed before schema versions were recorded, so the next install puts its functions in.
-      await pool.query(`delete from "${uniqueSchema}".settings where name = 'schema_version'`);
-      const again = await makeUtils();
-      expect(await returnType()).to.equal('json');
-      expect((await again.addJob('after_upgrade', {}, { unique: {} })).outcome).to.equal('created');
       // Graphile's add_job must plan as in plain addJob: no function on its call path may carry
       // the plan_cache_mode clause (it would reach add_jobs), every other enqueue function does.
       const { rows } = await pool.query<{ proname: string; generic: boolean }>(
@@ -786,33 +764,6 @@ describe('graphile-worker adapter', function () {
         expect(issuesOf(await rejectionOf(addJobWithClient(client, 't', {}, { unique: {} }, { uniqueSchema: '$$' })))).to.deep.equal([
           'uniqueSchema',
         ]);
-      } finally {
-        client.release();
-      }
-    });
-
-    it('refuses the schema options under their old names (`schema`, `graphileSchema`) instead of falling back to the defaults', async () => {
-      const pathsOf = (body: () => unknown) => {
-        try {
-          body();
-        } catch (error) {
-          expect(error).to.be.instanceOf(InvalidJobInputError);
-          return (error as InvalidJobInputError).issues.map((issue) => issue.path);
-        }
-        return expect.fail('expected a refusal');
-      };
-      // What a JavaScript caller of an older release would still pass: nothing is checked by types.
-      const old = { schema: 'mine', graphileSchema: 'theirs' } as never;
-      expect(pathsOf(() => createGraphileWorkerBackend({ pgPool: pool, ...(old as object) }))).to.deep.equal(['schema', 'graphileSchema']);
-      expect(pathsOf(() => withUniqueHelpers({}, old))).to.deep.equal(['schema', 'graphileSchema']);
-      expect(pathsOf(() => makeUniqueJobsPreset({ schema: 'mine' } as never))).to.deep.equal(['schema']);
-      const client = await pool.connect();
-      try {
-        expect(
-          ((await rejectionOf(addJobWithClient(client, 't', {}, { unique: {} }, old))) as InvalidJobInputError).issues.map(
-            (issue) => issue.path,
-          ),
-        ).to.deep.equal(['schema', 'graphileSchema']);
       } finally {
         client.release();
       }
@@ -1049,51 +1000,8 @@ describe('graphile-worker adapter', function () {
       expect((await s.backend.enqueue({ type: 'report.windowed', args: {}, unique: windowed.wide })).outcome).to.equal('created');
     });
 
-    it('migration 0003 backfills the retention of records written before it, and 0004 moves the recording into record_job', async () => {
+    it('a key whose records have no head record (its head reclaimed first) gets one on its next write: its records and retention still count', async () => {
       const s = await makeSubject();
-      const { uniqueSchema } = s.backend.schemas;
-      const wide = { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'completed'] } as const;
-      const w = (await s.backend.enqueue({ type: 'legacy', args: {}, unique: wide })).job;
-      // Back to a ledger before migration 3 (the head row forgets; the record keeps its policy).
-      await pool.query(
-        `drop function "${uniqueSchema}".retained(jsonb, timestamptz, timestamptz), "${uniqueSchema}".merge_retention(jsonb, jsonb);
-         alter table "${uniqueSchema}".heads drop column retention; delete from "${uniqueSchema}".migrations where id in (3, 4)`,
-      );
-      const again = createGraphileWorkerBackend({ pgPool: pool, ...schemasOf(s) });
-      try {
-        await again.ready();
-        const { rows } = await pool.query(`select retention from "${uniqueSchema}".heads`);
-        expect(rows.map((row) => row.retention)).to.deep.equal([{ completed: ['forever'] }]);
-        // 0003's trigger was created and 0004 dropped it again, with the CHECK: neither is left
-        // to be rebuilt on every ledger insert; record_job records retention itself.
-        const leftovers = await pool.query(
-          `select tgname as name from pg_trigger where tgrelid = $1::regclass and not tgisinternal
-           union all select conname from pg_constraint where conrelid = $1::regclass and contype = 'c'`,
-          [`"${uniqueSchema}".jobs`],
-        );
-        expect(leftovers.rows).to.deep.equal([]);
-        await again.enqueue({
-          type: 'fresh',
-          args: {},
-          unique: { keys: ['type'], states: [...ALL_BUT_TERMINAL, 'discarded' as const], period: 'PT1H' },
-        });
-        const fresh = await pool.query(
-          `select h.retention from "${uniqueSchema}".heads h join "${uniqueSchema}".jobs l using (fingerprint) where l.type = 'fresh'`,
-        );
-        expect(fresh.rows.map((row) => row.retention)).to.deep.equal([{ discarded: ['PT1H'] }]);
-        await again.cancel(w.id);
-        const n = (await again.enqueue({ type: 'legacy', args: {}, unique: { keys: ['type'] } })).job;
-        await (await s.start(n.id)).complete();
-        await again.reclaim({ grace: 'PT0S' });
-        expect(await rejectionOf(again.enqueue({ type: 'legacy', args: {}, unique: wide }))).to.include({ existingJobId: n.id });
-      } finally {
-        await again.close();
-      }
-    });
-
-    it('migration 0007 keeps a ledger of schema version 1 working: its keys, records and retention; a key gets a head record on its next write', async () => {
-      const s = await makeSubject();
-      const { uniqueSchema } = s.backend.schemas;
       const policy = { keys: ['type'] as ('type' | 'args')[] };
       const live = (await s.backend.enqueue({ type: 'old.live', args: {}, unique: policy })).job;
       const gone = (await s.backend.enqueue({ type: 'old.gone', args: {}, unique: policy })).job;
@@ -1105,44 +1013,34 @@ describe('graphile-worker adapter', function () {
       await s.backend.cancel(w.id);
       const kept = (await s.backend.enqueue({ type: 'old.kept', args: {}, unique: policy })).job;
       await (await s.start(kept.id)).complete();
-      // Back to schema version 1: no head records, every key locked by its `heads` row.
-      await pool.query(
-        `drop index "${uniqueSchema}".jobs_head_idx; alter table "${uniqueSchema}".jobs drop column head;
-         insert into "${uniqueSchema}".heads (fingerprint) select distinct fingerprint from "${uniqueSchema}".jobs on conflict do nothing;
-         delete from "${uniqueSchema}".migrations where id = 7; update "${uniqueSchema}".settings set value = '1' where name = 'schema_version'`,
+      // No head record on any key, as when reclaim removed a key's head before its other records.
+      await pool.query(`update "${s.backend.schemas.uniqueSchema}".jobs set head = null`);
+      expect(await count(':ou.jobs where head')).to.equal(0);
+      // A duplicate of a live job, read without a lock.
+      expect(await rejectionOf(s.backend.enqueue({ type: 'old.live', args: {}, unique: policy }))).to.include({ existingJobId: live.id });
+      // A replace takes the key's lock: its oldest record becomes the head (and stays it).
+      const replaced = await s.backend.enqueue({ type: 'old.live', args: {}, unique: { ...policy, on_conflict: 'replace' } });
+      expect(replaced).to.include({ outcome: 'replaced' });
+      expect(await count(':ou.jobs where head and ojs_id = $1', [live.id])).to.equal(1);
+      // A key whose only record is finished: concurrent enqueues still leave one live job.
+      const outcomes = await Promise.allSettled(
+        Array.from({ length: 8 }, () => s.backend.enqueue({ type: 'old.gone', args: {}, unique: policy })),
       );
-      const again = createGraphileWorkerBackend({ pgPool: pool, ...schemasOf(s) });
-      try {
-        await again.ready();
-        expect(await count(':ou.jobs where head')).to.equal(0);
-        // A duplicate of a live job from before, read without a lock.
-        expect(await rejectionOf(again.enqueue({ type: 'old.live', args: {}, unique: policy }))).to.include({ existingJobId: live.id });
-        // A replace takes the key's lock: its oldest record becomes the head (and stays it).
-        const replaced = await again.enqueue({ type: 'old.live', args: {}, unique: { ...policy, on_conflict: 'replace' } });
-        expect(replaced).to.include({ outcome: 'replaced' });
-        expect(await count(':ou.jobs where head and ojs_id = $1', [live.id])).to.equal(1);
-        // A key whose only record is finished: concurrent enqueues still leave one live job.
-        const outcomes = await Promise.allSettled(
-          Array.from({ length: 8 }, () => again.enqueue({ type: 'old.gone', args: {}, unique: policy })),
-        );
-        expect(outcomes.filter((o) => o.status === 'fulfilled')).to.have.length(1);
-        expect(await count(':ou.jobs l join :gw._private_jobs j on j.id = l.job_id where l.type = $1', ['old.gone'])).to.equal(1);
-        expect(await count(':ou.jobs where head and type = $1', ['old.gone'])).to.equal(1);
-        // A new key: its first record is its head.
-        await again.enqueue({ type: 'new.key', args: {}, unique: policy });
-        expect(await count(':ou.jobs where head and type = $1', ['new.key'])).to.equal(1);
-        // The retention remembered before the upgrade still keeps the completed record (the
-        // cancelled wide one goes), and the wide policy still counts it.
-        await again.reclaim({ grace: 'PT0S' });
-        expect(await again.getJob(w.id)).to.equal(null);
-        expect((await again.getJob(kept.id))?.state).to.equal('completed');
-        expect(await rejectionOf(again.enqueue({ type: 'old.kept', args: {}, unique: wide }))).to.include({
-          existingJobId: kept.id,
-          existingJobState: 'completed',
-        });
-      } finally {
-        await again.close();
-      }
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).to.have.length(1);
+      expect(await count(':ou.jobs l join :gw._private_jobs j on j.id = l.job_id where l.type = $1', ['old.gone'])).to.equal(1);
+      expect(await count(':ou.jobs where head and type = $1', ['old.gone'])).to.equal(1);
+      // A new key: its first record is its head.
+      await s.backend.enqueue({ type: 'new.key', args: {}, unique: policy });
+      expect(await count(':ou.jobs where head and type = $1', ['new.key'])).to.equal(1);
+      // The key's retention still keeps the completed record (the cancelled wide one goes), and
+      // the wide policy still counts it.
+      await s.backend.reclaim({ grace: 'PT0S' });
+      expect(await s.backend.getJob(w.id)).to.equal(null);
+      expect((await s.backend.getJob(kept.id))?.state).to.equal('completed');
+      expect(await rejectionOf(s.backend.enqueue({ type: 'old.kept', args: {}, unique: wide }))).to.include({
+        existingJobId: kept.id,
+        existingJobState: 'completed',
+      });
     });
   });
 });

@@ -326,39 +326,4 @@ describe('graphile-worker: policy extensions', function () {
       expect(rows.map((row) => row.at)).to.deep.equal(['ledger policy']);
     });
   });
-
-  describe('upgrade from schema version 3', () => {
-    it('migration 0008 adds last_duplicate_at to a version-3 ledger, and the previous reclaim keeps anchored entries instead of failing', async () => {
-      const s = await makeSubject();
-      const first = await s.backend.enqueue({ type: 'g', args: {}, unique: { keys: ['type'], states: ['available', 'cancelled'] } });
-      const { uniqueSchema } = schemas.current();
-      // Back to version 3's tables: no migration 8, no column; a version-3 process's retention test.
-      await pool.query(`alter table "${uniqueSchema}".jobs drop column last_duplicate_at cascade`);
-      await pool.query(`delete from "${uniqueSchema}".migrations where id = 8`);
-      await pool.query(`update "${uniqueSchema}".settings set value = '3' where name = 'schema_version'`);
-      const { installUniqueJobsSchema, SCHEMA_VERSION } = await import('../../adapters/graphile-worker/graphile-worker-schema.js');
-      const { GraphileWorkerSql } = await import('../../adapters/graphile-worker/graphile-worker-sql.js');
-      const sql = new GraphileWorkerSql({ uniqueSchema, workerSchema: schemas.current().graphileSchema });
-      const client = await pool.connect();
-      try {
-        // Up to the current version, whatever later migrations add beside migration 8.
-        expect(await installUniqueJobsSchema(client, sql)).to.deep.include({ installed: true, version: SCHEMA_VERSION, functions: true });
-      } finally {
-        client.release();
-      }
-      const { rows } = await pool.query(
-        `select "${uniqueSchema}".retained('["scheduled_at PT1S", "PT1S"]'::jsonb, now() - interval '1 hour', now()) as kept`,
-      );
-      expect(rows[0].kept).to.equal(true);
-      const touched = {
-        keys: ['type'],
-        states: ['available'],
-        period: 'PT1M',
-        x_period_anchor: 'last_duplicate',
-        on_conflict: 'ignore',
-      } as const;
-      expect(await s.backend.enqueue({ type: 'g', args: {}, unique: touched })).to.deep.include({ outcome: 'deduplicated' });
-      expect(await s.backend.getJob(first.job.id)).to.deep.include({ state: 'available' });
-    });
-  });
 });

@@ -101,7 +101,7 @@ describe('graphile-worker host contract', function () {
         expect(
           unmet.map(describeUnmet),
           `graphile-worker's schema changed (${unmet.map(describeUnmet).join('; ')}); ojs-unique uses it for: ${reliance.usedFor}. ` +
-            'Update graphile-worker-host.ts and the SQL that uses it (install-functions.sql, get-job.sql, add-plain-job.sql), with a new SCHEMA_VERSION',
+            'Update graphile-worker-host.ts and the SQL that uses it (sql/functions/*.sql, get-job.sql, add-plain-job.sql), with a new SCHEMA_VERSION',
         ).to.deep.equal([]);
       });
     }
@@ -203,7 +203,7 @@ describe('graphile-worker host contract', function () {
       }
       expect(
         ran,
-        `Graphile's stale-lock threshold is no longer ${GRAPHILE_STALE_LOCK_INTERVAL}: update GRAPHILE_STALE_LOCK_INTERVAL and install-functions.sql`,
+        `Graphile's stale-lock threshold is no longer ${GRAPHILE_STALE_LOCK_INTERVAL}: update GRAPHILE_STALE_LOCK_INTERVAL and sql/functions/*.sql`,
       ).to.deep.equal(['stale']);
       // The adapter's SQL says the same threshold, and no other.
       const intervals = [...sqlFiles['install-functions'].matchAll(/interval '(\d+ hours?)'/g)].map((match) => match[1]);

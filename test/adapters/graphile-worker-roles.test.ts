@@ -303,7 +303,7 @@ describe('graphile-worker separate install and runtime roles', function () {
     const names = schemas.current();
     const admin = schemas.admin();
     const setVersion = (version: number) =>
-      admin.query(`update "${names.uniqueSchema}".settings set value = $1 where name = 'schema_version'`, [String(version)]);
+      admin.query(`update "${names.uniqueSchema}".settings set value = $1 where name = 'version'`, [String(version)]);
     const runtime = await runtimeRole(names);
     const pool = runtime.pool();
     await setVersion(SCHEMA_VERSION - 1);

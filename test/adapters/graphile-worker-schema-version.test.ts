@@ -1,8 +1,9 @@
 /**
  * The adapter's schema version (graphile-worker-schema.ts): its functions are installed only over
  * an older version, a schema holding a newer version (or migration) is refused with a message
- * naming both, concurrent starts install once, and the SQL of each shipped version is pinned so
- * that a change to it cannot ship under an old version number.
+ * naming both, a schema a pre-release build installed is refused by every entry point with a
+ * message saying how to reinstall it, concurrent starts install once, and the SQL of each
+ * released version is pinned so that a change to it cannot ship under an old version number.
  */
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +11,12 @@ import { expect } from 'chai';
 import { makeWorkerUtils } from 'graphile-worker';
 import type pg from 'pg';
 import { BackendError, isBackendError } from '../../src/index.js';
-import { createGraphileWorkerBackend } from '../../adapters/graphile-worker/index.js';
+import {
+  UniqueSchemaVersionError,
+  createGraphileWorkerBackend,
+  makeUniqueWorkerUtils,
+  runUniqueJobsMigrations,
+} from '../../adapters/graphile-worker/index.js';
 import { MIGRATIONS, SCHEMA_VERSION, installUniqueJobsSchema } from '../../adapters/graphile-worker/graphile-worker-schema.js';
 import { GraphileWorkerSql } from '../../adapters/graphile-worker/graphile-worker-sql.js';
 import { sqlFiles } from '../../adapters/graphile-worker/generated/sql.js';
@@ -22,16 +28,11 @@ const FILE = fileURLToPath(import.meta.url);
 const rejectionOf = (promise: Promise<unknown>): Promise<Error> => rejection(promise);
 
 /**
- * A digest of the SQL each schema version installs (install-functions.sql and the migrations,
- * comment lines left out). Add an entry with each new version; never edit a shipped one.
+ * A digest of the SQL each schema version installs (sql/functions/*.sql and the migrations,
+ * comment lines left out). Add an entry with each new version; never edit a released one.
  */
 const PINNED_SQL: Record<number, string> = {
-  1: 'a80973ab0d733565',
-  2: '912dba3a9ca00b05',
-  3: '3539b9a29fd51839',
-  4: 'af9220bc47678ffb',
-  5: '9e5f43cc4671c2b4',
-  6: 'c3676f91a525739f',
+  1: '7be7cf8d86943494',
 };
 
 function versionedSqlDigest(): string {
@@ -73,8 +74,7 @@ describe('graphile-worker schema version', function () {
     }
   };
   const storedVersion = async (names: TestSchemas) =>
-    (await pool.query<{ value: string }>(`select value from "${names.uniqueSchema}".settings where name = 'schema_version'`)).rows[0]
-      ?.value;
+    (await pool.query<{ value: string }>(`select value from "${names.uniqueSchema}".settings where name = 'version'`)).rows[0]?.value;
   /** Every function body of the adapter's schema, to tell whether an install rewrote one. */
   const bodies = async (names: TestSchemas) =>
     (
@@ -129,7 +129,7 @@ describe('graphile-worker schema version', function () {
     expect(await bodies(names)).to.equal(before);
     expect(await storedVersion(names)).to.equal(String(SCHEMA_VERSION));
     // This package, started against a schema a newer one installed: the same refusal at start-up.
-    await pool.query(`update "${names.uniqueSchema}".settings set value = $1 where name = 'schema_version'`, [String(SCHEMA_VERSION + 1)]);
+    await pool.query(`update "${names.uniqueSchema}".settings set value = $1 where name = 'version'`, [String(SCHEMA_VERSION + 1)]);
     const backend = backendFor(names);
     try {
       const error = await rejectionOf(backend.ready());
@@ -158,39 +158,111 @@ describe('graphile-worker schema version', function () {
     expect(await bodies(names)).to.equal(before);
   });
 
-  it('installs the functions over a schema from before schema versions (no version recorded) and records the version', async () => {
+  /**
+   * The schema as a pre-release build left it: its migrations (1 to 10 for the last ones, 1 to 5
+   * before schema versions were recorded) and its version under the pre-release name
+   * `schema_version`, or none; no `version` row.
+   */
+  const toPreRelease = async (names: TestSchemas, migrations: number, version: number | null) => {
+    const u = `"${names.uniqueSchema}"`;
+    await pool.query(`delete from ${u}.settings where name = 'version'`);
+    if (version !== null) await pool.query(`insert into ${u}.settings (name, value) values ('schema_version', $1)`, [String(version)]);
+    await pool.query(`insert into ${u}.migrations (id) select generate_series(2, $1::int)`, [migrations]);
+  };
+  const expectPreReleaseRefusal = (error: Error, names: TestSchemas, migrations: string) => {
+    // By name and brand, not instanceof: the backend's migrate: true start-up loads the preset by
+    // a dynamic import, which tsx gives a module instance of its own.
+    expect(isBackendError(error)).to.equal(true);
+    expect(error).to.include({
+      name: 'UniqueSchemaVersionError',
+      code: 'backend_error',
+      written: false,
+      preRelease: true,
+      found: null,
+      required: SCHEMA_VERSION,
+    });
+    expect(error.message).to.equal(
+      `graphile-worker: schema "${names.uniqueSchema}" was installed by a pre-release build of ojs-unique (migrations ${migrations} recorded, ` +
+        `no schema version), which no release of ojs-unique upgrades; this package needs schema version ${SCHEMA_VERSION}. ` +
+        `Reinstall it: drop the schema (\`drop schema "${names.uniqueSchema}" cascade\`, which also drops its trigger on ` +
+        `"${names.graphileSchema}"._private_jobs; Graphile Worker's jobs stay, without their uniqueness records), then install it again: ` +
+        `\`npx ojs-unique migrate --database-url <url> --graphile-schema ${names.graphileSchema} --unique-schema ${names.uniqueSchema}\`, ` +
+        'runUniqueJobsMigrations() from ojs-unique/graphile-worker, or any start-up with migrate: true. Nothing was written.',
+    );
+  };
+
+  it('refuses a schema a pre-release build installed, on every entry point, saying how to reinstall it; following that works', async () => {
     const names = schemas.current();
-    await pool.query(`delete from "${names.uniqueSchema}".settings where name = 'schema_version'`);
-    await pool.query(`delete from "${names.uniqueSchema}".migrations where id = 6`);
-    await newerBody(names);
-    expect(await install(names)).to.deep.equal({ installed: true, version: SCHEMA_VERSION, functions: true });
-    expect(await lockKeyBody(names)).to.not.include("a newer package's body");
-    expect(await storedVersion(names)).to.equal(String(SCHEMA_VERSION));
+    await toPreRelease(names, 10, 6);
+    const before = await bodies(names);
+    const migrations = '1, 2, 3, 4, 5, 6, 7, 8, 9, 10';
+    const refused = await rejectionOf(install(names));
+    expect(refused).to.be.instanceOf(UniqueSchemaVersionError);
+    expectPreReleaseRefusal(refused, names, migrations);
+    for (const migrate of [true, false]) {
+      const backend = createGraphileWorkerBackend({
+        pgPool: pool,
+        uniqueSchema: names.uniqueSchema,
+        workerSchema: names.graphileSchema,
+        migrate,
+      });
+      try {
+        expectPreReleaseRefusal(await rejectionOf(backend.ready()), names, migrations);
+      } finally {
+        await backend.close();
+      }
+    }
+    expectPreReleaseRefusal(
+      await rejectionOf(
+        makeUniqueWorkerUtils({ pgPool: pool, schema: names.graphileSchema, uniqueSchema: names.uniqueSchema, logger: quietLogger }),
+      ),
+      names,
+      migrations,
+    );
+    expectPreReleaseRefusal(
+      await rejectionOf(
+        runUniqueJobsMigrations({
+          pgPool: pool,
+          workerSchema: names.graphileSchema,
+          uniqueSchema: names.uniqueSchema,
+          logger: quietLogger,
+        }),
+      ),
+      names,
+      migrations,
+    );
+    // Nothing was written: the pre-release marker, migrations and bodies are as they were.
+    expect(await bodies(names)).to.equal(before);
+    expect(await storedVersion(names)).to.equal(undefined);
+    const { rows } = await pool.query<{ n: number }>(`select count(*)::int as n from "${names.uniqueSchema}".migrations`);
+    expect(rows[0]!.n).to.equal(10);
+    // What the message says to do: drop the schema (its trigger on Graphile's table goes with
+    // it), install again; unique adds then work.
+    await pool.query(`drop schema "${names.uniqueSchema}" cascade`);
+    const triggers = await pool.query(`select 1 from pg_trigger where tgrelid = $1::regclass and not tgisinternal`, [
+      `"${names.graphileSchema}"._private_jobs`,
+    ]);
+    expect(triggers.rowCount).to.equal(0);
+    const reinstalled = await runUniqueJobsMigrations({
+      pgPool: pool,
+      workerSchema: names.graphileSchema,
+      uniqueSchema: names.uniqueSchema,
+      logger: quietLogger,
+    });
+    expect(reinstalled).to.include({ version: SCHEMA_VERSION, functions: true });
+    const backend = backendFor(names);
+    try {
+      expect((await backend.enqueue({ type: 'after_reinstall', args: {}, unique: {} })).outcome).to.equal('created');
+    } finally {
+      await backend.close();
+    }
   });
 
-  it('upgrades a version-4 schema: migration 9 creates the gateway table, keeping the rows a version-4 gateway wrote to its own', async () => {
+  it('refuses a schema from a pre-release build older than schema versions (migrations 1 to 5, no version at all) the same way', async () => {
     const names = schemas.current();
-    const table = `"${names.uniqueSchema}".gateway_jobs`;
-    const toVersion4 = async () => {
-      await pool.query(`delete from "${names.uniqueSchema}".migrations where id = 9`);
-      await pool.query(`update "${names.uniqueSchema}".settings set value = '4' where name = 'schema_version'`);
-    };
-    const migration9 = async () => (await pool.query(`select 1 from "${names.uniqueSchema}".migrations where id = 9`)).rowCount;
-    // A schema no gateway served under version 4: no table.
-    await pool.query(`drop table ${table}`);
-    await toVersion4();
-    expect(await install(names)).to.deep.equal({ installed: true, version: SCHEMA_VERSION, functions: true });
-    expect(await migration9()).to.equal(1);
-    expect(await storedVersion(names)).to.equal(String(SCHEMA_VERSION));
-    expect((await pool.query(`select count(*)::int as n from ${table}`)).rows[0].n).to.equal(0);
-    // A schema a version-4 gateway served: the table it created at its start-up, with its rows.
-    await pool.query(`drop table ${table}`);
-    await toVersion4();
-    await pool.query(`create table ${table} (id text primary key, side jsonb not null default '{}')`);
-    await pool.query(`insert into ${table} (id, side) values ('job-1', '{"envelope": {"tags": ["a"]}}')`);
-    expect(await install(names)).to.deep.equal({ installed: true, version: SCHEMA_VERSION, functions: true });
-    expect(await migration9()).to.equal(1);
-    expect((await pool.query(`select id, side from ${table}`)).rows).to.deep.equal([{ id: 'job-1', side: { envelope: { tags: ['a'] } } }]);
+    await toPreRelease(names, 5, null);
+    expectPreReleaseRefusal(await rejectionOf(install(names)), names, '1, 2, 3, 4, 5');
+    expect(await storedVersion(names)).to.equal(undefined);
   });
 
   it('concurrent starts on a fresh schema install once: every one succeeds, one installs the functions', async () => {

@@ -333,8 +333,8 @@ const stepArb: fc.Arbitrary<LifecycleStep> = fc.oneof(
  * A lifecycle scenario: 2–4 policies of one key (the first with default states, reject/ignore and
  * no period; the second with terminal or narrow states, a period or a replace; the rest either),
  * and 2–20 steps, the first an enqueue, with at most 8 enqueues, so a key never has more than eight finished jobs (the
- * BullMQ index keeps a key's eight newest uncounted finished entries: docs/bullmq.md, "Keys the
- * adapter writes").
+ * BullMQ index keeps a key's eight newest uncounted finished entries: docs/design/bullmq.md,
+ * "Reclaim").
  */
 export const lifecycleScenarioArb: fc.Arbitrary<LifecycleScenario> = fc
   .record({

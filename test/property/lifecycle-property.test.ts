@@ -37,7 +37,7 @@
  * nor one a replace superseded (docs/decisions.md, "A replace never rewrites a finished job":
  * BullMQ makes it its key's again, memory and Graphile Worker do not). A scenario has at most
  * eight enqueues and lasts far less than a minute, within the BullMQ index's grace for finished
- * jobs no policy counted (docs/bullmq.md, "Keys the adapter writes"). Known divergences are
+ * jobs no policy counted (docs/bullmq.md, "Limits"). Known divergences are
  * listed in `KNOWN_DIVERGENCES`, each with its reproduction.
  *
  * Each scenario runs on a fresh memory backend and a fresh store (its own key prefix), and stops

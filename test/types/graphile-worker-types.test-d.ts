@@ -249,19 +249,19 @@ export async function schemaOptions(client: TransactionClientLike, pgPool: PgPoo
   exactly<{ workerSchema: string; uniqueSchema: string }>()({ ...backend.schemas });
   await makeUniqueWorkerUtils({ pgPool: pgPool as never, schema: 'graphile_worker', uniqueSchema: 'ojs_unique' });
   await makeUniqueWorkerUtils({ pgPool: pgPool as never, preset: { worker: { schema: 'graphile_worker' } } });
-  // @ts-expect-error the old name of uniqueSchema
+  // @ts-expect-error `schema` is not an option: the adapter's schema is uniqueSchema
   await addJobWithClient(client, 't', {}, { unique: {} }, { schema: 'ojs_unique' });
-  // @ts-expect-error the old name of workerSchema
+  // @ts-expect-error Graphile's schema is workerSchema
   withUniqueHelpers({}, { graphileSchema: 'graphile_worker' });
-  // @ts-expect-error the old name of uniqueSchema
+  // @ts-expect-error `schema` is not an option: the adapter's schema is uniqueSchema
   makeReclaimTask({ schema: 'ojs_unique' });
-  // @ts-expect-error the old name of uniqueSchema
+  // @ts-expect-error `schema` is not an option: the adapter's schema is uniqueSchema
   makeUniqueJobsPreset({ schema: 'ojs_unique' });
-  // @ts-expect-error the old name of workerSchema
+  // @ts-expect-error Graphile's schema is workerSchema
   createGraphileWorkerBackend({ pgPool, graphileSchema: 'graphile_worker' });
   // @ts-expect-error Graphile's options name Graphile's schema `schema`
   await makeUniqueWorkerUtils({ pgPool: pgPool as never, workerSchema: 'graphile_worker' });
-  // @ts-expect-error the old property name
+  // @ts-expect-error Graphile's schema is workerSchema
   void backend.schemas.graphileSchema;
 }
 
@@ -324,6 +324,7 @@ export async function installStep(pgPool: PgPoolLike): Promise<void> {
   if (error instanceof UniqueSchemaVersionError) {
     exactly<number | null>()(error.found);
     exactly<number>()(error.required);
+    exactly<boolean>()(error.preRelease);
     exactly<boolean | 'unknown'>()(error.written);
   }
 }

@@ -7,7 +7,7 @@
 --              their label, result and times; without one (OJS CANCEL) only live jobs are
 --              cancelled, and they keep their key.
 -- $3 boolean   fence: whether a running (locked) job may be cancelled
--- Steps: calls :OJS_UNIQUE_SCHEMA.cancel_jobs (install-functions.sql):
+-- Steps: calls :OJS_UNIQUE_SCHEMA.cancel_jobs (functions/cancel-jobs.sql):
 --        1. label the ledger rows `cancelled` first, so the delete trigger leaves them alone;
 --        2. delete the unlocked (or stale-locked) Graphile rows;
 --        3. when $3, fence the running ones as Graphile's own replace does: attempts =

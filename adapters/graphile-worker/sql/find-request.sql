@@ -1,9 +1,9 @@
 -- find-request: the ledger row an enqueue wrote, by its request token, to answer a lost reply.
 --
 -- $1 text   the uniqueness key the enqueue used
--- $2 uuid   the enqueue's request token (migration 0005)
+-- $2 uuid   the enqueue's request token (jobs.request_token)
 -- Steps: one read through the (fingerprint, terminal_state) index, filtered by token, and one
---        through jobs_released_idx (migration 0010): a record a later replace took the key from
+--        through jobs_released_idx: a record a later replace took the key from
 --        meanwhile is found too.
 -- Returns: zero or one row, `result` json: insert-job's result for that row ({job_id, id,
 --          created_at, scheduled_at, max_attempts}).

@@ -15,8 +15,8 @@
 -- $12 jsonb       the parsed policy, or null
 -- $13 text        the policy's period as ISO 8601 (PostgreSQL reads it as an interval), or null
 -- $14 int         OJS priority (higher runs first), stored for the envelope view
--- $15 uuid        the enqueue's request token (migration 0005; find-request), or null
--- Steps: calls :OJS_UNIQUE_SCHEMA.insert_job (install-functions.sql):
+-- $15 uuid        the enqueue's request token (find-request), or null
+-- Steps: calls :OJS_UNIQUE_SCHEMA.insert_job (functions/insert-job.sql):
 --        1. add_job with job_key => null: the adapter never takes a job key, so Graphile's
 --           key-replace path, and its race between two adds of one key, are never entered.
 --        2. record_job: insert the ledger row, created_at = clock_timestamp() (database clock), expires_at =

@@ -1,5 +1,5 @@
 -- install-trigger: the AFTER DELETE trigger on Graphile Worker's _private_jobs that records how a
--- job ended (job_deleted(), install-functions.sql). Run on every install, whatever the schema
+-- job ended (job_deleted(), functions/job-deleted.sql). Run on every install, whatever the schema
 -- version, so a Graphile migration that recreates _private_jobs cannot leave the ledger blind.
 --
 -- Params: none. Placeholders:

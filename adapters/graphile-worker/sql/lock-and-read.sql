@@ -2,7 +2,7 @@
 --
 -- $1 text    the uniqueness key (fingerprint)
 -- $2 text[]  the new policy's `states`; terminal records in other states are not read
--- Steps: calls :OJS_UNIQUE_SCHEMA.lock_and_read (install-functions.sql), which locks the key's
+-- Steps: calls :OJS_UNIQUE_SCHEMA.lock_and_read (functions/lock-and-read.sql), which locks the key's
 --        head row (waiting for a concurrent enqueue of the same key to commit), locks the live
 --        candidates' Graphile rows, and reads every candidate with its derived OJS state.
 -- Returns: one row, `result` json: {"now": epoch ms on the database clock,

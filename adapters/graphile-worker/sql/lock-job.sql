@@ -2,7 +2,7 @@
 -- Must run inside the caller's transaction.
 --
 -- $1 text   OJS id
--- Steps: calls :OJS_UNIQUE_SCHEMA.lock_job (install-functions.sql): 1. find the job's Graphile id;
+-- Steps: calls :OJS_UNIQUE_SCHEMA.lock_job (functions/lock-job.sql): 1. find the job's Graphile id;
 --        2. lock Graphile's row if it still exists (workers fetch with SKIP LOCKED, so the job
 --        cannot start while we hold it), then the ledger row: the order a worker's completion
 --        DELETE and the trigger take them, so the two cannot deadlock; 3. derive the state.

@@ -2,7 +2,7 @@
 -- transaction that holds it, or is inserting it (an enqueue of the key in flight), to end.
 --
 -- $1 text   the uniqueness key
--- Steps: calls :OJS_UNIQUE_SCHEMA.lock_key (install-functions.sql): locks the head record, or
+-- Steps: calls :OJS_UNIQUE_SCHEMA.lock_key (functions/lock-key.sql): locks the head record, or
 --        with none visible, speculatively inserts a placeholder head (waiting for a head being
 --        inserted). Used by the lost-reply recovery before find-request, in a transaction it
 --        rolls back (so the placeholder never stays).

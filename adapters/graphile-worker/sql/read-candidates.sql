@@ -3,7 +3,7 @@
 --
 -- $1 text    the uniqueness key
 -- $2 text[]  the states whose terminal records to read (live records are always read)
--- Steps: calls :OJS_UNIQUE_SCHEMA.candidates (install-functions.sql) at the database's clock.
+-- Steps: calls :OJS_UNIQUE_SCHEMA.candidates (functions/candidates.sql) at the database's clock.
 -- Returns: one row, `result` json: {"now": epoch ms, "candidates": as lock-and-read reports them}.
 -- SQLSTATEs: 42883 when the functions are not installed.
 select json_build_object('now', floor(extract(epoch from c.at) * 1000),

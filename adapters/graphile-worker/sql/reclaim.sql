@@ -7,7 +7,7 @@
 --           T is in P.states and now < A + P.period (or P has no period: for ever), A being C or,
 --           under P's x_period_anchor, the record's due time or last duplicate attempt. The policies
 --           considered are the record's own and every one inserted under its key, which
---           record_job folds into the key's head row (heads.retention, migration 0003). So a
+--           record_job folds into the key's head row (heads.retention). So a
 --           record enqueued under a narrow policy stays visible to a wider one used on the same
 --           key, exactly as long as the wider one can need it;
 --        2. delete them (SKIP LOCKED: never waits for, nor races with, an enqueue reading them);
@@ -21,7 +21,7 @@ with doomed as (
   left join :OJS_UNIQUE_SCHEMA.heads h on h.fingerprint = l.fingerprint
   where l.terminal_state is not null
     and l.finished_at <= clock_timestamp() - $1::interval
-    -- Its own policy (also in the head's retention since migration 0003; checked here too, so a
+    -- Its own policy (also in the head's retention; checked here too, so a
     -- head row lost to a race cannot shorten a record's life below its own policy's). A record
     -- that left its key (a replace superseded it, or release_key) counts for no policy.
     and (l.fingerprint is null or not (l.policy is not null

@@ -6,7 +6,7 @@
 --              by lock-and-read): cancelled when live, and all taken off the key
 -- $16 boolean  fence: whether a running (locked) job may be cancelled
 -- $17 uuid     the enqueue's request token, as insert-job's $15
--- Steps: calls :OJS_UNIQUE_SCHEMA.replace_jobs (install-functions.sql): insert_job, then
+-- Steps: calls :OJS_UNIQUE_SCHEMA.replace_jobs (functions/replace-jobs.sql): insert_job, then
 --        cancel_jobs with the new job's OJS id as replaced_by (cancel-jobs's steps).
 -- Returns: one row, `result` json: {"inserted": insert-job's result, "cancelled": [cancel-jobs's
 --          rows]}.

@@ -5,7 +5,7 @@
 --
 -- $1 bigint[]  Graphile job ids of the touched jobs (the decision's `touch`)
 -- $2 interval  the deciding policy's period (ISO 8601)
--- Steps: calls :OJS_UNIQUE_SCHEMA.touch_jobs (install-functions.sql): last_duplicate_at = now on
+-- Steps: calls :OJS_UNIQUE_SCHEMA.touch_jobs (functions/touch-jobs.sql): last_duplicate_at = now on
 --        the database clock; expires_at (reclaim's own-policy retention) moved to at least
 --        now + period, so reclaim keeps the record while the moved window is open.
 -- Returns: one row, no useful value.

@@ -12,7 +12,7 @@
 -- $6 int      Graphile priority (smaller first), or null for 0
 -- $7 int      max_attempts, or null for Graphile's default (25, as add_job)
 -- $8 timestamptz run_at, or null for the database's now() (the new job's default)
--- Steps: calls :OJS_UNIQUE_SCHEMA.update_job (install-functions.sql): compares each field with
+-- Steps: calls :OJS_UNIQUE_SCHEMA.update_job (functions/update-job.sql): compares each field with
 --        the stored value, writes only those that differ (Graphile's row: payload, priority,
 --        max_attempts, run_at, revision + 1, updated_at; the ledger's: meta, priority,
 --        max_attempts, scheduled_at, and expires_at under a scheduled_at anchor). Never

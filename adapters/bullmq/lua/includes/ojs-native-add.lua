@@ -95,7 +95,8 @@ local function ojsNativeAdd(KEYS, ARGV)
   if opts[BULLMQ_OPT_DEDUPLICATION] ~= nil then return { "refused_option", "opts.deduplication" } end
 
   args[BULLMQ_ARG_TIMESTAMP] = nowMs
-  local bullmqArgv = { cmsgpack.pack(args), ARGV[2], ARGV[3] }
+  -- The tables as they are: the spliced scripts' cmsgpack takes them (bullmq-script-set.ts).
+  local bullmqArgv = { args, ARGV[2], opts }
   local result = ojsBullMQAdd(KEYS, bullmqArgv, tonumber(opts[BULLMQ_OPT_DELAY]) or 0, tonumber(opts[BULLMQ_OPT_PRIORITY]) or 0)
   if type(result) == "number" and result < 0 then return { "bullmq_error", result } end
 

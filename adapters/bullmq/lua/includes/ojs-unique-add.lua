@@ -168,12 +168,9 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
   end
 
   args[BULLMQ_ARG_TIMESTAMP] = nowMs
-  local packedOpts = ARGV[3]
-  if scheduledAt ~= nil then
-    opts[BULLMQ_OPT_DELAY] = math.max(scheduledAt - nowMs, 1)
-    packedOpts = cmsgpack.pack(opts)
-  end
-  local bullmqArgv = { cmsgpack.pack(args), ARGV[2], packedOpts }
+  if scheduledAt ~= nil then opts[BULLMQ_OPT_DELAY] = math.max(scheduledAt - nowMs, 1) end
+  -- The tables as they are: the spliced scripts' cmsgpack takes them (bullmq-script-set.ts).
+  local bullmqArgv = { args, ARGV[2], opts }
   local delay = tonumber(opts[BULLMQ_OPT_DELAY]) or 0
   local result = ojsBullMQAdd(KEYS, bullmqArgv, delay, tonumber(opts[BULLMQ_OPT_PRIORITY]) or 0)
   if type(result) == "number" and result < 0 then return { "bullmq_error", result } end

@@ -1,0 +1,83 @@
+-- migration-0001-schema: the adapter's tables and indexes, in its own schema (schema version 1).
+--
+-- Params: none. Placeholders (substituted with escaped identifiers before the text is sent):
+--   :OJS_UNIQUE_SCHEMA        the adapter's schema (option `uniqueSchema`, default ojs_unique)
+-- Steps: 1. `jobs`, the ledger: one record per job the adapter enqueued (with or without a
+--           policy), kept after Graphile Worker deletes its own row, until reclaim finds that no
+--           policy can still count it; its indexes;
+--        2. `heads`: per uniqueness key, the retention its policies need (record_job writes it,
+--           reclaim.sql reads it);
+--        3. `gateway_jobs`: what the OJS gateway records of a job.
+-- Runs once, in the installer's transaction (after install-bootstrap, before the functions),
+-- recorded in :OJS_UNIQUE_SCHEMA.migrations: all-or-nothing with the rest of the install.
+-- Raises: nothing of its own.
+create table :OJS_UNIQUE_SCHEMA.jobs (
+  -- Graphile Worker's _private_jobs.id. No foreign key: a breaking Graphile migration that
+  -- recreates the table (as its 000011 did) would fail on it, and completed rows are deleted anyway.
+  job_id bigint primary key,
+  ojs_id text not null unique,
+  -- The uniqueness key (spec §4); null for a job enqueued without a policy, or one that left its
+  -- key (released_fingerprint).
+  fingerprint text,
+  type text not null,
+  queue text not null,
+  meta jsonb not null default '{}',
+  policy jsonb,
+  created_at timestamptz not null,
+  -- The policy's window end (period_end from its anchor), on the database clock; null without a
+  -- period. Reclaim reads it; the duplicate decision is the core's.
+  expires_at timestamptz,
+  scheduled_at timestamptz not null,
+  max_attempts int not null,
+  priority int not null,
+  -- completed, cancelled or discarded; null while live. No CHECK: PostgreSQL rebuilds a CHECK
+  -- from its stored text at the start of every statement that inserts into the table, and the
+  -- only writers are the adapter's own functions (job_deleted, cancel_jobs), with literal values.
+  terminal_state text,
+  finished_at timestamptz,
+  final_attempts int,
+  replaced_by text,
+  -- The request token of the enqueue that wrote the record: find-request.sql answers a lost reply by it.
+  request_token uuid,
+  -- True on the key's head record, whose row lock is the key's lock (lock_head); null otherwise.
+  head boolean,
+  -- The last duplicate attempt (touch_jobs), for x_period_anchor "last_duplicate".
+  last_duplicate_at timestamptz,
+  -- The key of a record that left it (a replace superseded it, or release_key): no enqueue counts
+  -- it any more, and OJS INFO still reports its key.
+  released_fingerprint text
+);
+
+-- A key's reads: one index branch per state (candidates), so a terminal state the policy does not
+-- check is never fetched and a key's history costs its reads nothing.
+create index jobs_fingerprint_state_idx on :OJS_UNIQUE_SCHEMA.jobs (fingerprint, terminal_state)
+  where fingerprint is not null;
+-- Reclaim's scan. `finished_at is not null` (set exactly when terminal_state is) rather than
+-- `terminal_state is not null`, which a candidate read's `terminal_state = 'completed'` implies:
+-- with that predicate the planner could pick this index for a key's read, scanning every
+-- terminal record of every key, whenever the statistics said there were few.
+create index jobs_finished_at_idx on :OJS_UNIQUE_SCHEMA.jobs (finished_at) where finished_at is not null;
+-- At most one head record per key: a concurrent insert of a head for the key waits on it, then conflicts.
+create unique index jobs_head_idx on :OJS_UNIQUE_SCHEMA.jobs (fingerprint) where head;
+-- The records that left their key, by that key: find-request.sql still finds a record a replace
+-- superseded by an index probe.
+create index jobs_released_idx on :OJS_UNIQUE_SCHEMA.jobs (released_fingerprint)
+  where fingerprint is null and released_fingerprint is not null;
+
+create table :OJS_UNIQUE_SCHEMA.heads (
+  fingerprint text primary key,
+  -- {"completed"|"cancelled"|"discarded": [entry, …]}: every (terminal state, period) a policy
+  -- inserted under the key checks, each entry the period ("P1D"), prefixed with the policy's
+  -- anchor when it has one ("scheduled_at P1D"), or "forever" (retained_at reads them). A row
+  -- exists only for keys whose policies check a terminal state.
+  retention jsonb not null default '{}'
+);
+
+create table :OJS_UNIQUE_SCHEMA.gateway_jobs (
+  -- The OJS id: the ledger's, or Graphile's id for a job added with Graphile's own addJob.
+  id text primary key,
+  -- The OJS envelope fields neither Graphile nor the ledger stores (tags, timeout_ms, x_…), the
+  -- retry policy, the worker's error and result, when an HTTP worker started it
+  -- (server/graphile-worker-gateway-store.ts). Empty unless a gateway serves the schema.
+  side jsonb not null default '{}'
+);
