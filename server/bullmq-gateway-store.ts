@@ -23,7 +23,8 @@ import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { createBullMQBackend, type BullMQBackend } from '../adapters/bullmq/index.js';
 import { InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../src/errors.js';
-import type { JsonValue, OjsJob, OjsJobState } from '../src/job.js';
+import type { JsonValue, OjsJob } from '../src/job.js';
+import type { OjsJobState } from '../src/job-state.js';
 import type { EnqueueResult } from '../src/unique-jobs-backend.js';
 import type {
   FetchRequest,

@@ -8,7 +8,8 @@
  * `args` here is the host payload (see `src/ojs-args-payload.ts`): the server maps OJS `args` to it
  * before `enqueue` and back when it answers, so every entry point computes keys over one form.
  */
-import type { JobInput, JsonValue, OjsJob, OjsJobState } from '../src/job.js';
+import type { JobInput, JsonValue, OjsJob } from '../src/job.js';
+import type { OjsJobState } from '../src/job-state.js';
 import type { UniqueJobsCapabilities } from '../src/unique-jobs-backend.js';
 import type { UpdateField } from '../src/unique-policy.js';
 

@@ -20,7 +20,8 @@ import pg from 'pg';
 import { createGraphileWorkerBackend, type GraphileWorkerBackend } from '../adapters/graphile-worker/index.js';
 import { createGraphileJobFetcher, type GraphileJobFetcher } from '../adapters/graphile-worker/graphile-worker-job-fetcher.js';
 import { InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../src/errors.js';
-import type { JsonValue, OjsJob, OjsJobState } from '../src/job.js';
+import type { JsonValue, OjsJob } from '../src/job.js';
+import type { OjsJobState } from '../src/job-state.js';
 import type { EnqueueResult } from '../src/unique-jobs-backend.js';
 import type {
   FetchRequest,

@@ -23,7 +23,8 @@ import {
   type ValidationIssue,
 } from '../src/errors.js';
 import { MAX_IDENTIFIER_LENGTH } from '../src/input-limits.js';
-import { OJS_JOB_STATES, type JsonValue } from '../src/job.js';
+import { type JsonValue } from '../src/job.js';
+import { OJS_JOB_STATES } from '../src/job-state.js';
 import { payloadToArgs } from '../src/ojs-args-payload.js';
 import { isPlainObject } from '../src/selectable-args.js';
 import { uuidv7 } from '../src/uuid-v7.js';

@@ -2,7 +2,7 @@
  * ojs-unique/internal: the building blocks the adapters share, for people writing a backend of
  * their own. Not covered by semver: any release may change or remove these.
  */
-export { TERMINAL_STATES } from './job.js';
+export { LIVE_STATES, TERMINAL_STATES } from './job-state.js';
 export {
   CONFLICT_STRATEGIES,
   MAX_CALLER_KEY_LENGTH,

@@ -14,7 +14,8 @@
 import { Queue, SpanKind, TelemetryAttributes, type ConnectionOptions, type JobsOptions, type Telemetry } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import { BackendError, InvalidJobInputError, isDuplicateJobError, underPath } from '../../src/errors.js';
-import type { JobInput, OjsJob, OjsJobState } from '../../src/job.js';
+import type { JobInput, OjsJob } from '../../src/job.js';
+import type { OjsJobState } from '../../src/job-state.js';
 import { prepareUnique } from '../../src/unique-enqueue.js';
 import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';

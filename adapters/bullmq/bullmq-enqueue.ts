@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import { InvalidJobInputError, type ValidationIssue } from '../../src/errors.js';
-import type { OjsJobState } from '../../src/job.js';
+import type { OjsJobState } from '../../src/job-state.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
 import { compactUniquePolicy, UPDATE_FIELDS, type UniquePolicy, type UpdateField } from '../../src/unique-policy.js';
 import { nativePathServes } from './bullmq-native-path.js';

@@ -10,8 +10,8 @@
  * with Graphile's (graphile-worker-lookups.ts).
  */
 import type { KeyLookup } from '../../src/key-lookup.js';
-import type { OjsJobState } from '../../src/job.js';
-import { DEFAULT_UNIQUE_STATES, type UniquePolicy } from '../../src/unique-policy.js';
+import { LIVE_STATES, type OjsJobState } from '../../src/job-state.js';
+import type { UniquePolicy } from '../../src/unique-policy.js';
 import { typedErrorFor, errorForReply } from './bullmq-errors.js';
 import { COMMANDS, runScript } from './bullmq-script-set.js';
 import { indexKey, layoutArgs, layoutKeyOfIndex, type IndexKey } from './bullmq-sidecar-keys.js';
@@ -43,7 +43,6 @@ export function lookupIndexes(rootPrefix: string, queueNames: readonly string[],
 }
 
 /** Live states, no period: what "holds the key" means for a key named alone. */
-const LIVE_STATES = DEFAULT_UNIQUE_STATES;
 
 /**
  * The job holding the key now: the one an add under the lookup's policy would meet as "the

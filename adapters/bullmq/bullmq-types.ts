@@ -4,7 +4,7 @@
  */
 import type { Job, JobsOptions, Queue, QueueOptions } from 'bullmq';
 import type { OjsUniqueError } from '../../src/errors.js';
-import type { OjsJobState } from '../../src/job.js';
+import type { OjsJobState } from '../../src/job-state.js';
 import type { UniquePolicyInput, UpdateField } from '../../src/unique-policy.js';
 import type { UniquenessKeyRef } from '../../src/key-lookup.js';
 

@@ -12,7 +12,7 @@
 import { userInfo } from 'node:os';
 import { InvalidTransitionError, JobNotFoundError, underPath } from '../../src/errors.js';
 import type { JobInput, OjsJob } from '../../src/job.js';
-import { TERMINAL_STATES, type OjsJobState } from '../../src/job.js';
+import { TERMINAL_STATES, type OjsJobState } from '../../src/job-state.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { enqueueAllOnClient, enqueueSettings, type EnqueueAllOptions } from './graphile-worker-add-job.js';

@@ -11,7 +11,8 @@
  * `worker-<random>`, so the two never collide.
  */
 import { randomUUID } from 'node:crypto';
-import type { JsonValue, OjsJob, OjsJobState } from '../../src/job.js';
+import type { JsonValue, OjsJob } from '../../src/job.js';
+import type { OjsJobState } from '../../src/job-state.js';
 import { translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import { GraphileWorkerSql, type SchemaNames } from './graphile-worker-sql.js';

@@ -10,13 +10,12 @@
 import { insertionOrder, isDuplicate } from '../../src/conflict-decision.js';
 import { InvalidJobInputError } from '../../src/errors.js';
 import type { KeyLookup } from '../../src/key-lookup.js';
-import { TERMINAL_STATES, type OjsJob, type OjsJobState } from '../../src/job.js';
+import { type OjsJob } from '../../src/job.js';
+import { LIVE_STATES, TERMINAL_STATES, type OjsJobState } from '../../src/job-state.js';
 import { readCandidates, type KeyCandidates, type PreparedGraphileEnqueue } from './graphile-worker-enqueue.js';
 import { isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import type { GraphileWorkerSql } from './graphile-worker-sql.js';
-
-const LIVE_STATES: readonly OjsJobState[] = ['scheduled', 'available', 'pending', 'active', 'retryable'];
 
 /** A job as it would be enqueued, as a lookup: it must have a policy (no policy, no key). */
 export function requestLookup(request: PreparedGraphileEnqueue): KeyLookup {

@@ -18,7 +18,8 @@
 import { BackendError, InvalidTransitionError, JobNotFoundError, OjsUniqueError } from '../../src/errors.js';
 import { isDeepStrictEqual } from 'node:util';
 import { decideUniqueConflict, type ConflictCandidate, type UpdateDecision } from '../../src/conflict-decision.js';
-import { TERMINAL_STATES, type JobInput, type JsonValue, type OjsJob, type OjsJobState } from '../../src/job.js';
+import { type JobInput, type JsonValue, type OjsJob } from '../../src/job.js';
+import { TERMINAL_STATES, type OjsJobState } from '../../src/job-state.js';
 import { InvalidJobInputError, underPath } from '../../src/errors.js';
 import { ownJobInput, prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
