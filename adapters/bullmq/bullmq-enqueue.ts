@@ -29,7 +29,7 @@ import {
   UNIQUE_ADD_QUEUE_KEYS,
   UNIQUE_PROBE_ARGV,
 } from './bullmq-script-set.js';
-import type { IndexKey } from './bullmq-sidecar-keys.js';
+import { archiveKey, type IndexKey } from './bullmq-sidecar-keys.js';
 
 export interface UniqueAddRequest {
   queue: Queue;
@@ -555,7 +555,7 @@ async function refuseTakenIds(client: IdLookupClient, base: string, ids: { uniqu
   });
   if (lookups.length > 0) {
     const pipeline = client.pipeline();
-    for (const { id } of lookups) pipeline.exists(`${base}${id}`, `${base}ojs:cancelled:${id}`);
+    for (const { id } of lookups) pipeline.exists(`${base}${id}`, archiveKey(base, id));
     const replies = (await pipeline.exec()) ?? [];
     lookups.forEach(({ index, id }, i) => {
       const [error, count] = replies[i] ?? [new Error('missing pipeline reply'), 0];
