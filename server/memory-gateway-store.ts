@@ -26,6 +26,8 @@ import type {
 } from './gateway-store.js';
 import { atBatchPaths, validateAt } from './batch-input.js';
 import { retryDelayMs } from './retry-delay.js';
+import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
+import { RateWindow, type RateLimit } from './queue-rate-limit.js';
 
 /** Far enough that the backend never promotes a retry itself. */
 const NEVER_MS = 10 * 365 * 24 * 3600 * 1000;
@@ -38,6 +40,8 @@ interface SideRecord {
   retryAt?: number;
   result?: JsonValue;
   error?: JobError;
+  /** When a fetch found it expired and discarded it (job-expiry.ts). */
+  expiredAt?: number;
 }
 
 export function createMemoryGatewayStore(): GatewayStore {
@@ -50,6 +54,9 @@ class MemoryGatewayStore implements GatewayStore {
   #side = new Map<string, SideRecord>();
   /** Ids with a retry or a reservation pending: what #tick looks at (not every job). */
   #timed = new Set<string>();
+  /** Paused queues: this process's (the memory backend has no other). */
+  readonly #paused = new Set<string>();
+  readonly #rateWindows = new Map<string, RateWindow>();
 
   get capabilities() {
     return this.#memory.capabilities;
@@ -94,10 +101,20 @@ class MemoryGatewayStore implements GatewayStore {
     await this.#tick();
     const jobs: GatewayJob[] = [];
     while (jobs.length < request.count) {
-      const job = await this.#memory.fetch(request.queues);
+      const now = Date.now();
+      const open = request.queues.filter((queue) => !this.#paused.has(queue) && (this.#rateWindows.get(queue)?.admits(now) ?? true));
+      if (open.length === 0) break;
+      const job = await this.#memory.fetch(open);
       if (!job) break;
       const side = this.#sideOf(job.id);
-      const now = Date.now();
+      if (isExpired(this.#view(job), now)) {
+        // Discarded, never handed out: it counts against no rate limit.
+        await this.#memory.nack(job.id, { message: EXPIRED_ERROR.message }, { retry: false });
+        side.error = EXPIRED_ERROR;
+        side.expiredAt = now;
+        continue;
+      }
+      this.#rateWindows.get(job.queue)?.count(now);
       side.startedAt = now;
       side.reservedUntil = now + request.visibilityTimeoutMs;
       this.#timed.add(job.id);
@@ -133,6 +150,25 @@ class MemoryGatewayStore implements GatewayStore {
     return this.#view(job);
   }
 
+  async setPaused(queue: string, paused: boolean): Promise<void> {
+    if (paused) this.#paused.add(queue);
+    else this.#paused.delete(queue);
+  }
+
+  async isPaused(queue: string): Promise<boolean> {
+    return this.#paused.has(queue);
+  }
+
+  async setRateLimit(queue: string, limit: RateLimit): Promise<void> {
+    const window = this.#rateWindows.get(queue);
+    if (window) window.limit = limit;
+    else this.#rateWindows.set(queue, new RateWindow(limit));
+  }
+
+  async now(): Promise<number> {
+    return Date.now();
+  }
+
   async queueStats(queue: string): Promise<Partial<Record<OjsJobState, number>>> {
     await this.#tick();
     const counts: Partial<Record<OjsJobState, number>> = {};
@@ -149,6 +185,8 @@ class MemoryGatewayStore implements GatewayStore {
     this.#memory = createMemoryBackend({ retryDelayMs: () => NEVER_MS });
     this.#side.clear();
     this.#timed.clear();
+    this.#paused.clear();
+    this.#rateWindows.clear();
   }
 
   async close(): Promise<void> {
@@ -220,6 +258,12 @@ class MemoryGatewayStore implements GatewayStore {
     const side = this.#side.get(job.id);
     const view: GatewayJob = { ...job, enqueued_at: job.created_at, envelope: side?.envelope ?? {} };
     if (side?.startedAt !== undefined) view.started_at = new Date(side.startedAt).toISOString();
+    if (side?.expiredAt !== undefined && job.state === 'discarded') {
+      // It never ran: no start, no completion.
+      delete view.completed_at;
+      delete view.started_at;
+      view.discarded_at = new Date(side.expiredAt).toISOString();
+    }
     if (side?.result !== undefined && job.state === 'completed') view.result = side.result;
     if (side?.error !== undefined && job.state !== 'completed') view.error = side.error;
     return view;
