@@ -36,13 +36,10 @@ import type { GraphileWorkerSql } from './graphile-worker-sql.js';
  * sql/functions/*.sql (other than a comment line) and with every new migration; the schema
  * version test pins a digest of those files per version.
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 1;
 
 /** The adapter's own migrations, in order. Append only; never edit a released one. */
-export const MIGRATIONS: readonly { id: number; file: SqlFileName }[] = [
-  { id: 1, file: 'migration-0001-schema' },
-  { id: 2, file: 'migration-0002-gateway-queues' },
-];
+export const MIGRATIONS: readonly { id: number; file: SqlFileName }[] = [{ id: 1, file: 'migration-0001-schema' }];
 
 export type InstallResult =
   /** Installed or already current; `functions` says whether this call (re)installed them. */
