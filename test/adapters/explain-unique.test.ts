@@ -4,6 +4,10 @@
  * input refused naming the field, and nothing written (the store's contents compared before and
  * after). Real Redis and PostgreSQL.
  */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
@@ -22,6 +26,14 @@ import { REDIS_URL, useRedisPrefix } from './bullmq-test-redis.js';
 import { isolatePerTest, makePool } from './graphile-worker-fixture.js';
 
 const FILE = fileURLToPath(import.meta.url);
+
+/** The real CLI, from source (one process per call: keep them few). */
+function cli(args: string[], job: unknown) {
+  const path = join(mkdtempSync(join(tmpdir(), 'ojs-unique-explain-')), 'job.json');
+  writeFileSync(path, JSON.stringify(job));
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', 'explain', path, ...args], { encoding: 'utf8' });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
 
 type Explainable = ConformanceSubject & {
   backend: ConformanceSubject['backend'] & { explainUnique(job: JobInput): Promise<UniqueExplanation> };
@@ -208,6 +220,45 @@ describe('explainUnique: what an add would do now, writing nothing', function ()
       expect(await redisSnapshot(ctx.redis, ctx.prefix)).to.deep.equal(before);
       const none = await rejection(withUniqueness(ctx.queue('plain')).explainUnique('x', {}));
       expect(isInvalidJobInputError(none) && none.issues.map((i) => i.path)).to.deep.equal(['opts.unique']);
+    });
+
+    it('ojs-unique explain --redis-url --prefix: the backend’s answer, in plain words', async function () {
+      this.timeout(90_000);
+      const backend = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix });
+      ctx.closeLater(backend);
+      const job = { type: 'report.build', queue: 'reports', args: { day: 1 }, unique: { keys: ['type'], period: 'PT1H' } } as const;
+      const created = (await backend.enqueue(job)).job;
+      const before = await redisSnapshot(ctx.redis, ctx.prefix);
+      const expected = await backend.explainUnique(job);
+      const { status, stdout, stderr } = cli(['--redis-url', REDIS_URL, '--prefix', ctx.prefix], job);
+      expect(status, stderr).to.equal(0);
+      const lines = stdout.trim().split('\n');
+      expect(lines[0]).to.equal(`key:       ${expected.uniqueness_key}`);
+      expect(lines[1]).to.equal(`pre-image: ${expected.canonical}`);
+      expect(lines.slice(3)).to.deep.equal([
+        'jobs under the key: 1',
+        `  ${created.id} (queue reports): available, created ${created.created_at}, window ends ${expected.jobs[0]!.window_end}, counted`,
+        `outcome:   rejected (an add fails with a duplicate error naming job ${created.id})`,
+      ]);
+      expect(await redisSnapshot(ctx.redis, ctx.prefix)).to.deep.equal(before);
+    });
+
+    it('ojs-unique explain --database-url --graphile-schema --unique-schema --json: the backend’s answer', async function () {
+      this.timeout(90_000);
+      const s = (subject = (await createGraphileWorkerSubject({ ...gwSchemas.current(), logger: quietLogger })) as unknown as Explainable);
+      const job = { type: 'sync', args: { n: 1 }, unique: { keys: ['type'], on_conflict: 'replace' } } as const;
+      const created = (await s.backend.enqueue(job)).job;
+      const before = await pgSnapshot(pool, gwSchemas.current());
+      const { graphileSchema, uniqueSchema } = gwSchemas.current();
+      const { status, stdout, stderr } = cli(
+        ['--database-url', databaseUrl(), '--graphile-schema', graphileSchema, '--unique-schema', uniqueSchema, '--json'],
+        job,
+      );
+      expect(status, stderr).to.equal(0);
+      const answer = JSON.parse(stdout) as UniqueExplanation;
+      expect({ ...answer, now: null }).to.deep.equal({ ...(await s.backend.explainUnique(job)), now: null });
+      expect(answer).to.deep.include({ outcome: 'replaced', existing_job_id: created.id });
+      expect(await pgSnapshot(pool, gwSchemas.current())).to.deep.equal(before);
     });
 
     it('graphile-worker makeUniqueWorkerUtils().explainUnique: as addJob takes it', async () => {
