@@ -206,7 +206,9 @@ async function checkPrivileges(client: pg.Client, workerSchema: string, uniqueSc
  * prepared statements need a session (or `preparedStatements: false`).
  */
 async function checkPooler(client: pg.Client, report: Report): Promise<void> {
-  await client.query(`select set_config('application_name', 'ojs-unique doctor', false)`);
+  // A custom setting, not application_name: PgBouncer re-applies application_name (a parameter it
+  // tracks) on whichever server connection it hands out, which would hide the pooler.
+  await client.query(`select set_config('ojs_unique.doctor_probe', 'session', false)`);
   const pids = new Set<number>();
   let kept = true;
   for (let i = 0; i < 5; i++) {
@@ -214,7 +216,7 @@ async function checkPooler(client: pg.Client, report: Report): Promise<void> {
       `select pg_backend_pid() as pid, current_setting('application_name') as name`,
     );
     pids.add(rows[0]!.pid);
-    if (rows[0]!.name !== 'ojs-unique doctor') kept = false;
+    if (rows[0]!.name !== 'session') kept = false;
   }
   if (pids.size === 1 && kept) report.ok('the connection keeps its session (no transaction-mode pooler in between)');
   else {
