@@ -213,7 +213,7 @@ async function checkPooler(client: pg.Client, report: Report): Promise<void> {
   let kept = true;
   for (let i = 0; i < 5; i++) {
     const { rows } = await client.query<{ pid: number; name: string }>(
-      `select pg_backend_pid() as pid, current_setting('application_name') as name`,
+      `select pg_backend_pid() as pid, current_setting('ojs_unique.doctor_probe', true) as name`,
     );
     pids.add(rows[0]!.pid);
     if (rows[0]!.name !== 'session') kept = false;
