@@ -50,3 +50,4 @@ export {
 export type { DuplicateJobDetails, OjsUniqueErrorCode, ValidationIssue } from './errors.js';
 
 export type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from './unique-jobs-backend.js';
+export type { ExplainOutcome, ExplainedJob, NotCountedReason, UniqueExplanation } from './unique-explain.js';
