@@ -27,6 +27,7 @@ local rcall = redis.call
 
 --- @bullmq-host
 
+--- @include "includes/ojs-archive-key"
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-own-policy"
 --- @include "includes/ojs-period-end"
@@ -47,7 +48,7 @@ for _, entry in ipairs(entries) do
   if state ~= nil then
     local created = math.floor(entry.us / 1000)
     local hashKey = entry.base .. entry.id
-    if location == "archive" then hashKey = entry.base .. "ojs:cancelled:" .. entry.id end
+    if location == "archive" then hashKey = ojsArchiveKey(entry.base, entry.id) end
     local f = rcall("HMGET", hashKey, "timestamp", "delay", "ojsLast")
     local sched = due or ((tonumber(f[1]) or created) + (tonumber(f[2]) or 0))
     local superseded = 0
