@@ -44,19 +44,33 @@ interface SideRecord {
   expiredAt?: number;
 }
 
-export function createMemoryGatewayStore(): GatewayStore {
-  return new MemoryGatewayStore();
+export interface MemoryGatewayStoreOptions {
+  /**
+   * The clock of the store and of its backend, in epoch ms: reservations, retries, rate-limit
+   * windows and expiry all read it. Inject one to move time in tests. (Default: `Date.now`.)
+   */
+  clock?: { now(): number };
+}
+
+export function createMemoryGatewayStore(options: MemoryGatewayStoreOptions = {}): GatewayStore {
+  return new MemoryGatewayStore(options.clock ?? { now: () => Date.now() });
 }
 
 class MemoryGatewayStore implements GatewayStore {
   readonly backend = 'memory' as const;
-  #memory: MemoryBackend = createMemoryBackend({ retryDelayMs: () => NEVER_MS });
+  readonly #clock: { now(): number };
+  #memory: MemoryBackend;
   #side = new Map<string, SideRecord>();
   /** Ids with a retry or a reservation pending: what #tick looks at (not every job). */
   #timed = new Set<string>();
   /** Paused queues: this process's (the memory backend has no other). */
   readonly #paused = new Set<string>();
   readonly #rateWindows = new Map<string, RateWindow>();
+
+  constructor(clock: { now(): number }) {
+    this.#clock = clock;
+    this.#memory = createMemoryBackend({ retryDelayMs: () => NEVER_MS, clock });
+  }
 
   get capabilities() {
     return this.#memory.capabilities;
@@ -101,7 +115,7 @@ class MemoryGatewayStore implements GatewayStore {
     await this.#tick();
     const jobs: GatewayJob[] = [];
     while (jobs.length < request.count) {
-      const now = Date.now();
+      const now = this.#clock.now();
       const open = request.queues.filter((queue) => !this.#paused.has(queue) && (this.#rateWindows.get(queue)?.admits(now) ?? true));
       if (open.length === 0) break;
       const job = await this.#memory.fetch(open);
@@ -145,7 +159,7 @@ class MemoryGatewayStore implements GatewayStore {
     const job = await this.#memory.getJob(id);
     if (!job) throw new JobNotFoundError(id);
     if (job.state !== 'active') throw new InvalidTransitionError(id, job.state, 'active');
-    this.#sideOf(id).reservedUntil = Date.now() + visibilityTimeoutMs;
+    this.#sideOf(id).reservedUntil = this.#clock.now() + visibilityTimeoutMs;
     this.#timed.add(id);
     return this.#view(job);
   }
@@ -166,7 +180,7 @@ class MemoryGatewayStore implements GatewayStore {
   }
 
   async now(): Promise<number> {
-    return Date.now();
+    return this.#clock.now();
   }
 
   async queueStats(queue: string): Promise<Partial<Record<OjsJobState, number>>> {
@@ -182,7 +196,7 @@ class MemoryGatewayStore implements GatewayStore {
 
   async reset(): Promise<void> {
     await this.#memory.close();
-    this.#memory = createMemoryBackend({ retryDelayMs: () => NEVER_MS });
+    this.#memory = createMemoryBackend({ retryDelayMs: () => NEVER_MS, clock: this.#clock });
     this.#side.clear();
     this.#timed.clear();
     this.#paused.clear();
@@ -198,14 +212,14 @@ class MemoryGatewayStore implements GatewayStore {
     side.error = error;
     delete side.reservedUntil;
     if (job.state === 'retryable') {
-      side.retryAt = Date.now() + retryDelayMs(side.retry, job.attempt);
+      side.retryAt = this.#clock.now() + retryDelayMs(side.retry, job.attempt);
       this.#timed.add(job.id);
     }
   }
 
   /** Promotes retries whose backoff passed and fails back expired reservations. */
   async #tick(): Promise<void> {
-    const now = Date.now();
+    const now = this.#clock.now();
     for (const id of this.#timed) {
       const side = this.#side.get(id);
       if (!side || (side.retryAt === undefined && side.reservedUntil === undefined)) {
@@ -219,7 +233,7 @@ class MemoryGatewayStore implements GatewayStore {
           this.#recordFailure(job, { type: 'visibility_timeout', code: 'visibility_timeout', message: 'visibility timeout expired' });
       }
       // After a lapsed reservation too: its retry may be due at once.
-      if (side.retryAt !== undefined && side.retryAt <= Date.now()) {
+      if (side.retryAt !== undefined && side.retryAt <= this.#clock.now()) {
         delete side.retryAt;
         await this.#memory.promote(id).catch(() => undefined);
       }
