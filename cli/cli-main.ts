@@ -7,6 +7,8 @@
  *   ojs-unique validate <file.json|->  every problem of a policy (or of a job and its policy)
  *   ojs-unique serve [options]         the OJS HTTP gateway (cli-serve.ts)
  *   ojs-unique migrate [options]       installs or upgrades the Graphile Worker schemas (cli-migrate.ts)
+ *   ojs-unique explain <job.json> …    what an add would do now on a live store, writing nothing (cli-explain.ts)
+ *   ojs-unique doctor [options]        checks a deployment (cli-doctor.ts)
  *   ojs-unique --help | --version      this usage (exit 0) | the package's version
  *
  * A job file is an OJS job: `type`, `args`, optional `queue`/`meta`, and the policy as `unique`
@@ -31,6 +33,8 @@ const USAGE = `usage:
   ojs-unique --help | --version
   ojs-unique key <job.json|-> [--policy <policy.json>] [--gateway] [--json]
   ojs-unique validate <policy-or-job.json|-> [--json]
+  ojs-unique explain <job.json|-> --redis-url <url> [--prefix <p>] | --database-url <url> [--graphile-schema <s>] [--unique-schema <s>] [--json]
+  ojs-unique doctor [--redis-url <url>] [--prefix <p>] [--database-url <url>] [--graphile-schema <s>] [--unique-schema <s>]
   ojs-unique serve [--backend memory|bullmq|graphile-worker] [--port <n>] [--host <addr>] … (see ojs-unique serve --help)
   ojs-unique migrate [--database-url <url>] [--graphile-schema <s>] [--unique-schema <s>]`;
 
@@ -147,7 +151,7 @@ function parseArgs(argv: string[]): Args {
   return { command, file: files[0]!, json, policyFile, gateway };
 }
 
-function readJson(file: string): unknown {
+export function readJson(file: string): unknown {
   const name = file === '-' ? 'standard input' : file;
   let text: string;
   try {
@@ -167,7 +171,7 @@ function readJson(file: string): unknown {
   }
 }
 
-function asJob(document: unknown): JobInput | null {
+export function asJob(document: unknown): JobInput | null {
   if (typeof document !== 'object' || document === null || Array.isArray(document) || !('type' in document)) return null;
   const { options, ...job } = document as JobInput & { options?: { unique?: unknown } };
   // `unique: null` is "no policy" (as at enqueue), not "look in options".

@@ -17,6 +17,9 @@
  *   bench/           imports anything but scripts/; nothing imports bench/
  *   scripts/         imports anything but bench/; nothing imports scripts/
  *
+ * No import circle in a layer the package ships (src/, each adapter, server/, cli/), type-only
+ * imports included: a circle means no file of it can be read, or changed, alone.
+ *
  * Imports are read from the syntax tree (static and type-only imports, `export … from`, dynamic
  * `import()`, `import x = require()`, `require()` and `import('…')` types), so an import inside a
  * string or a comment does not count. A dynamic import whose specifier is computed cannot be
@@ -219,10 +222,15 @@ function violation(from, target) {
 
 const problems = [];
 let checked = 0;
+/** Each shipped file's imports of files of its own layer (for the circles), by repository path without extension. */
+const sameLayer = new Map();
+const shipped = (layer) => ['src', 'server', 'cli'].includes(layer) || layer.startsWith('adapters/');
+const withoutExtension = (path) => path.replace(/\.[mc]?[jt]s$/, '');
 for (const dir of DIRS) {
   for (const file of sourceFiles(dir)) {
     checked++;
     const layer = layerOf(file);
+    const edges = [];
     for (const { spec, line, computed } of importsOf(file)) {
       if (computed) {
         if (['src', 'telemetry', 'cli', 'examples'].includes(layer) || layer.startsWith('adapters/')) {
@@ -230,10 +238,53 @@ for (const dir of DIRS) {
         }
         continue;
       }
-      const rule = violation(file, targetOf(file, spec));
+      const target = targetOf(file, spec);
+      const rule = violation(file, target);
       if (rule) problems.push(`${file}:${line}: imports '${spec}': ${rule}`);
+      else if (target.path && target.layer === layer && !target.entryPoint) edges.push(withoutExtension(target.path));
     }
+    if (shipped(layer)) sameLayer.set(withoutExtension(file), edges);
   }
+}
+problems.push(...importCircles(sameLayer));
+
+/** One problem per import circle among `graph`'s files (Tarjan's strongly connected components). */
+function importCircles(graph) {
+  const found = [];
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  let next = 0;
+  const visit = (file) => {
+    index.set(file, next);
+    low.set(file, next);
+    next++;
+    stack.push(file);
+    onStack.add(file);
+    for (const to of graph.get(file) ?? []) {
+      if (!graph.has(to)) continue;
+      if (!index.has(to)) {
+        visit(to);
+        low.set(file, Math.min(low.get(file), low.get(to)));
+      } else if (onStack.has(to)) low.set(file, Math.min(low.get(file), index.get(to)));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const circle = [];
+    let member;
+    do {
+      member = stack.pop();
+      onStack.delete(member);
+      circle.push(member);
+    } while (member !== file);
+    const selfImport = (graph.get(file) ?? []).includes(file);
+    if (circle.length > 1 || selfImport) {
+      circle.sort();
+      found.push(`${circle.join(', ')}: an import circle (type-only imports count); give what they share a file of its own`);
+    }
+  };
+  for (const file of [...graph.keys()].sort()) if (!index.has(file)) visit(file);
+  return found;
 }
 
 if (problems.length > 0) {

@@ -46,8 +46,12 @@ const rank = (file) => {
 files.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
 
 const jobs = process.env.OJS_TEST_JOBS ?? '6';
+// `--built`: the run follows `npm run build`, so the tests start the built command (test/cli-command.ts).
+const built = process.argv.includes('--built');
+const mochaArgs = process.argv.slice(2).filter((arg) => arg !== '--built');
 const mocha = join('node_modules', 'mocha', 'bin', 'mocha.js');
-const { status, signal } = spawnSync(process.execPath, [mocha, '--parallel', '--jobs', jobs, ...process.argv.slice(2), ...files], {
+const { status, signal } = spawnSync(process.execPath, [mocha, '--parallel', '--jobs', jobs, ...mochaArgs, ...files], {
   stdio: 'inherit',
+  env: built ? { ...process.env, OJS_TEST_CLI: 'dist' } : process.env,
 });
 process.exit(status ?? (signal ? 1 : 0));

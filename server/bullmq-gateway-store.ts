@@ -23,7 +23,8 @@ import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { createBullMQBackend, type BullMQBackend } from '../adapters/bullmq/index.js';
 import { InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../src/errors.js';
-import type { JsonValue, OjsJob, OjsJobState } from '../src/job.js';
+import type { JsonValue, OjsJob } from '../src/job.js';
+import type { OjsJobState } from '../src/job-state.js';
 import type { EnqueueResult } from '../src/unique-jobs-backend.js';
 import type {
   FetchRequest,
@@ -35,6 +36,8 @@ import type {
   StoreHealth,
 } from './gateway-store.js';
 import { atBatchPaths, checkBatch } from './batch-input.js';
+import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
+import type { RateLimit } from './queue-rate-limit.js';
 
 export interface BullmqGatewayStoreOptions {
   redisUrl: string;
@@ -52,6 +55,8 @@ interface SideRecord {
   error?: JobError;
   /** The `scheduled_at` the PUSH asked for, to the millisecond (see #view). */
   scheduledAt?: string;
+  /** When a fetch found it expired and discarded it (job-expiry.ts). */
+  expiredAt?: string;
 }
 
 /** How long a side record outlives its job's end through the gateway (ack, final nack, cancel): as long as a cancelled archive. */
@@ -183,7 +188,13 @@ class BullmqGatewayStore implements GatewayStore {
         await job.extendLock(token, request.visibilityTimeoutMs);
         await this.#writeSide(job.id!, { token, startedAt: new Date(job.processedOn ?? Date.now()).toISOString() }, { live: true });
         const view = await this.#backend.getJob(job.id!);
-        if (view) jobs.push(await this.#view(view));
+        if (!view) continue;
+        const fetched = await this.#view(view);
+        if (fetched.envelope.expires_at !== undefined && isExpired(fetched, await this.now())) {
+          await this.#discardExpired(job, token);
+          continue;
+        }
+        jobs.push(fetched);
       }
       if (jobs.length >= request.count) break;
     }
@@ -212,6 +223,40 @@ class BullmqGatewayStore implements GatewayStore {
     // 0: the lock lapsed or another fetch holds it now; nothing was extended.
     if (Number(await job.extendLock(token, visibilityTimeoutMs)) !== 1) throw await this.#lostHold(id, 'active');
     return this.#viewOf(id);
+  }
+
+  /**
+   * An expired job this fetch claimed, failed as BullMQ fails a job that must not be retried (an
+   * `UnrecoverableError`): discarded, never handed out. BullMQ's limiter counted its claim.
+   */
+  async #discardExpired(job: Job, token: string): Promise<void> {
+    await job.moveToFailed(new UnrecoverableError(EXPIRED_ERROR.message), token, false);
+    await this.#writeSide(
+      job.id!,
+      { token: undefined, startedAt: undefined, error: EXPIRED_ERROR, expiredAt: new Date().toISOString() },
+      { ended: true },
+    );
+  }
+
+  /** BullMQ's own pause: the queue's BullMQ workers stop taking its jobs too. */
+  async setPaused(queue: string, paused: boolean): Promise<void> {
+    const host = this.#backend.queue(queue) as Queue;
+    await (paused ? host.pause() : host.resume());
+  }
+
+  async isPaused(queue: string): Promise<boolean> {
+    return (this.#backend.queue(queue) as Queue).isPaused();
+  }
+
+  /** BullMQ's global rate limit of the queue (its meta hash): BullMQ's own workers of the queue keep it too. */
+  async setRateLimit(queue: string, limit: RateLimit): Promise<void> {
+    await (this.#backend.queue(queue) as Queue).setGlobalRateLimit(limit.max, limit.durationMs);
+  }
+
+  /** Redis's clock (TIME): the one BullMQ's delays and limiter count on. */
+  async now(): Promise<number> {
+    const [seconds, micros] = await this.#redis.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
 
   async queueStats(queue: string): Promise<Partial<Record<OjsJobState, number>>> {
@@ -421,6 +466,13 @@ class BullmqGatewayStore implements GatewayStore {
       view.scheduled_at = side.scheduledAt;
     }
     if (job.state === 'available' || job.state === 'scheduled') return view;
+    if (side.expiredAt !== undefined && job.state === 'discarded') {
+      // It never ran: no start, no completion.
+      delete view.completed_at;
+      view.discarded_at = side.expiredAt;
+      view.error = side.error ?? EXPIRED_ERROR;
+      return view;
+    }
     const host = await Job.fromId(this.#backend.queue(job.queue) as Queue, job.id);
     if (host?.processedOn) view.started_at = new Date(host.processedOn).toISOString();
     else if (side.startedAt) view.started_at = side.startedAt;

@@ -8,9 +8,11 @@
  * `args` here is the host payload (see `src/ojs-args-payload.ts`): the server maps OJS `args` to it
  * before `enqueue` and back when it answers, so every entry point computes keys over one form.
  */
-import type { JobInput, JsonValue, OjsJob, OjsJobState } from '../src/job.js';
+import type { JobInput, JsonValue, OjsJob } from '../src/job.js';
+import type { OjsJobState } from '../src/job-state.js';
 import type { UniqueJobsCapabilities } from '../src/unique-jobs-backend.js';
 import type { UpdateField } from '../src/unique-policy.js';
+import type { RateLimit } from './queue-rate-limit.js';
 
 /** Envelope fields the gateway keeps beside a job: what OJS reports but the host does not store. */
 export interface GatewayExtras {
@@ -51,6 +53,12 @@ export interface GatewayJob extends OjsJob {
   args: JsonValue;
   enqueued_at: string;
   started_at?: string;
+  /**
+   * When a job that never ran was discarded (its `expires_at` passed before a fetch could hand it
+   * out): such a job has no `completed_at`. A job a worker's NACK discarded reports its
+   * `completed_at` as `discarded_at` instead.
+   */
+  discarded_at?: string;
   result?: JsonValue;
   error?: JobError;
   envelope: Record<string, JsonValue>;
@@ -98,13 +106,31 @@ export interface GatewayStore {
   getJob(id: string): Promise<GatewayJob | null>;
   cancel(id: string): Promise<GatewayJob>;
   activate(id: string): Promise<GatewayJob>;
-  /** Claims up to `count` due jobs, the queues in the order given; each is `active` and reserved for the visibility timeout. */
+  /**
+   * Claims up to `count` due jobs, the queues in the order given; each is `active` and reserved for
+   * the visibility timeout. A paused queue is skipped, and a rate-limited one gives no more than its
+   * limit allows. A claimed job whose `expires_at` has passed is discarded instead (ojs-core
+   * `expires_at`), never handed out.
+   */
   fetch(request: FetchRequest): Promise<GatewayJob[]>;
   ack(id: string, result: JsonValue | undefined): Promise<GatewayJob>;
   /** `retry: false` discards at once; otherwise `retryable` while attempts remain. */
   nack(id: string, error: JobError, retry: boolean): Promise<GatewayJob>;
   /** Extends an active job's reservation by `visibilityTimeoutMs` from now. */
   heartbeat(id: string, visibilityTimeoutMs: number): Promise<GatewayJob>;
+  /**
+   * Pauses (`true`) or resumes a queue for FETCH (ojs-http-binding §11.3–11.4): a paused queue's
+   * jobs are still accepted by PUSH and stay `available`, and no fetch hands one out. Idempotent.
+   * BullMQ: the queue's own pause (its workers stop too); memory and Graphile Worker: the
+   * gateway's (docs/design/gateway.md).
+   */
+  setPaused(queue: string, paused: boolean): Promise<void>;
+  /** Whether `queue` is paused. */
+  isPaused(queue: string): Promise<boolean>;
+  /** Sets `queue`'s rate limit for FETCH (queue-rate-limit.ts), replacing any it had. */
+  setRateLimit(queue: string, limit: RateLimit): Promise<void>;
+  /** The backend's clock, in ms since the epoch: Redis's TIME, PostgreSQL's now(), this process's on memory. */
+  now(): Promise<number>;
   /** How many jobs of `queue` are in each OJS state (states without jobs may be omitted). */
   queueStats(queue: string): Promise<Partial<Record<OjsJobState, number>>>;
   health(): Promise<StoreHealth>;

@@ -20,7 +20,8 @@ import pg from 'pg';
 import { createGraphileWorkerBackend, type GraphileWorkerBackend } from '../adapters/graphile-worker/index.js';
 import { createGraphileJobFetcher, type GraphileJobFetcher } from '../adapters/graphile-worker/graphile-worker-job-fetcher.js';
 import { InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../src/errors.js';
-import type { JsonValue, OjsJob, OjsJobState } from '../src/job.js';
+import type { JsonValue, OjsJob } from '../src/job.js';
+import type { OjsJobState } from '../src/job-state.js';
 import type { EnqueueResult } from '../src/unique-jobs-backend.js';
 import type {
   FetchRequest,
@@ -34,6 +35,8 @@ import type {
 } from './gateway-store.js';
 import { atBatchPaths, checkBatch } from './batch-input.js';
 import { retryDelayMs } from './retry-delay.js';
+import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
+import type { RateLimit } from './queue-rate-limit.js';
 import { uuidv7 } from '../src/uuid-v7.js';
 
 export interface GraphileWorkerGatewayStoreOptions {
@@ -62,6 +65,8 @@ interface Side {
   attempt?: number;
   /** When an HTTP worker's nack discarded the job: Graphile keeps a permanently failed row, and no finish time. */
   finished_at?: string;
+  /** When a fetch found it expired and discarded it (job-expiry.ts). */
+  expired_at?: string;
 }
 
 const PENDING_UNSUPPORTED = 'pending jobs are not supported on the Graphile Worker backend';
@@ -226,6 +231,10 @@ class GraphileWorkerGatewayStore implements GatewayStore {
         this.#reservations.set(claimed.jobId, { id, until: Date.now() + request.visibilityTimeoutMs });
         const job = await this.getJob(id);
         if (!job) continue;
+        if (job.envelope.expires_at !== undefined && isExpired(job, await this.now())) {
+          await this.#discardExpired(id, claimed.jobId);
+          continue;
+        }
         await this.#fetcher.writeSide(id, { started_at: new Date().toISOString(), attempt: job.attempt, error: null, result: null });
         jobs.push((await this.getJob(id))!);
       }
@@ -268,6 +277,40 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     if (!(await this.#fetcher.touch(graphileId))) throw new InvalidTransitionError(id, state, 'active');
     this.#reservations.set(graphileId, { id, until: Date.now() + visibilityTimeoutMs });
     return (await this.getJob(id))!;
+  }
+
+  /** An expired job this fetch claimed, failed permanently as a NACK without retry would: discarded, never handed out. */
+  async #discardExpired(id: string, graphileId: string): Promise<void> {
+    this.#reservations.delete(graphileId);
+    await this.#fetcher.writeSide(id, { error: EXPIRED_ERROR as unknown as JsonValue, expired_at: new Date().toISOString() });
+    await this.#fetcher.fail(graphileId, EXPIRED_ERROR.message, { permanent: true, retryDelayMs: null });
+  }
+
+  /**
+   * The gateway's pause (gateway_queues, read by its fetch). Graphile Worker has no pause of its
+   * own for a queue (its named queues' lock serialises a queue, and its stale-lock recovery
+   * would lift one held for a pause), so Graphile's own workers still run the queue's jobs.
+   */
+  async setPaused(queue: string, paused: boolean): Promise<void> {
+    await this.#start();
+    await this.#fetcher.setPaused(queue, paused);
+  }
+
+  async isPaused(queue: string): Promise<boolean> {
+    await this.#start();
+    return this.#fetcher.isPaused(queue);
+  }
+
+  /** The gateway's rate limit (gateway_queues, counted by its fetch); Graphile's own workers do not keep it. */
+  async setRateLimit(queue: string, limit: RateLimit): Promise<void> {
+    await this.#start();
+    await this.#fetcher.setRateLimit(queue, limit.max, limit.durationMs);
+  }
+
+  /** PostgreSQL's clock: the one run_at is compared with. */
+  async now(): Promise<number> {
+    await this.#start();
+    return this.#fetcher.now();
   }
 
   async queueStats(queue: string): Promise<Partial<Record<OjsJobState, number>>> {
@@ -346,6 +389,12 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     if (side.started_at) view.started_at = side.started_at;
     if (job.state === 'cancelled' && side.attempt !== undefined) view.attempt = side.attempt;
     if (job.state === 'discarded' && !view.completed_at && side.finished_at) view.completed_at = side.finished_at;
+    if (job.state === 'discarded' && side.expired_at) {
+      // It never ran: no start, no completion.
+      delete view.completed_at;
+      delete view.started_at;
+      view.discarded_at = side.expired_at;
+    }
     if (job.state === 'completed' && side.result !== undefined) view.result = side.result;
     if (job.state === 'retryable' || job.state === 'discarded' || job.state === 'active') {
       const error = side.error ?? (lastError ? { type: 'error', message: lastError } : undefined);

@@ -11,7 +11,8 @@
  */
 import { createMemoryBackend, type MemoryBackend } from '../adapters/memory/index.js';
 import { InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../src/errors.js';
-import type { JsonValue, OjsJob, OjsJobState } from '../src/job.js';
+import type { JsonValue, OjsJob } from '../src/job.js';
+import type { OjsJobState } from '../src/job-state.js';
 import type { EnqueueResult } from '../src/unique-jobs-backend.js';
 import type {
   FetchRequest,
@@ -25,6 +26,8 @@ import type {
 } from './gateway-store.js';
 import { atBatchPaths, validateAt } from './batch-input.js';
 import { retryDelayMs } from './retry-delay.js';
+import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
+import { RateWindow, type RateLimit } from './queue-rate-limit.js';
 
 /** Far enough that the backend never promotes a retry itself. */
 const NEVER_MS = 10 * 365 * 24 * 3600 * 1000;
@@ -37,18 +40,37 @@ interface SideRecord {
   retryAt?: number;
   result?: JsonValue;
   error?: JobError;
+  /** When a fetch found it expired and discarded it (job-expiry.ts). */
+  expiredAt?: number;
 }
 
-export function createMemoryGatewayStore(): GatewayStore {
-  return new MemoryGatewayStore();
+export interface MemoryGatewayStoreOptions {
+  /**
+   * The clock of the store and of its backend, in epoch ms: reservations, retries, rate-limit
+   * windows and expiry all read it. Inject one to move time in tests. (Default: `Date.now`.)
+   */
+  clock?: { now(): number };
+}
+
+export function createMemoryGatewayStore(options: MemoryGatewayStoreOptions = {}): GatewayStore {
+  return new MemoryGatewayStore(options.clock ?? { now: () => Date.now() });
 }
 
 class MemoryGatewayStore implements GatewayStore {
   readonly backend = 'memory' as const;
-  #memory: MemoryBackend = createMemoryBackend({ retryDelayMs: () => NEVER_MS });
+  readonly #clock: { now(): number };
+  #memory: MemoryBackend;
   #side = new Map<string, SideRecord>();
   /** Ids with a retry or a reservation pending: what #tick looks at (not every job). */
   #timed = new Set<string>();
+  /** Paused queues: this process's (the memory backend has no other). */
+  readonly #paused = new Set<string>();
+  readonly #rateWindows = new Map<string, RateWindow>();
+
+  constructor(clock: { now(): number }) {
+    this.#clock = clock;
+    this.#memory = createMemoryBackend({ retryDelayMs: () => NEVER_MS, clock });
+  }
 
   get capabilities() {
     return this.#memory.capabilities;
@@ -93,10 +115,20 @@ class MemoryGatewayStore implements GatewayStore {
     await this.#tick();
     const jobs: GatewayJob[] = [];
     while (jobs.length < request.count) {
-      const job = await this.#memory.fetch(request.queues);
+      const now = this.#clock.now();
+      const open = request.queues.filter((queue) => !this.#paused.has(queue) && (this.#rateWindows.get(queue)?.admits(now) ?? true));
+      if (open.length === 0) break;
+      const job = await this.#memory.fetch(open);
       if (!job) break;
       const side = this.#sideOf(job.id);
-      const now = Date.now();
+      if (isExpired(this.#view(job), now)) {
+        // Discarded, never handed out: it counts against no rate limit.
+        await this.#memory.nack(job.id, { message: EXPIRED_ERROR.message }, { retry: false });
+        side.error = EXPIRED_ERROR;
+        side.expiredAt = now;
+        continue;
+      }
+      this.#rateWindows.get(job.queue)?.count(now);
       side.startedAt = now;
       side.reservedUntil = now + request.visibilityTimeoutMs;
       this.#timed.add(job.id);
@@ -127,9 +159,28 @@ class MemoryGatewayStore implements GatewayStore {
     const job = await this.#memory.getJob(id);
     if (!job) throw new JobNotFoundError(id);
     if (job.state !== 'active') throw new InvalidTransitionError(id, job.state, 'active');
-    this.#sideOf(id).reservedUntil = Date.now() + visibilityTimeoutMs;
+    this.#sideOf(id).reservedUntil = this.#clock.now() + visibilityTimeoutMs;
     this.#timed.add(id);
     return this.#view(job);
+  }
+
+  async setPaused(queue: string, paused: boolean): Promise<void> {
+    if (paused) this.#paused.add(queue);
+    else this.#paused.delete(queue);
+  }
+
+  async isPaused(queue: string): Promise<boolean> {
+    return this.#paused.has(queue);
+  }
+
+  async setRateLimit(queue: string, limit: RateLimit): Promise<void> {
+    const window = this.#rateWindows.get(queue);
+    if (window) window.limit = limit;
+    else this.#rateWindows.set(queue, new RateWindow(limit));
+  }
+
+  async now(): Promise<number> {
+    return this.#clock.now();
   }
 
   async queueStats(queue: string): Promise<Partial<Record<OjsJobState, number>>> {
@@ -145,9 +196,11 @@ class MemoryGatewayStore implements GatewayStore {
 
   async reset(): Promise<void> {
     await this.#memory.close();
-    this.#memory = createMemoryBackend({ retryDelayMs: () => NEVER_MS });
+    this.#memory = createMemoryBackend({ retryDelayMs: () => NEVER_MS, clock: this.#clock });
     this.#side.clear();
     this.#timed.clear();
+    this.#paused.clear();
+    this.#rateWindows.clear();
   }
 
   async close(): Promise<void> {
@@ -159,14 +212,14 @@ class MemoryGatewayStore implements GatewayStore {
     side.error = error;
     delete side.reservedUntil;
     if (job.state === 'retryable') {
-      side.retryAt = Date.now() + retryDelayMs(side.retry, job.attempt);
+      side.retryAt = this.#clock.now() + retryDelayMs(side.retry, job.attempt);
       this.#timed.add(job.id);
     }
   }
 
   /** Promotes retries whose backoff passed and fails back expired reservations. */
   async #tick(): Promise<void> {
-    const now = Date.now();
+    const now = this.#clock.now();
     for (const id of this.#timed) {
       const side = this.#side.get(id);
       if (!side || (side.retryAt === undefined && side.reservedUntil === undefined)) {
@@ -180,7 +233,7 @@ class MemoryGatewayStore implements GatewayStore {
           this.#recordFailure(job, { type: 'visibility_timeout', code: 'visibility_timeout', message: 'visibility timeout expired' });
       }
       // After a lapsed reservation too: its retry may be due at once.
-      if (side.retryAt !== undefined && side.retryAt <= Date.now()) {
+      if (side.retryAt !== undefined && side.retryAt <= this.#clock.now()) {
         delete side.retryAt;
         await this.#memory.promote(id).catch(() => undefined);
       }
@@ -219,6 +272,12 @@ class MemoryGatewayStore implements GatewayStore {
     const side = this.#side.get(job.id);
     const view: GatewayJob = { ...job, enqueued_at: job.created_at, envelope: side?.envelope ?? {} };
     if (side?.startedAt !== undefined) view.started_at = new Date(side.startedAt).toISOString();
+    if (side?.expiredAt !== undefined && job.state === 'discarded') {
+      // It never ran: no start, no completion.
+      delete view.completed_at;
+      delete view.started_at;
+      view.discarded_at = new Date(side.expiredAt).toISOString();
+    }
     if (side?.result !== undefined && job.state === 'completed') view.result = side.result;
     if (side?.error !== undefined && job.state !== 'completed') view.error = side.error;
     return view;

@@ -14,6 +14,8 @@ import { argsToPayload } from '../src/ojs-args-payload.js';
 import { isPlainObject } from '../src/selectable-args.js';
 import type { GatewayJobInput, RetryPolicy } from './gateway-store.js';
 import { DEFAULT_RETRY_POLICY } from './retry-delay.js';
+import { relativeMs, type RelativeTimes } from './relative-time.js';
+import { readRateLimit, type RateLimit } from './queue-rate-limit.js';
 
 export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
@@ -59,6 +61,10 @@ const STORED_OPTIONS = new Set(['queue', 'priority', 'delay_until', 'scheduled_a
 export interface ParsedPush {
   input: GatewayJobInput;
   policyPath: 'options.unique' | 'unique' | null;
+  /** Times given relative to now (`"+PT5S"`), resolved on the store's clock before the enqueue (relative-time.ts). */
+  relative: RelativeTimes | null;
+  /** `options.rate_limit`: the limit the job sets on its queue (queue-rate-limit.ts). */
+  rateLimit: RateLimit | null;
 }
 
 function durationMs(value: unknown, path: string, issues: ValidationIssue[]): number | undefined {
@@ -167,15 +173,21 @@ export function parsePush(body: unknown, at = ''): ParsedPush {
     issues.push({ path: 'options.priority', message: `must be an integer from ${OJS_PRIORITY_RANGE.min} to ${OJS_PRIORITY_RANGE.max}` });
   }
   const scheduledAt = options.delay_until ?? options.scheduled_at;
-  if (
-    scheduledAt !== undefined &&
-    (typeof scheduledAt !== 'string' || !RFC3339.test(scheduledAt) || Number.isNaN(Date.parse(scheduledAt)))
-  ) {
+  const relative: RelativeTimes = {};
+  const scheduledIn = relativeMs(scheduledAt);
+  if (scheduledIn !== null) relative.scheduledAtMs = scheduledIn;
+  else if (scheduledAt !== undefined && !isDateTime(scheduledAt)) {
     issues.push({
       path: options.delay_until !== undefined ? 'options.delay_until' : 'options.scheduled_at',
-      message: 'must be an RFC 3339 date-time',
+      message: TIME_MESSAGE,
     });
   }
+  const expiresIn = relativeMs(options.expires_at);
+  if (expiresIn !== null) relative.expiresAtMs = expiresIn;
+  else if (options.expires_at !== undefined && options.expires_at !== null && !isDateTime(options.expires_at)) {
+    issues.push({ path: 'options.expires_at', message: TIME_MESSAGE });
+  }
+  const rateLimit = readRateLimit(options.rate_limit, issues);
   if (options.pending !== undefined && typeof options.pending !== 'boolean')
     issues.push({ path: 'options.pending', message: 'must be a boolean' });
   for (const field of ['timeout_ms', 'visibility_timeout_ms'] as const) {
@@ -215,11 +227,17 @@ export function parsePush(body: unknown, at = ''): ParsedPush {
   if (meta !== undefined) input.meta = meta as Record<string, unknown>;
   if (queue !== undefined) input.queue = queue as string;
   if (priority !== undefined) input.priority = priority as number;
-  if (scheduledAt !== undefined) input.scheduled_at = scheduledAt as string;
+  if (scheduledAt !== undefined && scheduledIn === null) input.scheduled_at = scheduledAt as string;
   if (retry.maxAttempts !== undefined) input.max_attempts = retry.maxAttempts;
   if (options.pending === true) input.pending = true;
   if (policy !== null) input.unique = policy as GatewayJobInput['unique'];
-  return { input, policyPath };
+  return { input, policyPath, relative: Object.keys(relative).length > 0 ? relative : null, rateLimit };
+}
+
+const TIME_MESSAGE = 'must be an RFC 3339 date-time, or "+" and an ISO 8601 duration (now plus it, e.g. "+PT5S")';
+
+function isDateTime(value: unknown): boolean {
+  return typeof value === 'string' && RFC3339.test(value) && !Number.isNaN(Date.parse(value));
 }
 
 function prefixed(issues: ValidationIssue[], at: string): ValidationIssue[] {

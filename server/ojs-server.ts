@@ -24,7 +24,8 @@ import {
   type ValidationIssue,
 } from '../src/errors.js';
 import { MAX_IDENTIFIER_LENGTH } from '../src/input-limits.js';
-import { OJS_JOB_STATES, type JsonValue } from '../src/job.js';
+import { type JsonValue } from '../src/job.js';
+import { OJS_JOB_STATES } from '../src/job-state.js';
 import { payloadToArgs } from '../src/ojs-args-payload.js';
 import { isPlainObject } from '../src/selectable-args.js';
 import { uuidv7 } from '../src/uuid-v7.js';
@@ -33,6 +34,8 @@ import { DEFAULT_QUEUE } from '../src/uniqueness-key.js';
 import type { UniqueExtension } from '../src/unique-policy.js';
 import type { GatewayEnqueueResult, GatewayJob, GatewayJobInput, GatewayStore, JobError, OjsEvent, StoreHealth } from './gateway-store.js';
 import { MAX_QUEUE_NAME, QUEUE_PATTERN, SERVER_FIELDS, parsePush, type ParsedPush } from './ojs-request.js';
+import { applyPushOptions } from './push-options.js';
+import { registerQueueControlRoutes } from './queue-control-routes.js';
 import { UniqueAddCounts } from './unique-add-counts.js';
 
 export const OJS_CONTENT_TYPE = 'application/openjobspec+json';
@@ -133,7 +136,7 @@ export function wireJob(job: GatewayJob): Record<string, unknown> {
   Object.assign(wire, rest, { specversion: '1.0', args: payloadToArgs(args) });
   if (unique !== null) wire.unique = unique;
   if (uniqueness_key !== null) wire.uniqueness_key = uniqueness_key;
-  if (job.state === 'discarded' && job.completed_at) wire.discarded_at = job.completed_at;
+  if (job.state === 'discarded' && !job.discarded_at && job.completed_at) wire.discarded_at = job.completed_at;
   // A cancelled job never completed: OJS reports when it was cancelled instead.
   if (job.state === 'cancelled') {
     delete wire.completed_at;
@@ -330,7 +333,14 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     conformance_level: 0,
     protocols: ['http'],
     backend: store.backend,
-    capabilities: { ...store.capabilities, batch_enqueue: true },
+    capabilities: {
+      ...store.capabilities,
+      batch_enqueue: true,
+      delayed_jobs: true,
+      job_ttl: true,
+      pause_resume: true,
+      rate_limiting: true,
+    },
     unique_job_strength: store.capabilities.unique_jobs.strength,
     extensions: { supported: ['unique-jobs', 'bulk'] },
   }));
@@ -355,6 +365,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   app.post('/ojs/v1/jobs', async (request, reply) => {
     const parsed = parsePush(requireObject(request.body));
     request.log.debug({ type: parsed.input.type, args: parsed.input.args, unique: parsed.input.unique }, 'push');
+    await applyPushOptions(store, [parsed]);
     let result: GatewayEnqueueResult;
     try {
       result = await store.enqueue(parsed.input);
@@ -407,6 +418,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
       }
     });
     if (issues.length > 0) throw validationError(issues, { index: Number(/^jobs\[(\d+)\]/.exec(issues[0]!.path)?.[1] ?? 0) });
+    await applyPushOptions(store, parsed);
     let results: GatewayEnqueueResult[];
     try {
       results = await store.enqueueBatch(parsed.map((p) => p.input));
@@ -567,14 +579,15 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
       });
     }
     const counts = await store.queueStats(request.params.name);
-    // No queue is ever paused here (no pause route): said, because the SDKs read the field.
-    const queue: Record<string, unknown> = { name: request.params.name, paused: false };
+    const queue: Record<string, unknown> = { name: request.params.name, paused: await store.isPaused(request.params.name) };
     for (const state of OJS_JOB_STATES) queue[state] = counts[state] ?? 0;
     // This gateway's unique PUSHes to the queue by outcome, since it started (unique-add-counts.ts).
     queue.unique_adds = uniqueAdds.of(request.params.name);
     // The suite's shape (`queue`), and the same fields flat, as the SDKs' `queues.stats` reads them.
     return { queue, ...queue };
   });
+
+  registerQueueControlRoutes(app, store);
 
   if (options.testReset) {
     app.post('/ojs/v1/admin/reset', async () => {

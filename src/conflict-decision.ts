@@ -5,7 +5,7 @@
  * clock: `now` is the backend's clock (§7.2 forbids mixing producer clocks), passed in.
  */
 import { DuplicateJobError } from './errors.js';
-import { TERMINAL_STATES, type OjsJobState } from './job.js';
+import { TERMINAL_STATES, type OjsJobState } from './job-state.js';
 import { parsePeriod, periodEndOrInfinity } from './period.js';
 import { UPDATE_FIELDS, type UniquePolicy, type UpdateField } from './unique-policy.js';
 

@@ -8,7 +8,7 @@
  * versions in one `node_modules`, or another realm). Checking `name` alone was rejected: any
  * unrelated error can carry the same name.
  */
-import type { OjsJobState } from './job.js';
+import type { OjsJobState } from './job-state.js';
 
 const BRAND = Symbol.for('ojs-unique.error');
 

@@ -5,8 +5,8 @@
  * in-memory reference `ojs-unique/memory`. Helpers meant for adapter authors live in
  * `ojs-unique/internal`, which follows no semver promise.
  */
-export { OJS_JOB_STATES } from './job.js';
-export type { JobInput, JsonValue, OjsJob, OjsJobState } from './job.js';
+export { OJS_JOB_STATES, type OjsJobState } from './job-state.js';
+export type { JobInput, JsonValue, OjsJob } from './job.js';
 
 export {
   DEFAULT_UNIQUE_STATES,
@@ -50,3 +50,4 @@ export {
 export type { DuplicateJobDetails, OjsUniqueErrorCode, ValidationIssue } from './errors.js';
 
 export type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from './unique-jobs-backend.js';
+export type { ExplainOutcome, ExplainedJob, NotCountedReason, UniqueExplanation } from './unique-explain.js';

@@ -2,7 +2,7 @@
  * ojs-unique/internal: the building blocks the adapters share, for people writing a backend of
  * their own. Not covered by semver: any release may change or remove these.
  */
-export { TERMINAL_STATES } from './job.js';
+export { LIVE_STATES, TERMINAL_STATES } from './job-state.js';
 export {
   CONFLICT_STRATEGIES,
   MAX_CALLER_KEY_LENGTH,
@@ -20,3 +20,5 @@ export { prepareUnique, jobInputIssues, ownJobInput, scheduledAtMs } from './uni
 export type { PreparedUnique, PrepareUniqueOptions } from './unique-enqueue.js';
 export { MAX_ATTEMPTS_RANGE, MAX_IDENTIFIER_LENGTH, MAX_JSON_DEPTH, PRIORITY_RANGE, TIME_RANGE_MS } from './input-limits.js';
 export { uuidv7 } from './uuid-v7.js';
+export { explainUniqueAdd } from './unique-explain.js';
+export type { ExplainCandidate, ExplainInput } from './unique-explain.js';

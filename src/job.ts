@@ -3,15 +3,8 @@
  * envelope view a backend hands back ({@link OjsJob}). Field names are the OJS wire names
  * (snake_case), so an `OjsJob` can be serialised straight into an OJS response body.
  */
+import type { OjsJobState } from './job-state.js';
 import type { UniquePolicy, UniquePolicyInput } from './unique-policy.js';
-
-/** The eight OJS lifecycle states (ojs-core §6.1). */
-export const OJS_JOB_STATES = ['scheduled', 'available', 'pending', 'active', 'completed', 'retryable', 'cancelled', 'discarded'] as const;
-
-export type OjsJobState = (typeof OJS_JOB_STATES)[number];
-
-/** States a job never leaves (ojs-core §6.1). */
-export const TERMINAL_STATES: readonly OjsJobState[] = ['completed', 'cancelled', 'discarded'];
 
 /** A value JSON can carry. Uniqueness keys are only ever computed over these. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };

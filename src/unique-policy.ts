@@ -17,7 +17,7 @@
  */
 import { z } from 'zod';
 import { InvalidJobInputError, type ValidationIssue } from './errors.js';
-import { OJS_JOB_STATES, type JobInput, type OjsJobState } from './job.js';
+import { LIVE_STATES, OJS_JOB_STATES, type OjsJobState } from './job-state.js';
 import { periodProblem } from './period.js';
 import { selectableArgs } from './selectable-args.js';
 
@@ -30,7 +30,13 @@ export const CONFLICT_STRATEGIES = ['reject', 'replace', 'replace_except_schedul
 export type ConflictStrategy = (typeof CONFLICT_STRATEGIES)[number];
 
 /** The default `states` of spec §6.1: the five non-terminal states. */
-export const DEFAULT_UNIQUE_STATES: readonly OjsJobState[] = ['available', 'active', 'scheduled', 'retryable', 'pending'];
+export const DEFAULT_UNIQUE_STATES: readonly OjsJobState[] = LIVE_STATES;
+
+/** The fields of a job a policy's key reads (`args`, `meta`): a `JobInput`'s, or an envelope's. */
+export interface PolicyJob {
+  args: unknown;
+  meta?: Record<string, unknown>;
+}
 
 /**
  * Named state sets for what other job systems let their users say (see docs/expressiveness.md).
@@ -329,7 +335,7 @@ export const uniquePolicySchema = z
  * @throws InvalidJobInputError (`code: "invalid_request"`), listing every problem with its
  *   field path (`unique.keys[1]: "argz" is not one of type, queue, args, meta`).
  */
-export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 'meta'>): UniquePolicy {
+export function parseUniquePolicy(input: unknown, job?: PolicyJob): UniquePolicy {
   return parseUniquePolicyRemembered(input, job).policy;
 }
 
@@ -339,10 +345,7 @@ export function parseUniquePolicy(input: unknown, job?: Pick<JobInput, 'args' | 
  * cache of what the policy alone determines by (the BullMQ adapter's script arguments). The parse
  * itself is never handed out. @internal
  */
-export function parseUniquePolicyRemembered(
-  input: unknown,
-  job?: Pick<JobInput, 'args' | 'meta'>,
-): { policy: UniquePolicy; token: object | undefined } {
+export function parseUniquePolicyRemembered(input: unknown, job?: PolicyJob): { policy: UniquePolicy; token: object | undefined } {
   // A hit reads each property once, for the signature, and builds nothing else.
   const signature = policySignature(input);
   let remembered = signature === null ? undefined : parsedPolicies.get(signature);
@@ -515,7 +518,7 @@ export function compactUniquePolicy(policy: UniquePolicy): UniquePolicyInput {
 }
 
 /** The job-dependent rules of §2.2, as issues (empty when the job fits the policy). */
-export function jobIssues(policy: UniquePolicy, job: Pick<JobInput, 'args' | 'meta'>): ValidationIssue[] {
+export function jobIssues(policy: UniquePolicy, job: PolicyJob): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   if (policy.keys.includes('args') && policy.args_keys) {
     const selectable = selectableArgs(job.args);

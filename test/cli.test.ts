@@ -3,9 +3,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cliArgs } from './cli-command.js';
 
 function cli(args: string[], input?: string) {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', ...args], { encoding: 'utf8', input });
+  const result = spawnSync(process.execPath, cliArgs(...args), { encoding: 'utf8', input });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -17,8 +18,8 @@ function file(name: string, content: unknown): string {
 }
 
 describe('the ojs-unique command', function () {
-  // Each test starts the command several times from source (node + tsx); under `npm test`'s
-  // parallel workers on two cores a start can take seconds.
+  // Each test starts the command several times; from source (node + tsx), under `npm test`'s
+  // parallel workers on two cores, a start can take seconds.
   this.timeout(90_000);
 
   it('--help prints the usage and --version the package version, exit 0; no command is a usage error (exit 2)', function () {
@@ -184,7 +185,7 @@ describe('the ojs-unique command', function () {
     expect(unknown.stderr).to.contain("Unknown option '--schema'");
     expect(unknown.stderr).to.contain('ojs-unique migrate [--database-url <url>]');
     const { DATABASE_URL: _url, ...env } = process.env;
-    const noDatabase = spawnSync(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', 'migrate'], { encoding: 'utf8', env });
+    const noDatabase = spawnSync(process.execPath, cliArgs('migrate'), { encoding: 'utf8', env });
     expect(noDatabase.status).to.equal(2);
     expect(noDatabase.stderr).to.contain('give the database (--database-url or DATABASE_URL)');
   });

@@ -14,7 +14,8 @@
 import { Queue, SpanKind, TelemetryAttributes, type ConnectionOptions, type JobsOptions, type Telemetry } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import { BackendError, InvalidJobInputError, isDuplicateJobError, underPath } from '../../src/errors.js';
-import type { JobInput, OjsJob, OjsJobState } from '../../src/job.js';
+import type { JobInput, OjsJob } from '../../src/job.js';
+import type { OjsJobState } from '../../src/job-state.js';
 import { prepareUnique } from '../../src/unique-enqueue.js';
 import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
@@ -28,7 +29,8 @@ import { COMMANDS, runScript, composedScripts } from './bullmq-script-set.js';
 import { indexKey, layoutArgs, queueBase, queueLayoutKey, queueRegistryKey, type IndexKey } from './bullmq-sidecar-keys.js';
 import { BulkSpans, OUTCOME_ATTRIBUTE } from './bullmq-telemetry.js';
 import { isKeyRef, keyRefLookup, type KeyLookup, type UniquenessKeyRef } from '../../src/key-lookup.js';
-import { findHeldJob, lookupIndexes, releaseKey } from './bullmq-lookups.js';
+import { explainKey, findHeldJob, lookupIndexes, releaseKey } from './bullmq-lookups.js';
+import type { UniqueExplanation } from '../../src/unique-explain.js';
 import {
   decodeUniqueAddReply,
   pairs,
@@ -111,6 +113,12 @@ export interface BullMQBackend extends UniqueJobsBackend {
    * reports the key), no longer counted. Resolves to how many jobs stopped holding it.
    */
   releaseUniqueKey(target: JobInput | UniquenessKeyRef): Promise<number>;
+  /**
+   * What `enqueue(job)` would do now, and why (src/unique-explain.ts), writing nothing: its key
+   * and pre-image, every job recorded under the key (state, window end, counted or not) and the
+   * outcome. @throws InvalidJobInputError for a job without `unique` or a bad job, as `enqueue` would.
+   */
+  explainUnique(job: JobInput): Promise<UniqueExplanation>;
 }
 
 /** An enqueue as the backend sends it (`#plan`). */
@@ -430,6 +438,13 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     const { lookup, indexes } = await this.#lookupOf(target);
     const held = await findHeldJob(this.client, `${this.prefix}:`, indexes, lookup);
     return held ? ojsJobView(held.queue, held.id, held.state, held.hash) : null;
+  }
+
+  async explainUnique(job: JobInput): Promise<UniqueExplanation> {
+    const prepared = prepareUnique(job, { extensions: BULLMQ_EXTENSIONS });
+    if (!prepared) throw new InvalidJobInputError([{ path: 'unique', message: 'is required to name a uniqueness key' }]);
+    const rootPrefix = `${this.prefix}:`;
+    return explainKey(this.client, rootPrefix, indexKey(rootPrefix, job.queue ?? DEFAULT_QUEUE, prepared.policy), prepared);
   }
 
   async releaseUniqueKey(target: JobInput | UniquenessKeyRef): Promise<number> {

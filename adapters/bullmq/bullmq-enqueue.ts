@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Job, JobsOptions, Queue } from 'bullmq';
 import { InvalidJobInputError, type ValidationIssue } from '../../src/errors.js';
-import type { OjsJobState } from '../../src/job.js';
+import type { OjsJobState } from '../../src/job-state.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
 import { compactUniquePolicy, UPDATE_FIELDS, type UniquePolicy, type UpdateField } from '../../src/unique-policy.js';
 import { nativePathServes } from './bullmq-native-path.js';
@@ -30,7 +30,7 @@ import {
   UNIQUE_PROBE_ARGV,
 } from './bullmq-script-set.js';
 import { countAddReply } from './bullmq-telemetry.js';
-import type { IndexKey } from './bullmq-sidecar-keys.js';
+import { archiveKey, type IndexKey } from './bullmq-sidecar-keys.js';
 
 export interface UniqueAddRequest {
   queue: Queue;
@@ -558,7 +558,7 @@ async function refuseTakenIds(client: IdLookupClient, base: string, ids: { uniqu
   });
   if (lookups.length > 0) {
     const pipeline = client.pipeline();
-    for (const { id } of lookups) pipeline.exists(`${base}${id}`, `${base}ojs:cancelled:${id}`);
+    for (const { id } of lookups) pipeline.exists(`${base}${id}`, archiveKey(base, id));
     const replies = (await pipeline.exec()) ?? [];
     lookups.forEach(({ index, id }, i) => {
       const [error, count] = replies[i] ?? [new Error('missing pipeline reply'), 0];

@@ -17,7 +17,7 @@ import {
   JobNotFoundError,
   type OjsUniqueError,
 } from '../../src/errors.js';
-import type { OjsJobState } from '../../src/job.js';
+import type { OjsJobState } from '../../src/job-state.js';
 
 export type ReplyProblem =
   | { code: 'duplicate' | 'active'; existingJobId: string; existingJobState: OjsJobState; uniquenessKey: string }

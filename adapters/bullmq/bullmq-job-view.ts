@@ -11,7 +11,8 @@
  */
 import type { Job, Queue } from 'bullmq';
 import { isDuplicateJobError, type OjsUniqueError } from '../../src/errors.js';
-import type { JsonValue, OjsJob, OjsJobState } from '../../src/job.js';
+import type { JsonValue, OjsJob } from '../../src/job.js';
+import type { OjsJobState } from '../../src/job-state.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
 import { parseUniquePolicy } from '../../src/unique-policy.js';
 import type { UniqueAddReply } from './bullmq-enqueue.js';

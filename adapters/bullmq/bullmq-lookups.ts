@@ -10,8 +10,10 @@
  * with Graphile's (graphile-worker-lookups.ts).
  */
 import type { KeyLookup } from '../../src/key-lookup.js';
-import type { OjsJobState } from '../../src/job.js';
-import { DEFAULT_UNIQUE_STATES, type UniquePolicy } from '../../src/unique-policy.js';
+import { LIVE_STATES, type OjsJobState } from '../../src/job-state.js';
+import type { PreparedUnique } from '../../src/unique-enqueue.js';
+import { explainUniqueAdd, type ExplainCandidate, type UniqueExplanation } from '../../src/unique-explain.js';
+import type { UniquePolicy } from '../../src/unique-policy.js';
 import { typedErrorFor, errorForReply } from './bullmq-errors.js';
 import { COMMANDS, runScript } from './bullmq-script-set.js';
 import { indexKey, layoutArgs, layoutKeyOfIndex, type IndexKey } from './bullmq-sidecar-keys.js';
@@ -43,7 +45,6 @@ export function lookupIndexes(rootPrefix: string, queueNames: readonly string[],
 }
 
 /** Live states, no period: what "holds the key" means for a key named alone. */
-const LIVE_STATES = DEFAULT_UNIQUE_STATES;
 
 /**
  * The job holding the key now: the one an add under the lookup's policy would meet as "the
@@ -77,6 +78,47 @@ export async function findHeldJob(client: object, rootPrefix: string, indexes: I
     return { id: String(reply[1]), state: reply[2] as OjsJobState, queue: String(reply[3]), hash: pairs(reply[5]) };
   }
   return null;
+}
+
+/**
+ * What an add of the prepared job would do now (src/unique-explain.ts): every job recorded under
+ * its key in the policy's index, read atomically by `unique-explain`; writes nothing. BullMQ never
+ * replaces an active job (capabilities.replace_active is false).
+ */
+export async function explainKey(
+  client: object,
+  rootPrefix: string,
+  index: IndexKey,
+  prepared: PreparedUnique,
+): Promise<UniqueExplanation> {
+  let reply: unknown;
+  try {
+    reply = await runScript(client, COMMANDS.uniqueExplain, [
+      index.key,
+      rootPrefix,
+      prepared.key,
+      index.home,
+      ...layoutArgs([layoutKeyOfIndex(index.key)]),
+    ]);
+  } catch (error) {
+    throw typedErrorFor(error, { written: false });
+  }
+  if (!Array.isArray(reply) || reply.length !== 2 + 8 * Number(reply[1])) throw errorForReply({ code: 'unknown', reply });
+  const candidates: ExplainCandidate[] = [];
+  for (let at = 2; at < reply.length; at += 8) {
+    const [id, queue, state, created, seq, scheduled, last, superseded] = reply.slice(at, at + 8) as unknown[];
+    candidates.push({
+      id: String(id),
+      queue: String(queue),
+      state: state as OjsJobState,
+      created_at: Number(created),
+      seq: Number(seq),
+      scheduled_at: Number(scheduled),
+      last_duplicate_at: last === '' || last === null ? null : Number(last),
+      superseded: Number(superseded) === 1,
+    });
+  }
+  return explainUniqueAdd({ prepared, now: Number(reply[0]), candidates, canReplaceActive: false });
 }
 
 /**

@@ -41,6 +41,7 @@ export const COMMANDS = {
   getJob: 'ojsGetJob',
   cancelJob: 'ojsCancelJob',
   uniqueFind: 'ojsUniqueFind',
+  uniqueExplain: 'ojsUniqueExplain',
   uniqueRelease: 'ojsUniqueRelease',
   dropQueueEntries: 'ojsDropQueueEntries',
   uniqueFlow: 'ojsUniqueFlow',
@@ -164,6 +165,7 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
     script(COMMANDS.getJob, luaScripts['get-job'], withHost),
     script(COMMANDS.cancelJob, luaScripts['cancel-job'], splice),
     script(COMMANDS.uniqueFind, luaScripts['unique-find'], withHost),
+    script(COMMANDS.uniqueExplain, luaScripts['unique-explain'], withHost),
     script(COMMANDS.uniqueRelease, luaScripts['unique-release'], withHost),
     script(COMMANDS.dropQueueEntries, luaScripts['drop-queue-entries'], withHost),
   ];
@@ -243,6 +245,7 @@ export function printedName(script: ComposedScript): string {
     [COMMANDS.getJob]: 'get-job',
     [COMMANDS.cancelJob]: 'cancel-job',
     [COMMANDS.uniqueFind]: 'unique-find',
+    [COMMANDS.uniqueExplain]: 'unique-explain',
     [COMMANDS.uniqueRelease]: 'unique-release',
     [COMMANDS.dropQueueEntries]: 'drop-queue-entries',
     [COMMANDS.uniqueFlow]: 'unique-flow',

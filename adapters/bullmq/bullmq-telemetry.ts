@@ -9,7 +9,7 @@
 import { SpanKind, TelemetryAttributes, type JobsOptions, type Queue, type Span, type Telemetry } from 'bullmq';
 import { OUTCOME_ATTRIBUTE } from '../../src/unique-add-telemetry.js';
 import { countUniqueAdd } from '../../telemetry/unique-add-counter.js';
-import type { UniqueAddReply, UniqueAddRequest } from './bullmq-enqueue.js';
+import type { UniqueAddOutcome } from '../../src/unique-add-telemetry.js';
 import type { ReplyProblem } from './bullmq-errors.js';
 
 /** The attribute naming what the uniqueness check decided (`created`, `deduplicated` …). */
@@ -20,7 +20,11 @@ export { OUTCOME_ATTRIBUTE };
  * for a duplicate the policy refused. Nothing for an add without a policy, nor for any other
  * refusal (a taken id, bad input, an error): the uniqueness check did not decide it.
  */
-export function countAddReply(request: UniqueAddRequest, decoded: UniqueAddReply | ReplyProblem): void {
+export function countAddReply(
+  // A UniqueAddRequest and its decoded reply (bullmq-enqueue.ts, which calls this), by their shape.
+  request: { queue: { name: string }; name: string; prepared: object | null },
+  decoded: { outcome: Exclude<UniqueAddOutcome, 'rejected'> } | ReplyProblem,
+): void {
   if (request.prepared === null) return;
   if (!('code' in decoded)) countUniqueAdd('bullmq', request.queue.name, request.name, decoded.outcome);
   else if (decoded.code === 'duplicate' || decoded.code === 'active')

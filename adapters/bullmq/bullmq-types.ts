@@ -4,9 +4,10 @@
  */
 import type { Job, JobsOptions, Queue, QueueOptions } from 'bullmq';
 import type { OjsUniqueError } from '../../src/errors.js';
-import type { OjsJobState } from '../../src/job.js';
+import type { OjsJobState } from '../../src/job-state.js';
 import type { UniquePolicyInput, UpdateField } from '../../src/unique-policy.js';
 import type { UniquenessKeyRef } from '../../src/key-lookup.js';
+import type { UniqueExplanation } from '../../src/unique-explain.js';
 
 export interface UniqueJobsOptions extends JobsOptions {
   /**
@@ -194,6 +195,13 @@ export interface UniqueAdds<DataType, ResultType, NameType extends string, Q> {
    */
   releaseUniqueKey(name: NameType, data: DataType, opts?: UniqueJobsOptions): Promise<number>;
   releaseUniqueKey(key: UniquenessKeyRef): Promise<number>;
+  /**
+   * What `add(name, data, opts)` would do now, and why, writing nothing: the uniqueness key and
+   * its pre-image, every job recorded under it (state, window end, whether the policy counts it)
+   * and the outcome (`created`, `deduplicated`, `rejected`, `replaced`, `updated`). The queue's
+   * default policy applies as in `add`. Bad input: `InvalidJobInputError`, as `add` answers.
+   */
+  explainUnique(name: NameType, data: DataType, opts?: UniqueJobsOptions): Promise<UniqueExplanation>;
   /**
    * BullMQ's `upsertJobScheduler`; a template whose `opts.unique` is set (or the queue's default
    * policy) schedules relay jobs that add each tick's job through the unique path: run the

@@ -20,7 +20,8 @@ import {
 import { readUniqueFlowReply } from './bullmq-unique-flow.js';
 import { relayTemplate } from './unique-job-schedulers.js';
 import { InvalidJobInputError, isDuplicateJobError, isInvalidJobInputError } from '../../src/errors.js';
-import { prepareUnique } from '../../src/unique-enqueue.js';
+import { prepareUnique, type PreparedUnique } from '../../src/unique-enqueue.js';
+import type { UniqueExplanation } from '../../src/unique-explain.js';
 import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
 import { backendErrorFor, typedErrorFor } from './bullmq-errors.js';
 import { OUTCOME_ATTRIBUTE, outcomeAttribute } from './bullmq-telemetry.js';
@@ -31,7 +32,7 @@ import { hasPolicy, plainOpts, queueAddRequest, withDefaultPolicy, withTraceCont
 import { composedScripts } from './bullmq-script-set.js';
 import { archiveKey, globLiteral, indexKey } from './bullmq-sidecar-keys.js';
 import { isKeyRef, keyRefLookup, type KeyLookup } from '../../src/key-lookup.js';
-import { dropQueueEntries, findHeldJob, lookupIndexes, releaseKey } from './bullmq-lookups.js';
+import { dropQueueEntries, explainKey, findHeldJob, lookupIndexes, releaseKey } from './bullmq-lookups.js';
 import { deleteMatching } from './remove-uniqueness-index.js';
 import { DEFAULT_CANCELLED_RETENTION_MS } from './bullmq-retention.js';
 import type { FlowNodeSeam } from './with-unique-flows.js';
@@ -190,12 +191,22 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
       const lookup = keyRefLookup(target);
       return { lookup, indexes: lookupIndexes(rootPrefix, [queue.name], lookup) };
     }
+    const { lookup } = preparedOf(target, data, opts);
+    return { lookup, indexes: lookupIndexes(rootPrefix, [queue.name], lookup) };
+  };
+
+  /** A job named as `add` takes it, with the queue's default policy: its key, pre-image and policy. */
+  const preparedOf = (
+    name: unknown,
+    data: unknown,
+    opts: UniqueJobsOptions | undefined,
+  ): { prepared: PreparedUnique; lookup: KeyLookup } => {
     const effective = withDefaultPolicy(queue, opts) ?? {};
     if (effective.unique === undefined || effective.unique === null)
       throw new InvalidJobInputError([{ path: 'opts.unique', message: 'is required to name a uniqueness key' }]);
     const prepared = prepareUnique(
       {
-        type: target as string,
+        type: name as string,
         queue: queue.name,
         args: data,
         meta: effective.ojsMeta ?? {},
@@ -203,8 +214,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
       },
       { extensions: BULLMQ_EXTENSIONS },
     )!;
-    const lookup = { key: prepared.key, policy: prepared.policy };
-    return { lookup, indexes: lookupIndexes(rootPrefix, [queue.name], lookup) };
+    return { prepared, lookup: { key: prepared.key, policy: prepared.policy } };
   };
 
   const findUniqueJob = async (target: unknown, data?: unknown, opts?: UniqueJobsOptions): Promise<FoundJob | null> => {
@@ -212,6 +222,11 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     const held = await findHeldJob(await handle.client(), handle.rootPrefix, indexes, lookup);
     if (!held) return null;
     return Object.assign(relink(jobFromHash(siblings.of(held.queue), held.id, held.hash)), { ojsState: held.state });
+  };
+
+  const explainUnique = async (name: unknown, data?: unknown, opts?: UniqueJobsOptions): Promise<UniqueExplanation> => {
+    const { prepared } = preparedOf(name, data, opts);
+    return explainKey(await handle.client(), handle.rootPrefix, indexKey(handle.rootPrefix, queue.name, prepared.policy), prepared);
   };
 
   const releaseUniqueKey = async (target: unknown, data?: unknown, opts?: UniqueJobsOptions): Promise<number> => {
@@ -277,6 +292,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     ['close', close],
     ['findUniqueJob', findUniqueJob],
     ['releaseUniqueKey', releaseUniqueKey],
+    ['explainUnique', explainUnique],
     ['obliterate', obliterate],
     ['upsertJobScheduler', upsertJobScheduler],
   ]);

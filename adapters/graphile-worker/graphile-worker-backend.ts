@@ -12,7 +12,7 @@
 import { userInfo } from 'node:os';
 import { InvalidTransitionError, JobNotFoundError, underPath } from '../../src/errors.js';
 import type { JobInput, OjsJob } from '../../src/job.js';
-import { TERMINAL_STATES, type OjsJobState } from '../../src/job.js';
+import { TERMINAL_STATES, type OjsJobState } from '../../src/job-state.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { enqueueAllOnClient, enqueueSettings, type EnqueueAllOptions } from './graphile-worker-add-job.js';
@@ -35,7 +35,8 @@ import {
 } from './graphile-worker-pg.js';
 import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './graphile-worker-reclaim.js';
 import { isKeyRef, keyRefLookup, type KeyLookup, type UniquenessKeyRef } from '../../src/key-lookup.js';
-import { findUniqueJob, releaseUniqueKey, requestLookup } from './graphile-worker-lookups.js';
+import { explainUniqueJob, findUniqueJob, releaseUniqueKey, requestLookup, requestPrepared } from './graphile-worker-lookups.js';
+import type { UniqueExplanation } from '../../src/unique-explain.js';
 import { checkUniqueJobsSchema } from './graphile-worker-schema.js';
 import type { GraphileWorkerSql, SchemaNames } from './graphile-worker-sql.js';
 
@@ -111,6 +112,12 @@ export interface GraphileWorkerBackend extends UniqueJobsBackend {
    * reports the key), no longer counted. Resolves to how many jobs stopped holding it.
    */
   releaseUniqueKey(target: JobInput | UniquenessKeyRef): Promise<number>;
+  /**
+   * What `enqueue(job)` would do now, and why (src/unique-explain.ts), writing nothing: its key
+   * and pre-image, every record under the key (state, window end, counted or not) and the outcome.
+   * @throws InvalidJobInputError for a job without `unique` or a bad job, as `enqueue` would.
+   */
+  explainUnique(job: JobInput): Promise<UniqueExplanation>;
 }
 
 export function createGraphileWorkerBackend(options: GraphileWorkerBackendOptions): GraphileWorkerBackend {
@@ -267,6 +274,13 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
     const lookup = this.#lookupOf(target);
     await this.ready();
     return findUniqueJob(await this.#pool, this.#sql, lookup);
+  }
+
+  async explainUnique(job: JobInput): Promise<UniqueExplanation> {
+    this.#assertOpen();
+    const prepared = requestPrepared(prepareGraphileEnqueue(job, { queueName: null, priority: null, flags: null }));
+    await this.ready();
+    return explainUniqueJob(await this.#pool, this.#sql, prepared, this.#settings.replaceActive);
   }
 
   async releaseUniqueKey(target: JobInput | UniquenessKeyRef): Promise<number> {

@@ -19,7 +19,8 @@
 import { randomUUID } from 'node:crypto';
 import { decideUniqueConflict, type UniqueConflictDecision } from '../../src/conflict-decision.js';
 import { BackendError, InvalidJobInputError } from '../../src/errors.js';
-import { TERMINAL_STATES, type JobInput, type JsonValue, type OjsJob, type OjsJobState } from '../../src/job.js';
+import { type JobInput, type JsonValue, type OjsJob } from '../../src/job.js';
+import { TERMINAL_STATES, type OjsJobState } from '../../src/job-state.js';
 import { prepareUnique, scheduledAtMs, type PreparedUnique } from '../../src/unique-enqueue.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import type { UniqueExtension, UniquePolicy, UpdateField } from '../../src/unique-policy.js';

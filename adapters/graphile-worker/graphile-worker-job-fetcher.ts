@@ -11,7 +11,8 @@
  * `worker-<random>`, so the two never collide.
  */
 import { randomUUID } from 'node:crypto';
-import type { JsonValue, OjsJob, OjsJobState } from '../../src/job.js';
+import type { JsonValue, OjsJob } from '../../src/job.js';
+import type { OjsJobState } from '../../src/job-state.js';
 import { translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import { GraphileWorkerSql, type SchemaNames } from './graphile-worker-sql.js';
@@ -45,6 +46,13 @@ export interface GraphileJobFetcher {
   writeSide(id: string, fields: Record<string, JsonValue>, on?: PgClientLike): Promise<void>;
   /** Job counts of one OJS queue by OJS state. */
   queueStats(queue: string): Promise<Partial<Record<OjsJobState, number>>>;
+  /** Pauses or resumes an OJS queue for `claim` (gateway_queues; Graphile's own workers do not read it). */
+  setPaused(queue: string, paused: boolean): Promise<void>;
+  isPaused(queue: string): Promise<boolean>;
+  /** At most `max` jobs of the queue claimed per `windowMs` (a fixed window, counted by `claim`). */
+  setRateLimit(queue: string, max: number, windowMs: number): Promise<void>;
+  /** The database's clock (now()), in ms since the epoch. */
+  now(): Promise<number>;
 }
 
 export function createGraphileJobFetcher(client: PgClientLike, schemas: SchemaNames): GraphileJobFetcher {
@@ -80,6 +88,19 @@ export function createGraphileJobFetcher(client: PgClientLike, schemas: SchemaNa
     },
     async writeSide(id, fields, on) {
       await run('gateway-write-side', [id, JSON.stringify(fields)], 'recording the job', on);
+    },
+    async setPaused(queue, paused) {
+      await run('gateway-set-queue-paused', [queue, paused], paused ? 'pausing the queue' : 'resuming the queue');
+    },
+    async isPaused(queue) {
+      return (await run<{ paused: boolean }>('gateway-read-queue', [queue], 'reading the queue'))[0]?.paused ?? false;
+    },
+    async setRateLimit(queue, max, windowMs) {
+      await run('gateway-set-rate-limit', [queue, max, windowMs], 'setting the rate limit');
+    },
+    async now() {
+      const rows = await run<{ now: string }>('gateway-now', [], 'reading the clock');
+      return Number(rows[0]!.now);
     },
     async queueStats(queue) {
       const rows = await run<{ state: OjsJobState; count: string }>('gateway-queue-stats', [queue], 'queue stats');

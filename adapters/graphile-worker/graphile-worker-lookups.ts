@@ -10,18 +10,54 @@
 import { insertionOrder, isDuplicate } from '../../src/conflict-decision.js';
 import { InvalidJobInputError } from '../../src/errors.js';
 import type { KeyLookup } from '../../src/key-lookup.js';
-import { TERMINAL_STATES, type OjsJob, type OjsJobState } from '../../src/job.js';
+import { type OjsJob } from '../../src/job.js';
+import { LIVE_STATES, OJS_JOB_STATES, TERMINAL_STATES, type OjsJobState } from '../../src/job-state.js';
+import type { PreparedUnique } from '../../src/unique-enqueue.js';
+import { explainUniqueAdd, type UniqueExplanation } from '../../src/unique-explain.js';
 import { readCandidates, type KeyCandidates, type PreparedGraphileEnqueue } from './graphile-worker-enqueue.js';
 import { isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import type { GraphileWorkerSql } from './graphile-worker-sql.js';
 
-const LIVE_STATES: readonly OjsJobState[] = ['scheduled', 'available', 'pending', 'active', 'retryable'];
-
 /** A job as it would be enqueued, as a lookup: it must have a policy (no policy, no key). */
 export function requestLookup(request: PreparedGraphileEnqueue): KeyLookup {
   if (!request.prepared) throw new InvalidJobInputError([{ path: 'unique', message: 'is required to name a uniqueness key' }]);
   return { key: request.prepared.key, policy: request.prepared.policy };
+}
+
+/** A job as it would be enqueued, prepared for an explanation: it must have a policy. */
+export function requestPrepared(request: PreparedGraphileEnqueue): PreparedUnique {
+  if (!request.prepared) throw new InvalidJobInputError([{ path: 'unique', message: 'is required to name a uniqueness key' }]);
+  return request.prepared;
+}
+
+/**
+ * What an enqueue of the prepared job would do now (src/unique-explain.ts): every record under its
+ * key, in every state, read from a committed snapshot without the key's lock; writes nothing.
+ */
+export async function explainUniqueJob(
+  client: PgClientLike,
+  sql: GraphileWorkerSql,
+  prepared: PreparedUnique,
+  replaceActive: boolean,
+): Promise<UniqueExplanation> {
+  let read: KeyCandidates;
+  try {
+    read = await readCandidates(client, sql, prepared.key, OJS_JOB_STATES);
+  } catch (error) {
+    throw translatePgError(error, { operation: 'explainUnique', rolledBack: false });
+  }
+  const candidates = read.candidates.map((candidate) => ({
+    id: candidate.id,
+    queue: candidate.view.queue,
+    state: candidate.state,
+    created_at: candidate.created_at,
+    scheduled_at: candidate.scheduled_at,
+    seq: Number(candidate.job_id),
+    last_duplicate_at: candidate.last_duplicate_at,
+    superseded: candidate.superseded,
+  }));
+  return explainUniqueAdd({ prepared, now: read.now, candidates, canReplaceActive: replaceActive });
 }
 
 /**

@@ -17,7 +17,8 @@ import { DEFAULT_CONNECTION_TIMEOUT_MS, makeOwnPool, type PgClientLike } from '.
 import { makeUniqueJobsPreset } from './graphile-worker-preset.js';
 import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './graphile-worker-reclaim.js';
 import { isKeyRef, keyRefLookup, type KeyLookup, type UniquenessKeyRef } from '../../src/key-lookup.js';
-import { findUniqueJob, releaseUniqueKey, requestLookup } from './graphile-worker-lookups.js';
+import { explainUniqueJob, findUniqueJob, releaseUniqueKey, requestLookup, requestPrepared } from './graphile-worker-lookups.js';
+import type { UniqueExplanation } from '../../src/unique-explain.js';
 import { taskSpecToEnqueue, type TaskIdentifier, type TaskPayload, type UniqueTaskSpecWithPolicy } from './graphile-worker-task-spec.js';
 import { uniqueAddFunctions, type UniqueAddJob, type UniqueAddJobs } from './graphile-worker-unique-add.js';
 
@@ -44,6 +45,15 @@ export interface UniqueWorkerUtils extends Omit<WorkerUtils, 'addJob' | 'addJobs
   reclaim(options?: ReclaimOptions): Promise<ReclaimResult>;
   findUniqueJob: UniqueKeyLookup<OjsJob | null>;
   releaseUniqueKey: UniqueKeyLookup<number>;
+  /**
+   * What `addJob(identifier, payload, spec)` would do now, and why (src/unique-explain.ts),
+   * writing nothing: the key and pre-image, every record under it, and the outcome.
+   */
+  explainUnique<TIdentifier extends TaskIdentifier = string>(
+    identifier: TIdentifier,
+    payload: TaskPayload<TIdentifier>,
+    spec: UniqueTaskSpecWithPolicy,
+  ): Promise<UniqueExplanation>;
 }
 
 /**
@@ -139,6 +149,10 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
       const lookup = await lookupOf(target, payload, spec);
       return onClient('findUniqueJob', (client) => findUniqueJob(client, settings.sql, lookup));
     }) as UniqueKeyLookup<OjsJob | null>,
+    explainUnique: async (identifier, payload, spec) => {
+      const prepared = requestPrepared(taskSpecToEnqueue(identifier as string, payload, spec));
+      return onClient('explainUnique', (client) => explainUniqueJob(client, settings.sql, prepared, settings.replaceActive));
+    },
     releaseUniqueKey: (async (target: UniquenessKeyRef | string, payload?: unknown, spec?: UniqueTaskSpecWithPolicy) => {
       const lookup = await lookupOf(target, payload, spec);
       return onClient('releaseUniqueKey', (client) => releaseUniqueKey(client, settings.sql, lookup));

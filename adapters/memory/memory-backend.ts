@@ -18,13 +18,15 @@
 import { BackendError, InvalidTransitionError, JobNotFoundError, OjsUniqueError } from '../../src/errors.js';
 import { isDeepStrictEqual } from 'node:util';
 import { decideUniqueConflict, type ConflictCandidate, type UpdateDecision } from '../../src/conflict-decision.js';
-import { TERMINAL_STATES, type JobInput, type JsonValue, type OjsJob, type OjsJobState } from '../../src/job.js';
+import { type JobInput, type JsonValue, type OjsJob } from '../../src/job.js';
+import { TERMINAL_STATES, type OjsJobState } from '../../src/job-state.js';
 import { InvalidJobInputError, underPath } from '../../src/errors.js';
 import { ownJobInput, prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
 import { UNIQUE_EXTENSIONS, type UniquePolicy, type UpdateField } from '../../src/unique-policy.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { uuidv7 } from '../../src/uuid-v7.js';
+import { explainUniqueAdd, type UniqueExplanation } from '../../src/unique-explain.js';
 import { KeyLock } from './key-lock.js';
 import { observeUniqueAdd } from '../../telemetry/unique-add-observation.js';
 
@@ -85,6 +87,12 @@ export interface MemoryBackend extends UniqueJobsBackend {
   remove(id: string): Promise<void>;
   /** Every job the backend holds, oldest first: for inspection in tests. */
   jobs(): OjsJob[];
+  /**
+   * What an enqueue of `job` would do now, and why (src/unique-explain.ts), writing nothing: its
+   * key and pre-image, every job recorded under the key, and the outcome. The job must have a
+   * policy; bad input is refused with `InvalidJobInputError`, as at enqueue.
+   */
+  explainUnique(job: JobInput): Promise<UniqueExplanation>;
 }
 
 /** The writes of an `enqueueMany` in progress: undone in reverse if it fails. */
@@ -424,6 +432,33 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
   }
 
   // --- storage: every operation is async, like a datastore round trip -------------------------
+
+  async explainUnique(input: JobInput): Promise<UniqueExplanation> {
+    this.#assertOpen();
+    const prepared = prepareUnique(input, { now: this.#clock.now(), extensions: UNIQUE_EXTENSIONS });
+    if (!prepared) throw new InvalidJobInputError([{ path: 'unique', message: 'is required to name a uniqueness key' }]);
+    return this.#lock.run(prepared.key, async () => {
+      await this.#io();
+      // Every job recorded under the key, read without moving it between the key's sets (#candidates does).
+      const jobs = this.#byKey.get(prepared.key);
+      const ids = jobs ? [...jobs.open, ...[...jobs.finished.values()].flatMap((set) => [...set])] : [];
+      const candidates = ids
+        .filter((id) => !this.#staged.has(id))
+        .map((id) => {
+          const job = this.#jobs.get(id)!;
+          return {
+            id,
+            queue: job.queue,
+            state: this.#stateOf(job),
+            created_at: job.created_at,
+            scheduled_at: job.scheduled_at,
+            seq: job.seq,
+            last_duplicate_at: job.last_duplicate_at ?? null,
+          };
+        });
+      return explainUniqueAdd({ prepared, now: this.#clock.now(), candidates, canReplaceActive: this.#replaceActive });
+    });
+  }
 
   async #io(): Promise<void> {
     if (this.#latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.#latencyMs));

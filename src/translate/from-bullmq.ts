@@ -2,7 +2,7 @@
  * BullMQ's own deduplication options as an OJS policy.
  */
 import { UPDATE_FIELDS, type UniquePolicyInput } from '../unique-policy.js';
-import type { OjsJobState } from '../job.js';
+import type { OjsJobState } from '../job-state.js';
 import { OptionReader, describe } from './option-reader.js';
 import { secondsToPeriod } from './seconds-to-period.js';
 

@@ -3,7 +3,7 @@
  * (`:scheduled_at` is `'scheduled_at'`), `{2, :minutes}` is `[2, 'minutes']`, `:infinity` is
  * `'infinity'`. docs/expressiveness.md lists each option with what it becomes.
  */
-import type { OjsJobState } from '../job.js';
+import type { OjsJobState } from '../job-state.js';
 import { UNIQUE_STATE_GROUPS, UPDATE_FIELDS, type UniquePolicyInput, type UpdateField, type UpdateState } from '../unique-policy.js';
 import { OptionReader, describe } from './option-reader.js';
 import { secondsToPeriod } from './seconds-to-period.js';

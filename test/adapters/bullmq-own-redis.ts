@@ -30,8 +30,8 @@ function listening(port: number): Promise<boolean> {
   });
 }
 
-async function launch(port: number): Promise<ChildProcess | undefined> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+async function launch(port: number, extra: readonly string[] = []): Promise<ChildProcess | undefined> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra], {
     stdio: 'ignore',
   });
   const exited = new Promise<undefined>((resolve) => child.once('exit', () => resolve(undefined)));
@@ -45,13 +45,14 @@ async function launch(port: number): Promise<ChildProcess | undefined> {
   throw new Error(`redis-server on port ${port} did not come up`);
 }
 
-export async function startOwnRedis(): Promise<OwnRedis> {
+/** `extra`: more redis-server arguments, e.g. `['--maxmemory-policy', 'allkeys-lru']`. */
+export async function startOwnRedis(extra: readonly string[] = []): Promise<OwnRedis> {
   let child: ChildProcess | undefined;
   let port = 0;
   for (let attempt = 0; attempt < 20 && !child; attempt++) {
     port = 20000 + Math.floor(Math.random() * 10000);
     if (await listening(port)) continue;
-    child = await launch(port);
+    child = await launch(port, extra);
   }
   if (!child) throw new Error("could not start a redis-server of the test's own");
   const stop = async (): Promise<void> => {
@@ -75,7 +76,7 @@ export async function startOwnRedis(): Promise<OwnRedis> {
     },
     async start() {
       if (child) return;
-      child = await launch(port);
+      child = await launch(port, extra);
       if (!child) throw new Error(`port ${port} was taken while the test's redis-server was stopped`);
     },
   };

@@ -29,6 +29,7 @@ import { RUN_SALT } from '../run-salt.js';
 import { databaseUrl, makeSubjectPool, quietLogger } from '../conformance/subjects/graphile-worker.js';
 import { isolatePerTest, type TestSchemas } from './graphile-worker-fixture.js';
 import { rejection } from '../conformance/suite-context.js';
+import { cliArgs } from '../cli-command.js';
 
 const FILE = fileURLToPath(import.meta.url);
 const unique = { keys: ['type', 'args'] as ('type' | 'args')[], on_conflict: 'ignore' as const };
@@ -359,10 +360,7 @@ describe('graphile-worker separate install and runtime roles', function () {
     const run = () =>
       spawnSync(
         process.execPath,
-        [
-          '--import',
-          'tsx',
-          'cli/ojs-unique.ts',
+        cliArgs(
           'migrate',
           '--database-url',
           databaseUrl(),
@@ -370,7 +368,7 @@ describe('graphile-worker separate install and runtime roles', function () {
           names.graphileSchema,
           '--unique-schema',
           names.uniqueSchema,
-        ],
+        ),
         { encoding: 'utf8' },
       );
     const first = run();

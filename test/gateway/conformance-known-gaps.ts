@@ -3,7 +3,7 @@
  * what is missing. Each still runs on every backend and must still fail: a file that starts to
  * pass fails its test, asking to be taken off this list. Everything not listed must pass.
  * The gaps are the gateway's open work (retry policies, dead letter, visibility, cron,
- * workflows, queue pause and rate limits); the unique-jobs files all pass.
+ * workflows); the unique-jobs files all pass.
  */
 const KNOWN_GAPS: readonly (readonly [prefix: string, missing: string])[] = [
   ['level-1-reliable/dead-letter/', 'no dead-letter routes (list, retry, delete)'],
@@ -16,13 +16,7 @@ const KNOWN_GAPS: readonly (readonly [prefix: string, missing: string])[] = [
   ['level-1-reliable/worker/worker-quiet-signal.json', 'worker quiet signal'],
   ['level-1-reliable/worker/worker-graceful-shutdown.json', 'worker terminate signal'],
   ['level-2-scheduled/cron/', 'no cron routes'],
-  ['level-2-scheduled/delay/delayed-job-not-available-before-time.json', 'a future delay in the suite form'],
-  ['level-2-scheduled/delay/delayed-job-available-at-time.json', 'a future delay in the suite form'],
-  ['level-2-scheduled/ttl/expired-job-discarded.json', 'a relative expires_at is echoed, not resolved, and never discards'],
   ['level-3-workflows/', 'no chain, group or batch routes'],
-  ['level-4-advanced/queue-ops/pause-queue.json', 'no queue pause'],
-  ['level-4-advanced/queue-ops/resume-queue.json', 'no queue resume'],
-  ['level-4-advanced/rate-limit/', 'no per-queue rate limit'],
 ];
 
 /** What the gateway lacks for suite file `file` (relative to the suites folder), or null when it must pass. */

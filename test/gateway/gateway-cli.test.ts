@@ -5,11 +5,12 @@
  */
 import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
+import { cliArgs } from '../cli-command.js';
 import { databaseUrl } from '../conformance/subjects/graphile-worker.js';
 import { gatewayNames } from './gateway-test-server.js';
 
 function startServe(args: string[]) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, cliArgs('serve', ...args), { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const address = new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
@@ -74,7 +75,7 @@ describe('ojs-unique serve', function () {
   });
 
   it('--help prints the usage (exit 0)', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', 'serve', '--help'], { encoding: 'utf8' });
+    const result = spawnSync(process.execPath, cliArgs('serve', '--help'), { encoding: 'utf8' });
     expect(result.status).to.equal(0);
     expect(result.stdout).to.include('ojs-unique serve [--backend memory|bullmq|graphile-worker]');
     expect(result.stdout).to.include('--max-connections').and.include('--no-prepared-statements');
@@ -82,7 +83,7 @@ describe('ojs-unique serve', function () {
 
   it('refuses bad flags with exit code 2 and the usage', () => {
     for (const args of [['--backend', 'sqs'], ['--port', 'x'], ['--nope'], ['--max-connections', '0'], ['--request-timeout', '-1']]) {
-      const result = spawnSync(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', 'serve', ...args], { encoding: 'utf8' });
+      const result = spawnSync(process.execPath, cliArgs('serve', ...args), { encoding: 'utf8' });
       expect(result.status, args.join(' ')).to.equal(2);
       expect(result.stderr).to.include('usage:');
     }

@@ -39,10 +39,11 @@ export function gatewayNames(tag: string) {
   };
 }
 
-export function makeStore(backend: GatewayBackend, names: ReturnType<typeof gatewayNames>): GatewayStore {
+/** `clock`: the memory store's (the other stores read their server's clock). */
+export function makeStore(backend: GatewayBackend, names: ReturnType<typeof gatewayNames>, clock?: { now(): number }): GatewayStore {
   switch (backend) {
     case 'memory':
-      return createMemoryGatewayStore();
+      return createMemoryGatewayStore({ clock });
     case 'bullmq':
       return createBullmqGatewayStore({ redisUrl: REDIS_URL, prefix: names.prefix });
     case 'graphile-worker':
@@ -57,10 +58,11 @@ export function makeStore(backend: GatewayBackend, names: ReturnType<typeof gate
 export async function startGateway(
   backend: GatewayBackend,
   tag: string,
-  options: Omit<OjsServerOptions, 'store'> = {},
+  options: Omit<OjsServerOptions, 'store'> & { clock?: { now(): number } } = {},
 ): Promise<TestGateway> {
   const names = gatewayNames(tag);
-  const app = await createOjsServer({ store: makeStore(backend, names), testReset: true, ...options });
+  const { clock, ...serverOptions } = options;
+  const app = await createOjsServer({ store: makeStore(backend, names, clock), testReset: true, ...serverOptions });
   const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
   const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> => {
     const init: RequestInit = { method, headers: { ...headers } };

@@ -2,7 +2,8 @@
  * The visibility timeout of the worker protocol: a job whose HTTP worker neither acks nor renews
  * it goes back to its queue for another attempt; a heartbeat keeps it reserved. On memory and
  * Graphile Worker the gateway enforces the timeout itself; on BullMQ it is BullMQ's lock and
- * stalled-job check (its interval, 30 s by default, is too long for a test).
+ * stalled-job check (its interval, 30 s by default, is too long for a test). Memory's time is a
+ * virtual clock the tests move; Graphile Worker's is PostgreSQL's, which they wait out.
  */
 import { expect } from 'chai';
 import { startGateway, type TestGateway } from './gateway-test-server.js';
@@ -13,8 +14,15 @@ for (const backend of ['memory', 'graphile-worker'] as const) {
   describe(`gateway visibility timeout: ${backend}`, function () {
     this.timeout(20_000);
     let gateway: TestGateway;
+    let virtualNow = Date.parse('2026-03-01T10:00:00.000Z');
+    const clock = backend === 'memory' ? { now: () => virtualNow } : undefined;
+    /** Lets `ms` pass: the virtual clock moves, or the test waits for the server's. */
+    const elapse = async (ms: number) => {
+      if (clock) virtualNow += ms;
+      else await sleep(ms);
+    };
     before(async () => {
-      gateway = await startGateway(backend, 'visibility');
+      gateway = await startGateway(backend, 'visibility', { clock });
     });
     after(() => gateway?.close());
     beforeEach(() => gateway.reset());
@@ -28,7 +36,7 @@ for (const backend of ['memory', 'graphile-worker'] as const) {
         options: { retry: { max_attempts: 3, initial_interval: 'PT0S' } },
       });
       expect((await fetchJobs(200))[0]).to.include({ id: pushed.body.job.id, attempt: 1 });
-      await sleep(500);
+      await elapse(500);
       expect((await fetchJobs(30_000))[0]).to.include({ id: pushed.body.job.id, attempt: 2 });
     });
 
@@ -41,7 +49,7 @@ for (const backend of ['memory', 'graphile-worker'] as const) {
       });
       expect(beat.body).to.include({ state: 'running', job_id: pushed.body.job.id });
       expect(beat.body.jobs_extended).to.deep.equal([pushed.body.job.id]);
-      await sleep(600);
+      await elapse(600);
       expect(await fetchJobs(30_000)).to.deep.equal([]);
       expect((await gateway.request('POST', '/ojs/v1/workers/ack', { job_id: pushed.body.job.id })).body.state).to.equal('completed');
     });
@@ -59,7 +67,7 @@ for (const backend of ['memory', 'graphile-worker'] as const) {
       expect(beat.body).to.include({ state: 'running' });
       expect(beat.body.jobs_extended).to.deep.equal([first]);
       expect(Date.parse(beat.body.server_time)).to.be.a('number').and.not.NaN;
-      await sleep(600);
+      await elapse(600);
       expect((await fetchJobs(30_000)).map((job: { id: string }) => job.id)).to.deep.equal([second]);
       const ack = await gateway.request('POST', '/ojs/v1/workers/ack', { job_id: first });
       expect(ack.body).to.include({ acknowledged: true, job_id: first, id: first, state: 'completed' });
@@ -81,7 +89,7 @@ for (const backend of ['memory', 'graphile-worker'] as const) {
       const update = await gateway.request('POST', '/ojs/v1/jobs', { type: 'slow.job', args: [2], unique: policy, options });
       expect(update.body).to.include({ updated: true });
       expect(update.body.job).to.include({ id: pushed.id, state: 'active', started_at: fetched.started_at });
-      await sleep(600);
+      await elapse(600);
       expect((await fetchJobs(30_000))[0]).to.include({ id: pushed.id, attempt: 2 });
     });
   });

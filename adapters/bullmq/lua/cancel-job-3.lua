@@ -33,6 +33,7 @@ local rcall = redis.call
 
 --- @bullmq-host
 
+--- @include "includes/ojs-archive-key"
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-period-end"
 --- @include "includes/ojs-is-job"
@@ -66,7 +67,7 @@ if heldKey then
   local indexKey = ARGV[4]
   local packed = rcall("HGET", indexKey, heldKey)
   local flat = (packed and cmsgpack.unpack(packed)) or {}
-  local created = tonumber(rcall("HGET", base .. "ojs:cancelled:" .. jobId, "timestamp")) or nowMs
+  local created = tonumber(rcall("HGET", ojsArchiveKey(base, jobId), "timestamp")) or nowMs
   for _, value in ipairs({ created * 1000, "", jobId, 0, 0 }) do flat[#flat + 1] = value end
   rcall("HSET", indexKey, heldKey, cmsgpack.pack(flat))
 end

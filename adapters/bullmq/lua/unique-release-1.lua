@@ -27,6 +27,7 @@ local rcall = redis.call
 
 --- @bullmq-host
 
+--- @include "includes/ojs-archive-key"
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-index"
 --- @include "includes/ojs-layout"
@@ -46,7 +47,7 @@ for _, entry in ipairs(entries) do
     released = released + 1
     -- The native path's job (includes/ojs-index): its deduplication key goes, or the next add would still meet it.
     if rcall("GET", entry.base .. "de:" .. field) == entry.id then rcall("DEL", entry.base .. "de:" .. field) end
-  elseif rcall("EXISTS", entry.base .. entry.id) == 1 or rcall("EXISTS", entry.base .. "ojs:cancelled:" .. entry.id) == 1 then
+  elseif rcall("EXISTS", entry.base .. entry.id) == 1 or rcall("EXISTS", ojsArchiveKey(entry.base, entry.id)) == 1 then
     -- Another key sharing the field (or an id reused by another job, which the next observe drops).
     kept[#kept + 1] = entry
   end

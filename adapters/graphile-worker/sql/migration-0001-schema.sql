@@ -7,7 +7,8 @@
 --           policy can still count it; its indexes;
 --        2. `heads`: per uniqueness key, the retention its policies need (record_job writes it,
 --           reclaim.sql reads it);
---        3. `gateway_jobs`: what the OJS gateway records of a job.
+--        3. `gateway_jobs`: what the OJS gateway records of a job;
+--        4. `gateway_queues`: the OJS gateway's pause and rate limit of a queue.
 -- Runs once, in the installer's transaction (after install-bootstrap, before the functions),
 -- recorded in :OJS_UNIQUE_SCHEMA.migrations: all-or-nothing with the rest of the install.
 -- Raises: nothing of its own.
@@ -80,4 +81,21 @@ create table :OJS_UNIQUE_SCHEMA.gateway_jobs (
   -- retry policy, the worker's error and result, when an HTTP worker started it
   -- (server/graphile-worker-gateway-store.ts). Empty unless a gateway serves the schema.
   side jsonb not null default '{}'
+);
+
+-- The OJS gateway's settings of a queue: its pause and rate limit, read and counted by
+-- gateway-fetch-job.sql, written by gateway-set-queue-paused.sql and gateway-set-rate-limit.sql.
+-- Empty unless a gateway serves the schema.
+create table :OJS_UNIQUE_SCHEMA.gateway_queues (
+  -- The OJS queue (the ledger's `queue`, else Graphile's queue name, else 'default').
+  name text primary key,
+  -- When the queue was paused; null: not paused. Only the gateway's fetch reads it: Graphile's
+  -- own workers run the queue's jobs still (server/graphile-worker-gateway-store.ts).
+  paused_at timestamptz,
+  -- The rate limit: at most rate_max jobs handed out per rate_window_ms, a fixed window from
+  -- window_start (the first job of the window) counting window_count; null rate_max: no limit.
+  rate_max integer,
+  rate_window_ms integer,
+  window_start timestamptz,
+  window_count integer not null default 0
 );

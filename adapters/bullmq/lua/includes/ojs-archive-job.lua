@@ -23,6 +23,7 @@
   Cannot fail: every branch acts on a key the caller has just seen exist in this script (a
   RENAME of a missing key was the one way it could, and the archive branch never renames).
 ]]
+--- @include "includes/ojs-archive-key"
 local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reason, nowMs, retentionMs, eventsKey, maxEvents, detach)
   if location == "wait" then
     if rcall("LREM", base .. "wait", 1, jobId) == 0 then rcall("LREM", base .. "paused", 1, jobId) end
@@ -32,7 +33,7 @@ local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reaso
     rcall("LREM", base .. "active", 1, jobId)
   end
   local jobKey = base .. jobId
-  local archiveKey = base .. "ojs:cancelled:" .. jobId
+  local archiveKey = ojsArchiveKey(base, jobId)
   local own = rcall("HMGET", jobKey, "ojsOwn", "timestamp", "delay", "ojsLast", "ojsPeriod", "deid")
   local ownEnd = own[1]
   -- An anchored window (x_period_anchor) ends where its anchor is now, not where it was at insert.

@@ -9,9 +9,10 @@
   queues not in the set yet that earlier nodes of a unique-flow will add to it when written, for
   its check pass, which writes nothing.
 ]]
+--- @include "includes/ojs-archive-key"
 local function ojsIdTaken(rootPrefix, queueName, queueBase, customId, queueSet, joining)
   local function exists(base)
-    return rcall("EXISTS", base .. customId) == 1 or rcall("EXISTS", base .. "ojs:cancelled:" .. customId) == 1
+    return rcall("EXISTS", base .. customId) == 1 or rcall("EXISTS", ojsArchiveKey(base, customId)) == 1
   end
   if exists(queueBase) then return true end
   if queueSet ~= "" then

@@ -32,6 +32,7 @@
     With k samples per insert, dead entries settle at about 1/(k-1) of the live ones, whatever
     the retention of finished jobs.
 ]]
+--- @include "includes/ojs-archive-key"
 local function ojsIndexEntry(us, queue, id, bits, periodEnd, homeQueue, rootPrefix)
   local queueName = queue
   if queue == "" then queueName = homeQueue end
@@ -118,7 +119,7 @@ local function ojsSweepDrops(entry, field, nowMs)
   local jobKey = entry.base .. entry.id
   local own = rcall("HMGET", jobKey, "ojsKey", BULLMQ_FINISHED_ON)
   if not own[1] or string.sub(own[1], 1, 32) ~= field then
-    local archived = rcall("HGET", entry.base .. "ojs:cancelled:" .. entry.id, "ojsKey")
+    local archived = rcall("HGET", ojsArchiveKey(entry.base, entry.id), "ojsKey")
     return not archived or string.sub(archived, 1, 32) ~= field
   end
   if not own[2] then return false end

@@ -27,6 +27,7 @@
   longer exists). Also returns the request token of the add that inserted it (`ojsReq`, false
   when none), read in the same HMGET.
 ]]
+--- @include "includes/ojs-archive-key"
 local function ojsLiveJobState(base, jobId, nowMs)
   local jobKey = base .. jobId
   if rcall("ZSCORE", base .. "completed", jobId) then return "completed", "completed", nil end
@@ -50,7 +51,7 @@ end
 
 local function ojsJobState(base, jobId, nowMs)
   if rcall("EXISTS", base .. jobId) == 0 then
-    if rcall("EXISTS", base .. "ojs:cancelled:" .. jobId) == 1 then
+    if rcall("EXISTS", ojsArchiveKey(base, jobId)) == 1 then
       return "cancelled", "archive", nil
     end
     return nil, "gone", nil
@@ -66,7 +67,7 @@ local function ojsIndexedJobState(base, jobId, uniquenessKey, nowMs)
   end
   local field = string.sub(uniquenessKey, 1, 32)
   local other = own[1] and string.sub(own[1], 1, 32) == field
-  own = rcall("HMGET", base .. "ojs:cancelled:" .. jobId, "ojsKey", "ojsReq")
+  own = rcall("HMGET", ojsArchiveKey(base, jobId), "ojsKey", "ojsReq")
   if own[1] == uniquenessKey then return "cancelled", "archive", nil, own[2] end
   if other or (own[1] and string.sub(own[1], 1, 32) == field) then return nil, "other", nil end
   return nil, "gone", nil

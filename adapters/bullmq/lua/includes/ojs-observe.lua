@@ -25,6 +25,7 @@
   state) was inserted by the add carrying that token (`ojsReq`), { id, queue, base, location } of
   it: this add is a re-execution (see unique-add, "Idempotent").
 ]]
+--- @include "includes/ojs-archive-key"
 -- At most this many entries of one key are kept only because ojsFinishedKept or ojsInReplayGrace
 -- says so (failed, or finished or cancelled within the replay grace), the newest: without a cap
 -- a key whose jobs keep failing, or a hot key of short jobs or of replaces, would hold an entry
@@ -48,7 +49,7 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
       -- x_period_anchor, x_update: the job's current due time (as getJob reports it) and its last
       -- duplicate attempt, read only for a policy that needs them.
       local hashKey = base .. jobId
-      if location == "archive" then hashKey = base .. "ojs:cancelled:" .. jobId end
+      if location == "archive" then hashKey = ojsArchiveKey(base, jobId) end
       local f = rcall("HMGET", hashKey, "timestamp", "delay", "ojsLast")
       candidate.sched = due or ((tonumber(f[1]) or created) + (tonumber(f[2]) or 0))
       candidate.last = tonumber(f[3])
@@ -58,7 +59,7 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
     local keep, entryOnly = state ~= nil, location == "other"
     if state == "completed" or state == "discarded" or state == "cancelled" then
       local hashKey = base .. jobId
-      if location == "archive" then hashKey = base .. "ojs:cancelled:" .. jobId end
+      if location == "archive" then hashKey = ojsArchiveKey(base, jobId) end
       -- A superseded entry (a replace took the key from its job) has no own terminal bits, so it
       -- comes here too, and counts for no policy again (the core's `superseded`).
       if not ojsOwnCounts(entry.bits, ojsOwnEnd(entry.bits, entry.periodEnd, hashKey), state, nowMs) then

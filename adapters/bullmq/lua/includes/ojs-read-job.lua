@@ -3,7 +3,8 @@
   archive for a cancelled job. The caller builds the BullMQ Job / OJS view from it, so that an
   outcome never needs a second round trip.
 ]]
+--- @include "includes/ojs-archive-key"
 local function ojsReadJob(base, jobId, location)
-  if location == "archive" then return rcall("HGETALL", base .. "ojs:cancelled:" .. jobId) end
+  if location == "archive" then return rcall("HGETALL", ojsArchiveKey(base, jobId)) end
   return rcall("HGETALL", base .. jobId)
 end

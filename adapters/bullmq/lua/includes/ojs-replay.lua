@@ -15,21 +15,22 @@
   from its archive, a finished one it left as it was from its hash. createdMs is the job's
   `timestamp`, the first run's Redis TIME.
 ]]
+--- @include "includes/ojs-archive-key"
 local function ojsOwnJob(base, jobId, request)
   if rcall("HGET", base .. jobId, "ojsReq") == request then return "live" end
-  if rcall("HGET", base .. "ojs:cancelled:" .. jobId, "ojsReq") == request then return "archive" end
+  if rcall("HGET", ojsArchiveKey(base, jobId), "ojsReq") == request then return "archive" end
   return nil
 end
 
 local function ojsReplay(rootPrefix, base, jobId, location)
-  local key = (location == "archive" and (base .. "ojs:cancelled:" .. jobId)) or (base .. jobId)
+  local key = (location == "archive" and (ojsArchiveKey(base, jobId))) or (base .. jobId)
   local fields = rcall("HMGET", key, "timestamp", "ojsReplaced", "deid")
   local createdMs = tonumber(fields[1])
   if not fields[2] then return { "created", jobId, createdMs, fields[3] or nil } end
   local replaced = {}
   for _, member in ipairs(cjson.decode(fields[2])) do
     local queueName, replacedId, replacedBase = ojsSplitMember(rootPrefix, member)
-    local archived = rcall("HGETALL", replacedBase .. "ojs:cancelled:" .. replacedId)
+    local archived = rcall("HGETALL", ojsArchiveKey(replacedBase, replacedId))
     if #archived > 0 then
       replaced[#replaced + 1] = { replacedId, queueName, "cancelled", archived }
     else
