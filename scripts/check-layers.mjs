@@ -6,7 +6,7 @@
  *                    dependencies), never an adapter or a host
  *   adapters/<name>/ imports src/, its own folder and its own host, never another adapter
  *   server/          the OJS HTTP gateway: imports src/, any adapter, its own folder, the
- *                    dependencies (fastify) and the hosts the adapters drive
+ *                    dependencies, its own optional peers (fastify) and the hosts the adapters drive
  *   cli/             imports src/ and server/ only
  *   examples/        import the published names (`ojs-unique`, `ojs-unique/bullmq`, …, never
  *                    `ojs-unique/internal`), the hosts, node builtins and other examples
@@ -54,6 +54,8 @@ const ADAPTER_HOSTS = {
   'adapters/bullmq': ['bullmq', 'ioredis'],
   'adapters/graphile-worker': ['graphile-worker', 'pg'],
 };
+/** The gateway's own packages: optional peers that only server/ imports (a library user installs none). */
+const SERVER_PACKAGES = ['fastify'];
 const EXAMPLE_HOSTS = ['bullmq', 'graphile-worker', 'ioredis', 'pg'];
 const EXAMPLE_NAMES = Object.keys(ENTRY_POINTS).filter((name) => name !== 'ojs-unique/internal');
 
@@ -176,8 +178,9 @@ function violation(from, target) {
   }
   if (layer === 'server') {
     const hosts = Object.values(ADAPTER_HOSTS).flat();
-    if (target.package && !DEPENDENCIES.includes(target.package) && !hosts.includes(target.package)) {
-      return `server/ imports the dependencies and the adapters' hosts (${hosts.join(', ')}) only`;
+    const allowed = [...DEPENDENCIES, ...SERVER_PACKAGES, ...hosts];
+    if (target.package && !allowed.includes(target.package)) {
+      return `server/ imports the dependencies, its own packages (${SERVER_PACKAGES.join(', ')}) and the adapters' hosts (${hosts.join(', ')}) only`;
     }
     if (target.layer && target.layer !== 'src' && target.layer !== 'server' && !target.layer.startsWith('adapters/')) {
       return 'server/ imports src/, adapters/ and its own folder only';

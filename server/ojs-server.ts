@@ -13,7 +13,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions, LogController } from 'fastify';
 import {
   DuplicateJobError,
   InvalidJobInputError,
@@ -28,6 +28,7 @@ import { OJS_JOB_STATES } from '../src/job-state.js';
 import { payloadToArgs } from '../src/ojs-args-payload.js';
 import { isPlainObject } from '../src/selectable-args.js';
 import { uuidv7 } from '../src/uuid-v7.js';
+import { loadFastify } from './gateway-dependency.js';
 import type { GatewayEnqueueResult, GatewayJob, GatewayStore, JobError, OjsEvent, StoreHealth } from './gateway-store.js';
 import { MAX_QUEUE_NAME, QUEUE_PATTERN, SERVER_FIELDS, parsePush, type ParsedPush } from './ojs-request.js';
 import { applyPushOptions } from './push-options.js';
@@ -75,16 +76,22 @@ export interface OjsServerOptions {
   version?: string;
 }
 
-/** Fastify's per-request lines (incoming, completed) at debug instead of info; a request that errored stays at error. */
-class DebugRequestLog extends LogController {
-  override incomingRequest(request: FastifyRequest): void {
-    request.log.debug({ req: request }, 'incoming request');
-  }
+/**
+ * Fastify's per-request lines (incoming, completed) at debug instead of info; a request that
+ * errored stays at error. Made once Fastify is loaded (it is an optional peer: gateway-dependency.ts).
+ */
+function debugRequestLog(Base: typeof LogController): LogController {
+  class DebugRequestLog extends Base {
+    override incomingRequest(request: FastifyRequest): void {
+      request.log.debug({ req: request }, 'incoming request');
+    }
 
-  override requestCompleted(error: Error | null | undefined, _request: FastifyRequest, reply: FastifyReply): void {
-    if (error) reply.log.error({ res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
-    else reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    override requestCompleted(error: Error | null | undefined, _request: FastifyRequest, reply: FastifyReply): void {
+      if (error) reply.log.error({ res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+      else reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    }
   }
+  return new DebugRequestLog();
 }
 
 /** An HTTP error of the OJS catalog. */
@@ -227,7 +234,14 @@ async function bodyRequired(request: FastifyRequest): Promise<void> {
   requireObject(request.body);
 }
 
+/**
+ * The gateway's Fastify app over `options.store`, not yet listening.
+ *
+ * @throws GatewayDependencyError (`code: "missing_dependency"`) when `fastify`, an optional peer
+ *   of this package, is not installed.
+ */
 export async function createOjsServer(options: OjsServerOptions): Promise<FastifyInstance> {
+  const { default: Fastify, LogController } = await loadFastify();
   const { store } = options;
   const startedAt = Date.now();
   const token = options.token ? Buffer.from(options.token) : null;
@@ -235,7 +249,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   const app = Fastify({
     logger: options.logger ?? false,
-    logController: new DebugRequestLog(),
+    logController: debugRequestLog(LogController),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     requestTimeout: requestTimeoutMs,
     // Node closes a connection whose headers are late (or never come) only when it checks, every
