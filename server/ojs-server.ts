@@ -394,8 +394,10 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     record('job.enqueued', result.job);
     void reply.status(201).header('Location', `/ojs/v1/jobs/${result.job.id}`);
     if (result.outcome === 'replaced') {
-      // A finished duplicate the replace superseded was left as it was: nothing was cancelled.
-      if (result.replaced.replaced_by === result.job.id) record('job.cancelled', result.replaced, { replaced_by: result.job.id });
+      // Each live duplicate superseded was cancelled; a finished one was left as it was: nothing was cancelled.
+      for (const replaced of [result.replaced, ...(result.also_replaced ?? [])]) {
+        if (replaced.replaced_by === result.job.id) record('job.cancelled', replaced, { replaced_by: result.job.id });
+      }
       return { job: wireJob(result.job), replaced_job_id: result.replaced.id };
     }
     return { job: wireJob(result.job) };
