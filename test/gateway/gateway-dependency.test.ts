@@ -9,13 +9,14 @@ import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { GatewayDependencyError } from '../../server/index.js';
 import { importGatewayDependency, loadFastify } from '../../server/gateway-dependency.js';
+import { cliArgs } from '../cli-command.js';
 
 const ABSENT = 'ojs-unique-test-package-that-is-not-installed';
 
 function serveWithout(hidden: string[], args: string[]) {
   const result = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--import', './test/fixtures/hide-packages.mjs', 'cli/ojs-unique.ts', 'serve', '--port', '0', ...args],
+    ['--import', './test/fixtures/hide-packages.mjs', ...cliArgs('serve', '--port', '0', ...args)],
     { encoding: 'utf8', env: { ...process.env, OJS_TEST_HIDE_PACKAGES: hidden.join(',') }, timeout: 60_000 },
   );
   return { status: result.status, stderr: result.stderr };
