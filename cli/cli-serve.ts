@@ -8,10 +8,12 @@
  *                    [--no-prepared-statements] [--log-level <level>]
  *
  * `REDIS_URL`, `DATABASE_URL` and `OJS_GATEWAY_TOKEN` are read when the flags are absent.
- * Exit codes: 0 after a clean shutdown, 2 for bad usage, 1 when the server cannot start.
+ * Exit codes: 0 after a clean shutdown, 2 for bad usage, 1 when the server cannot start (`fastify`,
+ * an optional peer, not installed among the causes: the message says what to install).
  */
 import { parseArgs } from 'node:util';
 import { createGatewayStore, createOjsServer, type GatewayBackendName } from '../server/index.js';
+import { loadFastify } from '../server/gateway-dependency.js';
 import { DEFAULT_MAX_CONNECTIONS } from '../server/ojs-server.js';
 
 export const SERVE_USAGE = `usage:
@@ -80,6 +82,8 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
     console.error(`ojs-unique serve: warning: listening on ${host} without --token: anyone who can reach it can enqueue and cancel jobs`);
   }
   try {
+    // Before the store connects: without Fastify there is nothing to serve, and the message names what to install.
+    await loadFastify();
     const store = await createGatewayStore({
       backend,
       redisUrl: values['redis-url'] ?? env.REDIS_URL,

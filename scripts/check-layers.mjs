@@ -8,7 +8,7 @@
  *                    and the optional peer @opentelemetry/api (loaded on first use), no host
  *   adapters/<name>/ imports src/, telemetry/, its own folder and its own host, never another adapter
  *   server/          the OJS HTTP gateway: imports src/, any adapter, its own folder, the
- *                    dependencies (fastify) and the hosts the adapters drive
+ *                    dependencies, its own optional peers (fastify) and the hosts the adapters drive
  *   cli/             imports src/ and server/ only
  *   examples/        import the published names (`ojs-unique`, `ojs-unique/bullmq`, …, never
  *                    `ojs-unique/internal`), the hosts, node builtins and other examples
@@ -58,6 +58,8 @@ const ADAPTER_HOSTS = {
 };
 /** The optional peers telemetry/ loads (never a host: nothing of it is needed for an add to work). */
 const TELEMETRY_PEERS = ['@opentelemetry/api'];
+/** The gateway's own packages: optional peers that only server/ imports (a library user installs none). */
+const SERVER_PACKAGES = ['fastify'];
 const EXAMPLE_HOSTS = ['bullmq', 'graphile-worker', 'ioredis', 'pg'];
 const EXAMPLE_NAMES = Object.keys(ENTRY_POINTS).filter((name) => name !== 'ojs-unique/internal');
 
@@ -187,8 +189,9 @@ function violation(from, target) {
   }
   if (layer === 'server') {
     const hosts = Object.values(ADAPTER_HOSTS).flat();
-    if (target.package && !DEPENDENCIES.includes(target.package) && !hosts.includes(target.package)) {
-      return `server/ imports the dependencies and the adapters' hosts (${hosts.join(', ')}) only`;
+    const allowed = [...DEPENDENCIES, ...SERVER_PACKAGES, ...hosts];
+    if (target.package && !allowed.includes(target.package)) {
+      return `server/ imports the dependencies, its own packages (${SERVER_PACKAGES.join(', ')}) and the adapters' hosts (${hosts.join(', ')}) only`;
     }
     if (target.layer && target.layer !== 'src' && target.layer !== 'server' && !target.layer.startsWith('adapters/')) {
       return 'server/ imports src/, adapters/ and its own folder only';

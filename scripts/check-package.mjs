@@ -2,13 +2,15 @@
 // checks what it holds, runs are-the-types-wrong on it, installs it into throwaway ESM and
 // CommonJS projects beside the hosts' peer dependencies, runs a program in each that loads the
 // root and both adapter entry points, type-checks a file against the installed package under
-// each TypeScript module mode a consumer may use, and runs the installed `ojs-unique` bin.
+// each TypeScript module mode a consumer may use, and runs the installed `ojs-unique` bin. The
+// gateway's packages (fastify) are optional peers: the consumers first go without them (`serve`
+// must say what to install), then install them for `serve`. No published .d.ts imports zod.
 //
 // Usage: node scripts/check-package.mjs [--keep]   (--keep leaves the temp projects in place)
 // Needs no services. Peer versions are the ones installed here, so npm finds them in its cache.
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -89,6 +91,19 @@ async function checkServe(cwd) {
   }
 }
 
+/** `npx ojs-unique serve` without fastify installed: exit 1, naming what to install, before any store connects. */
+async function checkServeWithoutFastify(cwd) {
+  checks += 1;
+  const result = await new Promise((resolve) => {
+    execFile('npx', ['--no', 'ojs-unique', 'serve', '--port', '0'], { cwd, encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? error.code : 0, output: `${stdout}${stderr}` }),
+    );
+  });
+  if (result.code !== 1 || !result.output.includes('npm install fastify')) {
+    failures.push(`npx ojs-unique serve without fastify: exit ${result.code}, expected 1 naming "npm install fastify"\n${result.output}`);
+  }
+}
+
 // Runs the thunks two at a time (the CI machine has two cores).
 async function inPairs(tasks) {
   const queue = [...tasks];
@@ -119,6 +134,42 @@ try {
   // Exactly the Node versions that require() ES modules without a flag (20.19+, 22.12+): 21 and
   // 22.0-22.11 need --experimental-require-module, which a CommonJS user of this package lacks.
   check('engines.node is ^20.19.0 || >=22.12.0', pkg.engines?.node === '^20.19.0 || >=22.12.0');
+
+  // The gateway's own packages (imported by dist/server and by nothing the library entry points
+  // load) are optional peers: a library user installs none of them, and no library .d.ts names one.
+  const builtFiles = [...files].filter((f) => f.startsWith('dist/'));
+  const importsOf = (file) => {
+    const text = readFileSync(join(repo, file), 'utf8');
+    const names = new Set();
+    for (const [, specifier] of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g)) {
+      if (specifier.startsWith('.') || specifier.startsWith('node:')) continue;
+      names.add(specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]);
+    }
+    return names;
+  };
+  const isServer = (f) => f.startsWith('dist/server/') || f === 'dist/cli/cli-serve.js';
+  const libraryImports = new Set(builtFiles.filter((f) => f.endsWith('.js') && !isServer(f)).flatMap((f) => [...importsOf(f)]));
+  const serverOnly = [...new Set(builtFiles.filter((f) => f.endsWith('.js') && isServer(f)).flatMap((f) => [...importsOf(f)]))].filter(
+    (name) => !libraryImports.has(name),
+  );
+  check('the gateway imports fastify, and nothing else does', serverOnly.includes('fastify'), `server-only: ${serverOnly.join(', ')}`);
+  for (const name of serverOnly) {
+    check(`${name} (the gateway's) is not a dependency`, pkg.dependencies?.[name] === undefined);
+    check(
+      `${name} (the gateway's) is an optional peer`,
+      pkg.peerDependencies?.[name] !== undefined && pkg.peerDependenciesMeta?.[name]?.optional === true,
+    );
+    check(`${name} (the gateway's) is a devDependency, for the tests`, pkg.devDependencies?.[name] !== undefined);
+  }
+  // zod is the validator inside; its types stay out of the published declarations (94 more files
+  // for a consumer's tsc to check, and lib-check errors under node10 without esModuleInterop).
+  for (const file of builtFiles.filter((f) => /\.d\.c?ts$/.test(f))) {
+    const imported = importsOf(file);
+    check(`${file} does not import zod`, !imported.has('zod'));
+    if (!file.startsWith('dist/server/')) {
+      for (const name of serverOnly) check(`${file} does not import ${name} (the gateway's)`, !imported.has(name));
+    }
+  }
 
   // 2. What the tarball holds.
   for (const required of ['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json']) {
@@ -178,8 +229,12 @@ try {
   for (const name of [...hosts, '@types/node']) dependencies[name] = installedVersion(name);
   const manifest = { name: 'consumer', private: true, dependencies };
   writeFileSync(join(consumer, 'package.json'), JSON.stringify(manifest));
-  run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--no-package-lock'], consumer);
+  const install = () =>
+    run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', '--no-package-lock'], consumer);
+  install();
   timed('npm install');
+  const installed = (name) => existsSync(join(consumer, 'node_modules', name, 'package.json'));
+  check('installing ojs-unique installs no fastify', !installed('fastify'));
 
   const job = { type: 'email.send', args: { user_id: 42 }, unique: { keys: ['type', 'args'], on_conflict: 'ignore' } };
   writeFileSync(join(consumer, 'job.json'), JSON.stringify(job));
@@ -271,9 +326,16 @@ export const wrongGraphile: number = makeUniqueWorkerUtils;
   const printsVersion = new RegExp(`^${pkg.version.replaceAll('.', '\\.')}\n$`);
   // `--` first: without it npx takes --version for itself.
   tasks.push(() => runAsync('npx ojs-unique --version', 'npx', ['--no', '--', 'ojs-unique', '--version'], consumer, printsVersion));
-  tasks.push(() => checkServe(consumer));
+  // Without fastify, `serve` says what to install (exit 1); with it, it serves.
+  tasks.push(() => checkServeWithoutFastify(consumer));
   await inPairs(tasks);
   timed('attw, programs, tsc, bin');
+  manifest.dependencies.fastify = installedVersion('fastify');
+  writeFileSync(join(consumer, 'package.json'), JSON.stringify(manifest));
+  install();
+  timed('npm install fastify');
+  await checkServe(consumer);
+  timed('serve');
 
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   console.log(

@@ -1,7 +1,9 @@
 /**
  * The store for `--backend`: memory is loaded at once; BullMQ and Graphile Worker only when
- * chosen, so the memory gateway runs without either host installed (both are optional peers).
+ * chosen, so the memory gateway runs without either host installed (both are optional peers; a
+ * missing one is a `GatewayDependencyError` naming what to install).
  */
+import { importGatewayDependency } from './gateway-dependency.js';
 import type { GatewayStore } from './gateway-store.js';
 import { createMemoryGatewayStore } from './memory-gateway-store.js';
 
@@ -44,14 +46,22 @@ export async function createGatewayStore(options: GatewayStoreOptions): Promise<
     case 'memory':
       return createMemoryGatewayStore();
     case 'bullmq': {
-      const { createBullmqGatewayStore } = await import('./bullmq-gateway-store.js');
+      const { createBullmqGatewayStore } = await importGatewayDependency(
+        () => import('./bullmq-gateway-store.js'),
+        ['bullmq', 'ioredis'],
+        "the gateway's bullmq backend",
+      );
       return createBullmqGatewayStore({ redisUrl: options.redisUrl ?? 'redis://127.0.0.1:6379', prefix: options.prefix ?? 'bull' });
     }
     case 'graphile-worker': {
       if (!options.databaseUrl) {
         throw new GatewayOptionError('databaseUrl', 'the graphile-worker backend needs a database URL (--database-url or DATABASE_URL)');
       }
-      const { createGraphileWorkerGatewayStore } = await import('./graphile-worker-gateway-store.js');
+      const { createGraphileWorkerGatewayStore } = await importGatewayDependency(
+        () => import('./graphile-worker-gateway-store.js'),
+        ['graphile-worker', 'pg'],
+        "the gateway's graphile-worker backend",
+      );
       return createGraphileWorkerGatewayStore({
         databaseUrl: options.databaseUrl,
         ...(options.prefix ? { graphileSchema: options.prefix } : {}),

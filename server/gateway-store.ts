@@ -67,7 +67,8 @@ export interface GatewayJob extends OjsJob {
 export type GatewayEnqueueResult =
   | { outcome: 'created'; job: GatewayJob }
   | { outcome: 'deduplicated'; job: GatewayJob }
-  | { outcome: 'replaced'; job: GatewayJob; replaced: GatewayJob }
+  /** `replace`: as the backends' `EnqueueResult`, `also_replaced` naming further duplicates, oldest first. */
+  | { outcome: 'replaced'; job: GatewayJob; replaced: GatewayJob; also_replaced?: GatewayJob[] }
   /** The `x_update` extension: the existing job, updated in place; `changed` names what differed. */
   | { outcome: 'updated'; job: GatewayJob; changed: UpdateField[] };
 

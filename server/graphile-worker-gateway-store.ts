@@ -376,7 +376,13 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   /** `side`: what this enqueue recorded for its new job (a new job has nothing else recorded: no read needed). */
   async #result(result: EnqueueResult, side: Side): Promise<GatewayEnqueueResult> {
     if (result.outcome === 'replaced') {
-      return { outcome: 'replaced', job: await this.#view(result.job, side), replaced: await this.#view(result.replaced) };
+      const replaced: GatewayEnqueueResult = {
+        outcome: 'replaced',
+        job: await this.#view(result.job, side),
+        replaced: await this.#view(result.replaced),
+      };
+      if (result.also_replaced) replaced.also_replaced = await Promise.all(result.also_replaced.map((job) => this.#view(job)));
+      return replaced;
     }
     if (result.outcome === 'updated') return { outcome: 'updated', job: await this.#view(result.job), changed: result.changed };
     return { outcome: result.outcome, job: await this.#view(result.job, result.outcome === 'created' ? side : undefined) };

@@ -263,7 +263,11 @@ class MemoryGatewayStore implements GatewayStore {
   }
 
   #result(result: EnqueueResult): GatewayEnqueueResult {
-    if (result.outcome === 'replaced') return { outcome: 'replaced', job: this.#view(result.job), replaced: this.#view(result.replaced) };
+    if (result.outcome === 'replaced') {
+      const replaced: GatewayEnqueueResult = { outcome: 'replaced', job: this.#view(result.job), replaced: this.#view(result.replaced) };
+      if (result.also_replaced) replaced.also_replaced = result.also_replaced.map((job) => this.#view(job));
+      return replaced;
+    }
     if (result.outcome === 'updated') return { outcome: 'updated', job: this.#view(result.job), changed: result.changed };
     return { outcome: result.outcome, job: this.#view(result.job) };
   }

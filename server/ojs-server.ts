@@ -13,7 +13,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions, LogController } from 'fastify';
 import {
   DuplicateJobError,
   InvalidJobInputError,
@@ -32,6 +32,7 @@ import { uuidv7 } from '../src/uuid-v7.js';
 import { prepareUnique } from '../src/unique-enqueue.js';
 import { DEFAULT_QUEUE } from '../src/uniqueness-key.js';
 import type { UniqueExtension } from '../src/unique-policy.js';
+import { loadFastify } from './gateway-dependency.js';
 import type { GatewayEnqueueResult, GatewayJob, GatewayJobInput, GatewayStore, JobError, OjsEvent, StoreHealth } from './gateway-store.js';
 import { MAX_QUEUE_NAME, QUEUE_PATTERN, SERVER_FIELDS, parsePush, type ParsedPush } from './ojs-request.js';
 import { applyPushOptions } from './push-options.js';
@@ -80,16 +81,22 @@ export interface OjsServerOptions {
   version?: string;
 }
 
-/** Fastify's per-request lines (incoming, completed) at debug instead of info; a request that errored stays at error. */
-class DebugRequestLog extends LogController {
-  override incomingRequest(request: FastifyRequest): void {
-    request.log.debug({ req: request }, 'incoming request');
-  }
+/**
+ * Fastify's per-request lines (incoming, completed) at debug instead of info; a request that
+ * errored stays at error. Made once Fastify is loaded (it is an optional peer: gateway-dependency.ts).
+ */
+function debugRequestLog(Base: typeof LogController): LogController {
+  class DebugRequestLog extends Base {
+    override incomingRequest(request: FastifyRequest): void {
+      request.log.debug({ req: request }, 'incoming request');
+    }
 
-  override requestCompleted(error: Error | null | undefined, _request: FastifyRequest, reply: FastifyReply): void {
-    if (error) reply.log.error({ res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
-    else reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    override requestCompleted(error: Error | null | undefined, _request: FastifyRequest, reply: FastifyReply): void {
+      if (error) reply.log.error({ res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+      else reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    }
   }
+  return new DebugRequestLog();
 }
 
 /** An HTTP error of the OJS catalog. */
@@ -232,7 +239,14 @@ async function bodyRequired(request: FastifyRequest): Promise<void> {
   requireObject(request.body);
 }
 
+/**
+ * The gateway's Fastify app over `options.store`, not yet listening.
+ *
+ * @throws GatewayDependencyError (`code: "missing_dependency"`) when `fastify`, an optional peer
+ *   of this package, is not installed.
+ */
 export async function createOjsServer(options: OjsServerOptions): Promise<FastifyInstance> {
+  const { default: Fastify, LogController } = await loadFastify();
   const { store } = options;
   const startedAt = Date.now();
   const token = options.token ? Buffer.from(options.token) : null;
@@ -245,7 +259,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   const app = Fastify({
     logger: options.logger ?? false,
-    logController: new DebugRequestLog(),
+    logController: debugRequestLog(LogController),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     requestTimeout: requestTimeoutMs,
     // Node closes a connection whose headers are late (or never come) only when it checks, every
@@ -392,8 +406,10 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     record('job.enqueued', result.job);
     void reply.status(201).header('Location', `/ojs/v1/jobs/${result.job.id}`);
     if (result.outcome === 'replaced') {
-      // A finished duplicate the replace superseded was left as it was: nothing was cancelled.
-      if (result.replaced.replaced_by === result.job.id) record('job.cancelled', result.replaced, { replaced_by: result.job.id });
+      // Each live duplicate superseded was cancelled; a finished one was left as it was: nothing was cancelled.
+      for (const replaced of [result.replaced, ...(result.also_replaced ?? [])]) {
+        if (replaced.replaced_by === result.job.id) record('job.cancelled', replaced, { replaced_by: result.job.id });
+      }
       return { job: wireJob(result.job), replaced_job_id: result.replaced.id };
     }
     return { job: wireJob(result.job) };

@@ -3,14 +3,7 @@
  * their own. Not covered by semver: any release may change or remove these.
  */
 export { LIVE_STATES, TERMINAL_STATES } from './job-state.js';
-export {
-  CONFLICT_STRATEGIES,
-  MAX_CALLER_KEY_LENGTH,
-  UNIQUE_DIMENSIONS,
-  compactUniquePolicy,
-  policyExtensions,
-  uniquePolicySchema,
-} from './unique-policy.js';
+export { CONFLICT_STRATEGIES, MAX_CALLER_KEY_LENGTH, UNIQUE_DIMENSIONS, compactUniquePolicy, policyExtensions } from './unique-policy.js';
 export { DEFAULT_QUEUE, canonicalPreimage } from './uniqueness-key.js';
 export { PERIOD_PATTERN, addPeriod, parsePeriod } from './period.js';
 export type { Period } from './period.js';

@@ -229,9 +229,10 @@ const periodField = z
 /**
  * The zod schema of a policy document, before defaults. Field rules sit on the fields so that
  * every problem is reported in one pass; only the cross-field rules of §2.2 sit on the object
- * (zod runs those once the fields are well-formed).
+ * (zod runs those once the fields are well-formed). Not exported: zod's types stay out of the
+ * published declarations; `parseUniquePolicy` is its one door.
  */
-export const uniquePolicySchema = z
+const uniquePolicySchema = z
   .strictObject(
     {
       keys: z

@@ -18,7 +18,6 @@ import {
   decideUniqueConflict,
   policyExtensions,
   prepareUnique,
-  uniquePolicySchema,
   type ConflictCandidate,
 } from '../src/internal.js';
 
@@ -152,7 +151,7 @@ describe('policy extensions', function () {
         { x_update: { scheduled: [] } },
         { x_update: {} },
       ];
-      for (const doc of docs) expect(validate(doc), JSON.stringify(doc)).to.equal(uniquePolicySchema.safeParse(doc).success);
+      for (const doc of docs) expect(validate(doc), JSON.stringify(doc)).to.equal(issues(doc).length === 0);
     });
   });
 

@@ -1,10 +1,20 @@
 import { expect } from 'chai';
 import { createRequire } from 'node:module';
-import { uniquePolicyJsonSchema } from '../src/index.js';
-import { uniquePolicySchema } from '../src/internal.js';
+import { isInvalidJobInputError, parseUniquePolicy, uniquePolicyJsonSchema } from '../src/index.js';
 
 // ajv ships CommonJS; its 2020-12 build is the one the §13 schema declares.
 const Ajv2020 = createRequire(import.meta.url)('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js').default;
+
+/** Whether the validator (zod, inside `parseUniquePolicy`) accepts a document. */
+function zodAccepts(doc: unknown): boolean {
+  try {
+    parseUniquePolicy(doc);
+    return true;
+  } catch (error) {
+    if (isInvalidJobInputError(error)) return false;
+    throw error;
+  }
+}
 
 /**
  * The §13 JSON Schema and the zod validator judge one corpus. They must agree on every document
@@ -48,7 +58,7 @@ describe('§13 JSON Schema and the zod validator do not drift', function () {
 
   for (const doc of agree) {
     it(`agree on ${JSON.stringify(doc)}`, function () {
-      expect(uniquePolicySchema.safeParse(doc).success).to.equal(validate(doc));
+      expect(zodAccepts(doc)).to.equal(validate(doc));
     });
   }
 
@@ -76,7 +86,7 @@ describe('§13 JSON Schema and the zod validator do not drift', function () {
 
   for (const [why, doc, expected] of deviations) {
     it(`deliberately differ on ${JSON.stringify(doc)}: ${why}`, function () {
-      expect({ jsonSchema: validate(doc), zod: uniquePolicySchema.safeParse(doc).success }).to.deep.equal(expected);
+      expect({ jsonSchema: validate(doc), zod: zodAccepts(doc) }).to.deep.equal(expected);
     });
   }
 });

@@ -67,14 +67,12 @@ export function jobForReply(
   switch (reply.outcome) {
     case 'created':
       return Object.assign(reply.job, { unique: { outcome: 'created', uniquenessKey } satisfies UniqueOutcome<'created'> });
-    case 'replaced':
-      return Object.assign(reply.job, {
-        unique: {
-          outcome: 'replaced',
-          uniquenessKey,
-          replacedJobIds: reply.replaced.map((job) => job.id),
-        } satisfies UniqueOutcome<'replaced'>,
-      });
+    case 'replaced': {
+      const [replaced, ...others] = reply.replaced.map((job) => ojsJobView(job.queue, job.id, job.state, job.hash));
+      const unique: UniqueOutcome<'replaced'> = { outcome: 'replaced', uniquenessKey, replaced: replaced! };
+      if (others.length > 0) unique.also_replaced = others;
+      return Object.assign(reply.job, { unique });
+    }
     case 'deduplicated': {
       const existing = jobFromHash(queueOf(reply.existing.queue), reply.existing.id, reply.existing.hash);
       return Object.assign(existing, {

@@ -4,6 +4,7 @@
  */
 import type { Job, JobsOptions, Queue, QueueOptions } from 'bullmq';
 import type { OjsUniqueError } from '../../src/errors.js';
+import type { OjsJob } from '../../src/job.js';
 import type { OjsJobState } from '../../src/job-state.js';
 import type { UniquePolicyInput, UpdateField } from '../../src/unique-policy.js';
 import type { UniquenessKeyRef } from '../../src/key-lookup.js';
@@ -40,7 +41,10 @@ export type UniqueSchedulerTemplateOptions = NonNullable<NonNullable<Parameters<
  *  - `created`: inserted.
  *  - `deduplicated`: `ignore` met a duplicate; the returned job IS the existing job (its own id,
  *    name and data).
- *  - `replaced`: inserted after superseding `replacedJobIds`: the live ones cancelled, the finished ones left as they were.
+ *  - `replaced`: inserted after superseding `replaced` (the duplicate `reject` would have named)
+ *    and `also_replaced` (further ones, oldest first, when there were several), each as it is after
+ *    the add (a live one now `cancelled`, a finished one as it was): the fields and job views of
+ *    the backend's `EnqueueResult`, on every backend and entry point.
  *  - `updated`: `x_update` met a duplicate and updated it in place; the returned job IS the
  *    existing job after the update; `changed` lists the fields whose stored value differed.
  *  - `rejected`: only in `addBulk` results, for an entry that was not added (a single `add`
@@ -58,7 +62,8 @@ export type Outcomes =
       uniquenessKey: string;
       existingJobId?: undefined;
       existingJobState?: undefined;
-      replacedJobIds?: undefined;
+      replaced?: undefined;
+      also_replaced?: undefined;
       error?: undefined;
       changed?: undefined;
     }
@@ -67,7 +72,8 @@ export type Outcomes =
       uniquenessKey: string;
       existingJobId: string;
       existingJobState: OjsJobState;
-      replacedJobIds?: undefined;
+      replaced?: undefined;
+      also_replaced?: undefined;
       error?: undefined;
       changed?: undefined;
     }
@@ -77,13 +83,15 @@ export type Outcomes =
       existingJobId: string;
       existingJobState: OjsJobState;
       changed: UpdateField[];
-      replacedJobIds?: undefined;
+      replaced?: undefined;
+      also_replaced?: undefined;
       error?: undefined;
     }
   | {
       outcome: 'replaced';
       uniquenessKey: string;
-      replacedJobIds: string[];
+      replaced: OjsJob;
+      also_replaced?: OjsJob[];
       existingJobId?: undefined;
       existingJobState?: undefined;
       error?: undefined;
@@ -95,7 +103,8 @@ export type Outcomes =
       error: OjsUniqueError;
       existingJobId?: string;
       existingJobState?: OjsJobState;
-      replacedJobIds?: undefined;
+      replaced?: undefined;
+      also_replaced?: undefined;
       changed?: undefined;
     };
 

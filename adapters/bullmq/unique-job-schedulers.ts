@@ -18,12 +18,12 @@
  * refused, as asked.
  */
 import { createHash } from 'node:crypto';
-import type { Job, Processor } from 'bullmq';
+import type { Job, Processor, Queue } from 'bullmq';
 import { isDuplicateJobError, isInvalidJobInputError } from '../../src/errors.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { prepareUnique } from '../../src/unique-enqueue.js';
 import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
-import type { UniqueJobsOptions, UniqueQueue } from './bullmq-types.js';
+import type { DataOf, NameOf, ResultOf, UniqueJobsOptions, UniqueQueue } from './bullmq-types.js';
 
 /** The name of the relay jobs a unique scheduler makes. */
 export const UNIQUE_SCHEDULER_JOB_NAME = 'ojs-unique-scheduler';
@@ -69,15 +69,19 @@ export function relayTemplate(
 /**
  * The worker's processor, with relay jobs handled: give it to `new Worker(name, …)` of the queue
  * the schedulers are on. `queue` is that queue wrapped by `withUniqueness` (the real jobs are added
- * through it).
+ * through it). `processor` gets the queue's own jobs, typed by the queue's data, result and name
+ * types as BullMQ's `Worker` types them; the processor returned also takes the relay jobs (their
+ * `RelayData`, completing with a `RelayResult`), as the worker will see both.
  */
-export function makeUniqueSchedulerProcessor<T = any, R = any, N extends string = string>(
-  queue: UniqueQueue,
-  processor: Processor<T, R, N>,
-): Processor<T, R | RelayResult, N> {
+export function makeUniqueSchedulerProcessor<Q extends Queue>(
+  queue: UniqueQueue<Q>,
+  processor: Processor<DataOf<Q>, ResultOf<Q>, NameOf<Q>>,
+): Processor<DataOf<Q> | RelayData, ResultOf<Q> | RelayResult, NameOf<Q> | typeof UNIQUE_SCHEDULER_JOB_NAME> {
+  // The relay's real job is added by name and data as the template gave them (checked at upsert).
+  const unique = queue as unknown as UniqueQueue;
   return async (job, token, signal) => {
-    if ((job.name as string) !== UNIQUE_SCHEDULER_JOB_NAME) return processor(job as unknown as Job<T, R, N>, token, signal);
-    const relay = job.data as unknown as RelayData;
+    if (job.name !== UNIQUE_SCHEDULER_JOB_NAME) return processor(job as Job<DataOf<Q>, ResultOf<Q>, NameOf<Q>>, token, signal);
+    const relay = job.data as RelayData;
     const derivedId = relay.opts.jobId === undefined ? relayJobId(job.id!) : undefined;
     const opts = {
       ...relay.opts,
@@ -86,7 +90,7 @@ export function makeUniqueSchedulerProcessor<T = any, R = any, N extends string 
       ...(relay.ojsMeta ? { ojsMeta: relay.ojsMeta } : {}),
     } as UniqueJobsOptions & { unique: UniquePolicyInput };
     try {
-      const added = await queue.add(relay.name, relay.data, opts);
+      const added = await unique.add(relay.name, relay.data, opts);
       return { outcome: added.unique.outcome, jobId: added.id! } satisfies RelayResult;
     } catch (error) {
       if (isDuplicateJobError(error)) return { outcome: 'rejected', jobId: error.existingJobId } satisfies RelayResult;

@@ -17,17 +17,7 @@
  * undefined (docs/bullmq.md, "Flows").
  */
 import { randomUUID } from 'node:crypto';
-import {
-  FlowProducer,
-  Queue,
-  SpanKind,
-  TelemetryAttributes,
-  type FlowJob,
-  type FlowOpts,
-  type Job,
-  type JobNode,
-  type Telemetry,
-} from 'bullmq';
+import { FlowProducer, Queue, SpanKind, TelemetryAttributes, type FlowJob, type FlowOpts, type Job, type Telemetry } from 'bullmq';
 import { BackendError, InvalidJobInputError, isDuplicateJobError, underPath, type ValidationIssue } from '../../src/errors.js';
 import { encodeNode, validateJobOptions, type FlowParentKeyOpts } from './bullmq-host.js';
 import { queueHandle } from './bullmq-queue-handle.js';
@@ -43,7 +33,7 @@ import {
   uniqueNodeArgs,
   type UniqueFlowReply,
 } from './bullmq-unique-flow.js';
-import type { UniqueJob, UniqueJobsOptions, UniqueQueue, WithUniquenessOptions } from './bullmq-types.js';
+import type { AddOutcomeKind, PlainJob, UniqueJob, UniqueJobsOptions, UniqueQueue, WithUniquenessOptions } from './bullmq-types.js';
 
 /**
  * What a flow add (with-unique-flows.ts) needs of a wrapped queue to insert a unique node itself:
@@ -57,7 +47,7 @@ export interface FlowNodeSeam {
     opts: UniqueJobsOptions,
     parentKeyOpts: FlowParentKeyOpts,
   ): PreparedUniqueAdd | Promise<PreparedUniqueAdd>;
-  jobFor(prepared: PreparedUniqueAdd, reply: unknown): UniqueJob;
+  jobFor(prepared: PreparedUniqueAdd, reply: unknown): UniqueJob<any, any, string, AddOutcomeKind>;
   register(): Promise<void>;
 }
 
@@ -68,10 +58,15 @@ export type UniqueFlowJob = Omit<FlowJob, 'opts' | 'children'> & {
 };
 
 /**
- * What `add` resolves to: BullMQ's `JobNode`, whose unique nodes' jobs are `UniqueJob`s (for a
- * duplicate, the existing job).
+ * What `add` resolves to: BullMQ's `JobNode` (it goes wherever one does), each job a `UniqueJob`
+ * for a unique node (for a duplicate, the existing job) and BullMQ's own, `unique?: undefined`,
+ * for any other, so that `node.job.unique?.outcome` reads without a cast. A refused node throws,
+ * so never `rejected`. BullMQ types a flow's data as `any`; so do its nodes.
  */
-export type UniqueJobNode = { job: Job | UniqueJob; children?: UniqueJobNode[] } | JobNode;
+export interface UniqueJobNode {
+  job: PlainJob<any, any, string> | UniqueJob<any, any, string, AddOutcomeKind>;
+  children?: UniqueJobNode[];
+}
 
 export interface UniqueFlowProducerMethods {
   add(flow: UniqueFlowJob, opts?: FlowOpts): Promise<UniqueJobNode>;
@@ -374,11 +369,11 @@ function answerFlow(planned: Planned, reply: UniqueFlowReply): UniqueJobNode {
   const order = new Map(planned.nodes.map((node, i) => [node, i]));
   const answerFor = (node: PlannedNode): UniqueJobNode => {
     const nodeReply = replies[order.get(node)!];
-    let job: Job | UniqueJob;
+    let job: UniqueJobNode['job'];
     if (node.prepared) job = node.seam!.jobFor(node.prepared, nodeReply);
     else {
       node.job.id = String(nodeReply);
-      job = node.job;
+      job = node.job as PlainJob<any, any, string>;
     }
     // A deduplicated node's span names the existing job.
     node.span?.span.setAttributes({ [TelemetryAttributes.JobId]: job.id!, ...outcomeAttribute(job) });
@@ -426,12 +421,12 @@ export function wrapFlowProducer<F extends FlowProducer>(
     const defaults = flowOpts?.queuesOptions?.[flow.queueName]?.defaultJobOptions ?? {};
     const opts = { ...defaults, ...flow.opts } as UniqueJobsOptions & { unique: never };
     const span = telemetry && openSpan(telemetry, SpanKind.PRODUCER, flow.queueName, 'addNode', flow.queueName);
-    if (!span) return { job: (await queueOf(flow).add(flow.name, data as never, opts)) as UniqueJob };
+    if (!span) return { job: (await queueOf(flow).add(flow.name, data as never, opts)) as UniqueJob<any, any, string, AddOutcomeKind> };
     span.span.setAttributes({ [TelemetryAttributes.JobName]: flow.name });
     // As BullMQ's FlowProducer: the context goes on a node that has options of its own.
     opts.telemetry = flow.opts ? withStoredContext(flow.opts.telemetry, span.metadata) : undefined;
     try {
-      const job = (await queueOf(flow).add(flow.name, data as never, opts)) as UniqueJob;
+      const job = (await queueOf(flow).add(flow.name, data as never, opts)) as UniqueJob<any, any, string, AddOutcomeKind>;
       span.span.setAttributes({ [TelemetryAttributes.JobId]: job.id!, ...outcomeAttribute(job) });
       return { job };
     } catch (error) {

@@ -8,7 +8,7 @@
  */
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { createBullMQBackend, removeUniquenessIndex, withUniqueness } from 'ojs-unique/bullmq';
+import { createBullMQBackend, removeUniquenessIndex, withUniqueness, type UniqueOutcome } from 'ojs-unique/bullmq';
 import { isDuplicateJobError, type UniquePolicyInput } from 'ojs-unique';
 
 const connection = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: null });
@@ -20,9 +20,10 @@ const queue = withUniqueness(emails);
 // The OJS view of the same jobs (getJob with OJS states, including cancelled records).
 const backend = createBullMQBackend({ connection, prefix });
 
-const show = (label: string, job: { id?: string; unique?: { outcome: string; existingJobId?: string; replacedJobIds?: string[] } }) =>
+// `replaced`: the job the add superseded, as it is now (a waiting one cancelled).
+const show = (label: string, job: { id?: string; unique?: UniqueOutcome }) =>
   console.log(
-    `${label.padEnd(44)} -> ${job.unique?.outcome ?? 'plain'} ${job.id}${job.unique?.replacedJobIds ? ` (cancelled ${job.unique.replacedJobIds.join(', ')})` : ''}`,
+    `${label.padEnd(44)} -> ${job.unique?.outcome ?? 'plain'} ${job.id}${job.unique?.replaced ? ` (${job.unique.replaced.state} ${job.unique.replaced.id})` : ''}`,
   );
 
 // reject (the default): a duplicate throws DuplicateJobError naming the existing job.
@@ -63,7 +64,7 @@ show('notify user 42', await queue.add('push.notify', { user_id: 42 }, { unique:
 show('notify user 42 again within the hour', await queue.add('push.notify', { user_id: 42 }, { unique: hourly }));
 
 // The replaced job is an OJS cancelled record, invisible to BullMQ's own lists and counts.
-const cancelled = await backend.getJob(replaced.unique!.replacedJobIds![0]!);
+const cancelled = await backend.getJob(replaced.unique.replaced!.id);
 console.log(
   `cancelled record: ${cancelled?.state}, replaced_by ${cancelled?.replaced_by}; BullMQ getJob: ${await emails.getJob(cancelled!.id)}`,
 );

@@ -6,12 +6,13 @@
 import type { Queue } from 'bullmq';
 import type { UniqueQueue } from '../../adapters/bullmq/index.js';
 import type { ConflictStrategy } from '../../src/index.js';
+import { replacedIds } from '../replaced-ids.js';
 
 export interface BurstOutcome {
   outcome: 'created' | 'deduplicated' | 'replaced' | 'updated' | 'rejected' | 'error';
   id?: string;
   existingJobId?: string;
-  replacedJobIds?: string[];
+  replacedIds?: string[];
   error?: string;
 }
 
@@ -24,7 +25,7 @@ export async function burst(queues: UniqueQueue[], strategy: string, round: numb
         outcome: job.unique!.outcome,
         id: job.id!,
         existingJobId: job.unique!.existingJobId,
-        replacedJobIds: job.unique!.replacedJobIds,
+        replacedIds: replacedIds(job.unique),
       };
     } catch (error) {
       const e = error as { code?: string; existingJobId?: string; message: string };

@@ -80,7 +80,7 @@ describe('bullmq adapter: §8.1 strong uniqueness across processes and connectio
       expect(replacing).to.have.length(ADDS - 1);
       expect(live).to.have.length(1);
       // Every job but the live one was replaced exactly once, each replace cancelled exactly one job.
-      const replaced = replacing.flatMap((o) => o.replacedJobIds!);
+      const replaced = replacing.flatMap((o) => o.replacedIds!);
       expect(replaced).to.have.length(ADDS - 1);
       const allIds = outcomes.map((o) => o.id!);
       expect(new Set(replaced)).to.deep.equal(new Set(allIds.filter((id) => id !== live[0])));

@@ -17,6 +17,7 @@ import { rejection } from '../conformance/suite-context.js';
 import { seededRandom } from '../seeded-random.js';
 import { startOwnRedis, type OwnRedis } from './bullmq-own-redis.js';
 import { indexEntries, useRedisPrefix, type RedisTestContext } from './bullmq-test-redis.js';
+import { replacedIds } from '../replaced-ids.js';
 
 const FILE = 'bullmq-duplicate-probe.test.ts';
 
@@ -255,7 +256,7 @@ describe('bullmq adapter: the duplicate probe', function () {
         if (op < 7) {
           try {
             const job = await queue.add(type, { step }, { unique: policy, ...(delay ? { delay } : {}) });
-            line = `add ${type} -> ${job.unique!.outcome} ${job.id} ${job.unique!.existingJobState ?? ''} ${(job.unique!.replacedJobIds ?? []).join(',')}`;
+            line = `add ${type} -> ${job.unique!.outcome} ${job.id} ${job.unique!.existingJobState ?? ''} ${replacedIds(job.unique).join(',')}`;
           } catch (error) {
             const duplicate = error as DuplicateJobError;
             line = `add ${type} -> ${duplicate.code} ${duplicate.existingJobId} ${duplicate.existingJobState}`;

@@ -11,6 +11,7 @@ import { isBackendError, isDuplicateJobError, isInvalidJobInputError } from '../
 import { COMMANDS, composedScripts, flowScriptsProblem } from '../../adapters/bullmq/bullmq-script-set.js';
 import { rejection } from '../conformance/suite-context.js';
 import { useRedisPrefix } from './bullmq-test-redis.js';
+import { replacedIds } from '../replaced-ids.js';
 
 const FILE = 'bullmq-flows.test.ts';
 
@@ -35,7 +36,7 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
       { name: 'sync', queueName: 'q', opts: { unique } },
     ]);
     expect(plain!.children).to.have.length(1);
-    expect((dup!.job as UniqueJob).unique).to.include({ outcome: 'deduplicated', existingJobId: first.id });
+    expect(dup!.job.unique).to.include({ outcome: 'deduplicated', existingJobId: first.id });
     const queue = ctx.queue('q');
     expect(await queue.getJobCounts('wait', 'waiting-children')).to.deep.equal({ wait: 1, 'waiting-children': 1 });
   });
@@ -61,13 +62,13 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
       },
       { queuesOptions } as never,
     );
-    expect((first.children![0]!.job as UniqueJob).unique.outcome).to.equal('created');
-    expect((first.job as UniqueJob).unique).to.equal(undefined);
-    expect((second.children![0]!.job as UniqueJob).unique).to.include({
+    expect(first.children![0]!.job.unique?.outcome).to.equal('created');
+    expect(first.job.unique).to.equal(undefined);
+    expect(second.children![0]!.job.unique).to.include({
       outcome: 'deduplicated',
       existingJobId: first.children![0]!.job.id,
     });
-    expect((second.children![1]!.job as UniqueJob).unique).to.equal(undefined);
+    expect(second.children![1]!.job.unique).to.equal(undefined);
     expect(await ctx.queue('c').getJobCounts('wait')).to.deep.equal({ wait: 2 });
   });
 
@@ -205,7 +206,7 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
         ],
       });
       const [unique, plain] = tree.children!;
-      expect((unique!.job as UniqueJob).unique.outcome).to.equal('created');
+      expect(unique!.job.unique?.outcome).to.equal('created');
       expect(await dependencies('p', tree.job.id!)).to.deep.equal({
         processed: [],
         unprocessed: [key('c', unique!.job.id!), key('c', plain!.job.id!)].sort(),
@@ -231,7 +232,7 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
         ],
       });
       const [dup, fresh] = second.children!;
-      expect((dup!.job as UniqueJob).unique).to.include({ outcome: 'deduplicated', existingJobId: first.children![0]!.job.id });
+      expect(dup!.job.unique).to.include({ outcome: 'deduplicated', existingJobId: first.children![0]!.job.id });
       expect(dup!.job.id).to.equal(first.children![0]!.job.id);
       expect(await dependencies('p', second.job.id!)).to.deep.equal({ processed: [], unprocessed: [key('c', fresh!.job.id!)] });
       // Every child a duplicate: nothing to wait for, the parent goes to wait at once.
@@ -277,8 +278,8 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
         ],
       });
       const [a, b] = tree.children!;
-      expect((a!.job as UniqueJob).unique.outcome).to.equal('created');
-      expect((b!.job as UniqueJob).unique).to.include({ outcome: 'deduplicated', existingJobId: a!.job.id });
+      expect(a!.job.unique?.outcome).to.equal('created');
+      expect(b!.job.unique).to.include({ outcome: 'deduplicated', existingJobId: a!.job.id });
       expect(await dependencies('p', tree.job.id!)).to.deep.equal({ processed: [], unprocessed: [key('c', a!.job.id!)] });
       const before = await written();
       const reject = { keys: ['type', 'args'], on_conflict: 'reject' } as const;
@@ -311,7 +312,8 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
         children: [{ name: 'fetch', queueName: 'c', data: { customer: 1 }, opts: { unique: replace } }],
       });
       const child = next.children![0]!.job as UniqueJob;
-      expect(child.unique).to.deep.include({ outcome: 'replaced', replacedJobIds: [oldChild] });
+      expect(child.unique?.outcome).to.equal('replaced');
+      expect(replacedIds(child.unique)).to.deep.equal([oldChild]);
       expect(await ctx.queue('c').getJob(oldChild)).to.equal(undefined);
       expect(await ctx.queue('p').getJobState(old.job.id!)).to.equal('waiting');
       expect(await dependencies('p', next.job.id!)).to.deep.equal({ processed: [], unprocessed: [key('c', child.id!)] });
@@ -332,7 +334,8 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
         data: { customer: 1 },
         opts: { unique: replace, parent: { id: parent.job.id!, queue: `${ctx.prefix}:p` } },
       });
-      expect((node.job as UniqueJob).unique).to.deep.include({ outcome: 'replaced', replacedJobIds: [parent.children![0]!.job.id] });
+      expect(node.job.unique?.outcome).to.equal('replaced');
+      expect(replacedIds(node.job.unique)).to.deep.equal([parent.children![0]!.job.id]);
       expect(await dependencies('p', parent.job.id!)).to.deep.equal({ processed: [], unprocessed: [key('c', node.job.id!)] });
       expect(await ctx.queue('p').getJobState(parent.job.id!), 'the parent still has a pending child').to.equal('waiting-children');
     });
@@ -366,7 +369,7 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
           { name: 'fetch', queueName: 'c', data: { v: 4 }, opts: { unique: update } },
         ],
       });
-      expect(twice.children!.map((child) => (child.job as UniqueJob).unique.outcome)).to.deep.equal(['updated', 'updated']);
+      expect(twice.children!.map((child) => child.job.unique?.outcome)).to.deep.equal(['updated', 'updated']);
       expect((await ctx.queue('c').getJob(updated.id!))!.data).to.deep.equal({ v: 4 });
       const before = await written();
       const reject = await rejection(
@@ -393,7 +396,7 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
         data: { customer: 3 },
         opts: { unique: byArgs, parent: { id: parent.job.id!, queue: `${ctx.prefix}:p` } },
       });
-      expect((node.job as UniqueJob).unique.outcome).to.equal('created');
+      expect(node.job.unique?.outcome).to.equal('created');
       expect((await dependencies('p', parent.job.id!)).unprocessed).to.include(key('c', node.job.id!));
       const before = await written();
       const error = await rejection(
@@ -447,8 +450,8 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
         { name: 'p', queueName: 'p', children: [{ name: 'fetch', queueName: 'c', data: { customer: 1 }, opts: { unique: byArgs } }] },
       ]);
       expect(plain!.children).to.have.length(1);
-      expect((first!.children![0]!.job as UniqueJob).unique.outcome).to.equal('created');
-      expect((second!.children![0]!.job as UniqueJob).unique).to.include({
+      expect(first!.children![0]!.job.unique?.outcome).to.equal('created');
+      expect(second!.children![0]!.job.unique).to.include({
         outcome: 'deduplicated',
         existingJobId: first!.children![0]!.job.id,
       });
@@ -494,7 +497,7 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
         delete (script as { run?: unknown }).run;
       }
       const outcomes = (node: UniqueJobNode): unknown[] => [
-        'unique' in node.job ? node.job.unique.outcome : 'plain',
+        node.job.unique?.outcome ?? 'plain',
         ...(node.children ?? []).flatMap(outcomes),
       ];
       expect(outcomes(tree)).to.deep.equal(['plain', 'created', 'deduplicated', 'plain', 'replaced', 'plain', 'created']);

@@ -11,6 +11,7 @@ import { createBullMQBackend, removeUniquenessIndex, withUniqueness, type Unique
 import { BackendError, DuplicateJobError, InvalidJobInputError, computeUniquenessKey, parseUniquePolicy } from '../../src/index.js';
 import { rejection } from '../conformance/suite-context.js';
 import { indexEntries, REDIS_URL, redisTimeMs, useRedisPrefix, type IndexEntry } from './bullmq-test-redis.js';
+import { replacedIds } from '../replaced-ids.js';
 
 const FILE = 'bullmq-with-uniqueness.test.ts';
 
@@ -73,7 +74,8 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       const old = await queue.add('digest', { v: 1 }, { unique, priority: 5 });
       const replacement = await queue.add('digest', { v: 2 }, { unique });
       expect(replacement.id).to.not.equal(old.id);
-      expect(replacement.unique).to.deep.include({ outcome: 'replaced', replacedJobIds: [old.id] });
+      expect(replacement.unique?.outcome).to.equal('replaced');
+      expect(replacedIds(replacement.unique)).to.deep.equal([old.id]);
 
       expect(await queue.getJob(old.id!)).to.equal(undefined);
       const counts = await queue.getJobCounts();
@@ -86,6 +88,9 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       const cancelled = await backend.getJob(old.id!);
       expect(cancelled).to.include({ state: 'cancelled', replaced_by: replacement.id, type: 'digest' });
       expect(cancelled!.args).to.deep.equal({ v: 1 });
+      // The outcome carries that view, as the backends' EnqueueResult does.
+      expect(replacement.unique?.replaced).to.deep.equal(cancelled);
+      expect(replacement.unique).not.to.have.property('also_replaced');
     });
 
     it('replace meeting an active job rejects with the §5.2 fallback and leaves both jobs alone', async function () {
@@ -146,7 +151,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect((await b.add('sync', {}, { unique: { keys: ['type', 'queue'], on_conflict: 'ignore' } })).unique?.outcome).to.equal('created');
       // A replace from b cancels the job in a, and says so on a's events stream.
       const replacement = await b.add('sync', {}, { unique: { on_conflict: 'replace' } });
-      expect(replacement.unique?.replacedJobIds).to.deep.equal([first.id]);
+      expect(replacedIds(replacement.unique)).to.deep.equal([first.id]);
       expect(await a.getJob(first.id!)).to.equal(undefined);
       const events = (await ctx.redis.call('XRANGE', `${ctx.prefix}:a:events`, '-', '+')) as [string, string[]][];
       expect(events.map(([, fields]) => fields.join(' ')).filter((line) => line.includes('ojs-replaced'))).to.have.length(1);
@@ -260,7 +265,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       expect(jobs[1]!.id).to.equal(jobs[0]!.id);
       expect(jobs[3]!.unique!.error).to.be.instanceOf(DuplicateJobError);
       expect(jobs[3]!.unique!.existingJobId).to.equal(jobs[0]!.id);
-      expect(jobs[4]!.unique!.replacedJobIds).to.deep.equal([jobs[0]!.id]);
+      expect(replacedIds(jobs[4]!.unique)).to.deep.equal([jobs[0]!.id]);
       expect((await queue.getJobs(['wait'])).map((job) => job.name).sort()).to.deep.equal(['a', 'plain']);
     });
 
@@ -398,7 +403,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
       await star.add('sync', {}, { unique });
       expect(await removeUniquenessIndex(ctx.queue('a*'))).to.equal(2); // its index and layout key
       await star.obliterate();
-      const replaced = (live.unique as { replacedJobIds: string[] }).replacedJobIds[0];
+      const replaced = replacedIds(live.unique)[0];
       expect(await ojsKeys(ctx)).to.have.members(['ab:ojs:index', 'ab:ojs:layout', `ab:ojs:cancelled:${replaced}`, 'ojs:global:queues']);
       expect((await ab.add('sync', { v: 3 }, { unique: { keys: ['type', 'queue'], on_conflict: 'ignore' } })).unique).to.include({
         outcome: 'deduplicated',

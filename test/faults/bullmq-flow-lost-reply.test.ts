@@ -46,10 +46,7 @@ describe('faults: a BullMQ flow with unique nodes whose reply is lost runs twice
     return client;
   }
 
-  const outcomes = (node: UniqueJobNode): string[] => [
-    'unique' in node.job ? node.job.unique.outcome : 'plain',
-    ...(node.children ?? []).flatMap(outcomes),
-  ];
+  const outcomes = (node: UniqueJobNode): string[] => [node.job.unique?.outcome ?? 'plain', ...(node.children ?? []).flatMap(outcomes)];
 
   (flowScriptsProblem() === null ? it : it.skip)(
     "§8.1 the re-sent flow returns the first run's ids and outcomes; one job per node, each parent waits for exactly its children",

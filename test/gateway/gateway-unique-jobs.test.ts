@@ -80,6 +80,26 @@ for (const backend of GATEWAY_BACKENDS) {
       expect((await gateway.request('GET', `/ojs/v1/jobs/${first.body.job.id}`)).body.job.state).to.equal('cancelled');
     });
 
+    it('replace meeting several duplicates: the oldest is replaced_job_id, and each live one cancelled gets its job.cancelled event', async () => {
+      // A completed job and a live one under one key: the live one was added by a policy not counting completed.
+      const counting = { keys: ['type'], states: ['available', 'active', 'completed'] };
+      const done = await push('cache.rebuild', [{ v: 1 }], counting);
+      expect((await fetchOne()).id).to.equal(done.body.job.id);
+      await gateway.request('POST', '/ojs/v1/workers/ack', { job_id: done.body.job.id });
+      const live = await push('cache.rebuild', [{ v: 2 }], { keys: ['type'] });
+      expect(live.status).to.equal(201);
+      const replacing = await push('cache.rebuild', [{ v: 3 }], { ...counting, on_conflict: 'replace' });
+      expect(replacing.status).to.equal(201);
+      expect(replacing.body.replaced_job_id).to.equal(done.body.job.id);
+      const cancelled = (await gateway.request('GET', '/ojs/v1/events?types=job.cancelled')).body.events as {
+        data: { job_id: string; replaced_by: string };
+      }[];
+      expect(cancelled.map((event) => [event.data.job_id, event.data.replaced_by])).to.deep.equal([
+        [live.body.job.id, replacing.body.job.id],
+      ]);
+      expect((await gateway.request('GET', `/ojs/v1/jobs/${done.body.job.id}`)).body.job.state).to.equal('completed');
+    });
+
     it('§14.7 ignore: 200 with the original job and deduplicated: true', async () => {
       const policy = { keys: ['type', 'args'], on_conflict: 'ignore' };
       const first = await push('webhook.process', [{ event: 'e1' }], policy);

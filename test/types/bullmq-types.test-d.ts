@@ -7,18 +7,22 @@
  * Each `@ts-expect-error` is a test: it fails compilation if the line below it compiles. `exact`
  * fails compilation unless its two types are the same (not merely assignable).
  */
-import { FlowProducer, Queue, type Job } from 'bullmq';
+import { FlowProducer, Queue, Worker, type Job, type JobNode, type Processor } from 'bullmq';
 import {
   createBullMQBackend,
+  makeUniqueSchedulerProcessor,
   removeUniquenessIndex,
+  UNIQUE_SCHEDULER_JOB_NAME,
   withUniqueness,
+  type RelayData,
+  type RelayResult,
   type UniqueJob,
   type UniqueJobsOptions,
   type UniqueOutcome,
   type UniqueQueue,
   type UniqueQueueOptions,
 } from '../../adapters/bullmq/index.js';
-import type { EnqueueResult, OjsJobState, OjsUniqueError, UniquePolicyInput } from '../../src/index.js';
+import type { EnqueueResult, OjsJob, OjsJobState, OjsUniqueError, UniquePolicyInput } from '../../src/index.js';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 function exact<A, B>(proof: Equal<A, B>): void {
@@ -165,7 +169,9 @@ export async function outcomesPerMethod(queue: MailQueue, opts: UniqueJobsOption
 
 export function outcomesNarrow(outcome: UniqueOutcome): void {
   // Any field reads before narrowing; narrowing gives each outcome its own fields.
-  exact<typeof outcome.replacedJobIds, string[] | undefined>(true);
+  exact<typeof outcome.replaced, OjsJob | undefined>(true);
+  // @ts-expect-error the superseded jobs are `replaced` and `also_replaced`, as in EnqueueResult
+  void outcome.replacedJobIds;
   switch (outcome.outcome) {
     case 'created':
       exact<typeof outcome.existingJobId, undefined>(true);
@@ -174,9 +180,17 @@ export function outcomesNarrow(outcome: UniqueOutcome): void {
       exact<typeof outcome.existingJobId, string>(true);
       exact<typeof outcome.existingJobState, OjsJobState>(true);
       break;
-    case 'replaced':
-      exact<typeof outcome.replacedJobIds, string[]>(true);
+    case 'replaced': {
+      // The shape of the backends' EnqueueResult: one `replaced` job view, `also_replaced` when there were several.
+      exact<typeof outcome.replaced, OjsJob>(true);
+      exact<typeof outcome.also_replaced, OjsJob[] | undefined>(true);
+      exact<Pick<typeof outcome, 'replaced' | 'also_replaced'>, Omit<Extract<EnqueueResult, { outcome: 'replaced' }>, 'outcome' | 'job'>>(
+        true,
+      );
+      // @ts-expect-error a misspelt field
+      void outcome.also_replace;
       break;
+    }
     case 'rejected':
       exact<typeof outcome.error, OjsUniqueError>(true);
       exact<typeof outcome.existingJobId, string | undefined>(true);
@@ -250,15 +264,51 @@ export async function flowLeaves(producer: FlowProducer): Promise<void> {
       children: [{ name: 'p', queueName: 'p', children: [{ name: 'c', queueName: 'c', opts: { unique: { periood: 5 } } }] }],
     },
   ]);
+  // A node's job reads `.unique` without a cast: a unique node's outcome (never 'rejected': a
+  // refused node throws), or undefined on a plain node.
   const job = node.children![0]!.job;
-  // A plain node's job has no `unique`: it must be narrowed first.
-  // @ts-expect-error `unique` is not on every node's job
+  exact<typeof job.unique, UniqueOutcome<'created' | 'deduplicated' | 'replaced' | 'updated'> | undefined>(true);
+  exact<typeof node.job.unique, typeof job.unique>(true);
+  exact<NonNullable<NonNullable<typeof node.children>[number]['children']>[number]['job']['unique'], typeof job.unique>(true);
+  // @ts-expect-error `unique` is not on every node's job: check it first
   void job.unique.outcome;
-  const outcome: 'created' | 'deduplicated' | 'replaced' | 'updated' | 'rejected' | undefined =
-    'unique' in job ? job.unique.outcome : undefined;
+  // @ts-expect-error a misspelt field
+  void job.unique?.outcom;
+  // @ts-expect-error a node's outcome is never 'rejected'
+  if (job.unique?.outcome === 'rejected') return;
+  const outcome = job.unique;
+  if (outcome?.outcome === 'replaced') exact<typeof outcome.replaced, OjsJob>(true);
+  // Still BullMQ's JobNode, and its job BullMQ's Job.
+  const asNode: JobNode = node;
   const read: Job = job;
   exact<typeof flow.unwrapped, FlowProducer>(true);
-  void [outcome, read];
+  const [bulk] = await flow.addBulk([{ name: 'fetch', queueName: 'fetches', opts: { unique: policy } }]);
+  exact<NonNullable<typeof bulk>['job']['unique'], typeof job.unique>(true);
+  void [asNode, read];
+}
+
+// The scheduler processor: the queue's jobs typed by the queue, as BullMQ's Worker types them; the
+// processor returned also takes the relay jobs, and the worker sees both.
+export function schedulerProcessor(queue: MailQueue, untyped: Queue): void {
+  const q = withUniqueness(queue);
+  const processor = makeUniqueSchedulerProcessor(q, async (job) => {
+    exact<typeof job, Job<Payload, Receipt, Names>>(true);
+    exact<typeof job.data.userId, number>(true);
+    // @ts-expect-error a misspelt data field
+    void job.data.userid;
+    // @ts-expect-error a misspelt job name
+    if (job.name === 'email.sned') return { sent: false };
+    return { sent: true };
+  });
+  exact<typeof processor, Processor<Payload | RelayData, Receipt | RelayResult, Names | typeof UNIQUE_SCHEDULER_JOB_NAME>>(true);
+  // @ts-expect-error the processor answers the queue's result type
+  makeUniqueSchedulerProcessor(q, async () => 'not a receipt');
+  const worker = new Worker('mail', processor);
+  exact<typeof worker, Worker<Payload | RelayData, Receipt | RelayResult, Names | typeof UNIQUE_SCHEDULER_JOB_NAME>>(true);
+  // An untyped queue's jobs are BullMQ's defaults, as for an untyped Worker.
+  makeUniqueSchedulerProcessor(withUniqueness(untyped), async (job) => {
+    exact<typeof job, Job<any, any, string>>(true);
+  });
 }
 
 export async function backendEnqueueMany(): Promise<void> {

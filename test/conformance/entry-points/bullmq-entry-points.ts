@@ -159,10 +159,9 @@ export class BullMQEntry {
           throw new Error(`${this.entry}: updated job ${job.id} is not existingJobId ${outcome.existingJobId}`);
         return { outcome: 'updated', job: await read(job.id!), changed: outcome.changed };
       case 'replaced': {
-        const [first, ...others] = await Promise.all((outcome.replacedJobIds ?? []).map(read));
-        if (!first) throw new Error(`${this.entry}: replaced without replacedJobIds`);
-        const result: EnqueueResult = { outcome: 'replaced', job: await read(job.id!), replaced: first };
-        if (others.length > 0) result.also_replaced = others;
+        // The superseded jobs' views are the entry point's own (as they were after the add), as the backend's are.
+        const result: EnqueueResult = { outcome: 'replaced', job: await read(job.id!), replaced: outcome.replaced };
+        if (outcome.also_replaced !== undefined) result.also_replaced = outcome.also_replaced;
         return result;
       }
       case 'rejected':
