@@ -19,7 +19,7 @@ import { makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
 import pg from 'pg';
 import { createGraphileWorkerBackend, type GraphileWorkerBackend } from '../adapters/graphile-worker/index.js';
 import { createGraphileJobFetcher, type GraphileJobFetcher } from '../adapters/graphile-worker/graphile-worker-job-fetcher.js';
-import { InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../src/errors.js';
+import { BackendError, InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../src/errors.js';
 import type { JsonValue, OjsJob } from '../src/job.js';
 import type { OjsJobState } from '../src/job-state.js';
 import type { EnqueueResult } from '../src/unique-jobs-backend.js';
@@ -37,6 +37,7 @@ import { atBatchPaths, checkBatch } from './batch-input.js';
 import { retryDelayMs } from './retry-delay.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
 import type { RateLimit } from './queue-rate-limit.js';
+import { createGraphileIdempotencyRecords, type GraphileIdempotencyRecords } from './graphile-worker-idempotency-records.js';
 import { uuidv7 } from '../src/uuid-v7.js';
 
 export interface GraphileWorkerGatewayStoreOptions {
@@ -95,6 +96,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   /** Graphile's own WorkerUtils, for the jobs the adapter has no ledger row of (added with Graphile's `addJob`). */
   #utils: Promise<WorkerUtils> | null = null;
   readonly #noPreparedStatements: boolean;
+  readonly idempotency: GraphileIdempotencyRecords;
 
   constructor(options: GraphileWorkerGatewayStoreOptions) {
     this.#pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.maxPoolSize ?? 10, connectionTimeoutMillis: 10_000 });
@@ -108,6 +110,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     });
     this.#noPreparedStatements = options.preparedStatements === false;
     this.#fetcher = createGraphileJobFetcher(this.#pool, this.#backend.schemas);
+    this.idempotency = createGraphileIdempotencyRecords(this.#pool, this.#backend.schemas, () => this.#start());
   }
 
   get capabilities() {
@@ -130,7 +133,15 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     // OJS ids are UUIDv7; the adapter would otherwise use Graphile's numeric id.
     const result = await this.#backend.enqueue({ ...job, id: job.id ?? uuidv7() });
     const side = sideOf(result, extras);
-    if (side) await this.#fetcher.writeSide(result.job.id, side as Record<string, JsonValue>);
+    if (side) {
+      await this.#fetcher.writeSide(result.job.id, side as Record<string, JsonValue>).catch((error: unknown) => {
+        // The job is in: a retry without an idempotency key would add another.
+        throw new BackendError('graphile-worker', 'the job was enqueued, but its gateway row was not written', {
+          cause: error,
+          written: true,
+        });
+      });
+    }
     return this.#result(result, side ?? {});
   }
 
@@ -344,6 +355,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
 
   async close(): Promise<void> {
     if (this.#utils) await (await this.#utils.catch(() => null))?.release();
+    await this.idempotency.close();
     await this.#backend.close();
     await this.#pool.end();
   }
