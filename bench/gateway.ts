@@ -268,6 +268,7 @@ function instantStore(): GatewayStore {
     health: async () => ({ ok: true, type: 'none' }),
     reset: async () => undefined,
     close: async () => undefined,
+    idempotency: { claim: unused, finish: unused, abandon: unused },
   };
 }
 

@@ -5,7 +5,7 @@
  *   ojs-unique serve [--backend memory|bullmq|graphile-worker] [--port 8080] [--host 127.0.0.1]
  *                    [--prefix <p>] [--unique-schema <s>] [--redis-url <url>] [--database-url <url>] [--token <t>]
  *                    [--test-reset] [--body-limit <bytes>] [--request-timeout <ms>] [--max-connections <n>]
- *                    [--no-prepared-statements] [--log-level <level>]
+ *                    [--no-prepared-statements] [--idempotency-retention <s>] [--log-level <level>]
  *
  * `REDIS_URL`, `DATABASE_URL` and `OJS_GATEWAY_TOKEN` are read when the flags are absent.
  * Exit codes: 0 after a clean shutdown, 2 for bad usage, 1 when the server cannot start (`fastify`,
@@ -15,17 +15,19 @@ import { parseArgs } from 'node:util';
 import { createGatewayStore, createOjsServer, type GatewayBackendName } from '../server/index.js';
 import { loadFastify } from '../server/gateway-dependency.js';
 import { DEFAULT_MAX_CONNECTIONS } from '../server/ojs-server.js';
+import { DEFAULT_IDEMPOTENCY_RETENTION_MS } from '../server/idempotency-key.js';
 
 export const SERVE_USAGE = `usage:
   ojs-unique serve [--backend memory|bullmq|graphile-worker] [--port <n>] [--host <addr>]
                    [--prefix <BullMQ key prefix | Graphile schema>] [--unique-schema <adapter schema>]
                    [--redis-url <url>] [--database-url <url>] [--token <t>] [--test-reset]
                    [--body-limit <bytes>] [--request-timeout <ms>] [--max-connections <n>]
-                   [--no-prepared-statements] [--log-level <level>]
+                   [--no-prepared-statements] [--idempotency-retention <s>] [--log-level <level>]
 
   --request-timeout      ms to receive a whole request; a stalled one is answered 408 and closed (30000)
   --max-connections      connections held open at once; one more is closed as it opens (${DEFAULT_MAX_CONNECTIONS})
-  --no-prepared-statements  graphile-worker: no named prepared statements (PgBouncer in transaction mode)`;
+  --no-prepared-statements  graphile-worker: no named prepared statements (PgBouncer in transaction mode)
+  --idempotency-retention   seconds an Idempotency-Key of PUSH is kept on the backend after its answer (86400)`;
 
 const BACKENDS: readonly GatewayBackendName[] = ['memory', 'bullmq', 'graphile-worker'];
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -53,6 +55,7 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
         'request-timeout': { type: 'string', default: '30000' },
         'max-connections': { type: 'string', default: String(DEFAULT_MAX_CONNECTIONS) },
         'no-prepared-statements': { type: 'boolean', default: false },
+        'idempotency-retention': { type: 'string', default: String(DEFAULT_IDEMPOTENCY_RETENTION_MS / 1000) },
         'log-level': { type: 'string', default: 'info' },
       },
       strict: true,
@@ -66,12 +69,16 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
   const bodyLimit = Number(values['body-limit']);
   const requestTimeoutMs = Number(values['request-timeout']);
   const maxConnections = Number(values['max-connections']);
+  const idempotencyRetention = Number(values['idempotency-retention']);
   const problems: string[] = [];
   if (!BACKENDS.includes(backend)) problems.push(`--backend must be one of ${BACKENDS.join(', ')}`);
   if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push('--port must be an integer from 0 to 65535');
   if (!Number.isInteger(bodyLimit) || bodyLimit <= 0) problems.push('--body-limit must be a positive integer');
   if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs <= 0) problems.push('--request-timeout must be a positive integer');
   if (!Number.isInteger(maxConnections) || maxConnections <= 0) problems.push('--max-connections must be a positive integer');
+  if (!Number.isInteger(idempotencyRetention) || idempotencyRetention <= 0) {
+    problems.push('--idempotency-retention must be a positive integer (seconds)');
+  }
   if (problems.length > 0) {
     console.error(`ojs-unique serve: ${problems.join('; ')}\n${SERVE_USAGE}`);
     return 2;
@@ -99,8 +106,9 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
       bodyLimit,
       requestTimeoutMs,
       maxConnections,
-      // Keys and args are logged at debug only; the token never.
-      logger: { level: values['log-level']!, redact: ['req.headers.authorization'] },
+      idempotencyRetentionMs: idempotencyRetention * 1000,
+      // Keys and args are logged at debug only; the token and idempotency keys never.
+      logger: { level: values['log-level']!, redact: ['req.headers.authorization', 'req.headers["idempotency-key"]'] },
     });
     const address = await app.listen({ host, port });
     app.log.info(`OJS gateway (${backend}) listening on ${address}`);

@@ -22,7 +22,7 @@ import { Job, UnrecoverableError, Worker, type Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { createBullMQBackend, type BullMQBackend } from '../adapters/bullmq/index.js';
-import { InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../src/errors.js';
+import { BackendError, InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../src/errors.js';
 import type { JsonValue, OjsJob } from '../src/job.js';
 import type { OjsJobState } from '../src/job-state.js';
 import type { EnqueueResult } from '../src/unique-jobs-backend.js';
@@ -32,17 +32,21 @@ import type {
   GatewayJob,
   GatewayJobInput,
   GatewayStore,
+  IdempotencyRecords,
   JobError,
   StoreHealth,
 } from './gateway-store.js';
 import { atBatchPaths, checkBatch } from './batch-input.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
 import type { RateLimit } from './queue-rate-limit.js';
+import { createBullmqIdempotencyRecords } from './bullmq-idempotency-records.js';
 
 export interface BullmqGatewayStoreOptions {
   redisUrl: string;
   /** BullMQ key prefix. (Default: `bull`.) */
   prefix?: string;
+  /** How long a Redis command may take before it fails, in ms (ioredis's `commandTimeout`). (Default: 5000.) */
+  commandTimeoutMs?: number;
 }
 
 interface SideRecord {
@@ -95,15 +99,21 @@ class BullmqGatewayStore implements GatewayStore {
   /** Queues found by #discoverQueues, and when it last looked. */
   readonly #opened = new Set<string>();
   #discoveredAt = 0;
+  readonly idempotency: IdempotencyRecords;
 
   constructor(options: BullmqGatewayStoreOptions) {
     this.#prefix = options.prefix ?? 'bull';
     // Auto-pipelining: the commands of concurrent requests issued in one tick go out in one write.
-    this.#redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 2, commandTimeout: 5000, enableAutoPipelining: true });
+    this.#redis = new Redis(options.redisUrl, {
+      maxRetriesPerRequest: 2,
+      commandTimeout: options.commandTimeoutMs ?? 5000,
+      enableAutoPipelining: true,
+    });
     this.#redis.on('error', () => undefined);
     this.#workerRedis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
     this.#workerRedis.on('error', () => undefined);
     this.#backend = createBullMQBackend({ connection: this.#redis, prefix: this.#prefix });
+    this.idempotency = createBullmqIdempotencyRecords(this.#redis, this.#prefix);
   }
 
   get capabilities() {
@@ -130,8 +140,13 @@ class BullmqGatewayStore implements GatewayStore {
       // and an update changes an existing job's, so neither records it.
       const asked = result.outcome === 'created' || (result.outcome === 'replaced' && job.unique?.on_conflict === 'replace');
       if (asked && job.scheduled_at !== undefined) side.scheduledAt = new Date(job.scheduled_at).toISOString();
-      if (Object.keys(side).length > 0) await this.#writeSide(result.job.id, side);
-      if (result.outcome === 'updated') await this.#writeSide(result.job.id, { scheduledAt: undefined });
+      try {
+        if (Object.keys(side).length > 0) await this.#writeSide(result.job.id, side);
+        if (result.outcome === 'updated') await this.#writeSide(result.job.id, { scheduledAt: undefined });
+      } catch (error) {
+        // The job is in: a retry without an idempotency key would add another.
+        throw new BackendError('bullmq', 'the job was enqueued, but its gateway record was not written', { cause: error, written: true });
+      }
     }
     return this.#result(result, side);
   }

@@ -93,9 +93,61 @@ export interface StoreHealth {
   error?: string;
 }
 
+/**
+ * Where an `Idempotency-Key` is kept (server/idempotent-push.ts): on the backend, so that every
+ * gateway process over it shares the keys. One record per scope and key: the request's
+ * fingerprint, the job ids its jobs are given, and either a claim (an owner and a lease) or the
+ * answer given. Each operation is one atomic step on the backend.
+ */
+export interface IdempotencyRecords {
+  /**
+   * Claims the key for `owner`: a new record (`claimed`, with `ids`), or one whose claim lapsed
+   * (`claimed`, `resumed`: the ids first given, whose jobs may exist). Otherwise: another
+   * fingerprint (`mismatch`), a claim still leased (`in_progress`), or the answer stored (`done`).
+   */
+  claim(claim: IdempotencyClaim): Promise<IdempotencyClaimResult>;
+  /** Stores the answer when `owner` still holds the claim (false otherwise); kept `retentionMs` from now. */
+  finish(record: IdempotencyRecordKey, owner: string, answer: StoredAnswer, retentionMs: number): Promise<boolean>;
+  /** Ends `owner`'s lease at once, the answer not stored: the next request with the key resumes the claim. */
+  abandon(record: IdempotencyRecordKey, owner: string): Promise<void>;
+}
+
+export interface IdempotencyRecordKey {
+  /** Whose key: the auth principal (a digest of the token) or the whole server. */
+  scope: string;
+  /** A digest of the key as sent: the key itself is never stored. */
+  keyHash: string;
+}
+
+export interface IdempotencyClaim extends IdempotencyRecordKey {
+  /** A digest of the request (method, route, canonical body). */
+  fingerprint: string;
+  /** A random id of this request's claim. */
+  owner: string;
+  /** The job ids the request's jobs get (stored with a new record). */
+  ids: readonly string[];
+  leaseMs: number;
+  retentionMs: number;
+}
+
+export type IdempotencyClaimResult =
+  | { outcome: 'claimed'; ids: string[]; resumed: boolean }
+  | { outcome: 'mismatch' }
+  | { outcome: 'in_progress'; retryAfterMs: number }
+  | { outcome: 'done'; answer: StoredAnswer };
+
+/** An answer as sent: status, JSON body text, `Location` when it had one. */
+export interface StoredAnswer {
+  status: number;
+  body: string;
+  location?: string;
+}
+
 export interface GatewayStore {
   readonly backend: 'memory' | 'bullmq' | 'graphile-worker';
   readonly capabilities: UniqueJobsCapabilities;
+  /** The `Idempotency-Key` records, on the backend. */
+  readonly idempotency: IdempotencyRecords;
   /** PUSH with the unique-jobs check; `reject` throws `DuplicateJobError`, bad input `InvalidJobInputError`. */
   enqueue(job: GatewayJobInput): Promise<GatewayEnqueueResult>;
   /**

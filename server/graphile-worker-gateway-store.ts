@@ -11,15 +11,15 @@
  * job).
  *
  * Reservations: Graphile's lock is taken back after four hours (its stale-lock recovery). The
- * shorter OJS visibility timeout is enforced by this process: a job it handed out whose
- * reservation lapsed without a heartbeat is failed back (retried) at the next fetch, ack, nack
- * or heartbeat.
+ * shorter OJS visibility timeout is a reservation in the job's gateway row, shared by every
+ * gateway process over the schema (as the lock owner is): a job whose reservation lapsed without
+ * a heartbeat is failed back (retried) at the next fetch, ack, nack or heartbeat of any of them.
  */
 import { makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
 import pg from 'pg';
 import { createGraphileWorkerBackend, type GraphileWorkerBackend } from '../adapters/graphile-worker/index.js';
 import { createGraphileJobFetcher, type GraphileJobFetcher } from '../adapters/graphile-worker/graphile-worker-job-fetcher.js';
-import { InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../src/errors.js';
+import { BackendError, InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../src/errors.js';
 import type { JsonValue, OjsJob } from '../src/job.js';
 import type { OjsJobState } from '../src/job-state.js';
 import type { EnqueueResult } from '../src/unique-jobs-backend.js';
@@ -37,6 +37,7 @@ import { atBatchPaths, checkBatch } from './batch-input.js';
 import { retryDelayMs } from './retry-delay.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
 import type { RateLimit } from './queue-rate-limit.js';
+import { createGraphileIdempotencyRecords, type GraphileIdempotencyRecords } from './graphile-worker-idempotency-records.js';
 import { uuidv7 } from '../src/uuid-v7.js';
 
 export interface GraphileWorkerGatewayStoreOptions {
@@ -70,6 +71,8 @@ interface Side {
 }
 
 const PENDING_UNSUPPORTED = 'pending jobs are not supported on the Graphile Worker backend';
+/** Lapsed reservations failed back per call: the rest at the next one. */
+const LAPSED_BATCH = 100;
 
 /** What the gateway records beside a job this enqueue wrote (a duplicate's job is another request's): null when nothing. */
 function sideOf(result: EnqueueResult, extras: GatewayJobInput['extras']): Side | null {
@@ -89,12 +92,11 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   readonly #pool: pg.Pool;
   readonly #backend: GraphileWorkerBackend;
   readonly #fetcher: GraphileJobFetcher;
-  /** Graphile id -> when the reservation of a job this process handed out lapses. */
-  readonly #reservations = new Map<string, { id: string; until: number }>();
   #ready: Promise<void> | null = null;
   /** Graphile's own WorkerUtils, for the jobs the adapter has no ledger row of (added with Graphile's `addJob`). */
   #utils: Promise<WorkerUtils> | null = null;
   readonly #noPreparedStatements: boolean;
+  readonly idempotency: GraphileIdempotencyRecords;
 
   constructor(options: GraphileWorkerGatewayStoreOptions) {
     this.#pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.maxPoolSize ?? 10, connectionTimeoutMillis: 10_000 });
@@ -108,6 +110,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     });
     this.#noPreparedStatements = options.preparedStatements === false;
     this.#fetcher = createGraphileJobFetcher(this.#pool, this.#backend.schemas);
+    this.idempotency = createGraphileIdempotencyRecords(this.#pool, this.#backend.schemas, () => this.#start());
   }
 
   get capabilities() {
@@ -130,7 +133,15 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     // OJS ids are UUIDv7; the adapter would otherwise use Graphile's numeric id.
     const result = await this.#backend.enqueue({ ...job, id: job.id ?? uuidv7() });
     const side = sideOf(result, extras);
-    if (side) await this.#fetcher.writeSide(result.job.id, side as Record<string, JsonValue>);
+    if (side) {
+      await this.#fetcher.writeSide(result.job.id, side as Record<string, JsonValue>).catch((error: unknown) => {
+        // The job is in: a retry without an idempotency key would add another.
+        throw new BackendError('graphile-worker', 'the job was enqueued, but its gateway row was not written', {
+          cause: error,
+          written: true,
+        });
+      });
+    }
     return this.#result(result, side ?? {});
   }
 
@@ -228,7 +239,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
         const claimed = await this.#fetcher.claim(queue);
         if (!claimed) break;
         const id = claimed.ojsId ?? claimed.jobId;
-        this.#reservations.set(claimed.jobId, { id, until: Date.now() + request.visibilityTimeoutMs });
+        await this.#fetcher.reserve(id, claimed.jobId, request.visibilityTimeoutMs);
         const job = await this.getJob(id);
         if (!job) continue;
         if (job.envelope.expires_at !== undefined && isExpired(job, await this.now())) {
@@ -247,7 +258,6 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     const { graphileId, state, job: before } = await this.#held(id, 'completed');
     if (result !== undefined) await this.#fetcher.writeSide(id, { result, error: null });
     if (!(await this.#fetcher.complete(graphileId))) throw new InvalidTransitionError(id, state, 'completed');
-    this.#reservations.delete(graphileId);
     const after = await this.getJob(id);
     if (after) return after;
     // A job added with Graphile's own addJob: Graphile deleted its row, and no ledger keeps it.
@@ -265,7 +275,6 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     if (!(await this.#fetcher.fail(graphileId, error.message, { permanent: !retry, retryDelayMs: delay }))) {
       throw new InvalidTransitionError(id, state, 'retryable');
     }
-    this.#reservations.delete(graphileId);
     const failed = (await this.getJob(id))!;
     if (failed.state !== 'discarded') return failed;
     await this.#fetcher.writeSide(id, { finished_at: new Date().toISOString() });
@@ -275,13 +284,12 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   async heartbeat(id: string, visibilityTimeoutMs: number): Promise<GatewayJob> {
     const { graphileId, state } = await this.#held(id, 'active');
     if (!(await this.#fetcher.touch(graphileId))) throw new InvalidTransitionError(id, state, 'active');
-    this.#reservations.set(graphileId, { id, until: Date.now() + visibilityTimeoutMs });
+    if (!(await this.#fetcher.reserve(id, graphileId, visibilityTimeoutMs))) throw new InvalidTransitionError(id, state, 'active');
     return (await this.getJob(id))!;
   }
 
   /** An expired job this fetch claimed, failed permanently as a NACK without retry would: discarded, never handed out. */
   async #discardExpired(id: string, graphileId: string): Promise<void> {
-    this.#reservations.delete(graphileId);
     await this.#fetcher.writeSide(id, { error: EXPIRED_ERROR as unknown as JsonValue, expired_at: new Date().toISOString() });
     await this.#fetcher.fail(graphileId, EXPIRED_ERROR.message, { permanent: true, retryDelayMs: null });
   }
@@ -339,24 +347,21 @@ class GraphileWorkerGatewayStore implements GatewayStore {
       [workerSchema, uniqueSchema],
     );
     if (rows.length > 0) await this.#pool.query(`truncate ${rows.map((row) => row.name).join(', ')}`);
-    this.#reservations.clear();
   }
 
   async close(): Promise<void> {
     if (this.#utils) await (await this.#utils.catch(() => null))?.release();
+    await this.idempotency.close();
     await this.#backend.close();
     await this.#pool.end();
   }
 
-  /** Fails back the jobs this process handed out whose reservation lapsed without a heartbeat. */
+  /** Fails back the jobs any gateway process handed out whose reservation lapsed without a heartbeat. */
   async #failLapsed(): Promise<void> {
-    const now = Date.now();
-    for (const [graphileId, reservation] of this.#reservations) {
-      if (reservation.until > now) continue;
-      this.#reservations.delete(graphileId);
+    for (const { id, jobId } of await this.#fetcher.takeLapsed(LAPSED_BATCH)) {
       const error: JobError = { type: 'visibility_timeout', code: 'visibility_timeout', message: 'visibility timeout expired' };
-      await this.#fetcher.writeSide(reservation.id, { error: error as unknown as JsonValue });
-      await this.#fetcher.fail(graphileId, error.message, { permanent: false, retryDelayMs: 0 });
+      await this.#fetcher.writeSide(id, { error: error as unknown as JsonValue });
+      await this.#fetcher.fail(jobId, error.message, { permanent: false, retryDelayMs: 0 });
     }
   }
 

@@ -28,6 +28,7 @@ import { atBatchPaths, validateAt } from './batch-input.js';
 import { retryDelayMs } from './retry-delay.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
 import { RateWindow, type RateLimit } from './queue-rate-limit.js';
+import { createMemoryIdempotencyRecords } from './memory-idempotency-records.js';
 
 /** Far enough that the backend never promotes a retry itself. */
 const NEVER_MS = 10 * 365 * 24 * 3600 * 1000;
@@ -66,10 +67,12 @@ class MemoryGatewayStore implements GatewayStore {
   /** Paused queues: this process's (the memory backend has no other). */
   readonly #paused = new Set<string>();
   readonly #rateWindows = new Map<string, RateWindow>();
+  readonly idempotency: ReturnType<typeof createMemoryIdempotencyRecords>;
 
   constructor(clock: { now(): number }) {
     this.#clock = clock;
     this.#memory = createMemoryBackend({ retryDelayMs: () => NEVER_MS, clock });
+    this.idempotency = createMemoryIdempotencyRecords(clock);
   }
 
   get capabilities() {
@@ -201,6 +204,7 @@ class MemoryGatewayStore implements GatewayStore {
     this.#timed.clear();
     this.#paused.clear();
     this.#rateWindows.clear();
+    this.idempotency.clear();
   }
 
   async close(): Promise<void> {

@@ -11,16 +11,17 @@
  * failed request at error. Job args, meta and uniqueness keys are logged only at debug level, and
  * the Authorization header is redacted.
  */
-import { timingSafeEqual } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions, LogController } from 'fastify';
 import {
+  BackendError,
   DuplicateJobError,
   InvalidJobInputError,
   InvalidTransitionError,
   JobNotFoundError,
+  isBackendError,
   isDuplicateJobError,
-  isOjsUniqueError,
   type ValidationIssue,
 } from '../src/errors.js';
 import { MAX_IDENTIFIER_LENGTH } from '../src/input-limits.js';
@@ -33,7 +34,28 @@ import { prepareUnique } from '../src/unique-enqueue.js';
 import { DEFAULT_QUEUE } from '../src/uniqueness-key.js';
 import type { UniqueExtension } from '../src/unique-policy.js';
 import { loadFastify } from './gateway-dependency.js';
-import type { GatewayEnqueueResult, GatewayJob, GatewayJobInput, GatewayStore, JobError, OjsEvent, StoreHealth } from './gateway-store.js';
+import type {
+  GatewayEnqueueResult,
+  GatewayJob,
+  GatewayJobInput,
+  GatewayStore,
+  IdempotencyClaimResult,
+  IdempotencyRecordKey,
+  JobError,
+  OjsEvent,
+  StoreHealth,
+  StoredAnswer,
+} from './gateway-store.js';
+import {
+  DEFAULT_IDEMPOTENCY_LEASE_MS,
+  DEFAULT_IDEMPOTENCY_RETENTION_MS,
+  IDEMPOTENCY_KEY_HEADER,
+  IdempotencyKeyHeaderError,
+  idempotencyKeyDigest,
+  idempotencyScope,
+  readIdempotencyKey,
+  requestFingerprint,
+} from './idempotency-key.js';
 import { MAX_QUEUE_NAME, QUEUE_PATTERN, SERVER_FIELDS, parsePush, type ParsedPush } from './ojs-request.js';
 import { applyPushOptions } from './push-options.js';
 import { registerQueueControlRoutes } from './queue-control-routes.js';
@@ -74,6 +96,16 @@ export interface OjsServerOptions {
   requestTimeoutMs?: number;
   /** Connections held open at once; one more is closed as it opens. (Default: 512, room under a 1 024 file limit.) */
   maxConnections?: number;
+  /**
+   * How long an `Idempotency-Key` of PUSH and batch PUSH is kept after its answer, in ms: a retry
+   * with the key within it is answered the same. (Default: 24 h.)
+   */
+  idempotencyRetentionMs?: number;
+  /**
+   * How long a request holding an `Idempotency-Key` answers a retry with 409 before the retry may
+   * take the key over (its process crashed, or gave up), in ms. (Default: 60 000.)
+   */
+  idempotencyLeaseMs?: number;
   /** Fastify's logger options, or false. (Default: false.) */
   logger?: FastifyServerOptions['logger'];
 
@@ -101,6 +133,11 @@ function debugRequestLog(Base: typeof LogController): LogController {
 
 /** An HTTP error of the OJS catalog. */
 class HttpError extends Error {
+  /** Whether the client may send the request again; by default a 5xx or a 429 (see the error handler). */
+  retryable?: boolean;
+  /** A 5xx: whether what the request asked was written (`'unknown'`: it may have been). */
+  written?: boolean | 'unknown';
+
   constructor(
     readonly status: number,
     readonly code: string,
@@ -111,6 +148,17 @@ class HttpError extends Error {
     super(message);
   }
 }
+
+/** What a route answers: status, body, and the `Location` of a created job. */
+interface Answer {
+  status: number;
+  body: unknown;
+  location?: string;
+}
+
+/** The routes that create jobs, where a retry after a write would create them again. */
+const PUSH_ROUTES = new Set(['/ojs/v1/jobs', '/ojs/v1/jobs/batch']);
+const isPush = (request: FastifyRequest) => request.method === 'POST' && PUSH_ROUTES.has(request.routeOptions.url ?? '');
 
 const invalidPayload = (message: string) => new HttpError(400, 'invalid_payload', message);
 
@@ -325,18 +373,27 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     done(null, payload);
   });
 
+  // The PUSHes that carried an Idempotency-Key: a retry of theirs is safe whatever was written.
+  const keyed = new WeakSet<FastifyRequest>();
+
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
-    const http = toHttpError(error);
+    const http = toHttpError(error, request.method !== 'GET');
     if (http.status >= 500) request.log.error({ err: error }, 'request failed');
-    const body: Record<string, unknown> = { code: http.code, message: http.message, retryable: http.status >= 500 || http.status === 429 };
-    if (http.details) body.details = http.details;
-    if (http.status === 404) {
-      body.hint = http.hint ?? 'check the job id or the route; the routes are listed in the OJS HTTP binding';
-      body.docs_url = DOCS_URL;
-    } else if (http.hint) body.hint = http.hint;
-    body.request_id = request.id;
-    void reply.status(http.status).send({ error: body });
+    void reply.status(http.status).send(errorBody(http, request.id, retryableFor(http, request)));
   });
+
+  /**
+   * A 5xx that may have written a PUSH's jobs is not retryable (a retry would enqueue them again)
+   * unless the request carried an Idempotency-Key. Other writes (ack, nack, heartbeat, cancel,
+   * fetch) are retryable as before: repeating them changes nothing twice (a repeat meets 409 or
+   * extends a lease again; a repeated fetch takes other jobs, the lost ones return at their
+   * visibility timeout).
+   */
+  const retryableFor = (http: HttpError, request: FastifyRequest): boolean => {
+    if (http.retryable !== undefined) return http.retryable;
+    if (http.status >= 500 && http.written !== false && isPush(request)) return keyed.has(request);
+    return http.status >= 500 || http.status === 429;
+  };
   app.setNotFoundHandler((request) => {
     throw new HttpError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`, { resource_type: 'route' });
   });
@@ -376,9 +433,32 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     };
   });
 
+  const idempotencyScopeName = idempotencyScope(options.token);
+  const retentionMs = options.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS;
+  const leaseMs = options.idempotencyLeaseMs ?? DEFAULT_IDEMPOTENCY_LEASE_MS;
+
+  const send = (reply: FastifyReply, answer: Answer) => {
+    void reply.status(answer.status);
+    if (answer.location) void reply.header('Location', answer.location);
+    return answer.body;
+  };
+
   app.post('/ojs/v1/jobs', async (request, reply) => {
+    const key = idempotencyKeyOf(request);
     const parsed = parsePush(requireObject(request.body));
     request.log.debug({ type: parsed.input.type, args: parsed.input.args, unique: parsed.input.unique }, 'push');
+    if (key === null) return send(reply, await pushOne(parsed));
+    return keyedPush(
+      request,
+      reply,
+      key,
+      [parsed],
+      ([one]) => pushOne(one!),
+      ([one]) => recoverOne(one!),
+    );
+  });
+
+  const pushOne = async (parsed: ParsedPush): Promise<Answer> => {
     await applyPushOptions(store, [parsed]);
     let result: GatewayEnqueueResult;
     try {
@@ -389,33 +469,35 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
       throw error;
     }
     countUnique(parsed.input, result.outcome);
-    return answerPush(result, reply);
-  });
+    return answerPush(result);
+  };
 
-  const answerPush = (result: GatewayEnqueueResult, reply: FastifyReply) => {
+  const answerPush = (result: GatewayEnqueueResult): Answer => {
     if (result.outcome === 'deduplicated') {
       recordDeduplicated(result.job);
-      void reply.status(200);
-      return { job: wireJob(result.job), deduplicated: true };
+      return { status: 200, body: { job: wireJob(result.job), deduplicated: true } };
     }
     if (result.outcome === 'updated') {
       // The x_update extension: nothing was enqueued; the existing job now holds the new values.
-      void reply.status(200);
-      return { job: wireJob(result.job), updated: true, changed: result.changed };
+      return { status: 200, body: { job: wireJob(result.job), updated: true, changed: result.changed } };
     }
-    record('job.enqueued', result.job);
-    void reply.status(201).header('Location', `/ojs/v1/jobs/${result.job.id}`);
     if (result.outcome === 'replaced') {
       // Each live duplicate superseded was cancelled; a finished one was left as it was: nothing was cancelled.
       for (const replaced of [result.replaced, ...(result.also_replaced ?? [])]) {
         if (replaced.replaced_by === result.job.id) record('job.cancelled', replaced, { replaced_by: result.job.id });
       }
-      return { job: wireJob(result.job), replaced_job_id: result.replaced.id };
+      return { ...created(result.job), body: { job: wireJob(result.job), replaced_job_id: result.replaced.id } };
     }
-    return { job: wireJob(result.job) };
+    return created(result.job);
+  };
+
+  const created = (job: GatewayJob): Answer => {
+    record('job.enqueued', job);
+    return { status: 201, body: { job: wireJob(job) }, location: `/ojs/v1/jobs/${job.id}` };
   };
 
   app.post('/ojs/v1/jobs/batch', async (request, reply) => {
+    const key = idempotencyKeyOf(request);
     const body = requireObject(request.body);
     if (!Array.isArray(body.jobs) || body.jobs.length === 0) {
       throw new HttpError(400, 'invalid_request', 'jobs must be a non-empty array', { field: 'jobs' });
@@ -434,6 +516,11 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
       }
     });
     if (issues.length > 0) throw validationError(issues, { index: Number(/^jobs\[(\d+)\]/.exec(issues[0]!.path)?.[1] ?? 0) });
+    if (key === null) return send(reply, await pushBatch(parsed));
+    return keyedPush(request, reply, key, parsed, pushBatch, recoverBatch);
+  });
+
+  const enqueueBatch = async (parsed: readonly ParsedPush[]): Promise<GatewayEnqueueResult[]> => {
     await applyPushOptions(store, parsed);
     let results: GatewayEnqueueResult[];
     try {
@@ -452,18 +539,180 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
       throw error;
     }
     results.forEach((result, index) => countUnique(parsed[index]!.input, result.outcome));
-    const jobs = results.map((result) => {
-      if (result.outcome === 'deduplicated') {
-        recordDeduplicated(result.job);
-        return { ...wireJob(result.job), deduplicated: true };
+    return results;
+  };
+
+  const batchEntry = (result: GatewayEnqueueResult) => {
+    if (result.outcome === 'deduplicated') {
+      recordDeduplicated(result.job);
+      return { ...wireJob(result.job), deduplicated: true };
+    }
+    if (result.outcome === 'updated') return { ...wireJob(result.job), updated: true, changed: result.changed };
+    record('job.enqueued', result.job);
+    return wireJob(result.job);
+  };
+
+  const pushBatch = async (parsed: readonly ParsedPush[]): Promise<Answer> => {
+    const jobs = (await enqueueBatch(parsed)).map(batchEntry);
+    return { status: 201, body: { jobs, count: jobs.length } };
+  };
+
+  /** The `Idempotency-Key` of a PUSH, or null; a malformed one is `invalid_request` naming the header. */
+  const idempotencyKeyOf = (request: FastifyRequest): string | null => {
+    try {
+      return readIdempotencyKey(request.headers['idempotency-key']);
+    } catch (error) {
+      if (!(error instanceof IdempotencyKeyHeaderError)) throw error;
+      throw new HttpError(400, 'invalid_request', error.message, { header: IDEMPOTENCY_KEY_HEADER });
+    }
+  };
+
+  /**
+   * A PUSH with an `Idempotency-Key` (docs/design/gateway.md, "Idempotency keys"): the key is
+   * claimed on the backend first, with the job ids the request's jobs get; then the jobs are
+   * enqueued under those ids; then the answer is stored. A retry meets the stored answer, or a
+   * claim still leased (409), or a lapsed claim, which it takes over: its jobs are enqueued under
+   * the same ids, so a job the first attempt wrote is found, never added twice (`recover`).
+   */
+  const keyedPush = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    key: string,
+    parsed: readonly ParsedPush[],
+    run: (parsed: readonly ParsedPush[]) => Promise<Answer>,
+    recover: (parsed: readonly ParsedPush[]) => Promise<Answer>,
+  ): Promise<string> => {
+    keyed.add(request);
+    const recordKey: IdempotencyRecordKey = { scope: idempotencyScopeName, keyHash: idempotencyKeyDigest(key) };
+    const owner = randomUUID();
+    let claim: IdempotencyClaimResult;
+    try {
+      claim = await store.idempotency.claim({
+        ...recordKey,
+        fingerprint: requestFingerprint(request.method, request.routeOptions.url ?? request.url, request.body),
+        owner,
+        ids: parsed.map((p) => p.input.id ?? uuidv7()),
+        leaseMs,
+        retentionMs,
+      });
+    } catch (error) {
+      // The claim may still land (a Redis reply lost, not the command): ended right behind it.
+      store.idempotency.abandon(recordKey, owner).catch(() => undefined);
+      throw new BackendError(store.backend, 'the idempotency key could not be claimed: no job was enqueued', {
+        cause: error,
+        written: false,
+      });
+    }
+    if (claim.outcome === 'mismatch') {
+      throw new HttpError(
+        422,
+        'x_idempotency_key_reused',
+        `this ${IDEMPOTENCY_KEY_HEADER} was sent with another request (method, path or body): send a new key for a new request`,
+        { header: IDEMPOTENCY_KEY_HEADER },
+      );
+    }
+    if (claim.outcome === 'in_progress') {
+      void reply.header('Retry-After', String(Math.max(1, Math.ceil(claim.retryAfterMs / 1000))));
+      const busy = new HttpError(
+        409,
+        'x_idempotency_key_in_use',
+        `a request with this ${IDEMPOTENCY_KEY_HEADER} is in progress: retry once it has been answered`,
+        { header: IDEMPOTENCY_KEY_HEADER },
+      );
+      busy.retryable = true;
+      throw busy;
+    }
+    if (claim.outcome === 'done') {
+      void reply.header('Idempotent-Replayed', 'true');
+      return sendStored(reply, claim.answer);
+    }
+    const ids = claim.ids;
+    const withIds = parsed.map((p, index) => ({ ...p, input: { ...p.input, id: ids[index]! } }));
+    let answer: Answer;
+    try {
+      answer = claim.resumed ? await recover(withIds) : await run(withIds);
+    } catch (error) {
+      const http = toHttpError(error, true);
+      if (http.status >= 500) {
+        // Whatever was written, the next request with the key takes over at once and finds it.
+        store.idempotency.abandon(recordKey, owner).catch(() => undefined);
+        throw error;
       }
-      if (result.outcome === 'updated') return { ...wireJob(result.job), updated: true, changed: result.changed };
-      record('job.enqueued', result.job);
-      return wireJob(result.job);
+      // A refusal (409 duplicate, 400) is the answer to this request: stored, as a success is.
+      answer = { status: http.status, body: errorBody(http, request.id, retryableFor(http, request)) };
+    }
+    const stored: StoredAnswer = { status: answer.status, body: JSON.stringify(answer.body) };
+    if (answer.location) stored.location = answer.location;
+    await store.idempotency.finish(recordKey, owner, stored, retentionMs).catch((error: unknown) => {
+      // The jobs are in; a retry with the key takes the claim over once it lapses and finds them.
+      request.log.error({ err: error }, 'the answer of a PUSH with an idempotency key was not stored');
     });
-    void reply.status(201);
-    return { jobs, count: jobs.length };
-  });
+    return sendStored(reply, stored);
+  };
+
+  const sendStored = (reply: FastifyReply, answer: StoredAnswer): string => {
+    void reply.status(answer.status);
+    if (answer.location) void reply.header('Location', answer.location);
+    return answer.body;
+  };
+
+  /**
+   * A PUSH taken over from a lapsed claim: the first attempt's job, when it exists, is the answer
+   * (201, as created); otherwise the job is enqueued now, under the same id, and a duplicate that
+   * turns out to be that very job (the first attempt's write landing meanwhile) is answered so too.
+   */
+  const recoverOne = async (parsed: ParsedPush): Promise<Answer> => {
+    const id = parsed.input.id!;
+    const existing = await store.getJob(id);
+    if (existing) return created(existing);
+    await applyPushOptions(store, [parsed]);
+    let result: GatewayEnqueueResult;
+    try {
+      result = await store.enqueue(parsed.input);
+    } catch (error) {
+      if (namesOwnJobs(error, [id])) return created(await jobOf(id));
+      if (error instanceof InvalidJobInputError) throw validationError(issuesFor(error, parsed.policyPath));
+      if (isDuplicateJobError(error)) countUnique(parsed.input, 'rejected');
+      throw error;
+    }
+    if (result.outcome !== 'created' && result.outcome !== 'replaced' && result.job.id === id) return created(result.job);
+    countUnique(parsed.input, result.outcome);
+    return answerPush(result);
+  };
+
+  /**
+   * A batch taken over from a lapsed claim. A batch is one atomic step on every backend: when one
+   * of its jobs exists, the first attempt wrote it; those jobs are answered as they are, and the
+   * others (deduplicated or updated by that attempt) are enqueued again, as a batch of their own.
+   * When none exists, the batch is enqueued now under the same ids.
+   */
+  const recoverBatch = async (parsed: readonly ParsedPush[], again = true): Promise<Answer> => {
+    const ids = parsed.map((p) => p.input.id!);
+    const existing = await Promise.all(ids.map((id) => store.getJob(id)));
+    if (existing.some((job) => job !== null)) {
+      const missing = parsed.filter((_, index) => existing[index] === null);
+      const rest = missing.length > 0 ? await enqueueBatch(missing) : [];
+      let next = 0;
+      const jobs = existing.map((job) => {
+        if (job === null) return batchEntry(rest[next++]!);
+        record('job.enqueued', job);
+        return wireJob(job);
+      });
+      return { status: 201, body: { jobs, count: jobs.length } };
+    }
+    try {
+      return await pushBatch(parsed);
+    } catch (error) {
+      if (again && namesOwnJobs(error, ids)) return recoverBatch(parsed, false);
+      throw error;
+    }
+  };
+
+  const jobOf = async (id: string): Promise<GatewayJob> => {
+    const job = await store.getJob(id);
+    if (!job) throw notFound(id);
+    return job;
+  };
 
   app.get<{ Params: { id: string } }>('/ojs/v1/jobs/:id', async (request) => {
     const job = await store.getJob(request.params.id);
@@ -661,7 +910,35 @@ function notFound(id: string): HttpError {
   );
 }
 
-function toHttpError(error: unknown): HttpError {
+/** The OJS error body of `http`. */
+function errorBody(http: HttpError, requestId: string, retryable: boolean): { error: Record<string, unknown> } {
+  const body: Record<string, unknown> = { code: http.code, message: http.message, retryable };
+  if (http.details) body.details = http.details;
+  if (http.status === 404) {
+    body.hint = http.hint ?? 'check the job id or the route; the routes are listed in the OJS HTTP binding';
+    body.docs_url = DOCS_URL;
+  } else if (http.hint) body.hint = http.hint;
+  body.request_id = requestId;
+  return { error: body };
+}
+
+/**
+ * Whether `error`, met by a PUSH that enqueued under `ids`, says those jobs exist: a taken id, or
+ * a duplicate that is one of them. Such a PUSH had written them before (its reply was lost).
+ */
+function namesOwnJobs(error: unknown, ids: readonly string[]): boolean {
+  const takenId = (path: unknown, message?: string) =>
+    typeof path === 'string' && /(^|\.)id$/.test(path) && (message === undefined || /already exists/.test(message));
+  if (error instanceof DuplicateJobError) return ids.includes(error.existingJobId);
+  if (error instanceof InvalidJobInputError) return error.issues.some((issue) => takenId(issue.path, issue.message));
+  if (error instanceof HttpError && error.code === 'duplicate') {
+    return takenId(error.details?.field) || ids.includes(String(error.details?.existing_job_id));
+  }
+  return false;
+}
+
+/** `writes`: the request asked for a write, so a 5xx says whether it happened (`details.written`). */
+function toHttpError(error: unknown, writes = false): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof DuplicateJobError) {
     return new HttpError(409, 'duplicate', error.message, {
@@ -679,8 +956,13 @@ function toHttpError(error: unknown): HttpError {
       current_state: error.from,
     });
   }
-  if (isOjsUniqueError(error) && error.code === 'backend_error')
-    return new HttpError(503, 'backend_unavailable', 'the backend failed; see the server log');
+  if (isBackendError(error)) {
+    // A branded error of another copy of the package may lack `written`: then it is not known.
+    const written = error.written ?? 'unknown';
+    const http = new HttpError(503, 'backend_unavailable', 'the backend failed; see the server log', writes ? { written } : undefined);
+    http.written = written;
+    return http;
+  }
   const fastify = error as {
     statusCode?: number;
     code?: string;
@@ -707,5 +989,7 @@ function toHttpError(error: unknown): HttpError {
   if (fastify.statusCode && fastify.statusCode >= 400 && fastify.statusCode < 500) {
     return new HttpError(fastify.statusCode, 'invalid_request', fastify.message ?? 'bad request');
   }
-  return new HttpError(500, 'internal_error', 'internal error; see the server log');
+  const internal = new HttpError(500, 'internal_error', 'internal error; see the server log', writes ? { written: 'unknown' } : undefined);
+  internal.written = 'unknown';
+  return internal;
 }

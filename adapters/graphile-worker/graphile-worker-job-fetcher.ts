@@ -7,10 +7,15 @@
  * Graphile internals like those graphile-worker-host.ts lists; their contract test is
  * test/adapters/graphile-worker-job-fetcher.test.ts.
  *
- * The lock owner is one id per fetcher (`ojs-gateway-<uuid>`): Graphile's worker ids are
+ * The lock owner is one id per adapter schema (`ojs-gateway:<adapter schema>`), shared by every
+ * gateway process over it, so that any of them can end, fail or renew a job another fetched (as
+ * on BullMQ, where the lock token is in the job's gateway record). Graphile's worker ids are
  * `worker-<random>`, so the two never collide.
+ *
+ * The OJS visibility timeout of a job held so is a reservation in its gateway row
+ * (`gateway_jobs`, migration-0001-schema.sql), for the lock it reserved: `reserve` (fetch,
+ * heartbeat) and `takeLapsed`, which any of the processes runs.
  */
-import { randomUUID } from 'node:crypto';
 import type { JsonValue, OjsJob } from '../../src/job.js';
 import type { OjsJobState } from '../../src/job-state.js';
 import { translatePgError } from './graphile-worker-errors.js';
@@ -35,6 +40,10 @@ export interface GraphileJobFetcher {
   fail(jobId: string, message: string, options: { permanent: boolean; retryDelayMs: number | null }): Promise<boolean>;
   /** Renews the lock of a job this fetcher holds; false when it does not hold it. */
   touch(jobId: string): Promise<boolean>;
+  /** Reserves a job this fetcher holds (OJS id `id`, Graphile id `jobId`) for `visibilityTimeoutMs` from now; false when it does not hold it. */
+  reserve(id: string, jobId: string, visibilityTimeoutMs: number): Promise<boolean>;
+  /** Takes up to `limit` lapsed reservations: the jobs still held under the lock each reserved, to fail back. */
+  takeLapsed(limit: number): Promise<{ id: string; jobId: string }[]>;
   /** The OJS view of a job Graphile holds that the adapter did not record (added with `addJob`); its id is Graphile's. */
   readGraphileJob(jobId: string): Promise<(OjsJob & { locked_by: string | null; last_error: string | null }) | null>;
   /** The gateway's fields of a job (gateway_jobs, sql/migration-0001-schema.sql), `{}` when none. */
@@ -57,7 +66,7 @@ export interface GraphileJobFetcher {
 
 export function createGraphileJobFetcher(client: PgClientLike, schemas: SchemaNames): GraphileJobFetcher {
   const sql = GraphileWorkerSql.for(schemas);
-  const owner = `ojs-gateway-${randomUUID()}`;
+  const owner = `ojs-gateway:${schemas.uniqueSchema}`;
   const run = async <R>(name: Parameters<GraphileWorkerSql['text']>[0], values: unknown[], operation: string, on = client) => {
     try {
       return (await on.query<R>(sql.text(name), values)).rows;
@@ -81,6 +90,13 @@ export function createGraphileJobFetcher(client: PgClientLike, schemas: SchemaNa
     },
     async touch(jobId) {
       return (await run('gateway-touch-lock', [jobId, owner], 'heartbeat')).length > 0;
+    },
+    async reserve(id, jobId, visibilityTimeoutMs) {
+      return (await run('gateway-reserve-job', [id, jobId, visibilityTimeoutMs, owner], 'reserving the job')).length > 0;
+    },
+    async takeLapsed(limit) {
+      const rows = await run<{ id: string; job_id: string }>('gateway-lapsed-reservations', [owner, limit], 'reading lapsed reservations');
+      return rows.map((row) => ({ id: row.id, jobId: row.job_id }));
     },
     async readSide(id) {
       const rows = await run<{ side: Record<string, JsonValue> }>('gateway-read-side', [id], 'getJob');

@@ -21,13 +21,19 @@ export interface Reply {
   body: any;
 }
 
-export interface TestGateway {
+/** A gateway as its clients see it: requests, and the test reset. */
+export interface HttpGateway {
+  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply>;
+  reset(): Promise<void>;
+}
+
+export interface TestGateway extends HttpGateway {
   app: FastifyInstance;
+  /** The store the server runs on. */
+  store: GatewayStore;
   baseUrl: string;
   /** The salted BullMQ prefix or Graphile schemas the store uses. */
   names: { prefix: string; graphileSchema: string; uniqueSchema: string };
-  request(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply>;
-  reset(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -62,7 +68,8 @@ export async function startGateway(
 ): Promise<TestGateway> {
   const names = gatewayNames(tag);
   const { clock, ...serverOptions } = options;
-  const app = await createOjsServer({ store: makeStore(backend, names, clock), testReset: true, ...serverOptions });
+  const store = makeStore(backend, names, clock);
+  const app = await createOjsServer({ store, testReset: true, ...serverOptions });
   const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
   const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> => {
     const init: RequestInit = { method, headers: { ...headers } };
@@ -82,6 +89,7 @@ export async function startGateway(
   };
   return {
     app,
+    store,
     baseUrl,
     names,
     request,

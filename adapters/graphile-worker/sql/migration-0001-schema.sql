@@ -7,8 +7,11 @@
 --           policy can still count it; its indexes;
 --        2. `heads`: per uniqueness key, the retention its policies need (record_job writes it,
 --           reclaim.sql reads it);
---        3. `gateway_jobs`: what the OJS gateway records of a job;
---        4. `gateway_queues`: the OJS gateway's pause and rate limit of a queue.
+--        3. `gateway_jobs`: what the OJS gateway records of a job, and the visibility reservation
+--           of a job an HTTP worker holds (indexed by when it lapses);
+--        4. `gateway_queues`: the OJS gateway's pause and rate limit of a queue;
+--        5. `gateway_idempotency`: the OJS gateway's `Idempotency-Key` records, and its index by
+--           expiry (the sweep, gateway-idempotency-sweep.sql, reads the oldest first).
 -- Runs once, in the installer's transaction (after install-bootstrap, before the functions),
 -- recorded in :OJS_UNIQUE_SCHEMA.migrations: all-or-nothing with the rest of the install.
 -- Raises: nothing of its own.
@@ -80,8 +83,17 @@ create table :OJS_UNIQUE_SCHEMA.gateway_jobs (
   -- The OJS envelope fields neither Graphile nor the ledger stores (tags, timeout_ms, x_…), the
   -- retry policy, the worker's error and result, when an HTTP worker started it
   -- (server/graphile-worker-gateway-store.ts). Empty unless a gateway serves the schema.
-  side jsonb not null default '{}'
+  side jsonb not null default '{}',
+  -- The OJS visibility timeout of a job an HTTP worker holds, shared by every gateway process
+  -- over the schema (gateway-reserve-job.sql, gateway-lapsed-reservations.sql): the Graphile job,
+  -- when the reservation lapses (null: none), and the `locked_at` of the lock it reserved, so
+  -- that a reservation left from an earlier lock of the job never fails a later one.
+  graphile_id bigint,
+  reserved_until timestamptz,
+  reserved_lock_at timestamptz
 );
+-- The lapsed reservations, read oldest first, never the whole table.
+create index gateway_jobs_reserved_idx on :OJS_UNIQUE_SCHEMA.gateway_jobs (reserved_until) where reserved_until is not null;
 
 -- The OJS gateway's settings of a queue: its pause and rate limit, read and counted by
 -- gateway-fetch-job.sql, written by gateway-set-queue-paused.sql and gateway-set-rate-limit.sql.
@@ -99,3 +111,28 @@ create table :OJS_UNIQUE_SCHEMA.gateway_queues (
   window_start timestamptz,
   window_count integer not null default 0
 );
+
+-- The OJS gateway's `Idempotency-Key` records (server/graphile-worker-idempotency-records.ts),
+-- shared by every gateway process over the database: one row per scope and key digest (the key
+-- itself is never stored). Read and written by gateway-idempotency-*.sql. Empty unless a gateway
+-- serves the schema.
+create table :OJS_UNIQUE_SCHEMA.gateway_idempotency (
+  -- Whose key: a digest of the gateway's token, or one scope for a gateway without one.
+  scope text not null,
+  -- A digest of the key as the client sent it.
+  key_hash text not null,
+  -- A digest of the request: method, route and canonical body.
+  fingerprint text not null,
+  -- The job ids given to the request's jobs (a JSON array of strings), kept across takeovers.
+  ids jsonb not null,
+  -- The request holding the claim, and when its claim lapses (null once answered).
+  owner text not null,
+  lease_until timestamptz,
+  -- The answer, once given: status, JSON body text, Location header.
+  status integer,
+  body text,
+  location text,
+  expires_at timestamptz not null,
+  primary key (scope, key_hash)
+);
+create index gateway_idempotency_expires_idx on :OJS_UNIQUE_SCHEMA.gateway_idempotency (expires_at);
