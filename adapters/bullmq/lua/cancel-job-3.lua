@@ -33,6 +33,7 @@ local rcall = redis.call
 
 --- @bullmq-host
 
+--- @include "includes/ojs-now"
 --- @include "includes/ojs-archive-key"
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-period-end"
@@ -48,8 +49,7 @@ local rcall = redis.call
 local layoutRefusal, layoutMissing = ojsLayoutCheck(ARGV)
 if layoutRefusal then return layoutRefusal end
 
-local time = rcall("TIME")
-local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local nowMs = ojsNowMs()
 local base = ARGV[1]
 local jobId = ARGV[2]
 if not ojsIsJobOrAbsent(base .. jobId) then return { "not_found" } end

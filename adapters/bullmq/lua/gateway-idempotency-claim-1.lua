@@ -31,8 +31,9 @@
 ]]
 local rcall = redis.call
 
-local time = rcall("TIME")
-local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+--- @include "includes/ojs-now"
+
+local nowMs = ojsNowMs()
 local leaseMs = tonumber(ARGV[4])
 
 local record = rcall("HMGET", KEYS[1], "fp", "ids", "lease", "status", "body", "location")

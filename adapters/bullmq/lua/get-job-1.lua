@@ -20,6 +20,7 @@ local rcall = redis.call
 
 --- @bullmq-host
 
+--- @include "includes/ojs-now"
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-is-job"
 --- @include "includes/ojs-read-job"
@@ -28,8 +29,7 @@ local rcall = redis.call
 local layoutRefusal = ojsLayoutCheck(ARGV)
 if layoutRefusal then return layoutRefusal end
 
-local time = rcall("TIME")
-local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local nowMs = ojsNowMs()
 if not ojsIsJobOrAbsent(ARGV[1] .. ARGV[2]) then return { "not_found" } end
 local state, location, due = ojsJobState(ARGV[1], ARGV[2], nowMs)
 if state == nil then return { "not_found" } end

@@ -27,6 +27,7 @@ local rcall = redis.call
 
 --- @bullmq-host
 
+--- @include "includes/ojs-now"
 --- @include "includes/ojs-archive-key"
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-own-policy"
@@ -37,8 +38,7 @@ local rcall = redis.call
 local layoutRefusal = ojsLayoutCheck(ARGV)
 if layoutRefusal then return layoutRefusal end
 
-local time = rcall("TIME")
-local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local nowMs = ojsNowMs()
 local uniquenessKey = ARGV[2]
 local entries = ojsIndexRead(KEYS[1], string.sub(uniquenessKey, 1, 32), ARGV[3], ARGV[1])
 local reply = { nowMs, 0 }

@@ -29,6 +29,7 @@ local rcall = redis.call
 
 --- @bullmq-host
 
+--- @include "includes/ojs-now"
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-own-policy"
 --- @include "includes/ojs-period-end"
@@ -42,8 +43,7 @@ local rcall = redis.call
 local layoutRefusal = ojsLayoutCheck(ARGV)
 if layoutRefusal then return layoutRefusal end
 
-local time = rcall("TIME")
-local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local nowMs = ojsNowMs()
 local uniquenessKey = ARGV[2]
 local policy = ojsReadPolicy("ignore", ARGV[3], ARGV[4], ARGV[5], ARGV[6])
 local entries = ojsIndexRead(KEYS[1], string.sub(uniquenessKey, 1, 32), ARGV[8], ARGV[1])

@@ -59,6 +59,7 @@ local rcall = redis.call
 
 --- @bullmq-host
 
+--- @include "includes/ojs-now"
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-period-end"
 --- @include "includes/ojs-own-policy"
@@ -75,8 +76,7 @@ local rcall = redis.call
 local layoutRefusal = ojsLayoutCheck(ARGV)
 if layoutRefusal then return layoutRefusal end
 
-local time = rcall("TIME")
-local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local nowMs = ojsNowMs()
 
 local rootPrefix = ARGV[1]
 local customId = ARGV[4]

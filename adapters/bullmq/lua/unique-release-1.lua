@@ -27,6 +27,7 @@ local rcall = redis.call
 
 --- @bullmq-host
 
+--- @include "includes/ojs-now"
 --- @include "includes/ojs-archive-key"
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-index"
@@ -35,8 +36,7 @@ local rcall = redis.call
 local layoutRefusal = ojsLayoutCheck(ARGV)
 if layoutRefusal then return layoutRefusal end
 
-local time = rcall("TIME")
-local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local nowMs = ojsNowMs()
 local uniquenessKey = ARGV[2]
 local field = string.sub(uniquenessKey, 1, 32)
 local entries = ojsIndexRead(KEYS[1], field, ARGV[3], ARGV[1])

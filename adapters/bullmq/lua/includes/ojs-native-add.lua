@@ -38,6 +38,7 @@
   All-or-nothing as the general path: every refusal is in 1-3 or is BullMQ's add's own (a parent,
   BullMQ's own `deduplication`), checked before it runs; then an HSET and a SET.
 ]]
+--- @include "includes/ojs-now"
 -- A re-sent add's own job among the jobs of `set` (completed or failed, scored by finishedOn)
 -- that finished within the replay grace, newest first, at most OJS_NATIVE_REPLAY_SCAN of them.
 local OJS_NATIVE_REPLAY_SCAN = 1000
@@ -53,8 +54,7 @@ end
 local function ojsNativeAdd(KEYS, ARGV)
   local uniquenessKey = ARGV[6]
   local field = string.sub(uniquenessKey, 1, 32)
-  local time = rcall("TIME")
-  local nowMs = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+  local nowMs = ojsNowMs()
   local rootPrefix, queueName, request = ARGV[4], ARGV[5], ARGV[16]
   local args = cmsgpack.unpack(ARGV[1])
   local queueBase = args[BULLMQ_ARG_KEY_PREFIX]
