@@ -16,6 +16,7 @@ import { Cluster, Redis } from 'ioredis';
 import { BackendError, InvalidJobInputError, isDuplicateJobError, underPath } from '../../src/errors.js';
 import type { JobInput, OjsJob } from '../../src/job.js';
 import type { OjsJobState } from '../../src/job-state.js';
+import { buildJobView } from '../../src/job-view.js';
 import { prepareUnique } from '../../src/unique-enqueue.js';
 import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
@@ -542,8 +543,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     prepared: { policy: OjsJob['unique']; key: string },
     opts: JobsOptions,
   ): OjsJob {
-    const scheduled = createdAt + (opts.delay ?? 0);
-    return {
+    return buildJobView({
       id,
       type: input.type,
       queue,
@@ -553,11 +553,11 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       attempt: 0,
       max_attempts: opts.attempts!,
       priority: input.priority ?? 0,
-      created_at: new Date(createdAt).toISOString(),
-      scheduled_at: new Date(scheduled).toISOString(),
+      created_at: createdAt,
+      scheduled_at: createdAt + (opts.delay ?? 0),
       unique: prepared.policy,
       uniqueness_key: prepared.key,
-    };
+    });
   }
 
   async #knownQueues(): Promise<string[]> {

@@ -13,6 +13,7 @@ import type { Job, Queue } from 'bullmq';
 import { isDuplicateJobError, type OjsUniqueError } from '../../src/errors.js';
 import type { JsonValue, OjsJob } from '../../src/job.js';
 import type { OjsJobState } from '../../src/job-state.js';
+import { buildJobView } from '../../src/job-view.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
 import { parseUniquePolicy } from '../../src/unique-policy.js';
 import type { UniqueAddReply } from './bullmq-enqueue.js';
@@ -31,7 +32,8 @@ export function ojsJobView(queue: string, id: string, state: OjsJobState, hash: 
   const opts = jobOptsFromHash(hash);
   const timestamp = Number(hash.timestamp ?? 0);
   const bullPriority = Number(hash.priority ?? 0);
-  const view: OjsJob = {
+  const finished = hash.ojsCancelledOn ?? hash.finishedOn;
+  return buildJobView({
     id,
     type: hash.name ?? '',
     queue,
@@ -41,17 +43,14 @@ export function ojsJobView(queue: string, id: string, state: OjsJobState, hash: 
     attempt: Number(hash.ats ?? hash.atm ?? 0),
     max_attempts: opts.attempts && opts.attempts > 0 ? opts.attempts : 1,
     priority: bullPriority > 0 ? PRIORITY_BASE - bullPriority : 0,
-    created_at: new Date(timestamp).toISOString(),
-    scheduled_at: new Date(dueMs ?? timestamp + Number(hash.delay ?? 0)).toISOString(),
+    created_at: timestamp,
+    scheduled_at: dueMs ?? timestamp + Number(hash.delay ?? 0),
     // Stored compact (compactUniquePolicy).
     unique: hash.ojsPolicy ? parseUniquePolicy(JSON.parse(hash.ojsPolicy)) : null,
     uniqueness_key: hash.ojsKey ?? null,
-  };
-  const finished = hash.ojsCancelledOn ?? hash.finishedOn;
-  if ((state === 'completed' || state === 'discarded' || state === 'cancelled') && finished)
-    view.completed_at = new Date(Number(finished)).toISOString();
-  if (hash.ojsReplacedBy) view.replaced_by = hash.ojsReplacedBy;
-  return view;
+    completed_at: finished ? Number(finished) : null,
+    replaced_by: hash.ojsReplacedBy || null,
+  });
 }
 
 /**

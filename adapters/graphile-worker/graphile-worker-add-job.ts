@@ -9,17 +9,13 @@ import type { AddJobsJobSpec, Job } from 'graphile-worker';
 import { InvalidJobInputError } from '../../src/errors.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
-import {
-  enqueueOnClient,
-  recoverRequest,
-  type EnqueueSettings,
-  type PreparedGraphileEnqueue,
-  type Reconnect,
-} from './graphile-worker-enqueue.js';
+import { enqueueOnClient } from './graphile-worker-enqueue.js';
+import { recoverRequest, type Reconnect } from './graphile-worker-lost-reply.js';
+import type { PreparedGraphileEnqueue } from './graphile-worker-request.js';
+import { schemaHandle, type SchemaHandle, type UniqueEnqueueOptions } from './graphile-worker-schema-handle.js';
 import { isConnectionLoss, isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import { observedEnqueue, observeGraphileAdd } from './graphile-worker-telemetry.js';
-import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, type SchemaOptionNames } from './graphile-worker-sql.js';
 import {
   hasUniquePolicy,
   taskSpecToEnqueue,
@@ -29,37 +25,6 @@ import {
   type UniqueTaskSpec,
   type UniqueTaskSpecWithPolicy,
 } from './graphile-worker-task-spec.js';
-
-export interface UniqueEnqueueOptions {
-  /** The adapter's own schema. (Default: `ojs_unique`.) */
-  uniqueSchema?: string;
-  /** Graphile Worker's schema: the one the worker runs with. (Default: `graphile_worker`.) */
-  workerSchema?: string;
-  /** §5.2: let `replace` fence a running job instead of rejecting with state `active`. (Default: false.) */
-  replaceActive?: boolean;
-  /**
-   * Send the enqueue's statements as named prepared statements, parsed once per connection. Set
-   * false behind a pooler that cannot carry them across transactions (PgBouncer in transaction
-   * mode before 1.21), as you would Graphile's own `preparedStatements`. (Default: true, as
-   * Graphile Worker.)
-   */
-  preparedStatements?: boolean;
-}
-
-/** @param optionNames what the caller's options call the two schemas, for the error refusing one. */
-export function enqueueSettings(options: UniqueEnqueueOptions, optionNames?: SchemaOptionNames): EnqueueSettings {
-  return {
-    sql: GraphileWorkerSql.for(
-      {
-        workerSchema: options.workerSchema ?? DEFAULT_GRAPHILE_SCHEMA,
-        uniqueSchema: options.uniqueSchema ?? DEFAULT_UNIQUE_SCHEMA,
-      },
-      optionNames,
-    ),
-    replaceActive: options.replaceActive ?? false,
-    preparedStatements: options.preparedStatements ?? true,
-  };
-}
 
 /**
  * Adds a job on `client`, which the caller has put inside BEGIN … COMMIT. Nothing is committed
@@ -99,8 +64,8 @@ export async function addJobWithClient(
   spec: UniqueTaskSpec = {},
   options: UniqueEnqueueOptions = {},
 ): Promise<EnqueueResult | Job> {
-  const settings = enqueueSettings(options);
-  if (!hasUniquePolicy(spec)) return addPlainJob(client, settings, identifier, payload, spec);
+  const handle = schemaHandle(options);
+  if (!hasUniquePolicy(spec)) return addPlainJob(client, handle, identifier, payload, spec);
   if (isPool(client)) {
     // Each statement of a pool may run on another connection, in autocommit: the key's lock
     // would be released between the read and the insert, and strength silently lost.
@@ -111,13 +76,13 @@ export async function addJobWithClient(
       },
     ]);
   }
-  return observedEnqueue(taskSpecToEnqueue(identifier, payload, spec), (request) => enqueueInSavepoint(client, settings, request));
+  return observedEnqueue(taskSpecToEnqueue(identifier, payload, spec), (request) => enqueueInSavepoint(client, handle, request));
 }
 
 /** One unique add inside the caller's transaction, under a savepoint of its own. */
 async function enqueueInSavepoint(
   client: TransactionClientLike,
-  settings: EnqueueSettings,
+  handle: SchemaHandle,
   request: PreparedGraphileEnqueue,
 ): Promise<EnqueueResult> {
   // A savepoint: SAVEPOINT fails (25P01) outside a transaction block, where the key's lock would
@@ -130,7 +95,7 @@ async function enqueueInSavepoint(
   }
   let result: EnqueueResult;
   try {
-    result = await enqueueOnClient(client, settings, request, { ownTransaction: false, undoneOnError: true });
+    result = await enqueueOnClient(client, handle, request, { ownTransaction: false, undoneOnError: true });
   } catch (error) {
     // Undone, or the connection (and with it the caller's transaction) is gone: nothing of this
     // enqueue can commit either way.
@@ -171,13 +136,13 @@ function isPool(client: unknown): boolean {
 
 async function addPlainJob(
   client: PgClientLike,
-  settings: EnqueueSettings,
+  handle: SchemaHandle,
   identifier: string,
   payload: unknown,
   spec: UniqueTaskSpec,
 ): Promise<Job> {
   try {
-    const { rows } = await client.query<Job>(settings.sql.text('add-plain-job'), [
+    const { rows } = await client.query<Job>(handle.sql.text('add-plain-job'), [
       identifier,
       JSON.stringify(payload ?? {}),
       spec.queueName ?? null,
@@ -217,7 +182,7 @@ export type PlainAddJobsSpec<TIdentifier extends TaskIdentifier = string> = AddJ
  */
 export async function addJobsOnClient(
   client: PgClientLike,
-  settings: EnqueueSettings,
+  handle: SchemaHandle,
   specs: readonly UniqueAddJobsSpec[],
   reconnect?: Reconnect,
 ): Promise<EnqueueResult[]> {
@@ -235,7 +200,7 @@ export async function addJobsOnClient(
   const requests: PreparedGraphileEnqueue[] = specs.map(({ identifier, payload, ...spec }, index) =>
     taskSpecToEnqueue(identifier, payload, spec, `[${index}]`),
   );
-  return enqueueAllOnClient(client, settings, requests, { reconnect, operation: 'addJobs' });
+  return enqueueAllOnClient(client, handle, requests, { reconnect, operation: 'addJobs' });
 }
 
 /** What {@link enqueueAllOnClient} runs beside the batch. */
@@ -258,7 +223,7 @@ export interface EnqueueAllOptions {
  */
 export async function enqueueAllOnClient(
   client: PgClientLike,
-  settings: EnqueueSettings,
+  handle: SchemaHandle,
   requests: readonly PreparedGraphileEnqueue[],
   options: EnqueueAllOptions,
 ): Promise<EnqueueResult[]> {
@@ -270,7 +235,7 @@ export async function enqueueAllOnClient(
   try {
     const results = await enqueueBatch(
       client,
-      settings,
+      handle,
       observed.map((entry, index) => entry?.traced ?? requests[index]!),
       options,
       refused,
@@ -287,7 +252,7 @@ export async function enqueueAllOnClient(
 /** {@link enqueueAllOnClient} without its telemetry; `refused.index` names the entry whose failure ended the last attempt. */
 async function enqueueBatch(
   client: PgClientLike,
-  settings: EnqueueSettings,
+  handle: SchemaHandle,
   requests: readonly PreparedGraphileEnqueue[],
   options: EnqueueAllOptions,
   refused: { index?: number },
@@ -304,7 +269,7 @@ async function enqueueBatch(
       // Each entry's failure is undone by the batch's rollback: nothing of the batch is written.
       for (const { index } of order) {
         refused.index = index;
-        results[index] = await enqueueOnClient(client, settings, requests[index]!, { ownTransaction: false, undoneOnError: true });
+        results[index] = await enqueueOnClient(client, handle, requests[index]!, { ownTransaction: false, undoneOnError: true });
       }
       refused.index = undefined;
       await options.beforeCommit?.(client, results);
@@ -328,7 +293,7 @@ async function enqueueBatch(
       (request, index) => request.prepared !== null && (results[index]!.outcome === 'created' || results[index]!.outcome === 'replaced'),
     );
     if (wrote >= 0) {
-      await recoverRequest(reconnect, settings, requests[wrote]!.prepared!.key, requests[wrote]!.token, {
+      await recoverRequest(reconnect, handle, requests[wrote]!.prepared!.key, requests[wrote]!.token, {
         error,
         client,
         heldKeyLock: true,
@@ -343,7 +308,7 @@ async function enqueueBatch(
     ) {
       // Only jobs without a policy, updates or duplicate attempts were written: no row to look up
       // by key and token.
-      await recoverRequest(undefined, settings, '', '', { error, client, heldKeyLock: true });
+      await recoverRequest(undefined, handle, '', '', { error, client, heldKeyLock: true });
     }
   }
   return results;

@@ -15,14 +15,11 @@ import type { JobInput, OjsJob } from '../../src/job.js';
 import { TERMINAL_STATES, type OjsJobState } from '../../src/job-state.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
-import { enqueueAllOnClient, enqueueSettings, type EnqueueAllOptions } from './graphile-worker-add-job.js';
-import {
-  enqueueOnClient,
-  GRAPHILE_WORKER_EXTENSIONS,
-  prepareGraphileEnqueue,
-  readJob,
-  type EnqueueSettings,
-} from './graphile-worker-enqueue.js';
+import { enqueueAllOnClient, type EnqueueAllOptions } from './graphile-worker-add-job.js';
+import { enqueueOnClient } from './graphile-worker-enqueue.js';
+import { readJob } from './graphile-worker-job-view.js';
+import { GRAPHILE_WORKER_EXTENSIONS, prepareGraphileEnqueue } from './graphile-worker-request.js';
+import { schemaHandle, type SchemaHandle } from './graphile-worker-schema-handle.js';
 import { backendClosedError, translatePgError } from './graphile-worker-errors.js';
 import { observedEnqueue } from './graphile-worker-telemetry.js';
 import {
@@ -130,8 +127,8 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
   readonly #sql: GraphileWorkerSql;
   readonly #pool: Promise<PgPoolLike>;
   readonly #ownsPool: boolean;
-  /** The enqueue's settings, with the same defaults as every other entry point (enqueueSettings). */
-  readonly #settings: EnqueueSettings;
+  /** The schema handle, with the same defaults as every other entry point (schemaHandle). */
+  readonly #handle: SchemaHandle;
   readonly #queueNameFor: (queue: string) => string | null;
   readonly #migrate: boolean;
   #ready: Promise<void> | null = null;
@@ -140,13 +137,13 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
   constructor(options: GraphileWorkerBackendOptions) {
     if (!options.pgPool === !options.connectionString)
       throw new TypeError('createGraphileWorkerBackend: give exactly one of pgPool or connectionString');
-    this.#settings = enqueueSettings({
+    this.#handle = schemaHandle({
       uniqueSchema: options.uniqueSchema,
       workerSchema: options.workerSchema,
       replaceActive: options.replaceActive,
       preparedStatements: options.preparedStatements,
     });
-    this.#sql = this.#settings.sql;
+    this.#sql = this.#handle.sql;
     this.schemas = this.#sql.names;
     this.#ownsPool = !options.pgPool;
     this.#pool = options.pgPool
@@ -163,7 +160,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
         strength: 'strong',
         mechanism:
           'PostgreSQL transaction: per-key head row lock (INSERT … ON CONFLICT DO UPDATE), candidate read, then Graphile add_job (no job_key) and cancel, committed together',
-        replace_active: this.#settings.replaceActive,
+        replace_active: this.#handle.replaceActive,
         extensions: GRAPHILE_WORKER_EXTENSIONS,
       },
     };
@@ -218,7 +215,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
       await this.ready();
       const client = await this.#connect('enqueue');
       try {
-        return await enqueueOnClient(client, this.#settings, request, { ownTransaction: true, reconnect: this.#reconnect });
+        return await enqueueOnClient(client, this.#handle, request, { ownTransaction: true, reconnect: this.#reconnect });
       } finally {
         client.release();
       }
@@ -237,7 +234,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
     await this.ready();
     const client = await this.#connect('enqueueMany');
     try {
-      return await enqueueAllOnClient(client, this.#settings, requests, {
+      return await enqueueAllOnClient(client, this.#handle, requests, {
         reconnect: this.#reconnect,
         operation: 'enqueueMany',
         beforeCommit: options.beforeCommit,
@@ -280,7 +277,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
     this.#assertOpen();
     const prepared = requestPrepared(prepareGraphileEnqueue(job, { queueName: null, priority: null, flags: null }));
     await this.ready();
-    return explainUniqueJob(await this.#pool, this.#sql, prepared, this.#settings.replaceActive);
+    return explainUniqueJob(await this.#pool, this.#sql, prepared, this.#handle.replaceActive);
   }
 
   async releaseUniqueKey(target: JobInput | UniquenessKeyRef): Promise<number> {

@@ -21,7 +21,7 @@ import { InvalidJobInputError, isDuplicateJobError } from '../../src/errors.js';
 import type { ValidationIssue } from '../../src/errors.js';
 import { fromGraphileWorker } from '../../src/translate/from-graphile-worker.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
-import { enqueueSettings, type UniqueEnqueueOptions } from './graphile-worker-add-job.js';
+import { schemaHandle, type UniqueEnqueueOptions } from './graphile-worker-schema-handle.js';
 import { taskSpecToEnqueue, type UniqueTaskSpec } from './graphile-worker-task-spec.js';
 import { uniqueAddFunctions } from './graphile-worker-unique-add.js';
 
@@ -125,10 +125,10 @@ function relaySpec(relay: RelayPayload): UniqueTaskSpec {
  * Pass the schemas the worker runs with (task helpers do not say which).
  */
 export function makeUniqueCronTask(options: UniqueEnqueueOptions = {}): Task {
-  const settings = enqueueSettings(options);
+  const handle = schemaHandle(options);
   return async (raw, helpers) => {
     const relay = raw as RelayPayload;
-    const { addJob } = uniqueAddFunctions(helpers, settings);
+    const { addJob } = uniqueAddFunctions(helpers, handle);
     const spec = relaySpec(relay);
     // The tick's time, as Graphile's scheduler gives its own job (`run_at` = the tick).
     if (relay._cron !== undefined) spec.runAt = new Date(relay._cron.ts);

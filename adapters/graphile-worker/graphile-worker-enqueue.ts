@@ -16,82 +16,21 @@
  * write the spec's rules a second time, in a second language; the one shortcut taken in SQL is
  * the case with no candidate at all, where there is nothing to decide.
  */
-import { randomUUID } from 'node:crypto';
 import { decideUniqueConflict, type UniqueConflictDecision } from '../../src/conflict-decision.js';
 import { BackendError, InvalidJobInputError } from '../../src/errors.js';
-import { type JobInput, type JsonValue, type OjsJob } from '../../src/job.js';
-import { TERMINAL_STATES, type OjsJobState } from '../../src/job-state.js';
-import { prepareUnique, scheduledAtMs, type PreparedUnique } from '../../src/unique-enqueue.js';
+import type { OjsJob } from '../../src/job.js';
+import { TERMINAL_STATES } from '../../src/job-state.js';
+import { scheduledAtMs, type PreparedUnique } from '../../src/unique-enqueue.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
-import type { UniqueExtension, UniquePolicy, UpdateField } from '../../src/unique-policy.js';
-import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
+import type { UpdateField } from '../../src/unique-policy.js';
 import { isConnectionLoss, isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import { assertGraphileReliances, recheckReliancesAfter } from './graphile-worker-host.js';
 import type { SqlFileName } from './generated/sql.js';
+import { candidateView, createdView, readJob, replacedView, type CandidateRow, type InsertedRow } from './graphile-worker-job-view.js';
+import { messageOf, noteSessionPid, recoverRequest, type Reconnect } from './graphile-worker-lost-reply.js';
 import { runQuery, type PgClientLike, type PgQueryResultLike } from './graphile-worker-pg.js';
-import type { GraphileWorkerSql } from './graphile-worker-sql.js';
-
-/** Where and how Graphile Worker runs the job: the `TaskSpec` fields that are not OJS fields. */
-export interface GraphilePlacement {
-  /** Graphile `queue_name`: jobs sharing one run one at a time. Null runs them in parallel. */
-  queueName: string | null;
-  /** Graphile priority (numerically smaller runs first); null for Graphile's default, 0. */
-  priority: number | null;
-  flags: string[] | null;
-}
-
-export interface EnqueueSettings {
-  sql: GraphileWorkerSql;
-  /** §5.2: let `replace` fence a running job instead of rejecting. */
-  replaceActive: boolean;
-  /** Send the enqueue's statements as named prepared statements (see GraphileWorkerSql.query). */
-  preparedStatements: boolean;
-}
-
-/** An enqueue whose input is already validated: the result of {@link prepareGraphileEnqueue}. */
-export interface PreparedGraphileEnqueue {
-  job: JobInput;
-  prepared: PreparedUnique | null;
-  /** The payload exactly as the caller gave it, as sent to Graphile (JSON text). */
-  payload: string;
-  /** The same payload, parsed back: the job's OJS `args`, as getJob will read them. */
-  args: JsonValue;
-  /** `meta` exactly as the caller gave it (a copy). */
-  meta: Record<string, JsonValue>;
-  placement: GraphilePlacement;
-  /**
-   * A client-made request token, stored on the ledger row the enqueue writes (jobs.request_token):
-   * after a reply lost with the connection, looking it up tells whether the write committed.
-   */
-  token: string;
-}
-
-/**
- * The policy extensions the Graphile adapter implements, on every entry point (they all prepare
- * through {@link prepareGraphileEnqueue}): its backend declares the same list.
- */
-export const GRAPHILE_WORKER_EXTENSIONS: readonly UniqueExtension[] = ['x_period_anchor', 'x_key', 'x_update'];
-
-/** Validates everything before any I/O, so a bad job is refused with nothing written. */
-export function prepareGraphileEnqueue(job: JobInput, placement: GraphilePlacement): PreparedGraphileEnqueue {
-  // Every rule a job must meet is the core's (portable input rules: JSON-ness of args and meta,
-  // the id, smallint ranges, four-digit years for run_at); the job keeps args and meta exactly as
-  // given (a task must receive what was enqueued), the NFC copies exist only for the key.
-  const prepared = prepareUnique(job, { extensions: GRAPHILE_WORKER_EXTENSIONS });
-  const payload = JSON.stringify(job.args);
-  return {
-    job,
-    prepared,
-    payload,
-    args: JSON.parse(payload) as JsonValue,
-    meta: JSON.parse(JSON.stringify(job.meta ?? {})) as Record<string, JsonValue>,
-    placement,
-    token: randomUUID(),
-  };
-}
-
-/** Runs `body` on a fresh connection (not the one that was lost), releasing it afterwards. */
-export type Reconnect = <T>(body: (client: PgClientLike) => Promise<T>) => Promise<T>;
+import { insertParams, type PreparedGraphileEnqueue } from './graphile-worker-request.js';
+import type { SchemaHandle } from './graphile-worker-schema-handle.js';
 
 export interface EnqueueMode {
   /**
@@ -111,20 +50,20 @@ export interface EnqueueMode {
 /** Runs the enqueue on `client` (see {@link EnqueueMode}). */
 export async function enqueueOnClient(
   client: PgClientLike,
-  settings: EnqueueSettings,
+  handle: SchemaHandle,
   request: PreparedGraphileEnqueue,
   mode: EnqueueMode,
 ): Promise<EnqueueResult> {
   const { prepared } = request;
   const undone = mode.undoneOnError ?? mode.ownTransaction;
-  await assertGraphileReliances(client, settings.sql);
+  await assertGraphileReliances(client, handle.sql);
   if (!prepared) {
     // A job without a policy is one statement; no transaction of our own is needed. In
     // autocommit its ledger row has no key to look its token up by, so a lost reply is 'unknown'.
     try {
-      return { outcome: 'created', job: await insertJob(client, settings, request, null) };
+      return { outcome: 'created', job: await insertJob(client, handle, request, null) };
     } catch (error) {
-      recheckReliancesAfter(error, client, settings.sql);
+      recheckReliancesAfter(error, client, handle.sql);
       const mayHaveCommitted = mode.ownTransaction && isConnectionLoss(error);
       throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: undone && !mayHaveCommitted });
     }
@@ -136,143 +75,17 @@ export async function enqueueOnClient(
     // commit()); a caller's transaction is theirs to retry (the typed error says so).
     for (let attempt = 1; ; attempt++) {
       try {
-        return await decideAndApply(client, settings, request, prepared, mode);
+        return await decideAndApply(client, handle, request, prepared, mode);
       } catch (error) {
         if (!mode.ownTransaction || attempt >= OWN_TRANSACTION_ATTEMPTS || !isRetryableConflict(error)) throw error;
       }
     }
   } catch (error) {
-    recheckReliancesAfter(error, client, settings.sql);
+    recheckReliancesAfter(error, client, handle.sql);
     // On the adapter's own path every write happens in one statement or one transaction that
     // was rolled back (or whose commit was checked), so a failure wrote nothing.
     throw translatePgError(error, { operation: 'enqueue', requestedId: request.job.id, rolledBack: undone });
   }
-}
-
-/** How long the lost-reply check waits for the lost session to end (or for the key's lock). */
-const RECOVERY_WAIT_MS = 5_000;
-
-/**
- * Whether a client's `processID` is the pid of its server session, checked once per client. A
- * pooler such as PgBouncer answers with ids of its own, and a check that waited for such an id
- * to vanish from pg_stat_activity would conclude "ended" while the statement may still commit.
- */
-const sessionPidChecked = new WeakMap<object, boolean>();
-
-async function noteSessionPid(client: PgClientLike): Promise<void> {
-  if (sessionPidChecked.has(client)) return;
-  const pid = (client as { processID?: unknown }).processID;
-  const own = typeof pid === 'number' && (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid === pid;
-  sessionPidChecked.set(client, own);
-}
-
-/** What was lost: the statement that may have committed, on which connection. */
-export interface LostWrite {
-  /** The connection error. */
-  error: unknown;
-  /** The client it happened on (its backend process id says which session to wait for). */
-  client: PgClientLike;
-  /**
-   * True when the lost statement was COMMIT of a transaction that held the key's lock: waiting
-   * for the lock is then enough. False for a statement that takes the lock itself (the
-   * one-statement insert), which may not have started yet when the check runs: then the check
-   * waits for the lost session to end.
-   */
-  heldKeyLock: boolean;
-}
-
-/**
- * After a connection lost once a committing statement was sent: finds the ledger row written
- * with `token`, on a fresh connection. Found: it committed (the row). Not found once the lost
- * session has ended (nothing of it can commit any more): nothing committed, `written: false`.
- * Cannot tell: `written: 'unknown'`.
- */
-export async function recoverRequest(
-  reconnect: Reconnect | undefined,
-  settings: EnqueueSettings,
-  key: string,
-  token: string,
-  lost: LostWrite,
-): Promise<InsertedRow> {
-  const what = `enqueue: the connection was lost after the write was sent (${messageOf(lost.error)})`;
-  if (!reconnect) throw new BackendError('graphile-worker', `${what}; it may have committed`, { cause: lost.error, written: 'unknown' });
-  const pid = sessionPidChecked.get(lost.client) === true ? (lost.client as { processID?: unknown }).processID : undefined;
-  let row: InsertedRow | null;
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    // Bounded: the lost client is still held by the caller, so a pool with no other connection to
-    // give could otherwise keep this waiting for ever.
-    const gaveUp = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('no connection to check on came in time')), 2 * RECOVERY_WAIT_MS);
-    });
-    row = await Promise.race([
-      gaveUp,
-      reconnect(async (client) => {
-        const find = async () =>
-          (await client.query<{ result: InsertedRow }>(settings.sql.text('find-request'), [key, token])).rows[0]?.result ?? null;
-        const seen = await find();
-        if (seen) return seen;
-        if (lost.heldKeyLock) {
-          // The lost transaction holds the key's lock until it commits or rolls back (behind a
-          // transaction pooler too: the server connection stays assigned for the transaction).
-          await client.query('begin');
-          try {
-            await client.query(`set local lock_timeout = ${RECOVERY_WAIT_MS}`);
-            await client.query(settings.sql.text('lock-key'), [key]);
-            return await find();
-          } finally {
-            await client.query('rollback').catch(() => undefined);
-          }
-        }
-        // A statement that takes the lock itself may still be running, or not even read yet: once
-        // the lost session's backend has exited, nothing of it can commit any more. A backend sees
-        // its client's end when it next reads or writes, i.e. at the latest when the statement is
-        // done.
-        if (typeof pid !== 'number')
-          throw new Error('the lost session cannot be identified (no backend process id of its own, e.g. behind a pooler)');
-        const deadline = Date.now() + RECOVERY_WAIT_MS;
-        while ((await client.query(settings.sql.text('session-alive'), [pid])).rows.length > 0) {
-          if (Date.now() > deadline) throw new Error(`the lost session (backend ${pid}) is still running`);
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-        return await find();
-      }),
-    ]);
-  } catch (error) {
-    throw new BackendError(
-      'graphile-worker',
-      `${what}, and checking whether it committed failed (${messageOf(error)}); it may have committed`,
-      {
-        cause: lost.error,
-        written: 'unknown',
-      },
-    );
-  } finally {
-    clearTimeout(timer);
-  }
-  if (row) return row;
-  throw new BackendError('graphile-worker', `${what}; it did not commit (checked by its request token)`, {
-    cause: lost.error,
-    written: false,
-  });
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/** A candidate as lock_and_read reports it (functions/candidates.sql). */
-export interface CandidateRow {
-  job_id: string;
-  id: string;
-  state: OjsJobState;
-  created_at: number;
-  scheduled_at: number;
-  /** x_period_anchor "last_duplicate": the last duplicate attempt (ms), null if none. */
-  last_duplicate_at: number | null;
-  /** A replace took the key from this record (the key's head keeps it, marked): ConflictCandidate.superseded. */
-  superseded: boolean;
-  view: Omit<JobRow, 'job_id' | 'id' | 'state'>;
 }
 
 interface LockAndRead {
@@ -282,7 +95,7 @@ interface LockAndRead {
 
 async function decideAndApply(
   client: PgClientLike,
-  settings: EnqueueSettings,
+  handle: SchemaHandle,
   request: PreparedGraphileEnqueue,
   prepared: PreparedUnique,
   mode: EnqueueMode,
@@ -297,7 +110,7 @@ async function decideAndApply(
   // be the session's own (a pooler hands out ids of its own).
   if (ownTransaction && mode.reconnect) await noteSessionPid(client);
   try {
-    const first = await statement<{ result: { inserted: InsertedRow } | LockAndRead }>(client, settings, 'try-enqueue', [
+    const first = await statement<{ result: { inserted: InsertedRow } | LockAndRead }>(client, handle, 'try-enqueue', [
       prepared.key,
       prepared.policy.states,
       ...params.slice(0, 8),
@@ -308,17 +121,17 @@ async function decideAndApply(
   } catch (error) {
     // In autocommit the statement commits its own insert: a lost reply may hide a committed job.
     if (ownTransaction && isConnectionLoss(error)) {
-      const row = await recoverRequest(mode.reconnect, settings, prepared.key, request.token, { error, client, heldKeyLock: false });
+      const row = await recoverRequest(mode.reconnect, handle, prepared.key, request.token, { error, client, heldKeyLock: false });
       return { outcome: 'created', job: createdView(request, row) };
     }
     throw error;
   }
   if ('inserted' in attempt) return { outcome: 'created', job: createdView(request, attempt.inserted) };
-  const early = decide(settings, prepared, attempt);
+  const early = decide(handle, prepared, attempt);
   // Read-only only when nothing is to be written: a `last_duplicate` anchor records the attempt
   // (touch), even on ignore and reject, so those take the locked path too.
   if ((early.action === 'ignore' || early.action === 'reject') && !early.touch) {
-    await refuseTakenId(client, settings, request, attempt);
+    await refuseTakenId(client, handle, request, attempt);
     return settle(early, attempt);
   }
 
@@ -326,12 +139,12 @@ async function decideAndApply(
   // held to commit, deciding again on what the locked read shows.
   if (ownTransaction) await client.query('begin');
   try {
-    const read = (await statement<{ result: LockAndRead }>(client, settings, 'lock-and-read', [prepared.key, prepared.policy.states]))
+    const read = (await statement<{ result: LockAndRead }>(client, handle, 'lock-and-read', [prepared.key, prepared.policy.states]))
       .rows[0]!.result;
-    const decision = decide(settings, prepared, read);
+    const decision = decide(handle, prepared, read);
     let result: EnqueueResult;
     if (decision.action === 'insert') {
-      result = { outcome: 'created', job: await insertJob(client, settings, request, null) };
+      result = { outcome: 'created', job: await insertJob(client, handle, request, null) };
     } else if (decision.action === 'replace') {
       // Insert first, then cancel, in one statement (replace_jobs): the cancelled rows must name
       // their replacement's id, which is Graphile's id unless the caller chose one. Both commit
@@ -342,9 +155,9 @@ async function decideAndApply(
       const applied = (
         await statement<{ result: { inserted: InsertedRow; cancelled: { job_id: string; finished_at: string }[] } }>(
           client,
-          settings,
+          handle,
           'replace-jobs',
-          [...insertParams(request, decision.scheduledAt), superseded.map((c) => c.job_id), settings.replaceActive, request.token],
+          [...insertParams(request, decision.scheduledAt), superseded.map((c) => c.job_id), handle.replaceActive, request.token],
         )
       ).rows[0]!.result;
       const job = createdView(request, applied.inserted);
@@ -352,14 +165,7 @@ async function decideAndApply(
       // Every live candidate was locked by lock-and-read, so each one was cancelled: its view is
       // the one just read, now cancelled by this job. A finished one is left as it was read.
       const [replaced, ...others] = superseded.map((c) =>
-        TERMINAL_STATES.includes(c.state)
-          ? candidateView(c)
-          : {
-              ...candidateView(c),
-              state: 'cancelled' as const,
-              completed_at: new Date(finishedAt.get(c.job_id)!).toISOString(),
-              replaced_by: job.id,
-            },
+        TERMINAL_STATES.includes(c.state) ? candidateView(c) : replacedView(c, finishedAt.get(c.job_id)!, job.id),
       );
       result =
         others.length > 0
@@ -367,17 +173,17 @@ async function decideAndApply(
           : { outcome: 'replaced', job, replaced: replaced! };
     } else {
       // The id check first, as on the read-only path: a taken id writes nothing, not even a touch.
-      await refuseTakenId(client, settings, request, read);
+      await refuseTakenId(client, handle, request, read);
       if (decision.touch) {
         const touched = decision.touch.map((candidate) => read.candidates.find((c) => c.id === candidate.id)!.job_id);
-        await statement(client, settings, 'touch-jobs', [touched, prepared.policy.period]);
+        await statement(client, handle, 'touch-jobs', [touched, prepared.policy.period]);
       }
       if (decision.action === 'update') {
         const existing = read.candidates.find((candidate) => candidate.id === decision.existing.id)!;
-        result = await updateJob(client, settings, request, existing, decision.fields);
+        result = await updateJob(client, handle, request, existing, decision.fields);
       } else if (decision.action === 'reject') {
         // A reject that touched still writes (the attempt moved the window): commit, then throw.
-        if (ownTransaction) await commit(client, mode, settings, prepared.key, request.token, 'untracked');
+        if (ownTransaction) await commit(client, mode, handle, prepared.key, request.token, 'untracked');
         throw decision.error;
       } else {
         result = settle(decision, read);
@@ -390,7 +196,7 @@ async function decideAndApply(
           : decision.action === 'update' || decision.touch
             ? 'untracked'
             : false;
-      await commit(client, mode, settings, prepared.key, request.token, wrote);
+      await commit(client, mode, handle, prepared.key, request.token, wrote);
     }
     return result;
   } catch (error) {
@@ -407,14 +213,14 @@ async function decideAndApply(
  */
 async function updateJob(
   client: PgClientLike,
-  settings: EnqueueSettings,
+  handle: SchemaHandle,
   request: PreparedGraphileEnqueue,
   existing: CandidateRow,
   fields: UpdateField[],
 ): Promise<EnqueueResult> {
   const { job, placement } = request;
   const { changed } = (
-    await statement<{ result: { changed: UpdateField[] } }>(client, settings, 'update-job', [
+    await statement<{ result: { changed: UpdateField[] } }>(client, handle, 'update-job', [
       existing.job_id,
       fields,
       request.payload,
@@ -425,7 +231,7 @@ async function updateJob(
       job.scheduled_at === undefined ? null : new Date(scheduledAtMs(job.scheduled_at)!).toISOString(),
     ])
   ).rows[0]!.result;
-  return { outcome: 'updated', job: (await readJob(client, settings.sql, existing.id))!, changed };
+  return { outcome: 'updated', job: (await readJob(client, handle.sql, existing.id))!, changed };
 }
 
 /** An error from {@link commit}, already settled by the token check (no rollback to send). */
@@ -442,7 +248,7 @@ class CommitChecked {
 async function commit(
   client: PgClientLike,
   mode: EnqueueMode,
-  settings: EnqueueSettings,
+  handle: SchemaHandle,
   key: string,
   token: string,
   wrote: 'token' | 'untracked' | false,
@@ -462,24 +268,19 @@ async function commit(
       );
     }
     try {
-      await recoverRequest(mode.reconnect, settings, key, token, { error, client, heldKeyLock: true });
+      await recoverRequest(mode.reconnect, handle, key, token, { error, client, heldKeyLock: true });
     } catch (settled) {
       throw new CommitChecked(settled);
     }
   }
 }
 
-/** One of the enqueue's statements, prepared or not as `settings` say (GraphileWorkerSql.query). */
-function statement<R>(
-  client: PgClientLike,
-  settings: EnqueueSettings,
-  name: SqlFileName,
-  values: unknown[],
-): Promise<PgQueryResultLike<R>> {
-  return runQuery<R>(client, settings.sql.query(name, values, settings.preparedStatements));
+/** One of the enqueue's statements, prepared or not as `handle` say (GraphileWorkerSql.query). */
+function statement<R>(client: PgClientLike, handle: SchemaHandle, name: SqlFileName, values: unknown[]): Promise<PgQueryResultLike<R>> {
+  return runQuery<R>(client, handle.sql.query(name, values, handle.preparedStatements));
 }
 
-function decide(settings: EnqueueSettings, prepared: PreparedUnique, read: LockAndRead): UniqueConflictDecision {
+function decide(handle: SchemaHandle, prepared: PreparedUnique, read: LockAndRead): UniqueConflictDecision {
   return decideUniqueConflict({
     policy: prepared.policy,
     uniquenessKey: prepared.key,
@@ -490,7 +291,7 @@ function decide(settings: EnqueueSettings, prepared: PreparedUnique, read: LockA
     // ids compared as text ("10" < "9", or any caller-chosen id). Nothing in SQL orders the
     // candidates: the core's decideConflict alone picks "the existing one" and the cancel order.
     candidates: read.candidates.map((candidate) => ({ ...candidate, seq: Number(candidate.job_id) })),
-    canReplaceActive: settings.replaceActive,
+    canReplaceActive: handle.replaceActive,
   });
 }
 
@@ -503,7 +304,7 @@ function decide(settings: EnqueueSettings, prepared: PreparedUnique, read: LockA
  */
 async function refuseTakenId(
   client: PgClientLike,
-  settings: EnqueueSettings,
+  handle: SchemaHandle,
   request: PreparedGraphileEnqueue,
   read: LockAndRead,
 ): Promise<void> {
@@ -511,25 +312,8 @@ async function refuseTakenId(
   if (id === undefined) return;
   const taken =
     read.candidates.some((candidate) => candidate.id === id) ||
-    (await statement<{ taken: boolean }>(client, settings, 'id-taken', [id])).rows[0]!.taken;
+    (await statement<{ taken: boolean }>(client, handle, 'id-taken', [id])).rows[0]!.taken;
   if (taken) throw new InvalidJobInputError([{ path: 'id', message: `a job with id ${id} already exists` }]);
-}
-
-/** A key's candidates read without its lock (read-candidates.sql), and how to view one as a job. */
-export interface KeyCandidates {
-  now: number;
-  candidates: CandidateRow[];
-  view(candidate: CandidateRow): OjsJob;
-}
-
-export async function readCandidates(
-  client: PgClientLike,
-  sql: GraphileWorkerSql,
-  key: string,
-  states: readonly OjsJobState[],
-): Promise<KeyCandidates> {
-  const { rows } = await client.query<{ result: LockAndRead }>(sql.text('read-candidates'), [key, states]);
-  return { ...rows[0]!.result, view: candidateView };
 }
 
 /** The outcome of an `ignore` or `reject` decision, from the read it was made on. */
@@ -538,129 +322,15 @@ function settle(decision: Extract<UniqueConflictDecision, { action: 'ignore' | '
   return { outcome: 'deduplicated', job: candidateView(read.candidates.find((candidate) => candidate.id === decision.existing.id)!) };
 }
 
-function candidateView(candidate: CandidateRow): OjsJob {
-  return toOjsJob({ ...candidate.view, job_id: candidate.job_id, id: candidate.id, state: candidate.state });
-}
-
-export interface InsertedRow {
-  job_id: string;
-  id: string;
-  /** An ISO string: insert_job returns JSON. */
-  created_at: Date | string;
-  scheduled_at: Date | string;
-  max_attempts: number;
-}
-
-/** insert-job's $1..$14. */
-function insertParams(request: PreparedGraphileEnqueue, keepScheduledAt: number | null): unknown[] {
-  const { job, prepared, placement } = request;
-  const runAt =
-    keepScheduledAt !== null
-      ? new Date(keepScheduledAt)
-      : job.scheduled_at === undefined
-        ? null
-        : new Date(scheduledAtMs(job.scheduled_at)!);
-  const policy: UniquePolicy | null = prepared?.policy ?? null;
-  return [
-    job.type,
-    // The caller's payload, not the normalised copy that was hashed (see prepareGraphileEnqueue).
-    request.payload,
-    placement.queueName,
-    runAt?.toISOString() ?? null,
-    job.max_attempts ?? null,
-    placement.priority,
-    placement.flags,
-    job.id ?? null,
-    prepared?.key ?? null,
-    job.queue ?? DEFAULT_QUEUE,
-    JSON.stringify(request.meta),
-    policy === null ? null : JSON.stringify(policy),
-    policy?.period ?? null,
-    job.priority ?? 0,
-  ];
-}
-
 async function insertJob(
   client: PgClientLike,
-  settings: EnqueueSettings,
+  handle: SchemaHandle,
   request: PreparedGraphileEnqueue,
   keepScheduledAt: number | null,
 ): Promise<OjsJob> {
-  const { rows } = await statement<{ result: InsertedRow }>(client, settings, 'insert-job', [
+  const { rows } = await statement<{ result: InsertedRow }>(client, handle, 'insert-job', [
     ...insertParams(request, keepScheduledAt),
     request.token,
   ]);
   return createdView(request, rows[0]!.result);
-}
-
-function createdView(request: PreparedGraphileEnqueue, row: InsertedRow): OjsJob {
-  const { job, prepared } = request;
-  const createdAt = new Date(row.created_at);
-  const scheduledAt = new Date(row.scheduled_at);
-  return {
-    id: row.id,
-    type: job.type,
-    queue: job.queue ?? DEFAULT_QUEUE,
-    args: request.args,
-    meta: request.meta,
-    // Graphile's run_at defaults to the transaction's now(), created_at is the later
-    // clock_timestamp(): a job due now reads available, as getJob would say.
-    state: scheduledAt.getTime() > createdAt.getTime() ? 'scheduled' : 'available',
-    attempt: 0,
-    max_attempts: row.max_attempts,
-    priority: job.priority ?? 0,
-    created_at: createdAt.toISOString(),
-    scheduled_at: scheduledAt.toISOString(),
-    unique: prepared?.policy ?? null,
-    uniqueness_key: prepared?.key ?? null,
-  };
-}
-
-interface JobRow {
-  job_id: string;
-  id: string;
-  type: string;
-  queue: string;
-  args: JsonValue | null;
-  meta: Record<string, JsonValue>;
-  policy: UniquePolicy | null;
-  fingerprint: string | null;
-  state: OjsJobState;
-  attempt: number;
-  max_attempts: number;
-  priority: number;
-  /** Dates from a query's row; ISO strings inside lock_and_read's JSON. */
-  created_at: Date | string;
-  scheduled_at: Date | string;
-  completed_at: Date | string | null;
-  replaced_by: string | null;
-}
-
-/** OJS INFO for a job the adapter enqueued, or null. */
-export async function readJob(client: PgClientLike, sql: GraphileWorkerSql, ojsId: string): Promise<OjsJob | null> {
-  const { rows } = await client.query<JobRow>(sql.text('get-job'), [ojsId]);
-  return rows[0] ? toOjsJob(rows[0]) : null;
-}
-
-function toOjsJob(row: JobRow): OjsJob {
-  const view: OjsJob = {
-    id: row.id,
-    type: row.type,
-    queue: row.queue,
-    // Graphile deletes a job's row (and payload) when it completes or is cancelled; the ledger
-    // does not keep a second copy of every payload, so a finished job's args read as null.
-    args: row.args,
-    meta: row.meta,
-    state: row.state,
-    attempt: row.attempt,
-    max_attempts: row.max_attempts,
-    priority: row.priority,
-    created_at: new Date(row.created_at).toISOString(),
-    scheduled_at: new Date(row.scheduled_at).toISOString(),
-    unique: row.policy,
-    uniqueness_key: row.fingerprint,
-  };
-  if (row.completed_at !== null && TERMINAL_STATES.includes(row.state)) view.completed_at = new Date(row.completed_at).toISOString();
-  if (row.replaced_by !== null) view.replaced_by = row.replaced_by;
-  return view;
 }

@@ -14,9 +14,10 @@ import { type OjsJob } from '../../src/job.js';
 import { LIVE_STATES, OJS_JOB_STATES, TERMINAL_STATES, type OjsJobState } from '../../src/job-state.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
 import { explainUniqueAdd, type UniqueExplanation } from '../../src/unique-explain.js';
-import { readCandidates, type KeyCandidates, type PreparedGraphileEnqueue } from './graphile-worker-enqueue.js';
+import { candidateView, type CandidateRow } from './graphile-worker-job-view.js';
 import { isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
+import type { PreparedGraphileEnqueue } from './graphile-worker-request.js';
 import type { GraphileWorkerSql } from './graphile-worker-sql.js';
 
 /** A job as it would be enqueued, as a lookup: it must have a policy (no policy, no key). */
@@ -29,6 +30,23 @@ export function requestLookup(request: PreparedGraphileEnqueue): KeyLookup {
 export function requestPrepared(request: PreparedGraphileEnqueue): PreparedUnique {
   if (!request.prepared) throw new InvalidJobInputError([{ path: 'unique', message: 'is required to name a uniqueness key' }]);
   return request.prepared;
+}
+
+/** A key's candidates read without its lock (read-candidates.sql), and how to view one as a job. */
+interface KeyCandidates {
+  now: number;
+  candidates: CandidateRow[];
+  view(candidate: CandidateRow): OjsJob;
+}
+
+async function readCandidates(
+  client: PgClientLike,
+  sql: GraphileWorkerSql,
+  key: string,
+  states: readonly OjsJobState[],
+): Promise<KeyCandidates> {
+  const { rows } = await client.query<{ result: { now: number; candidates: CandidateRow[] } }>(sql.text('read-candidates'), [key, states]);
+  return { ...rows[0]!.result, view: candidateView };
 }
 
 /**

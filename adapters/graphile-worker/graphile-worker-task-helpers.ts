@@ -7,8 +7,8 @@
  * For file-loaded tasks, wrap inside the file: `export default withUniqueHelpers({ t: task }).t`.
  */
 import type { JobHelpers, PromiseOrDirect, Task } from 'graphile-worker';
-import { enqueueSettings, type UniqueEnqueueOptions } from './graphile-worker-add-job.js';
-import type { EnqueueSettings } from './graphile-worker-enqueue.js';
+import { schemaHandle, type UniqueEnqueueOptions } from './graphile-worker-schema-handle.js';
+import type { SchemaHandle } from './graphile-worker-schema-handle.js';
 import type { TaskIdentifier, TaskPayload } from './graphile-worker-task-spec.js';
 import { uniqueAddFunctions, type UniqueAddJob, type UniqueAddJobs } from './graphile-worker-unique-add.js';
 
@@ -39,17 +39,17 @@ export type WithUniqueHelpers<T extends UniqueTaskList> = {
 
 /** Pass the same `workerSchema` (and `uniqueSchema`) the worker runs with. */
 export function withUniqueHelpers<T extends UniqueTaskList>(taskList: T, options: UniqueEnqueueOptions = {}): WithUniqueHelpers<T> {
-  const settings = enqueueSettings(options);
+  const handle = schemaHandle(options);
   const wrapped: Record<string, unknown> = {};
   for (const [identifier, task] of Object.entries(taskList)) {
     // A list entry that is not a function (an optional task left undefined) stays as it was, so
     // Graphile treats it as it would have.
     wrapped[identifier] =
-      typeof task === 'function' ? (payload: unknown, helpers: JobHelpers) => task(payload, uniqueHelpers(helpers, settings)) : task;
+      typeof task === 'function' ? (payload: unknown, helpers: JobHelpers) => task(payload, uniqueHelpers(helpers, handle)) : task;
   }
   return wrapped as WithUniqueHelpers<T>;
 }
 
-function uniqueHelpers(helpers: JobHelpers, settings: EnqueueSettings): UniqueJobHelpers {
-  return { ...helpers, ...uniqueAddFunctions(helpers, settings) };
+function uniqueHelpers(helpers: JobHelpers, handle: SchemaHandle): UniqueJobHelpers {
+  return { ...helpers, ...uniqueAddFunctions(helpers, handle) };
 }

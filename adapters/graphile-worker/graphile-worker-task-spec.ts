@@ -22,7 +22,7 @@ import { InvalidJobInputError, type ValidationIssue } from '../../src/errors.js'
 import type { JobInput } from '../../src/job.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { TIME_RANGE_MS } from '../../src/input-limits.js';
-import { prepareGraphileEnqueue, type PreparedGraphileEnqueue } from './graphile-worker-enqueue.js';
+import { prepareGraphileEnqueue, type PreparedGraphileEnqueue } from './graphile-worker-request.js';
 
 /** Graphile Worker stores priority and max_attempts as smallint. */
 const SMALLINT = { min: -32768, max: 32767 } as const;

@@ -13,7 +13,7 @@ import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import { runInTraceContext } from '../../telemetry/trace-context.js';
 import { observeUniqueAdd, type UniqueAddObservation } from '../../telemetry/unique-add-observation.js';
-import type { PreparedGraphileEnqueue } from './graphile-worker-enqueue.js';
+import type { PreparedGraphileEnqueue } from './graphile-worker-request.js';
 
 /** The prefix of the flags that carry a job's trace context. */
 export const TRACE_FLAG_PREFIX = 'otel:';

@@ -11,7 +11,9 @@ import {
   type UniqueAddJobsSpec,
   type UniqueAddJobsSpecWithPolicy,
 } from './graphile-worker-add-job.js';
-import { enqueueOnClient, type EnqueueSettings, type Reconnect } from './graphile-worker-enqueue.js';
+import { enqueueOnClient } from './graphile-worker-enqueue.js';
+import type { Reconnect } from './graphile-worker-lost-reply.js';
+import type { SchemaHandle } from './graphile-worker-schema-handle.js';
 import { translatePgError } from './graphile-worker-errors.js';
 import { observedEnqueue } from './graphile-worker-telemetry.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
@@ -83,10 +85,7 @@ export interface GraphileAddFunctions {
   withPgClient: WithPgClient;
 }
 
-export function uniqueAddFunctions(
-  graphile: GraphileAddFunctions,
-  settings: EnqueueSettings,
-): { addJob: UniqueAddJob; addJobs: UniqueAddJobs } {
+export function uniqueAddFunctions(graphile: GraphileAddFunctions, handle: SchemaHandle): { addJob: UniqueAddJob; addJobs: UniqueAddJobs } {
   // Graphile's withPgClient throws plain errors when it cannot get a connection; the body's own
   // errors are already typed and pass through the translator unchanged.
   const onClient = <T>(operation: string, body: (client: PgClientLike) => Promise<T>) =>
@@ -103,14 +102,14 @@ export function uniqueAddFunctions(
     if (!hasUniquePolicy(spec)) return graphile.addJob(identifier, payload, withoutUnique(spec));
     const request = taskSpecToEnqueue(identifier, payload, spec!);
     return observedEnqueue(request, (traced) =>
-      onClient('addJob', (client) => enqueueOnClient(client, settings, traced, { ownTransaction: true, reconnect })),
+      onClient('addJob', (client) => enqueueOnClient(client, handle, traced, { ownTransaction: true, reconnect })),
     );
   }) as UniqueAddJob;
   const addJobs = (async (specs: readonly UniqueAddJobsSpec[], jobKeyPreserveRunAt?: boolean) => {
     if (!specs.some(hasUniquePolicy)) {
       return graphile.addJobs(specs.map(withoutUnique) as AddJobsJobSpec[], jobKeyPreserveRunAt);
     }
-    return onClient('addJobs', (client) => addJobsOnClient(client, settings, specs, reconnect));
+    return onClient('addJobs', (client) => addJobsOnClient(client, handle, specs, reconnect));
   }) as UniqueAddJobs;
   return { addJob, addJobs };
 }

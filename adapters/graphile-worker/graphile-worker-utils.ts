@@ -10,8 +10,8 @@
  */
 import { makeWorkerUtils, type WorkerUtils, type WorkerUtilsOptions } from 'graphile-worker';
 import type { OjsJob } from '../../src/job.js';
-import { enqueueSettings, type UniqueEnqueueOptions } from './graphile-worker-add-job.js';
-import { readJob } from './graphile-worker-enqueue.js';
+import { schemaHandle, type UniqueEnqueueOptions } from './graphile-worker-schema-handle.js';
+import { readJob } from './graphile-worker-job-view.js';
 import { translatePgError } from './graphile-worker-errors.js';
 import { DEFAULT_CONNECTION_TIMEOUT_MS, makeOwnPool, type PgClientLike } from './graphile-worker-pg.js';
 import { makeUniqueJobsPreset } from './graphile-worker-preset.js';
@@ -83,7 +83,7 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
   } = options;
   // Before Graphile connects: a schema name the adapter refuses is reported under these options'
   // own names, with nothing done.
-  const settings = enqueueSettings(
+  const handle = schemaHandle(
     {
       uniqueSchema,
       replaceActive,
@@ -130,7 +130,7 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
       .catch((error: unknown) => {
         throw translatePgError(error, { operation, rolledBack: false });
       });
-  const { addJob, addJobs } = uniqueAddFunctions(utils, settings);
+  const { addJob, addJobs } = uniqueAddFunctions(utils, handle);
   // async: a refused spec rejects the returned promise rather than throwing synchronously.
   const lookupOf = async (target: UniquenessKeyRef | string, payload?: unknown, spec?: UniqueTaskSpecWithPolicy): Promise<KeyLookup> =>
     isKeyRef(target) ? keyRefLookup(target) : requestLookup(taskSpecToEnqueue(target as string, payload, spec ?? ({} as never)));
@@ -143,19 +143,19 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
     },
     addJob,
     addJobs,
-    getUniqueJob: (id) => onClient('getUniqueJob', (client) => readJob(client, settings.sql, id)),
-    reclaim: (reclaimOptions) => onClient('reclaim', (client) => reclaimUniqueJobs(client, settings.sql, reclaimOptions)),
+    getUniqueJob: (id) => onClient('getUniqueJob', (client) => readJob(client, handle.sql, id)),
+    reclaim: (reclaimOptions) => onClient('reclaim', (client) => reclaimUniqueJobs(client, handle.sql, reclaimOptions)),
     findUniqueJob: (async (target: UniquenessKeyRef | string, payload?: unknown, spec?: UniqueTaskSpecWithPolicy) => {
       const lookup = await lookupOf(target, payload, spec);
-      return onClient('findUniqueJob', (client) => findUniqueJob(client, settings.sql, lookup));
+      return onClient('findUniqueJob', (client) => findUniqueJob(client, handle.sql, lookup));
     }) as UniqueKeyLookup<OjsJob | null>,
     explainUnique: async (identifier, payload, spec) => {
       const prepared = requestPrepared(taskSpecToEnqueue(identifier as string, payload, spec));
-      return onClient('explainUnique', (client) => explainUniqueJob(client, settings.sql, prepared, settings.replaceActive));
+      return onClient('explainUnique', (client) => explainUniqueJob(client, handle.sql, prepared, handle.replaceActive));
     },
     releaseUniqueKey: (async (target: UniquenessKeyRef | string, payload?: unknown, spec?: UniqueTaskSpecWithPolicy) => {
       const lookup = await lookupOf(target, payload, spec);
-      return onClient('releaseUniqueKey', (client) => releaseUniqueKey(client, settings.sql, lookup));
+      return onClient('releaseUniqueKey', (client) => releaseUniqueKey(client, handle.sql, lookup));
     }) as UniqueKeyLookup<number>,
   };
 }

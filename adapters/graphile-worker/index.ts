@@ -7,7 +7,8 @@ export type { UniqueKeyLookup, UniqueWorkerUtils, UniqueWorkerUtilsOptions } fro
 export type { UniquenessKeyRef } from '../../src/key-lookup.js';
 export type { UniqueAddJob, UniqueAddJobs } from './graphile-worker-unique-add.js';
 export { addJobWithClient } from './graphile-worker-add-job.js';
-export type { PlainAddJobsSpec, UniqueAddJobsSpec, UniqueAddJobsSpecWithPolicy, UniqueEnqueueOptions } from './graphile-worker-add-job.js';
+export type { PlainAddJobsSpec, UniqueAddJobsSpec, UniqueAddJobsSpecWithPolicy } from './graphile-worker-add-job.js';
+export type { UniqueEnqueueOptions } from './graphile-worker-schema-handle.js';
 export type { PlainTaskSpec, TaskIdentifier, TaskPayload, UniqueTaskSpec, UniqueTaskSpecWithPolicy } from './graphile-worker-task-spec.js';
 export { withUniqueHelpers } from './graphile-worker-task-helpers.js';
 export { runInJobTraceContext } from './graphile-worker-telemetry.js';

@@ -20,6 +20,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { decideUniqueConflict, type ConflictCandidate, type UpdateDecision } from '../../src/conflict-decision.js';
 import { type JobInput, type JsonValue, type OjsJob } from '../../src/job.js';
 import { TERMINAL_STATES, type OjsJobState } from '../../src/job-state.js';
+import { buildJobView } from '../../src/job-view.js';
 import { InvalidJobInputError, underPath } from '../../src/errors.js';
 import { ownJobInput, prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
@@ -607,24 +608,13 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
   }
 
   #view(job: StoredJob): OjsJob {
-    const view: OjsJob = {
-      id: job.id,
-      type: job.type,
-      queue: job.queue,
+    return buildJobView({
+      ...job,
       args: structuredClone(job.args),
       meta: structuredClone(job.meta),
       state: this.#stateOf(job),
-      attempt: job.attempt,
-      max_attempts: job.max_attempts,
-      priority: job.priority,
-      created_at: new Date(job.created_at).toISOString(),
-      scheduled_at: new Date(job.scheduled_at).toISOString(),
-      unique: job.unique,
       uniqueness_key: job.key,
-    };
-    if (job.completed_at !== undefined) view.completed_at = new Date(job.completed_at).toISOString();
-    if (job.replaced_by !== undefined) view.replaced_by = job.replaced_by;
-    return view;
+    });
   }
 
   #assertOpen(): void {

@@ -1,0 +1,110 @@
+/**
+ * The job views of the Graphile adapter, one home: a ledger row joined with Graphile's job (a
+ * candidate as lock-and-read reports it, or get-job's row) and a just-inserted job, as the OJS
+ * envelope, through the core's `buildJobView`.
+ */
+import type { JsonValue, OjsJob } from '../../src/job.js';
+import type { OjsJobState } from '../../src/job-state.js';
+import { buildJobView, newJobState } from '../../src/job-view.js';
+import type { UniquePolicy } from '../../src/unique-policy.js';
+import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
+import type { PgClientLike } from './graphile-worker-pg.js';
+import type { PreparedGraphileEnqueue } from './graphile-worker-request.js';
+import type { GraphileWorkerSql } from './graphile-worker-sql.js';
+
+/** A candidate as lock_and_read reports it (functions/candidates.sql). */
+export interface CandidateRow {
+  job_id: string;
+  id: string;
+  state: OjsJobState;
+  created_at: number;
+  scheduled_at: number;
+  /** x_period_anchor "last_duplicate": the last duplicate attempt (ms), null if none. */
+  last_duplicate_at: number | null;
+  /** A replace took the key from this record (the key's head keeps it, marked): ConflictCandidate.superseded. */
+  superseded: boolean;
+  view: Omit<JobRow, 'job_id' | 'id' | 'state'>;
+}
+
+export interface InsertedRow {
+  job_id: string;
+  id: string;
+  /** An ISO string: insert_job returns JSON. */
+  created_at: Date | string;
+  scheduled_at: Date | string;
+  max_attempts: number;
+}
+
+export function candidateView(candidate: CandidateRow): OjsJob {
+  return toOjsJob({ ...candidate.view, job_id: candidate.job_id, id: candidate.id, state: candidate.state });
+}
+
+export function createdView(request: PreparedGraphileEnqueue, row: InsertedRow): OjsJob {
+  const { job, prepared } = request;
+  return buildJobView({
+    id: row.id,
+    type: job.type,
+    queue: job.queue ?? DEFAULT_QUEUE,
+    args: request.args,
+    meta: request.meta,
+    // Graphile's run_at defaults to the transaction's now(), created_at is the later
+    // clock_timestamp(): a job due now reads available, as getJob would say.
+    state: newJobState(row.created_at, row.scheduled_at),
+    attempt: 0,
+    max_attempts: row.max_attempts,
+    priority: job.priority ?? 0,
+    created_at: row.created_at,
+    scheduled_at: row.scheduled_at,
+    unique: prepared?.policy ?? null,
+    uniqueness_key: prepared?.key ?? null,
+  });
+}
+
+/** A live candidate a replace has just cancelled, at `finishedAt`, in favour of job `replacedBy`. */
+export function replacedView(candidate: CandidateRow, finishedAt: string, replacedBy: string): OjsJob {
+  return toOjsJob({
+    ...candidate.view,
+    job_id: candidate.job_id,
+    id: candidate.id,
+    state: 'cancelled',
+    completed_at: finishedAt,
+    replaced_by: replacedBy,
+  });
+}
+
+interface JobRow {
+  job_id: string;
+  id: string;
+  type: string;
+  queue: string;
+  args: JsonValue | null;
+  meta: Record<string, JsonValue>;
+  policy: UniquePolicy | null;
+  fingerprint: string | null;
+  state: OjsJobState;
+  attempt: number;
+  max_attempts: number;
+  priority: number;
+  /** Dates from a query's row; ISO strings inside lock_and_read's JSON. */
+  created_at: Date | string;
+  scheduled_at: Date | string;
+  completed_at: Date | string | null;
+  replaced_by: string | null;
+}
+
+/** OJS INFO for a job the adapter enqueued, or null. */
+export async function readJob(client: PgClientLike, sql: GraphileWorkerSql, ojsId: string): Promise<OjsJob | null> {
+  const { rows } = await client.query<JobRow>(sql.text('get-job'), [ojsId]);
+  return rows[0] ? toOjsJob(rows[0]) : null;
+}
+
+function toOjsJob(row: JobRow): OjsJob {
+  return buildJobView({
+    ...row,
+    // Graphile deletes a job's row (and payload) when it completes or is cancelled; the ledger
+    // does not keep a second copy of every payload, so a finished job's args read as null.
+    args: row.args,
+    unique: row.policy,
+    uniqueness_key: row.fingerprint,
+  });
+}

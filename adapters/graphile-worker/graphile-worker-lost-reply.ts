@@ -1,0 +1,126 @@
+/**
+ * A reply lost with the connection after a write was sent: whether the write committed, told by
+ * the request token its ledger row carries (jobs.request_token), looked up on a fresh connection
+ * once nothing of the lost session can commit any more. The engine (graphile-worker-enqueue.ts)
+ * and the batch path (graphile-worker-add-job.ts) call it; BullMQ's adapter needs no such step,
+ * as its one script answers a re-sent add with the first outcome.
+ */
+import { BackendError } from '../../src/errors.js';
+import type { InsertedRow } from './graphile-worker-job-view.js';
+import type { PgClientLike } from './graphile-worker-pg.js';
+import type { SchemaHandle } from './graphile-worker-schema-handle.js';
+
+/** Runs `body` on a fresh connection (not the one that was lost), releasing it afterwards. */
+export type Reconnect = <T>(body: (client: PgClientLike) => Promise<T>) => Promise<T>;
+
+/** How long the lost-reply check waits for the lost session to end (or for the key's lock). */
+const RECOVERY_WAIT_MS = 5_000;
+
+/**
+ * Whether a client's `processID` is the pid of its server session, checked once per client. A
+ * pooler such as PgBouncer answers with ids of its own, and a check that waited for such an id
+ * to vanish from pg_stat_activity would conclude "ended" while the statement may still commit.
+ */
+const sessionPidChecked = new WeakMap<object, boolean>();
+
+export async function noteSessionPid(client: PgClientLike): Promise<void> {
+  if (sessionPidChecked.has(client)) return;
+  const pid = (client as { processID?: unknown }).processID;
+  const own = typeof pid === 'number' && (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]?.pid === pid;
+  sessionPidChecked.set(client, own);
+}
+
+/** What was lost: the statement that may have committed, on which connection. */
+export interface LostWrite {
+  /** The connection error. */
+  error: unknown;
+  /** The client it happened on (its backend process id says which session to wait for). */
+  client: PgClientLike;
+  /**
+   * True when the lost statement was COMMIT of a transaction that held the key's lock: waiting
+   * for the lock is then enough. False for a statement that takes the lock itself (the
+   * one-statement insert), which may not have started yet when the check runs: then the check
+   * waits for the lost session to end.
+   */
+  heldKeyLock: boolean;
+}
+
+/**
+ * After a connection lost once a committing statement was sent: finds the ledger row written
+ * with `token`, on a fresh connection. Found: it committed (the row). Not found once the lost
+ * session has ended (nothing of it can commit any more): nothing committed, `written: false`.
+ * Cannot tell: `written: 'unknown'`.
+ */
+export async function recoverRequest(
+  reconnect: Reconnect | undefined,
+  handle: SchemaHandle,
+  key: string,
+  token: string,
+  lost: LostWrite,
+): Promise<InsertedRow> {
+  const what = `enqueue: the connection was lost after the write was sent (${messageOf(lost.error)})`;
+  if (!reconnect) throw new BackendError('graphile-worker', `${what}; it may have committed`, { cause: lost.error, written: 'unknown' });
+  const pid = sessionPidChecked.get(lost.client) === true ? (lost.client as { processID?: unknown }).processID : undefined;
+  let row: InsertedRow | null;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    // Bounded: the lost client is still held by the caller, so a pool with no other connection to
+    // give could otherwise keep this waiting for ever.
+    const gaveUp = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('no connection to check on came in time')), 2 * RECOVERY_WAIT_MS);
+    });
+    row = await Promise.race([
+      gaveUp,
+      reconnect(async (client) => {
+        const find = async () =>
+          (await client.query<{ result: InsertedRow }>(handle.sql.text('find-request'), [key, token])).rows[0]?.result ?? null;
+        const seen = await find();
+        if (seen) return seen;
+        if (lost.heldKeyLock) {
+          // The lost transaction holds the key's lock until it commits or rolls back (behind a
+          // transaction pooler too: the server connection stays assigned for the transaction).
+          await client.query('begin');
+          try {
+            await client.query(`set local lock_timeout = ${RECOVERY_WAIT_MS}`);
+            await client.query(handle.sql.text('lock-key'), [key]);
+            return await find();
+          } finally {
+            await client.query('rollback').catch(() => undefined);
+          }
+        }
+        // A statement that takes the lock itself may still be running, or not even read yet: once
+        // the lost session's backend has exited, nothing of it can commit any more. A backend sees
+        // its client's end when it next reads or writes, i.e. at the latest when the statement is
+        // done.
+        if (typeof pid !== 'number')
+          throw new Error('the lost session cannot be identified (no backend process id of its own, e.g. behind a pooler)');
+        const deadline = Date.now() + RECOVERY_WAIT_MS;
+        while ((await client.query(handle.sql.text('session-alive'), [pid])).rows.length > 0) {
+          if (Date.now() > deadline) throw new Error(`the lost session (backend ${pid}) is still running`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        return await find();
+      }),
+    ]);
+  } catch (error) {
+    throw new BackendError(
+      'graphile-worker',
+      `${what}, and checking whether it committed failed (${messageOf(error)}); it may have committed`,
+      {
+        cause: lost.error,
+        written: 'unknown',
+      },
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+  if (row) return row;
+  throw new BackendError('graphile-worker', `${what}; it did not commit (checked by its request token)`, {
+    cause: lost.error,
+    written: false,
+  });
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

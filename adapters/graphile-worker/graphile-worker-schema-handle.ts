@@ -1,0 +1,51 @@
+/**
+ * The handle of the Graphile adapter: one per entry point, over one pair of schemas (Graphile
+ * Worker's and the adapter's own), the way BullMQ's adapter keeps one handle per queue
+ * (bullmq-queue-handle.ts). Every enqueue, lookup and explain reads its schemas, SQL and options
+ * from it instead of from the caller's options again.
+ */
+import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, type SchemaOptionNames } from './graphile-worker-sql.js';
+
+/**
+ * What every unique enqueue on one pair of schemas needs, worked out once per entry point (each
+ * `makeUniqueWorkerUtils`, `withUniqueHelpers`, cron task, backend, or `addJobWithClient` call):
+ * the rendered SQL of the two schemas and the enqueue's options with their defaults.
+ */
+export interface SchemaHandle {
+  sql: GraphileWorkerSql;
+  /** §5.2: let `replace` fence a running job instead of rejecting. */
+  replaceActive: boolean;
+  /** Send the enqueue's statements as named prepared statements (see GraphileWorkerSql.query). */
+  preparedStatements: boolean;
+}
+
+export interface UniqueEnqueueOptions {
+  /** The adapter's own schema. (Default: `ojs_unique`.) */
+  uniqueSchema?: string;
+  /** Graphile Worker's schema: the one the worker runs with. (Default: `graphile_worker`.) */
+  workerSchema?: string;
+  /** §5.2: let `replace` fence a running job instead of rejecting with state `active`. (Default: false.) */
+  replaceActive?: boolean;
+  /**
+   * Send the enqueue's statements as named prepared statements, parsed once per connection. Set
+   * false behind a pooler that cannot carry them across transactions (PgBouncer in transaction
+   * mode before 1.21), as you would Graphile's own `preparedStatements`. (Default: true, as
+   * Graphile Worker.)
+   */
+  preparedStatements?: boolean;
+}
+
+/** @param optionNames what the caller's options call the two schemas, for the error refusing one. */
+export function schemaHandle(options: UniqueEnqueueOptions, optionNames?: SchemaOptionNames): SchemaHandle {
+  return {
+    sql: GraphileWorkerSql.for(
+      {
+        workerSchema: options.workerSchema ?? DEFAULT_GRAPHILE_SCHEMA,
+        uniqueSchema: options.uniqueSchema ?? DEFAULT_UNIQUE_SCHEMA,
+      },
+      optionNames,
+    ),
+    replaceActive: options.replaceActive ?? false,
+    preparedStatements: options.preparedStatements ?? true,
+  };
+}
