@@ -11,7 +11,7 @@
 import { InvalidJobInputError, type ValidationIssue } from '../src/errors.js';
 import type { JsonValue } from '../src/job.js';
 import { argsToPayload } from '../src/ojs-args-payload.js';
-import { isPlainObject } from '../src/selectable-args.js';
+import { isPlainObject } from '../src/json-rules.js';
 import type { GatewayJobInput, RetryPolicy } from './gateway-store.js';
 import { DEFAULT_RETRY_POLICY } from './retry-delay.js';
 import { relativeMs, type RelativeTimes } from './relative-time.js';

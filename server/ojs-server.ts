@@ -28,7 +28,7 @@ import { MAX_IDENTIFIER_LENGTH } from '../src/input-limits.js';
 import { type JsonValue } from '../src/job.js';
 import { OJS_JOB_STATES } from '../src/job-state.js';
 import { payloadToArgs } from '../src/ojs-args-payload.js';
-import { isPlainObject } from '../src/selectable-args.js';
+import { isPlainObject } from '../src/json-rules.js';
 import { uuidv7 } from '../src/uuid-v7.js';
 import { prepareUnique } from '../src/unique-enqueue.js';
 import { DEFAULT_QUEUE } from '../src/uniqueness-key.js';

@@ -8,7 +8,7 @@
  * process over one backend shares the limit and its count (docs/design/gateway.md).
  */
 import type { ValidationIssue } from '../src/errors.js';
-import { isPlainObject } from '../src/selectable-args.js';
+import { isPlainObject } from '../src/json-rules.js';
 
 export interface RateLimit {
   max: number;

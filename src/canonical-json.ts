@@ -1,7 +1,7 @@
 /**
  * The pre-image of a uniqueness key (spec §4.1 steps 1–2) written in one pass: RFC 8785 (JCS)
  * canonical JSON of a value whose strings and object keys are all in Unicode NFC (§4.2), checked
- * against the rules of src/json-normalize.ts on the way.
+ * against the rules of src/json-rules.ts on the way.
  *
  * The pass only answers "this value is not JSON": it returns `undefined` and the caller asks
  * `validateJson` what and where, which walks the value in the caller's key order and so names the
@@ -27,7 +27,7 @@
  * Objects of one shape (the same keys in the same order, as in an array of records or the args
  * of one job type) are sorted once: the sorted, quoted keys are kept as a plan (see LAST_PLAN).
  */
-import { MAX_JSON_DEPTH } from './json-normalize.js';
+import { MAX_JSON_DEPTH } from './json-rules.js';
 
 /**
  * @returns the canonical JSON text of `value`, or `undefined` when `value` is not JSON by the
@@ -76,7 +76,7 @@ function write(value: unknown, depth: number): string | undefined {
       return quote(value);
     case 'number':
       // Refuses NaN, ±Infinity and every double of magnitude 2^53 or more (all integers, some
-      // already rounded): json-normalize.ts says why.
+      // already rounded): json-rules.ts says why.
       return value > -MAX_EXACT && value < MAX_EXACT ? String(value) : undefined;
     case 'boolean':
       return value ? 'true' : 'false';

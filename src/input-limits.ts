@@ -3,7 +3,7 @@
  * no other refuses, and a job is refused before anything is written rather than failing half
  * way (docs/decisions.md, "Portable input rules").
  */
-export { MAX_JSON_DEPTH } from './json-normalize.js';
+export { MAX_JSON_DEPTH } from './json-rules.js';
 
 /** `type`, `queue` and `id`: at most this many characters (Unicode code points). */
 export const MAX_IDENTIFIER_LENGTH = 128;

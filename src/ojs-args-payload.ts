@@ -13,7 +13,7 @@
  * non-object-shaped args, so the mapping round-trips for every OJS `args`.
  */
 import type { JsonValue } from './job.js';
-import { isPlainObject } from './selectable-args.js';
+import { isPlainObject } from './json-rules.js';
 
 /** The payload key that carries OJS `args` which are not a single object. */
 export const OJS_ARGS_PAYLOAD_KEY = 'ojs_args';

@@ -122,6 +122,14 @@ function totalFixedMs(p: Pick<Period, 'weeks' | 'days' | 'hours' | 'minutes' | '
 }
 
 /**
+ * The longest `period` can be from any start, in ms (a month counts 31 days, a year 366): how
+ * long a store must keep what a period is measured from, whatever the calendar does.
+ */
+export function periodUpperBoundMs(period: Period): number {
+  return (period.years * 366 + period.months * 31) * 86_400_000 + period.fixedPartMs;
+}
+
+/**
  * `start + period` in epoch milliseconds, on the UTC calendar. This is the moment the §7
  * uniqueness window of a job created at `start` closes: the job stops counting as a duplicate
  * at exactly this instant (§7.4: a duplicate iff `now < created_at + period`).

@@ -12,6 +12,8 @@
  * an object, silently changes meaning if a payload switches from array to object, and no other
  * job system does it.
  */
+import { isPlainObject } from './json-rules.js';
+
 export type SelectableArgs = { ok: true; object: Record<string, unknown>; path: 'args' | 'args[0]' } | { ok: false; problem: string };
 
 export function selectableArgs(args: unknown): SelectableArgs {
@@ -22,10 +24,4 @@ export function selectableArgs(args: unknown): SelectableArgs {
     ok: false,
     problem: `args_keys needs args to be an object, or an array whose first element is an object; args is ${shape}`,
   };
-}
-
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }

@@ -10,9 +10,9 @@
 import { InvalidJobInputError, type ValidationIssue } from './errors.js';
 import { MAX_ATTEMPTS_RANGE, MAX_IDENTIFIER_LENGTH, PRIORITY_RANGE, TIME_RANGE_MS } from './input-limits.js';
 import type { JobInput } from './job.js';
-import { validateJson } from './json-normalize.js';
+import { validateJson } from './json-rules.js';
 import { parsePeriod, periodEndProblem } from './period.js';
-import { isPlainObject } from './selectable-args.js';
+import { isPlainObject } from './json-rules.js';
 import { parseUniquePolicyRemembered, policyExtensions, type UniqueExtension, type UniquePolicy } from './unique-policy.js';
 import { computeUniquenessKey } from './uniqueness-key.js';
 

@@ -10,7 +10,7 @@ import { hash } from 'node:crypto';
 import { canonicalJson } from './canonical-json.js';
 import { InvalidJobInputError, type ValidationIssue } from './errors.js';
 import type { JobInput } from './job.js';
-import { validateJson } from './json-normalize.js';
+import { validateJson } from './json-rules.js';
 import { jobIssues, type UniquePolicy } from './unique-policy.js';
 import { selectableArgs } from './selectable-args.js';
 

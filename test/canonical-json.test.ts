@@ -14,7 +14,7 @@ import fc from 'fast-check';
 import { computeUniquenessKey, isInvalidJobInputError, parseUniquePolicy, type JobInput, type UniquePolicy } from '../src/index.js';
 import { canonicalPreimage, MAX_JSON_DEPTH } from '../src/internal.js';
 import { canonicalJson } from '../src/canonical-json.js';
-import { validateJson } from '../src/json-normalize.js';
+import { validateJson } from '../src/json-rules.js';
 import { normalizeJson as legacyNormalizeJson, validateJson as legacyValidateJson } from './legacy/json-normalize.js';
 import { canonicalPreimage as legacyCanonicalPreimage } from './legacy/uniqueness-key.js';
 

@@ -3,16 +3,14 @@
  * on the UTC calendar in Lua (includes/ojs-period-end.lua), and the fixed part in ms, taken from
  * the core's own `parsePeriod` so the two sides cannot disagree on what "PT1.5S" or "P1W" is.
  */
-import { parsePeriod } from '../../src/period.js';
+import { parsePeriod, periodUpperBoundMs } from '../../src/period.js';
 import type { UniquePolicy } from '../../src/unique-policy.js';
-
-const DAY_MS = 86_400_000;
 
 export interface PeriodArgs {
   years: number;
   months: number;
   fixedMs: number;
-  /** The longest the period can be (a month counts 31 days, a year 366). */
+  /** The longest the period can be (periodUpperBoundMs). */
   upperBoundMs: number;
 }
 
@@ -25,6 +23,6 @@ export function periodArgs(policy: UniquePolicy): PeriodArgs | null {
     years: period.years,
     months: period.months,
     fixedMs,
-    upperBoundMs: period.years * 366 * DAY_MS + period.months * 31 * DAY_MS + fixedMs,
+    upperBoundMs: periodUpperBoundMs(period),
   };
 }

@@ -26,7 +26,7 @@
  */
 import type { JsonValue } from '../../src/job.js';
 import type { ValidationIssue } from '../../src/errors.js';
-import { isPlainObject } from '../../src/selectable-args.js';
+import { isPlainObject } from '../../src/json-rules.js';
 
 /**
  * The deepest nesting of arrays and objects accepted in `args` and `meta` (a bare `{}` is one

@@ -20,7 +20,6 @@
  * end up in error-level logs, and spec §12 keeps job data out of those.
  */
 import type { ValidationIssue } from './errors.js';
-import { isPlainObject } from './selectable-args.js';
 
 /**
  * The deepest nesting of arrays and objects accepted in `args` and `meta` (a bare `{}` is one
@@ -149,4 +148,11 @@ function check(value: unknown, depth: number, noNul: boolean, distinctNfcKeys: b
     if (problem !== undefined) return problem.in(container, key);
   }
   return undefined;
+}
+
+/** A plain object (`{}` or `Object.create(null)`): what JSON calls an object; class instances are not. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
