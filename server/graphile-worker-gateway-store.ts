@@ -18,7 +18,9 @@
 import { makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
 import pg from 'pg';
 import { createGraphileWorkerBackend, type GraphileWorkerBackend } from '../adapters/graphile-worker/index.js';
-import { createGraphileJobFetcher, type GraphileJobFetcher } from '../adapters/graphile-worker/graphile-worker-job-fetcher.js';
+import { GraphileWorkerSql } from '../adapters/graphile-worker/graphile-worker-sql.js';
+import { installGatewaySchema } from './graphile-worker-gateway-schema.js';
+import { createGraphileJobFetcher, type GraphileJobFetcher } from './graphile-worker-job-fetcher.js';
 import { BackendError, InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../src/errors.js';
 import type { JsonValue, OjsJob } from '../src/job.js';
 import type { OjsJobState } from '../src/job-state.js';
@@ -117,9 +119,17 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     return this.#backend.capabilities;
   }
 
-  /** Both schemas migrated (the backend's start-up; the gateway's table, gateway_jobs, is in the adapter's schema). */
+  /** Both schemas migrated (the backend's start-up), then the gateway's own tables (graphile-worker-gateway-schema.ts). */
   #start(): Promise<void> {
-    this.#ready ??= this.#backend.ready().catch((error: unknown) => {
+    this.#ready ??= (async () => {
+      await this.#backend.ready();
+      const client = await this.#pool.connect();
+      try {
+        await installGatewaySchema(client, GraphileWorkerSql.for(this.#backend.schemas));
+      } finally {
+        client.release();
+      }
+    })().catch((error: unknown) => {
       this.#ready = null;
       throw error;
     });

@@ -2,12 +2,13 @@
  * `Idempotency-Key` records of the Graphile Worker gateway: the table `gateway_idempotency` in
  * the adapter's schema (the adapter's migration 0001), one row per scope and key digest, shared
  * by every gateway process over the database. Each operation is one statement
- * (adapters/graphile-worker/sql/gateway-idempotency-*.sql) on the database's clock. An expired
+ * (server/sql/gateway-idempotency-*.sql) on the database's clock. An expired
  * row is ignored (and replaced) by the claim at once; the rows themselves are swept lazily: at
  * most once a minute a claim also deletes a bounded batch of expired rows, without waiting for it.
  */
 import { translatePgError } from '../adapters/graphile-worker/graphile-worker-errors.js';
-import { GraphileWorkerSql, type SchemaNames } from '../adapters/graphile-worker/graphile-worker-sql.js';
+import type { SchemaNames } from '../adapters/graphile-worker/graphile-worker-sql.js';
+import { GatewaySql, type GatewaySqlFileName } from './graphile-worker-gateway-sql.js';
 import type pg from 'pg';
 import type { IdempotencyClaim, IdempotencyClaimResult, IdempotencyRecordKey, IdempotencyRecords, StoredAnswer } from './gateway-store.js';
 
@@ -36,10 +37,10 @@ export function createGraphileIdempotencyRecords(
   schemas: SchemaNames,
   ready: () => Promise<void>,
 ): GraphileIdempotencyRecords {
-  const sql = GraphileWorkerSql.for(schemas);
+  const sql = GatewaySql.for(schemas);
   let sweptAt = 0;
   let sweeping: Promise<unknown> | null = null;
-  const run = async <R extends pg.QueryResultRow>(name: Parameters<GraphileWorkerSql['text']>[0], values: unknown[], operation: string) => {
+  const run = async <R extends pg.QueryResultRow>(name: GatewaySqlFileName, values: unknown[], operation: string) => {
     try {
       return (await pool.query<R>(sql.text(name), values)).rows;
     } catch (error) {

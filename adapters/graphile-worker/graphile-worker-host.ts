@@ -27,8 +27,8 @@ export type GraphileReliance =
 
 const TIMESTAMPTZ = 'timestamp with time zone';
 
-function column(name: string, types: readonly string[], usedFor: string): GraphileReliance {
-  return { kind: 'column', id: `_private_jobs.${name}`, relation: '_private_jobs', column: name, types, usedFor };
+function column(name: string, types: readonly string[], usedFor: string, relation = '_private_jobs'): GraphileReliance {
+  return { kind: 'column', id: `${relation}.${name}`, relation, column: name, types, usedFor };
 }
 
 /** Graphile Worker's objects the adapter's SQL names, with the column types it can work with (as `format_type` spells them). */
@@ -57,6 +57,35 @@ export const GRAPHILE_RELIANCES: readonly GraphileReliance[] = [
     returns: '_private_jobs',
     usedFor: 'every job the adapter adds, called with named arguments, returning the new row of _private_jobs',
   },
+];
+
+/**
+ * What the OJS gateway's worker protocol (server/graphile-worker-job-fetcher.ts, server/sql/gateway-*.sql)
+ * uses of Graphile Worker beyond {@link GRAPHILE_RELIANCES}: it takes, renews and ends jobs with
+ * Graphile's own lock, as Graphile's get_job / complete_jobs / fail_jobs do. Checked when a
+ * gateway store starts; pinned by the same contract test.
+ */
+export const GATEWAY_GRAPHILE_RELIANCES: readonly GraphileReliance[] = [
+  column('locked_by', ['text'], "the gateway's lock on a job an HTTP worker holds (Graphile's worker id column)"),
+  column('job_queue_id', ['integer'], "a job's named queue, locked with it as Graphile's get_job does"),
+  column('is_available', ['boolean'], 'which jobs a gateway fetch may take, as get_job chooses them'),
+  column('last_error', ['text'], "a failed job's error message, written on nack as fail_jobs writes it"),
+  column('task_id', ['integer'], "a job's task, read back as its OJS type"),
+  column('created_at', [TIMESTAMPTZ], "created_at of a job added with Graphile's own addJob"),
+  {
+    kind: 'table',
+    id: '_private_job_queues',
+    relation: '_private_job_queues',
+    usedFor: "named queues: the gateway locks a job's queue row with the job, as get_job does",
+  },
+  column('id', ['integer'], 'the key the jobs join their named queue by', '_private_job_queues'),
+  column('queue_name', ['text'], "a Graphile queue's name, the OJS queue of a job without a ledger record", '_private_job_queues'),
+  column('locked_by', ['text'], "the queue's lock while a job of it runs", '_private_job_queues'),
+  column('locked_at', [TIMESTAMPTZ], "the queue's lock while a job of it runs", '_private_job_queues'),
+  column('is_available', ['boolean'], 'whether a named queue may hand out a job', '_private_job_queues'),
+  { kind: 'table', id: '_private_tasks', relation: '_private_tasks', usedFor: 'task identifiers, the OJS type of a job' },
+  column('id', ['integer'], 'the key jobs name their task by', '_private_tasks'),
+  column('identifier', ['text'], "a task's identifier: the OJS type", '_private_tasks'),
 ];
 
 /** Graphile Worker's stale-lock threshold, written as this interval in sql/functions/derived-state.sql and cancel-jobs.sql. */

@@ -97,26 +97,32 @@ export class GraphileWorkerSql {
 
   text(name: SqlFileName): string {
     let text = this.#rendered.get(name);
-    if (text === undefined) {
-      const { workerSchema, uniqueSchema } = this.names;
-      const values: Record<string, string> = {
-        GRAPHILE_WORKER_SCHEMA_NAME: escapeLiteral(workerSchema),
-        GRAPHILE_WORKER_SCHEMA: escapeIdentifier(workerSchema),
-        OJS_UNIQUE_SCHEMA_NAME: escapeLiteral(uniqueSchema),
-        OJS_UNIQUE_SCHEMA: escapeIdentifier(uniqueSchema),
-      };
-      // One pass with a replacer function: a replacement string would have its `$$`, `$&`, `$'`
-      // and `` $` `` expanded by String.replace, and a second pass would substitute inside a name
-      // already inserted (a schema called ":OJS_UNIQUE_SCHEMA"). `\b` stops `:X` matching inside
-      // `:X_NAME`.
-      text = sqlFiles[name].replace(
-        /:(GRAPHILE_WORKER_SCHEMA_NAME|GRAPHILE_WORKER_SCHEMA|OJS_UNIQUE_SCHEMA_NAME|OJS_UNIQUE_SCHEMA)\b/g,
-        (_match, placeholder: string) => values[placeholder]!,
-      );
-      this.#rendered.set(name, text);
-    }
+    if (text === undefined) this.#rendered.set(name, (text = renderSchemaPlaceholders(sqlFiles[name], this.names)));
     return text;
   }
+}
+
+/**
+ * `text` with the schema placeholders filled in, escaped: `:GRAPHILE_WORKER_SCHEMA` and
+ * `:OJS_UNIQUE_SCHEMA` as identifiers, `…_NAME` as string literals. The gateway's SQL
+ * (server/sql) is rendered the same way.
+ */
+export function renderSchemaPlaceholders(text: string, names: SchemaNames): string {
+  const { workerSchema, uniqueSchema } = names;
+  const values: Record<string, string> = {
+    GRAPHILE_WORKER_SCHEMA_NAME: escapeLiteral(workerSchema),
+    GRAPHILE_WORKER_SCHEMA: escapeIdentifier(workerSchema),
+    OJS_UNIQUE_SCHEMA_NAME: escapeLiteral(uniqueSchema),
+    OJS_UNIQUE_SCHEMA: escapeIdentifier(uniqueSchema),
+  };
+  // One pass with a replacer function: a replacement string would have its `$$`, `$&`, `$'`
+  // and `` $` `` expanded by String.replace, and a second pass would substitute inside a name
+  // already inserted (a schema called ":OJS_UNIQUE_SCHEMA"). `\b` stops `:X` matching inside
+  // `:X_NAME`.
+  return text.replace(
+    /:(GRAPHILE_WORKER_SCHEMA_NAME|GRAPHILE_WORKER_SCHEMA|OJS_UNIQUE_SCHEMA_NAME|OJS_UNIQUE_SCHEMA)\b/g,
+    (_match, placeholder: string) => values[placeholder]!,
+  );
 }
 
 /** PostgreSQL identifier quoting, as `pg`'s `escapeIdentifier` does it. */

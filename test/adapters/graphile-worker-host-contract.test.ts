@@ -20,6 +20,7 @@ import {
 } from '../../adapters/graphile-worker/index.js';
 import {
   GRAPHILE_BEHAVIOURS,
+  GATEWAY_GRAPHILE_RELIANCES,
   GRAPHILE_RELIANCES,
   GRAPHILE_STALE_LOCK_INTERVAL,
   describeUnmet,
@@ -102,6 +103,19 @@ describe('graphile-worker host contract', function () {
           unmet.map(describeUnmet),
           `graphile-worker's schema changed (${unmet.map(describeUnmet).join('; ')}); ojs-unique uses it for: ${reliance.usedFor}. ` +
             'Update graphile-worker-host.ts and the SQL that uses it (sql/functions/*.sql, get-job.sql, add-plain-job.sql), with a new SCHEMA_VERSION',
+        ).to.deep.equal([]);
+      });
+    }
+  });
+
+  describe('objects of Graphile Worker’s schema the OJS gateway’s worker protocol uses (GATEWAY_GRAPHILE_RELIANCES)', () => {
+    for (const reliance of GATEWAY_GRAPHILE_RELIANCES) {
+      it(`${reliance.id}: ${reliance.usedFor}`, async () => {
+        const unmet = await unmetGraphileReliances(pool, sqlOf(schemas.current()), [reliance]);
+        expect(
+          unmet.map(describeUnmet),
+          `graphile-worker's schema changed (${unmet.map(describeUnmet).join('; ')}); the OJS gateway uses it for: ${reliance.usedFor}. ` +
+            'Update graphile-worker-host.ts and the gateway SQL that uses it (server/sql/gateway-*.sql)',
         ).to.deep.equal([]);
       });
     }

@@ -1,15 +1,17 @@
 /**
- * Contract test of graphile-worker-job-fetcher.ts: the gateway's HTTP workers take, renew,
+ * Contract test of server/graphile-worker-job-fetcher.ts: the gateway's HTTP workers take, renew,
  * complete and fail jobs with Graphile Worker's own lock, mirroring Graphile's getJobs,
  * completeJobs and failJobs queries. Each test names the Graphile behaviour it pins; a failure
- * means the installed graphile-worker changed it, and gateway-*.sql must follow.
+ * means the installed graphile-worker changed it, and server/sql/gateway-*.sql must follow.
  */
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { runOnce } from 'graphile-worker';
-import { createGraphileJobFetcher } from '../../adapters/graphile-worker/graphile-worker-job-fetcher.js';
+import { createGraphileJobFetcher } from '../../server/graphile-worker-job-fetcher.js';
+import { installGatewaySchema } from '../../server/graphile-worker-gateway-schema.js';
+import { GraphileWorkerSql } from '../../adapters/graphile-worker/graphile-worker-sql.js';
 import { makeUniqueWorkerUtils } from '../../adapters/graphile-worker/index.js';
 import { databaseUrl, makeSubjectPool, quietLogger } from '../conformance/subjects/graphile-worker.js';
 import { RUN_SALT } from '../run-salt.js';
@@ -33,6 +35,12 @@ describe('Graphile host contract: the gateway job fetcher (gateway-*.sql)', func
 
   before(async () => {
     utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: schemas.workerSchema, uniqueSchema: schemas.uniqueSchema });
+    const client = await pool.connect();
+    try {
+      await installGatewaySchema(client, GraphileWorkerSql.for(schemas));
+    } finally {
+      client.release();
+    }
   });
   beforeEach(async () => {
     await pool.query(`truncate "${schemas.workerSchema}"._private_jobs, "${schemas.workerSchema}"._private_job_queues`);

@@ -3,9 +3,11 @@
  * completes and fails jobs with Graphile Worker's own lock (`locked_by` / `locked_at` on
  * `_private_jobs`), the way Graphile's worker does in its getJobs / completeJobs / failJobs
  * queries, so a Graphile runner and an HTTP worker never both hold a job. These statements
- * (gateway-*.sql) read and write `_private_jobs`, `_private_job_queues` and `_private_tasks`,
- * Graphile internals like those graphile-worker-host.ts lists; their contract test is
- * test/adapters/graphile-worker-job-fetcher.test.ts.
+ * (server/sql/gateway-*.sql) read and write `_private_jobs`, `_private_job_queues` and
+ * `_private_tasks`: Graphile internals, declared in the adapter's host module
+ * (GATEWAY_GRAPHILE_RELIANCES, with its contract test), checked when the store starts
+ * (graphile-worker-gateway-schema.ts); test/gateway/graphile-worker-job-fetcher.test.ts holds the
+ * protocol to Graphile's own worker.
  *
  * The lock owner is one id per adapter schema (`ojs-gateway:<adapter schema>`), shared by every
  * gateway process over it, so that any of them can end, fail or renew a job another fetched (as
@@ -13,14 +15,16 @@
  * `worker-<random>`, so the two never collide.
  *
  * The OJS visibility timeout of a job held so is a reservation in its gateway row
- * (`gateway_jobs`, migration-0001-schema.sql), for the lock it reserved: `reserve` (fetch,
+ * (`gateway_jobs`, sql/gateway-migration-0001-schema.sql), for the lock it reserved: `reserve` (fetch,
  * heartbeat) and `takeLapsed`, which any of the processes runs.
  */
-import type { JsonValue, OjsJob } from '../../src/job.js';
-import type { OjsJobState } from '../../src/job-state.js';
-import { translatePgError } from './graphile-worker-errors.js';
-import type { PgClientLike } from './graphile-worker-pg.js';
-import { GraphileWorkerSql, type SchemaNames } from './graphile-worker-sql.js';
+import type { JsonValue, OjsJob } from '../src/job.js';
+import type { OjsJobState } from '../src/job-state.js';
+import { buildJobView } from '../src/job-view.js';
+import { translatePgError } from '../adapters/graphile-worker/graphile-worker-errors.js';
+import type { PgClientLike } from '../adapters/graphile-worker/graphile-worker-pg.js';
+import type { SchemaNames } from '../adapters/graphile-worker/graphile-worker-sql.js';
+import { GatewaySql, type GatewaySqlFileName } from './graphile-worker-gateway-sql.js';
 
 export interface GraphileClaimedJob {
   /** Graphile's job id. */
@@ -46,7 +50,7 @@ export interface GraphileJobFetcher {
   takeLapsed(limit: number): Promise<{ id: string; jobId: string }[]>;
   /** The OJS view of a job Graphile holds that the adapter did not record (added with `addJob`); its id is Graphile's. */
   readGraphileJob(jobId: string): Promise<(OjsJob & { locked_by: string | null; last_error: string | null }) | null>;
-  /** The gateway's fields of a job (gateway_jobs, sql/migration-0001-schema.sql), `{}` when none. */
+  /** The gateway's fields of a job (gateway_jobs, sql/gateway-migration-0001-schema.sql), `{}` when none. */
   readSide(id: string): Promise<Record<string, JsonValue>>;
   /**
    * Merges fields into the job's gateway row; a field set to null is removed. On `on` when given
@@ -65,9 +69,9 @@ export interface GraphileJobFetcher {
 }
 
 export function createGraphileJobFetcher(client: PgClientLike, schemas: SchemaNames): GraphileJobFetcher {
-  const sql = GraphileWorkerSql.for(schemas);
+  const sql = GatewaySql.for(schemas);
   const owner = `ojs-gateway:${schemas.uniqueSchema}`;
-  const run = async <R>(name: Parameters<GraphileWorkerSql['text']>[0], values: unknown[], operation: string, on = client) => {
+  const run = async <R>(name: GatewaySqlFileName, values: unknown[], operation: string, on = client) => {
     try {
       return (await on.query<R>(sql.text(name), values)).rows;
     } catch (error) {
@@ -141,20 +145,22 @@ export function createGraphileJobFetcher(client: PgClientLike, schemas: SchemaNa
       const row = rows[0];
       if (!row) return null;
       return {
-        id: row.job_id,
-        type: row.type,
-        queue: row.queue,
-        args: row.args,
-        meta: {},
-        state: row.state,
-        attempt: row.attempt,
-        max_attempts: row.max_attempts,
-        // Graphile runs smaller first; OJS runs higher first.
-        priority: -row.priority,
-        created_at: row.created_at.toISOString(),
-        scheduled_at: row.scheduled_at.toISOString(),
-        unique: null,
-        uniqueness_key: null,
+        ...buildJobView({
+          id: row.job_id,
+          type: row.type,
+          queue: row.queue,
+          args: row.args,
+          meta: {},
+          state: row.state,
+          attempt: row.attempt,
+          max_attempts: row.max_attempts,
+          // Graphile runs smaller first; OJS runs higher first.
+          priority: -row.priority,
+          created_at: row.created_at,
+          scheduled_at: row.scheduled_at,
+          unique: null,
+          uniqueness_key: null,
+        }),
         locked_by: row.locked_by,
         last_error: row.last_error,
       };

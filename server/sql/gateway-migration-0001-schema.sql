@@ -1,0 +1,72 @@
+-- gateway-migration-0001-schema: the OJS gateway's tables on Graphile Worker, in the adapter's
+-- schema beside its ledger (gateway schema version 1). Empty unless a gateway serves the schema.
+--
+-- Params: none. Placeholders (substituted with escaped identifiers before the text is sent):
+--   :OJS_UNIQUE_SCHEMA        the adapter's schema (option `uniqueSchema`, default ojs_unique)
+-- Steps: 1. `gateway_jobs`: what the gateway records of a job, and the visibility reservation
+--           of a job an HTTP worker holds (indexed by when it lapses);
+--        2. `gateway_queues`: the gateway's pause and rate limit of a queue;
+--        3. `gateway_idempotency`: the gateway's `Idempotency-Key` records, and its index by
+--           expiry (the sweep, gateway-idempotency-sweep.sql, reads the oldest first).
+-- Runs once, in the gateway installer's transaction (server/graphile-worker-gateway-schema.ts),
+-- recorded in :OJS_UNIQUE_SCHEMA.gateway_migrations: all-or-nothing.
+-- Raises: nothing of its own.
+create table :OJS_UNIQUE_SCHEMA.gateway_jobs (
+  -- The OJS id: the ledger's, or Graphile's id for a job added with Graphile's own addJob.
+  id text primary key,
+  -- The OJS envelope fields neither Graphile nor the ledger stores (tags, timeout_ms, x_…), the
+  -- retry policy, the worker's error and result, when an HTTP worker started it
+  -- (server/graphile-worker-gateway-store.ts). Empty unless a gateway serves the schema.
+  side jsonb not null default '{}',
+  -- The OJS visibility timeout of a job an HTTP worker holds, shared by every gateway process
+  -- over the schema (gateway-reserve-job.sql, gateway-lapsed-reservations.sql): the Graphile job,
+  -- when the reservation lapses (null: none), and the `locked_at` of the lock it reserved, so
+  -- that a reservation left from an earlier lock of the job never fails a later one.
+  graphile_id bigint,
+  reserved_until timestamptz,
+  reserved_lock_at timestamptz
+);
+-- The lapsed reservations, read oldest first, never the whole table.
+create index gateway_jobs_reserved_idx on :OJS_UNIQUE_SCHEMA.gateway_jobs (reserved_until) where reserved_until is not null;
+
+-- The OJS gateway's settings of a queue: its pause and rate limit, read and counted by
+-- gateway-fetch-job.sql, written by gateway-set-queue-paused.sql and gateway-set-rate-limit.sql.
+-- Empty unless a gateway serves the schema.
+create table :OJS_UNIQUE_SCHEMA.gateway_queues (
+  -- The OJS queue (the ledger's `queue`, else Graphile's queue name, else 'default').
+  name text primary key,
+  -- When the queue was paused; null: not paused. Only the gateway's fetch reads it: Graphile's
+  -- own workers run the queue's jobs still (server/graphile-worker-gateway-store.ts).
+  paused_at timestamptz,
+  -- The rate limit: at most rate_max jobs handed out per rate_window_ms, a fixed window from
+  -- window_start (the first job of the window) counting window_count; null rate_max: no limit.
+  rate_max integer,
+  rate_window_ms integer,
+  window_start timestamptz,
+  window_count integer not null default 0
+);
+
+-- The OJS gateway's `Idempotency-Key` records (server/graphile-worker-idempotency-records.ts),
+-- shared by every gateway process over the database: one row per scope and key digest (the key
+-- itself is never stored). Read and written by gateway-idempotency-*.sql. Empty unless a gateway
+-- serves the schema.
+create table :OJS_UNIQUE_SCHEMA.gateway_idempotency (
+  -- Whose key: a digest of the gateway's token, or one scope for a gateway without one.
+  scope text not null,
+  -- A digest of the key as the client sent it.
+  key_hash text not null,
+  -- A digest of the request: method, route and canonical body.
+  fingerprint text not null,
+  -- The job ids given to the request's jobs (a JSON array of strings), kept across takeovers.
+  ids jsonb not null,
+  -- The request holding the claim, and when its claim lapses (null once answered).
+  owner text not null,
+  lease_until timestamptz,
+  -- The answer, once given: status, JSON body text, Location header.
+  status integer,
+  body text,
+  location text,
+  expires_at timestamptz not null,
+  primary key (scope, key_hash)
+);
+create index gateway_idempotency_expires_idx on :OJS_UNIQUE_SCHEMA.gateway_idempotency (expires_at);
