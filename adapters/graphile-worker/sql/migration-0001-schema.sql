@@ -11,7 +11,8 @@
 --           of a job an HTTP worker holds (indexed by when it lapses);
 --        4. `gateway_queues`: the OJS gateway's pause and rate limit of a queue;
 --        5. `gateway_idempotency`: the OJS gateway's `Idempotency-Key` records, and its index by
---           expiry (the sweep, gateway-idempotency-sweep.sql, reads the oldest first).
+--           expiry (the sweep, gateway-idempotency-sweep.sql, reads the oldest first);
+--        6. `gateway_workers`: the OJS gateway's worker signals (quiet, terminate).
 -- Runs once, in the installer's transaction (after install-bootstrap, before the functions),
 -- recorded in :OJS_UNIQUE_SCHEMA.migrations: all-or-nothing with the rest of the install.
 -- Raises: nothing of its own.
@@ -136,3 +137,15 @@ create table :OJS_UNIQUE_SCHEMA.gateway_idempotency (
   primary key (scope, key_hash)
 );
 create index gateway_idempotency_expires_idx on :OJS_UNIQUE_SCHEMA.gateway_idempotency (expires_at);
+
+-- The OJS gateway's worker signals (server/worker-signal-routes.ts): the state an operator asked
+-- of an HTTP worker, which every gateway process over the database answers in the worker's
+-- heartbeats until it expires. Read and written by gateway-*-worker-state.sql. Empty unless a
+-- gateway serves the schema.
+create table :OJS_UNIQUE_SCHEMA.gateway_workers (
+  -- The worker id its heartbeats and fetches send.
+  worker_id text primary key,
+  state text not null check (state in ('quiet', 'terminate')),
+  signalled_at timestamptz not null,
+  expires_at timestamptz not null
+);
