@@ -35,7 +35,10 @@ import type {
   IdempotencyRecords,
   JobError,
   StoreHealth,
+  WorkerState,
 } from './gateway-store.js';
+import { createBullmqJobReservations, type BullmqJobReservations } from './bullmq-job-reservations.js';
+import { executionDeadline, lapseError, reservationOf, type Lapse } from './job-reservation.js';
 import { atBatchPaths, checkBatch } from './batch-input.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
 import type { RateLimit } from './queue-rate-limit.js';
@@ -61,6 +64,11 @@ interface SideRecord {
   scheduledAt?: string;
   /** When a fetch found it expired and discarded it (job-expiry.ts). */
   expiredAt?: string;
+  /** The reservation of the attempt (job-reservation.ts): when it lapses (ms, Redis's clock), and what that means. */
+  reservedUntil?: string;
+  lapse?: Lapse;
+  /** The attempt's execution deadline (its start plus `timeout_ms`), ms on Redis's clock. */
+  deadline?: string;
 }
 
 /** How long a side record outlives its job's end through the gateway (ack, final nack, cancel): as long as a cancelled archive. */
@@ -83,6 +91,15 @@ const PENDING_UNSUPPORTED = 'pending jobs are not supported on the BullMQ backen
  * fetch reopens it, or in any BullMQ worker of the queue.
  */
 const MAX_OPEN_WORKERS = 16;
+/**
+ * BullMQ's lock of a fetched job outlives its reservation by this much: the gateway's sweep (the
+ * next call of any gateway process) fails a lapsed reservation back with its OJS error first, and
+ * BullMQ's stalled check (this store's, or a BullMQ worker's) recovers the job only when no
+ * gateway process is called.
+ */
+const LOCK_MARGIN_MS = 5000;
+/** Lapsed reservations failed back per call: the rest at the next one. */
+const LAPSED_BATCH = 100;
 
 export function createBullmqGatewayStore(options: BullmqGatewayStoreOptions): GatewayStore {
   return new BullmqGatewayStore(options);
@@ -100,6 +117,7 @@ class BullmqGatewayStore implements GatewayStore {
   readonly #opened = new Set<string>();
   #discoveredAt = 0;
   readonly idempotency: IdempotencyRecords;
+  readonly #reservations: BullmqJobReservations;
 
   constructor(options: BullmqGatewayStoreOptions) {
     this.#prefix = options.prefix ?? 'bull';
@@ -114,6 +132,7 @@ class BullmqGatewayStore implements GatewayStore {
     this.#workerRedis.on('error', () => undefined);
     this.#backend = createBullMQBackend({ connection: this.#redis, prefix: this.#prefix });
     this.idempotency = createBullmqIdempotencyRecords(this.#redis, this.#prefix);
+    this.#reservations = createBullmqJobReservations(this.#redis, this.#prefix);
   }
 
   get capabilities() {
@@ -172,6 +191,7 @@ class BullmqGatewayStore implements GatewayStore {
   }
 
   async getJob(id: string): Promise<GatewayJob | null> {
+    await this.#failLapsed();
     let job = await this.#backend.getJob(id);
     // A job in a queue this process has not opened yet (added with the user's own queue.add):
     // look for BullMQ's queues under the prefix, then once more.
@@ -192,6 +212,7 @@ class BullmqGatewayStore implements GatewayStore {
   }
 
   async fetch(request: FetchRequest): Promise<GatewayJob[]> {
+    await this.#failLapsed();
     const jobs: GatewayJob[] = [];
     for (const queue of request.queues) {
       this.#backend.queue(queue); // known to the backend's INFO from now on
@@ -200,15 +221,20 @@ class BullmqGatewayStore implements GatewayStore {
         const token = randomUUID();
         const job = (await worker.getNextJob(token, { block: false })) as Job | undefined;
         if (!job) break;
-        await job.extendLock(token, request.visibilityTimeoutMs);
-        await this.#writeSide(job.id!, { token, startedAt: new Date(job.processedOn ?? Date.now()).toISOString() }, { live: true });
+        await this.#writeSide(
+          job.id!,
+          { token, startedAt: new Date(job.processedOn ?? Date.now()).toISOString(), deadline: undefined },
+          { live: true },
+        );
         const view = await this.#backend.getJob(job.id!);
         if (!view) continue;
         const fetched = await this.#view(view);
-        if (fetched.envelope.expires_at !== undefined && isExpired(fetched, await this.now())) {
+        const now = await this.now();
+        if (fetched.envelope.expires_at !== undefined && isExpired(fetched, now)) {
           await this.#discardExpired(job, token);
           continue;
         }
+        await this.#reserve(job, token, fetched.envelope, executionDeadline(fetched.envelope, now), now, request.visibilityTimeoutMs);
         jobs.push(fetched);
       }
       if (jobs.length >= request.count) break;
@@ -219,25 +245,109 @@ class BullmqGatewayStore implements GatewayStore {
   async ack(id: string, result: JsonValue | undefined): Promise<GatewayJob> {
     const { job, token } = await this.#claimed(id, 'completed');
     await this.#asHolder(id, 'completed', job.moveToCompleted(result ?? null, token, false));
-    await this.#writeSide(id, { token: undefined, error: undefined }, { ended: true });
+    await this.#reservations.clear(id);
+    await this.#writeSide(id, { token: undefined, error: undefined, reservedUntil: undefined }, { ended: true });
     return this.#viewOf(id);
   }
 
   async nack(id: string, error: JobError, retry: boolean): Promise<GatewayJob> {
     const { job, token } = await this.#claimed(id, 'retryable');
-    const failure = retry ? new Error(error.message) : new UnrecoverableError(error.message);
-    await this.#asHolder(id, 'retryable', job.moveToFailed(failure, token, false));
-    await this.#writeSide(id, { token: undefined, error });
+    return this.#fail(job, token, error, retry ? 'retry' : 'discard');
+  }
+
+  /** Back to `available` at once: BullMQ's failure (attempts counted) and its retry promoted past the backoff. */
+  async release(id: string, error: JobError): Promise<GatewayJob> {
+    const { job, token } = await this.#claimed(id, 'available');
+    return this.#fail(job, token, error, 'now');
+  }
+
+  async heartbeat(id: string, visibilityTimeoutMs: number | null): Promise<GatewayJob> {
+    const { job, token } = await this.#claimed(id, 'active');
+    const view = await this.#viewOf(id);
+    const side = await this.#readSide(id);
+    await this.#reserve(job, token, view.envelope, side.deadline ? Number(side.deadline) : null, await this.now(), visibilityTimeoutMs);
+    return this.#viewOf(id);
+  }
+
+  /**
+   * Reserves a job this gateway holds from `now` (Redis's clock): BullMQ's lock for the reservation
+   * and a margin, the reservation in the shared set, and what its lapse means in the side record.
+   */
+  async #reserve(
+    job: Job,
+    token: string,
+    envelope: Record<string, JsonValue>,
+    deadline: number | null,
+    now: number,
+    visibilityTimeoutMs: number | null,
+  ): Promise<void> {
+    const reservation = reservationOf(envelope, deadline, now, visibilityTimeoutMs);
+    // 0: the lock lapsed or another fetch holds it now; nothing was extended.
+    if (Number(await job.extendLock(token, reservation.untilMs - now + LOCK_MARGIN_MS)) !== 1)
+      throw await this.#lostHold(job.id!, 'active');
+    const side: Partial<SideRecord> = { reservedUntil: String(reservation.untilMs), lapse: reservation.lapse };
+    if (deadline !== null) side.deadline = String(deadline);
+    await this.#writeSide(job.id!, side);
+    await this.#reservations.set(job.id!, reservation.untilMs);
+  }
+
+  /**
+   * Ends an attempt this gateway holds as a failure: `retry` under BullMQ's attempts and backoff,
+   * `discard` (an `UnrecoverableError`), or `now`: a retry promoted at once past the backoff.
+   */
+  async #fail(job: Job, token: string, error: JobError, how: 'retry' | 'discard' | 'now'): Promise<GatewayJob> {
+    const id = job.id!;
+    const failure = how === 'discard' ? new UnrecoverableError(error.message) : new Error(error.message);
+    await this.#asHolder(id, how === 'now' ? 'available' : 'retryable', job.moveToFailed(failure, token, false));
+    await this.#reservations.clear(id);
+    await this.#writeSide(id, { token: undefined, error, reservedUntil: undefined });
+    if (how === 'now' && (await job.getState()) === 'delayed') await job.promote().catch(() => undefined);
     const view = await this.#viewOf(id);
     if (view.state === 'discarded') await this.#redis.pexpire(this.#sideKey(id), SIDE_RETENTION_MS);
     return view;
   }
 
-  async heartbeat(id: string, visibilityTimeoutMs: number): Promise<GatewayJob> {
-    const { job, token } = await this.#claimed(id, 'active');
-    // 0: the lock lapsed or another fetch holds it now; nothing was extended.
-    if (Number(await job.extendLock(token, visibilityTimeoutMs)) !== 1) throw await this.#lostHold(id, 'active');
-    return this.#viewOf(id);
+  /**
+   * Fails back the jobs any gateway process handed out whose reservation lapsed (job-reservation.ts):
+   * a visibility lapse back to `available` at once, an execution timeout under BullMQ's attempts
+   * and backoff. Each lapse is taken by one process; one renewed or fetched again since is left.
+   */
+  async #failLapsed(): Promise<void> {
+    const { nowMs, ids } = await this.#reservations.takeLapsed(LAPSED_BATCH);
+    for (const id of ids) {
+      const side = await this.#readSide(id);
+      if (!side.token || side.reservedUntil === undefined || Number(side.reservedUntil) > nowMs) continue;
+      const view = await this.#backend.getJob(id);
+      if (view?.state !== 'active') continue;
+      const job = await Job.fromId(this.#backend.queue(view.queue) as Queue, id);
+      if (!job) continue;
+      const lapse = side.lapse ?? 'visibility_timeout';
+      try {
+        await this.#fail(job, side.token, lapseError(lapse), lapse === 'timeout' ? 'retry' : 'now');
+      } catch (error) {
+        // Ended meanwhile (an ack, BullMQ's stalled check): nothing to fail back.
+        if (!(error instanceof InvalidTransitionError || error instanceof JobNotFoundError)) throw error;
+      }
+    }
+  }
+
+  /** What an operator asked of worker `workerId`: `<prefix>:ojs-gateway:worker:<id>`, expiring with the signal. */
+  async workerState(workerId: string): Promise<WorkerState> {
+    const state = await this.#redis.get(this.#workerKey(workerId));
+    return state === 'quiet' || state === 'terminate' ? state : 'running';
+  }
+
+  /** `terminate` replaces any signal; `quiet` never replaces `terminate` (set only where none is, or renewed where quiet is). */
+  async setWorkerState(workerId: string, state: 'quiet' | 'terminate', retentionMs: number): Promise<void> {
+    const key = this.#workerKey(workerId);
+    if (state === 'terminate') await this.#redis.set(key, state, 'PX', retentionMs);
+    else if ((await this.#redis.set(key, state, 'PX', retentionMs, 'NX')) === null && (await this.#redis.get(key)) === 'quiet') {
+      await this.#redis.pexpire(key, retentionMs);
+    }
+  }
+
+  #workerKey(workerId: string): string {
+    return `${this.#prefix}:ojs-gateway:worker:${workerId}`;
   }
 
   /**
@@ -275,6 +385,7 @@ class BullmqGatewayStore implements GatewayStore {
   }
 
   async queueStats(queue: string): Promise<Partial<Record<OjsJobState, number>>> {
+    await this.#failLapsed();
     const counts = await this.#backend
       .queue(queue)
       .getJobCounts('wait', 'prioritized', 'active', 'delayed', 'completed', 'failed', 'waiting-children');
@@ -389,6 +500,9 @@ class BullmqGatewayStore implements GatewayStore {
 
   /** The active job fetched here and its lock token; anything else is OJS's `conflict`. */
   async #claimed(id: string, to: OjsJobState): Promise<{ job: Job; token: string }> {
+    // A reservation that lapsed is failed back first: a late ack, nack or heartbeat then meets a
+    // job that is no longer the caller's (409), as on the other stores.
+    await this.#failLapsed();
     const view = await this.#backend.getJob(id);
     if (!view) throw new JobNotFoundError(id);
     const side = await this.#readSide(id);

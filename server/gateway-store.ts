@@ -83,8 +83,12 @@ export interface FetchRequest {
   queues: readonly string[];
   count: number;
   workerId: string | null;
-  visibilityTimeoutMs: number;
+  /** The reservation asked for; null: each job's own `visibility_timeout_ms`, else 30 s (job-reservation.ts). */
+  visibilityTimeoutMs: number | null;
 }
+
+/** A worker's lifecycle state as the server wants it (ojs-worker-protocol §2): the heartbeat's `state`. */
+export type WorkerState = 'running' | 'quiet' | 'terminate';
 
 export interface StoreHealth {
   ok: boolean;
@@ -169,8 +173,23 @@ export interface GatewayStore {
   ack(id: string, result: JsonValue | undefined): Promise<GatewayJob>;
   /** `retry: false` discards at once; otherwise `retryable` while attempts remain. */
   nack(id: string, error: JobError, retry: boolean): Promise<GatewayJob>;
-  /** Extends an active job's reservation by `visibilityTimeoutMs` from now. */
-  heartbeat(id: string, visibilityTimeoutMs: number): Promise<GatewayJob>;
+  /**
+   * Extends an active job's reservation by `visibilityTimeoutMs` from now (null: the job's own
+   * visibility timeout, else 30 s), never past its execution deadline (job-reservation.ts).
+   */
+  heartbeat(id: string, visibilityTimeoutMs: number | null): Promise<GatewayJob>;
+  /**
+   * NACK with `requeue: true`: the worker gives the job back (a graceful shutdown), and it is
+   * `available` again at once, `error` recorded; its attempt counts, so the last one is discarded.
+   */
+  release(id: string, error: JobError): Promise<GatewayJob>;
+  /**
+   * The state an operator asked of worker `workerId` (worker-signal-routes.ts), kept on the backend
+   * so every gateway process answers it; `running` when none was asked or it expired.
+   */
+  workerState(workerId: string): Promise<WorkerState>;
+  /** Asks worker `workerId` to go quiet or terminate, for `retentionMs`; `terminate` is never taken back by `quiet`. */
+  setWorkerState(workerId: string, state: 'quiet' | 'terminate', retentionMs: number): Promise<void>;
   /**
    * Pauses (`true`) or resumes a queue for FETCH (ojs-http-binding §11.3–11.4): a paused queue's
    * jobs are still accepted by PUSH and stay `available`, and no fetch hands one out. Idempotent.

@@ -34,7 +34,9 @@ import type {
   JobError,
   RetryPolicy,
   StoreHealth,
+  WorkerState,
 } from './gateway-store.js';
+import { EXECUTION_TIMEOUT_ERROR, VISIBILITY_TIMEOUT_ERROR, executionDeadline, visibilityMs } from './job-reservation.js';
 import { atBatchPaths, checkBatch } from './batch-input.js';
 import { retryDelayMs } from './retry-delay.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
@@ -70,6 +72,8 @@ interface Side {
   finished_at?: string;
   /** When a fetch found it expired and discarded it (job-expiry.ts). */
   expired_at?: string;
+  /** The attempt's execution deadline (its start plus `timeout_ms`), ms on the database's clock; null: none. */
+  deadline_ms?: number | null;
 }
 
 const PENDING_UNSUPPORTED = 'pending jobs are not supported on the Graphile Worker backend';
@@ -187,8 +191,14 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     return Promise.all(results.map((result, index) => this.#result(result, sides[index] ?? {})));
   }
 
+  /** A reservation that lapsed is failed back first, so the job reads as it now is. */
   async getJob(id: string): Promise<GatewayJob | null> {
     await this.#start();
+    await this.#failLapsed();
+    return this.#read(id);
+  }
+
+  async #read(id: string): Promise<GatewayJob | null> {
     const job = (await this.#backend.getJob(id)) ?? (await this.#fetcher.readGraphileJob(id));
     return job ? this.#view(job) : null;
   }
@@ -249,15 +259,24 @@ class GraphileWorkerGatewayStore implements GatewayStore {
         const claimed = await this.#fetcher.claim(queue);
         if (!claimed) break;
         const id = claimed.ojsId ?? claimed.jobId;
-        await this.#fetcher.reserve(id, claimed.jobId, request.visibilityTimeoutMs);
-        const job = await this.getJob(id);
+        const job = await this.#read(id);
+        // The database's clock, for an expiry or an execution deadline.
+        const now = job && (job.envelope.expires_at !== undefined || job.envelope.timeout_ms !== undefined) ? await this.now() : null;
+        const deadline = job && now !== null ? executionDeadline(job.envelope, now) : null;
+        await this.#fetcher.reserve(id, claimed.jobId, visibilityMs(job?.envelope ?? {}, request.visibilityTimeoutMs), deadline);
         if (!job) continue;
-        if (job.envelope.expires_at !== undefined && isExpired(job, await this.now())) {
+        if (job.envelope.expires_at !== undefined && isExpired(job, now!)) {
           await this.#discardExpired(id, claimed.jobId);
           continue;
         }
-        await this.#fetcher.writeSide(id, { started_at: new Date().toISOString(), attempt: job.attempt, error: null, result: null });
-        jobs.push((await this.getJob(id))!);
+        await this.#fetcher.writeSide(id, {
+          started_at: new Date().toISOString(),
+          attempt: job.attempt,
+          error: null,
+          result: null,
+          deadline_ms: deadline,
+        });
+        jobs.push((await this.#read(id))!);
       }
       if (jobs.length >= request.count) break;
     }
@@ -268,7 +287,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     const { graphileId, state, job: before } = await this.#held(id, 'completed');
     if (result !== undefined) await this.#fetcher.writeSide(id, { result, error: null });
     if (!(await this.#fetcher.complete(graphileId))) throw new InvalidTransitionError(id, state, 'completed');
-    const after = await this.getJob(id);
+    const after = await this.#read(id);
     if (after) return after;
     // A job added with Graphile's own addJob: Graphile deleted its row, and no ledger keeps it.
     const completed: GatewayJob = { ...before, state: 'completed', completed_at: new Date().toISOString() };
@@ -278,24 +297,52 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   }
 
   async nack(id: string, error: JobError, retry: boolean): Promise<GatewayJob> {
-    const { graphileId, state, side } = await this.#held(id, 'retryable');
-    const job = await this.getJob(id);
-    const delay = side.retry && job ? retryDelayMs(side.retry, job.attempt) : null;
+    const { graphileId, state, side, job } = await this.#held(id, 'retryable');
+    const delay = side.retry ? retryDelayMs(side.retry, job.attempt) : null;
     await this.#fetcher.writeSide(id, { error: error as unknown as JsonValue });
     if (!(await this.#fetcher.fail(graphileId, error.message, { permanent: !retry, retryDelayMs: delay }))) {
       throw new InvalidTransitionError(id, state, 'retryable');
     }
-    const failed = (await this.getJob(id))!;
-    if (failed.state !== 'discarded') return failed;
-    await this.#fetcher.writeSide(id, { finished_at: new Date().toISOString() });
-    return (await this.getJob(id))!;
+    return this.#afterFailure(id);
   }
 
-  async heartbeat(id: string, visibilityTimeoutMs: number): Promise<GatewayJob> {
-    const { graphileId, state } = await this.#held(id, 'active');
+  async heartbeat(id: string, visibilityTimeoutMs: number | null): Promise<GatewayJob> {
+    const { graphileId, state, side, job } = await this.#held(id, 'active');
     if (!(await this.#fetcher.touch(graphileId))) throw new InvalidTransitionError(id, state, 'active');
-    if (!(await this.#fetcher.reserve(id, graphileId, visibilityTimeoutMs))) throw new InvalidTransitionError(id, state, 'active');
-    return (await this.getJob(id))!;
+    const visibility = visibilityMs(job.envelope, visibilityTimeoutMs);
+    if (!(await this.#fetcher.reserve(id, graphileId, visibility, side.deadline_ms ?? null))) {
+      throw new InvalidTransitionError(id, state, 'active');
+    }
+    return (await this.#read(id))!;
+  }
+
+  /** Back to `available` at once (Graphile's failJobs with no delay): its attempt counted, the last one discarded. */
+  async release(id: string, error: JobError): Promise<GatewayJob> {
+    const { graphileId, state } = await this.#held(id, 'available');
+    await this.#fetcher.writeSide(id, { error: error as unknown as JsonValue });
+    if (!(await this.#fetcher.fail(graphileId, error.message, { permanent: false, retryDelayMs: 0 }))) {
+      throw new InvalidTransitionError(id, state, 'available');
+    }
+    return this.#afterFailure(id);
+  }
+
+  /** The job a failure left: a discarded one records when (Graphile keeps no finish time). */
+  async #afterFailure(id: string): Promise<GatewayJob> {
+    const failed = (await this.#read(id))!;
+    if (failed.state !== 'discarded') return failed;
+    await this.#fetcher.writeSide(id, { finished_at: new Date().toISOString() });
+    return (await this.#read(id))!;
+  }
+
+  /** The gateway's worker signals (gateway_workers), shared by every gateway process over the schema. */
+  async workerState(workerId: string): Promise<WorkerState> {
+    await this.#start();
+    return (await this.#fetcher.workerState(workerId)) ?? 'running';
+  }
+
+  async setWorkerState(workerId: string, state: 'quiet' | 'terminate', retentionMs: number): Promise<void> {
+    await this.#start();
+    await this.#fetcher.setWorkerState(workerId, state, retentionMs);
   }
 
   /** An expired job this fetch claimed, failed permanently as a NACK without retry would: discarded, never handed out. */
@@ -333,6 +380,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
 
   async queueStats(queue: string): Promise<Partial<Record<OjsJobState, number>>> {
     await this.#start();
+    await this.#failLapsed();
     return this.#fetcher.queueStats(queue);
   }
 
@@ -366,12 +414,24 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     await this.#pool.end();
   }
 
-  /** Fails back the jobs any gateway process handed out whose reservation lapsed without a heartbeat. */
+  /**
+   * Fails back the jobs any gateway process handed out whose reservation lapsed (job-reservation.ts):
+   * past the execution deadline, a failure under the job's retry policy (Graphile's backoff
+   * unless it gave one); otherwise back to `available` at once. Each lapse is taken by one process.
+   */
   async #failLapsed(): Promise<void> {
-    for (const { id, jobId } of await this.#fetcher.takeLapsed(LAPSED_BATCH)) {
-      const error: JobError = { type: 'visibility_timeout', code: 'visibility_timeout', message: 'visibility timeout expired' };
+    const lapsed = await this.#fetcher.takeLapsed(LAPSED_BATCH);
+    if (lapsed.length === 0) return;
+    const now = await this.now();
+    for (const { id, jobId } of lapsed) {
+      const side = (await this.#fetcher.readSide(id)) as Side;
+      const timedOut = typeof side.deadline_ms === 'number' && side.deadline_ms <= now;
+      const error = timedOut ? EXECUTION_TIMEOUT_ERROR : VISIBILITY_TIMEOUT_ERROR;
+      const delay = !timedOut ? 0 : side.retry ? retryDelayMs(side.retry, side.attempt ?? 1) : null;
       await this.#fetcher.writeSide(id, { error: error as unknown as JsonValue });
-      await this.#fetcher.fail(jobId, error.message, { permanent: false, retryDelayMs: 0 });
+      if (!(await this.#fetcher.fail(jobId, error.message, { permanent: false, retryDelayMs: delay }))) continue;
+      // Its last attempt: discarded (Graphile keeps no finish time).
+      if ((await this.#read(id))?.state === 'discarded') await this.#fetcher.writeSide(id, { finished_at: new Date().toISOString() });
     }
   }
 
@@ -381,7 +441,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     // A reservation that lapsed is failed back first, as memory does: a late ack, nack or
     // heartbeat then meets a job that is no longer the caller's (409), not one it still holds.
     await this.#failLapsed();
-    const job = await this.getJob(id);
+    const job = await this.#read(id);
     if (!job) throw new JobNotFoundError(id);
     if (job.state !== 'active') throw new InvalidTransitionError(id, job.state, to);
     const graphileId = (await this.#backend.graphileJobId(id)) ?? id;

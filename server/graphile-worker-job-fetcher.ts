@@ -44,8 +44,11 @@ export interface GraphileJobFetcher {
   fail(jobId: string, message: string, options: { permanent: boolean; retryDelayMs: number | null }): Promise<boolean>;
   /** Renews the lock of a job this fetcher holds; false when it does not hold it. */
   touch(jobId: string): Promise<boolean>;
-  /** Reserves a job this fetcher holds (OJS id `id`, Graphile id `jobId`) for `visibilityTimeoutMs` from now; false when it does not hold it. */
-  reserve(id: string, jobId: string, visibilityTimeoutMs: number): Promise<boolean>;
+  /**
+   * Reserves a job this fetcher holds (OJS id `id`, Graphile id `jobId`) for `visibilityTimeoutMs`
+   * from now, or until `deadlineMs` (the database's clock) when that is sooner; false when it does not hold it.
+   */
+  reserve(id: string, jobId: string, visibilityTimeoutMs: number, deadlineMs?: number | null): Promise<boolean>;
   /** Takes up to `limit` lapsed reservations: the jobs still held under the lock each reserved, to fail back. */
   takeLapsed(limit: number): Promise<{ id: string; jobId: string }[]>;
   /** The OJS view of a job Graphile holds that the adapter did not record (added with `addJob`); its id is Graphile's. */
@@ -66,6 +69,10 @@ export interface GraphileJobFetcher {
   setRateLimit(queue: string, max: number, windowMs: number): Promise<void>;
   /** The database's clock (now()), in ms since the epoch. */
   now(): Promise<number>;
+  /** Asks worker `workerId` to go quiet or terminate for `retentionMs` (gateway_workers; `terminate` stays). */
+  setWorkerState(workerId: string, state: 'quiet' | 'terminate', retentionMs: number): Promise<void>;
+  /** The state asked of worker `workerId`, or null when none (or it expired). */
+  workerState(workerId: string): Promise<'quiet' | 'terminate' | null>;
 }
 
 export function createGraphileJobFetcher(client: PgClientLike, schemas: SchemaNames): GraphileJobFetcher {
@@ -95,8 +102,15 @@ export function createGraphileJobFetcher(client: PgClientLike, schemas: SchemaNa
     async touch(jobId) {
       return (await run('gateway-touch-lock', [jobId, owner], 'heartbeat')).length > 0;
     },
-    async reserve(id, jobId, visibilityTimeoutMs) {
-      return (await run('gateway-reserve-job', [id, jobId, visibilityTimeoutMs, owner], 'reserving the job')).length > 0;
+    async reserve(id, jobId, visibilityTimeoutMs, deadlineMs = null) {
+      return (await run('gateway-reserve-job', [id, jobId, visibilityTimeoutMs, owner, deadlineMs], 'reserving the job')).length > 0;
+    },
+    async setWorkerState(workerId, state, retentionMs) {
+      await run('gateway-set-worker-state', [workerId, state, retentionMs], 'signalling the worker');
+    },
+    async workerState(workerId) {
+      const rows = await run<{ state: 'quiet' | 'terminate' }>('gateway-read-worker-state', [workerId], 'reading the worker state');
+      return rows[0]?.state ?? null;
     },
     async takeLapsed(limit) {
       const rows = await run<{ id: string; job_id: string }>('gateway-lapsed-reservations', [owner, limit], 'reading lapsed reservations');

@@ -23,7 +23,9 @@ import type {
   JobError,
   RetryPolicy,
   StoreHealth,
+  WorkerState,
 } from './gateway-store.js';
+import { executionDeadline, lapseError, reservationOf, type Lapse } from './job-reservation.js';
 import { atBatchPaths, validateAt } from './batch-input.js';
 import { retryDelayMs } from './retry-delay.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
@@ -38,6 +40,8 @@ interface SideRecord {
   retry: RetryPolicy | undefined;
   startedAt?: number;
   reservedUntil?: number;
+  /** What a lapse of the reservation means (job-reservation.ts). */
+  lapse?: Lapse;
   retryAt?: number;
   result?: JsonValue;
   error?: JobError;
@@ -67,6 +71,8 @@ class MemoryGatewayStore implements GatewayStore {
   /** Paused queues: this process's (the memory backend has no other). */
   readonly #paused = new Set<string>();
   readonly #rateWindows = new Map<string, RateWindow>();
+  /** The states operators asked of workers, each until its expiry: this process's (the memory backend has no other). */
+  readonly #workers = new Map<string, { state: 'quiet' | 'terminate'; untilMs: number }>();
   readonly idempotency: ReturnType<typeof createMemoryIdempotencyRecords>;
 
   constructor(clock: { now(): number }) {
@@ -133,7 +139,7 @@ class MemoryGatewayStore implements GatewayStore {
       }
       this.#rateWindows.get(job.queue)?.count(now);
       side.startedAt = now;
-      side.reservedUntil = now + request.visibilityTimeoutMs;
+      this.#reserve(side, now, request.visibilityTimeoutMs);
       this.#timed.add(job.id);
       jobs.push(this.#view(job));
     }
@@ -146,6 +152,7 @@ class MemoryGatewayStore implements GatewayStore {
     const side = this.#sideOf(id);
     delete side.error;
     delete side.reservedUntil;
+    delete side.lapse;
     if (result !== undefined) side.result = result;
     return this.#view(job);
   }
@@ -157,14 +164,49 @@ class MemoryGatewayStore implements GatewayStore {
     return this.#view(job);
   }
 
-  async heartbeat(id: string, visibilityTimeoutMs: number): Promise<GatewayJob> {
+  async heartbeat(id: string, visibilityTimeoutMs: number | null): Promise<GatewayJob> {
     await this.#tick();
     const job = await this.#memory.getJob(id);
     if (!job) throw new JobNotFoundError(id);
     if (job.state !== 'active') throw new InvalidTransitionError(id, job.state, 'active');
-    this.#sideOf(id).reservedUntil = this.#clock.now() + visibilityTimeoutMs;
+    this.#reserve(this.#sideOf(id), this.#clock.now(), visibilityTimeoutMs);
     this.#timed.add(id);
     return this.#view(job);
+  }
+
+  async release(id: string, error: JobError): Promise<GatewayJob> {
+    await this.#tick();
+    return this.#view(await this.#failBack(id, error));
+  }
+
+  async workerState(workerId: string): Promise<WorkerState> {
+    const asked = this.#workers.get(workerId);
+    if (asked && asked.untilMs <= this.#clock.now()) this.#workers.delete(workerId);
+    else if (asked) return asked.state;
+    return 'running';
+  }
+
+  async setWorkerState(workerId: string, state: 'quiet' | 'terminate', retentionMs: number): Promise<void> {
+    const kept = (await this.workerState(workerId)) === 'terminate' ? 'terminate' : state;
+    this.#workers.set(workerId, { state: kept, untilMs: this.#clock.now() + retentionMs });
+  }
+
+  /** Reserves a fetched job from `now`, never past its execution deadline (job-reservation.ts). */
+  #reserve(side: SideRecord, now: number, visibilityTimeoutMs: number | null): void {
+    const deadline = side.startedAt === undefined ? null : executionDeadline(side.envelope, side.startedAt);
+    const reservation = reservationOf(side.envelope, deadline, now, visibilityTimeoutMs);
+    side.reservedUntil = reservation.untilMs;
+    side.lapse = reservation.lapse;
+  }
+
+  /** Fails an active job back to `available` at once, `error` recorded (its attempt counted: the last one is discarded). */
+  async #failBack(id: string, error: JobError): Promise<OjsJob> {
+    const job = await this.#memory.nack(id, { message: error.message });
+    this.#recordFailure(job, error);
+    const side = this.#sideOf(id);
+    if (side.retryAt === undefined) return job;
+    delete side.retryAt;
+    return this.#memory.promote(id);
   }
 
   async setPaused(queue: string, paused: boolean): Promise<void> {
@@ -204,6 +246,7 @@ class MemoryGatewayStore implements GatewayStore {
     this.#timed.clear();
     this.#paused.clear();
     this.#rateWindows.clear();
+    this.#workers.clear();
     this.idempotency.clear();
   }
 
@@ -215,6 +258,7 @@ class MemoryGatewayStore implements GatewayStore {
     const side = this.#sideOf(job.id);
     side.error = error;
     delete side.reservedUntil;
+    delete side.lapse;
     if (job.state === 'retryable') {
       side.retryAt = this.#clock.now() + retryDelayMs(side.retry, job.attempt);
       this.#timed.add(job.id);
@@ -231,10 +275,15 @@ class MemoryGatewayStore implements GatewayStore {
         continue;
       }
       if (side.reservedUntil !== undefined && side.reservedUntil <= now) {
+        const lapse = side.lapse ?? 'visibility_timeout';
         delete side.reservedUntil;
-        const job = await this.#memory.nack(id, { message: 'visibility timeout expired' }).catch(() => null);
-        if (job)
-          this.#recordFailure(job, { type: 'visibility_timeout', code: 'visibility_timeout', message: 'visibility timeout expired' });
+        const error = lapseError(lapse);
+        if (lapse === 'visibility_timeout') await this.#failBack(id, error).catch(() => null);
+        else {
+          // An execution timeout is a failure: the job's retry policy decides (retryable or discarded).
+          const job = await this.#memory.nack(id, { message: error.message }).catch(() => null);
+          if (job) this.#recordFailure(job, error);
+        }
       }
       // After a lapsed reservation too: its retry may be due at once.
       if (side.retryAt !== undefined && side.retryAt <= this.#clock.now()) {

@@ -59,11 +59,11 @@ import {
 import { MAX_QUEUE_NAME, QUEUE_PATTERN, SERVER_FIELDS, parsePush, type ParsedPush } from './ojs-request.js';
 import { applyPushOptions } from './push-options.js';
 import { registerQueueControlRoutes } from './queue-control-routes.js';
+import { heartbeatState, MAX_WORKER_ID_LENGTH, registerWorkerSignalRoutes } from './worker-signal-routes.js';
 import { UniqueAddCounts } from './unique-add-counts.js';
 
 export const OJS_CONTENT_TYPE = 'application/openjobspec+json';
 const DOCS_URL = 'https://openjobspec.org/spec/http-binding#errors';
-const DEFAULT_VISIBILITY_TIMEOUT_MS = 30_000;
 const MAX_FETCH_COUNT = 100;
 /** Queues one fetch may name. */
 const MAX_FETCH_QUEUES = 32;
@@ -246,7 +246,7 @@ const WORKER_SCHEMAS = {
         items: { type: 'string', maxLength: MAX_QUEUE_NAME, pattern: QUEUE_PATTERN.source },
       },
       count: { type: 'integer', minimum: 1, maximum: MAX_FETCH_COUNT },
-      worker_id: { type: 'string' },
+      worker_id: { type: 'string', maxLength: MAX_WORKER_ID_LENGTH },
       visibility_timeout_ms: VISIBILITY,
     },
   },
@@ -268,7 +268,7 @@ const WORKER_SCHEMAS = {
   heartbeat: {
     type: 'object',
     properties: {
-      worker_id: { type: 'string', minLength: 1 },
+      worker_id: { type: 'string', minLength: 1, maxLength: MAX_WORKER_ID_LENGTH },
       active_jobs: {
         anyOf: [
           { type: 'array', maxItems: MAX_HEARTBEAT_JOBS, items: JOB_ID },
@@ -739,11 +739,15 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     if (!Array.isArray(queues) || queues.length === 0 || !queues.every((queue) => typeof queue === 'string' && queue !== '')) {
       throw new HttpError(400, 'invalid_request', 'queues must be a non-empty array of queue names', { field: 'queues' });
     }
+    const workerId = typeof body.worker_id === 'string' ? body.worker_id : null;
+    // A worker told to go quiet or terminate (worker-signal-routes.ts) is handed no new job.
+    if (workerId !== null && (await store.workerState(workerId)) !== 'running') return { jobs: [] };
     const jobs = await store.fetch({
       queues: queues as string[],
       count: positiveInteger(body.count, 'count', 1, MAX_FETCH_COUNT),
-      workerId: typeof body.worker_id === 'string' ? body.worker_id : null,
-      visibilityTimeoutMs: positiveInteger(body.visibility_timeout_ms, 'visibility_timeout_ms', DEFAULT_VISIBILITY_TIMEOUT_MS),
+      workerId,
+      visibilityTimeoutMs:
+        body.visibility_timeout_ms === undefined ? null : positiveInteger(body.visibility_timeout_ms, 'visibility_timeout_ms', 1),
     });
     for (const job of jobs) record('job.started', job);
     return { jobs: jobs.map(wireJob) };
@@ -769,8 +773,12 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     if (typeof raw.code === 'string') error.code = raw.code;
     if (typeof raw.retryable === 'boolean') error.retryable = raw.retryable;
     if (raw.details !== undefined) error.details = raw.details as JsonValue;
+    if (body.requeue === true) return nackAnswer(await store.release(id, error), error);
     const retry = raw.retryable !== false && body.requeue !== false;
-    const job = await store.nack(id, error, retry);
+    return nackAnswer(await store.nack(id, error, retry), error);
+  });
+
+  const nackAnswer = (job: GatewayJob, error: JobError) => {
     record(job.state === 'discarded' ? 'job.discarded' : 'job.failed', job, { error: { type: error.type, message: error.message } });
     const answer: Record<string, unknown> = {
       job_id: job.id,
@@ -784,11 +792,13 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     if (job.state === 'discarded') answer.discarded_at = answer.completed_at = job.completed_at ?? new Date().toISOString();
     if (job.state === 'retryable') answer.next_attempt_at = job.scheduled_at;
     return answer;
-  });
+  };
 
   app.post('/ojs/v1/workers/heartbeat', { schema: { body: WORKER_SCHEMAS.heartbeat }, preValidation: bodyRequired }, async (request) => {
     const body = requireObject(request.body);
-    const visibility = positiveInteger(body.visibility_timeout_ms, 'visibility_timeout_ms', DEFAULT_VISIBILITY_TIMEOUT_MS);
+    // Absent: each job's own visibility timeout (job-reservation.ts).
+    const visibility =
+      body.visibility_timeout_ms === undefined ? null : positiveInteger(body.visibility_timeout_ms, 'visibility_timeout_ms', 1);
     const single = typeof body.job_id === 'string' ? body.job_id : null;
     // Both lists may come (a binding-form array beside the SDK's ids): each job is extended once.
     const listed = [
@@ -800,24 +810,26 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     if (single === null && typeof body.worker_id !== 'string') {
       throw new HttpError(400, 'invalid_request', 'worker_id is required', { field: 'worker_id' });
     }
-    const extended: string[] = [];
+    const extended: GatewayJob[] = [];
     // The one-job form answers the job's own refusal (404, 409), as ack and nack do.
-    if (single !== null) extended.push((await store.heartbeat(single, visibility)).id);
+    if (single !== null) extended.push(await store.heartbeat(single, visibility));
     // A listed job that is no longer this worker's to run (done, cancelled, reclaimed) is left out of jobs_extended.
     for (const id of listed) {
       if (id === single) continue;
       try {
-        extended.push((await store.heartbeat(id, visibility)).id);
+        extended.push(await store.heartbeat(id, visibility));
       } catch (error) {
         if (!(error instanceof JobNotFoundError || error instanceof InvalidTransitionError)) throw error;
       }
     }
+    const workerId = typeof body.worker_id === 'string' ? body.worker_id : null;
     const answer: Record<string, unknown> = {
-      state: 'running',
-      jobs_extended: extended,
+      // What an operator asked of the worker (ojs-worker-protocol §4.4): running, quiet or terminate.
+      state: await heartbeatState(store, workerId, extended, options.testReset === true),
+      jobs_extended: extended.map((job) => job.id),
       server_time: new Date().toISOString(),
-      visibility_timeout_ms: visibility,
     };
+    if (visibility !== null) answer.visibility_timeout_ms = visibility;
     if (single !== null) answer.job_id = single;
     return answer;
   });
@@ -853,6 +865,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   });
 
   registerQueueControlRoutes(app, store);
+  registerWorkerSignalRoutes(app, store);
 
   if (options.testReset) {
     app.post('/ojs/v1/admin/reset', async () => {

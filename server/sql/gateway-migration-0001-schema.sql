@@ -7,7 +7,8 @@
 --           of a job an HTTP worker holds (indexed by when it lapses);
 --        2. `gateway_queues`: the gateway's pause and rate limit of a queue;
 --        3. `gateway_idempotency`: the gateway's `Idempotency-Key` records, and its index by
---           expiry (the sweep, gateway-idempotency-sweep.sql, reads the oldest first).
+--           expiry (the sweep, gateway-idempotency-sweep.sql, reads the oldest first);
+--        4. `gateway_workers`: the gateway's worker signals (quiet, terminate).
 -- Runs once, in the gateway installer's transaction (server/graphile-worker-gateway-schema.ts),
 -- recorded in :OJS_UNIQUE_SCHEMA.gateway_migrations: all-or-nothing.
 -- Raises: nothing of its own.
@@ -70,3 +71,15 @@ create table :OJS_UNIQUE_SCHEMA.gateway_idempotency (
   primary key (scope, key_hash)
 );
 create index gateway_idempotency_expires_idx on :OJS_UNIQUE_SCHEMA.gateway_idempotency (expires_at);
+
+-- The OJS gateway's worker signals (server/worker-signal-routes.ts): the state an operator asked
+-- of an HTTP worker, which every gateway process over the database answers in the worker's
+-- heartbeats until it expires. Read and written by gateway-*-worker-state.sql. Empty unless a
+-- gateway serves the schema.
+create table :OJS_UNIQUE_SCHEMA.gateway_workers (
+  -- The worker id its heartbeats and fetches send.
+  worker_id text primary key,
+  state text not null check (state in ('quiet', 'terminate')),
+  signalled_at timestamptz not null,
+  expires_at timestamptz not null
+);

@@ -1,16 +1,19 @@
 /**
  * The visibility timeout of the worker protocol: a job whose HTTP worker neither acks nor renews
- * it goes back to its queue for another attempt; a heartbeat keeps it reserved. On memory and
- * Graphile Worker the gateway enforces the timeout itself; on BullMQ it is BullMQ's lock and
- * stalled-job check (its interval, 30 s by default, is too long for a test). Memory's time is a
- * virtual clock the tests move; Graphile Worker's is PostgreSQL's, which they wait out.
+ * it goes back to its queue for another attempt; a heartbeat keeps it reserved. The execution
+ * timeout (`options.timeout_ms`): a heartbeat never extends a job past it, and a job still running
+ * then fails with error type `timeout`. Every store enforces both with its lapsed-reservation sweep
+ * (server/job-reservation.ts); on BullMQ the lock is held a margin longer, so the sweep, not
+ * BullMQ's stalled check, fails the job back. Worker signals (quiet, terminate) through the admin
+ * routes. Memory's time is a virtual clock the tests move; the others' (Redis's, PostgreSQL's) the
+ * tests wait out.
  */
 import { expect } from 'chai';
 import { startGateway, type TestGateway } from './gateway-test-server.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-for (const backend of ['memory', 'graphile-worker'] as const) {
+for (const backend of ['memory', 'bullmq', 'graphile-worker'] as const) {
   describe(`gateway visibility timeout: ${backend}`, function () {
     this.timeout(20_000);
     let gateway: TestGateway;
@@ -78,6 +81,87 @@ for (const backend of ['memory', 'graphile-worker'] as const) {
       expect(anonymous.body.error.details).to.include({ field: 'worker_id' });
     });
 
+    it("without visibility_timeout_ms in the fetch or heartbeat, the job's own options.visibility_timeout_ms is its reservation", async () => {
+      const pushed = (
+        await gateway.request('POST', '/ojs/v1/jobs', { type: 'own.visibility', args: [], options: { visibility_timeout_ms: 400 } })
+      ).body.job.id as string;
+      const fetched = await gateway.request('POST', '/ojs/v1/workers/fetch', { queues: ['default'] });
+      expect(fetched.body.jobs[0]).to.include({ id: pushed, attempt: 1 });
+      const beat = await gateway.request('POST', '/ojs/v1/workers/heartbeat', { worker_id: 'w-own', active_jobs: [pushed] });
+      expect(beat.body.jobs_extended).to.deep.equal([pushed]);
+      await elapse(900);
+      const job = (await gateway.request('GET', `/ojs/v1/jobs/${pushed}`)).body.job;
+      expect(job).to.include({ state: 'available' });
+      expect((await gateway.request('POST', '/ojs/v1/workers/fetch', { queues: ['default'] })).body.jobs[0]).to.include({
+        id: pushed,
+        attempt: 2,
+      });
+    });
+
+    it('a heartbeat never extends a job past its timeout_ms: it then fails with error type timeout, under its retry policy', async () => {
+      const pushed = (
+        await gateway.request('POST', '/ojs/v1/jobs', {
+          type: 'slow.job',
+          args: [],
+          options: { timeout_ms: 600, retry: { max_attempts: 2, initial_interval: 'PT30S' } },
+        })
+      ).body.job.id as string;
+      expect((await fetchJobs(60_000))[0].id).to.equal(pushed);
+      const beat = await gateway.request('POST', '/ojs/v1/workers/heartbeat', { job_id: pushed, visibility_timeout_ms: 60_000 });
+      expect(beat.status).to.equal(200);
+      await elapse(1100);
+      const job = (await gateway.request('GET', `/ojs/v1/jobs/${pushed}`)).body.job;
+      expect(job).to.include({ state: 'retryable', attempt: 1 });
+      expect(job.error).to.include({ type: 'timeout' });
+      const late = await gateway.request('POST', '/ojs/v1/workers/ack', { job_id: pushed });
+      expect(late.status).to.equal(409);
+    });
+
+    it('NACK with requeue: true gives the job back: available at once, its error kept, its attempt counted', async () => {
+      const pushed = (await gateway.request('POST', '/ojs/v1/jobs', { type: 'slow.job', args: [] })).body.job.id as string;
+      await fetchJobs(30_000);
+      const nack = await gateway.request('POST', '/ojs/v1/workers/nack', {
+        job_id: pushed,
+        requeue: true,
+        error: { code: 'shutdown', message: 'worker shutting down', retryable: false },
+      });
+      expect(nack.body).to.include({ state: 'available', attempt: 1 });
+      const job = (await gateway.request('GET', `/ojs/v1/jobs/${pushed}`)).body.job;
+      expect(job).to.include({ state: 'available' });
+      expect((await fetchJobs(30_000))[0]).to.include({ id: pushed, attempt: 2 });
+    });
+
+    it("worker signals: quiet and terminate are answered in that worker's heartbeats only, its fetches get nothing, and terminate stays", async () => {
+      const pushed = (await gateway.request('POST', '/ojs/v1/jobs', { type: 'slow.job', args: [] })).body.job.id as string;
+      const fetched = await gateway.request('POST', '/ojs/v1/workers/fetch', { queues: ['default'], worker_id: 'w-signal' });
+      expect(fetched.body.jobs[0].id).to.equal(pushed);
+      const quiet = await gateway.request('POST', '/ojs/v1/admin/workers/w-signal/quiet');
+      expect(quiet.status).to.equal(200);
+      expect(quiet.body).to.include({ worker_id: 'w-signal', state: 'quiet' });
+      const beat = await gateway.request('POST', '/ojs/v1/workers/heartbeat', { worker_id: 'w-signal', active_jobs: [pushed] });
+      expect(beat.body).to.include({ state: 'quiet' });
+      expect(beat.body.jobs_extended).to.deep.equal([pushed]);
+      const other = await gateway.request('POST', '/ojs/v1/workers/heartbeat', { worker_id: 'w-other', active_jobs: [] });
+      expect(other.body.state).to.equal('running');
+      await gateway.request('POST', '/ojs/v1/jobs', { type: 'slow.job', args: [2] });
+      expect(
+        (await gateway.request('POST', '/ojs/v1/workers/fetch', { queues: ['default'], worker_id: 'w-signal' })).body.jobs,
+      ).to.deep.equal([]);
+      expect((await gateway.request('POST', '/ojs/v1/workers/ack', { job_id: pushed, worker_id: 'w-signal' })).body.state).to.equal(
+        'completed',
+      );
+      expect((await gateway.request('POST', '/ojs/v1/admin/workers/w-signal/terminate')).body.state).to.equal('terminate');
+      expect((await gateway.request('POST', '/ojs/v1/admin/workers/w-signal/quiet')).body.state).to.equal('terminate');
+      const last = await gateway.request('POST', '/ojs/v1/workers/heartbeat', { worker_id: 'w-signal', active_jobs: [] });
+      expect(last.body.state).to.equal('terminate');
+      expect(
+        (await gateway.request('POST', '/ojs/v1/workers/fetch', { queues: ['default'], worker_id: 'w-other' })).body.jobs,
+      ).to.have.length(1);
+      const long = await gateway.request('POST', `/ojs/v1/admin/workers/${'w'.repeat(257)}/quiet`);
+      expect(long.status).to.equal(400);
+      expect(long.body.error.details).to.include({ field: 'id' });
+    });
+
     it('an x_update of an active job keeps its run: started_at stays, and its reservation still lapses', async function () {
       const declared: string[] = (await gateway.request('GET', '/ojs/manifest')).body.capabilities.unique_jobs.extensions ?? [];
       if (!declared.includes('x_update')) this.skip();
@@ -94,3 +178,20 @@ for (const backend of ['memory', 'graphile-worker'] as const) {
     });
   });
 }
+
+describe("gateway worker signals: the suite's test_directive", function () {
+  it("a job's test_directive is no signal outside test mode (a producer cannot stop the workers)", async () => {
+    const plain = await startGateway('memory', 'visibility-plain', { testReset: false });
+    try {
+      const pushed = (
+        await plain.request('POST', '/ojs/v1/jobs', { type: 'slow.job', args: [], options: { metadata: { test_directive: 'terminate' } } })
+      ).body.job.id as string;
+      await plain.request('POST', '/ojs/v1/workers/fetch', { queues: ['default'], worker_id: 'w-prod' });
+      const beat = await plain.request('POST', '/ojs/v1/workers/heartbeat', { worker_id: 'w-prod', active_jobs: [pushed] });
+      expect(beat.body).to.include({ state: 'running' });
+      expect(beat.body.jobs_extended).to.deep.equal([pushed]);
+    } finally {
+      await plain.close();
+    }
+  });
+});
