@@ -27,6 +27,8 @@ import type { JsonValue, OjsJob } from '../src/job.js';
 import type { OjsJobState } from '../src/job-state.js';
 import type { EnqueueResult } from '../src/unique-jobs-backend.js';
 import type {
+  DeadLetterPage,
+  DeadLetters,
   FetchRequest,
   GatewayEnqueueResult,
   GatewayJob,
@@ -34,12 +36,16 @@ import type {
   GatewayStore,
   IdempotencyRecords,
   JobError,
+  JobErrorEntry,
+  RetryPolicy,
   StoreHealth,
 } from './gateway-store.js';
 import { atBatchPaths, checkBatch } from './batch-input.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
 import type { RateLimit } from './queue-rate-limit.js';
 import { createBullmqIdempotencyRecords } from './bullmq-idempotency-records.js';
+import { isNonRetryable, retryDelayMs } from './retry-policy.js';
+import { withFailure } from './error-history.js';
 
 export interface BullmqGatewayStoreOptions {
   redisUrl: string;
@@ -57,6 +63,11 @@ interface SideRecord {
   /** When this gateway's fetch started the job (a cancelled job's BullMQ hash is archived without it). */
   startedAt?: string;
   error?: JobError;
+  /** The OJS retry policy of the PUSH (retry-options.ts), when it gave one. */
+  retry?: RetryPolicy;
+  errors?: JobErrorEntry[];
+  /** The delay the last failure's retry was given (the policy's). */
+  retryDelayMs?: number;
   /** The `scheduled_at` the PUSH asked for, to the millisecond (see #view). */
   scheduledAt?: string;
   /** When a fetch found it expired and discarded it (job-expiry.ts). */
@@ -73,7 +84,7 @@ const SIDE_RETENTION_MS = 7 * 24 * 3600 * 1000;
  */
 const SCHEDULE_DRIFT_MS = 1000;
 /** Side record fields stored as JSON. */
-const JSON_FIELDS = new Set<keyof SideRecord>(['envelope', 'meta', 'error']);
+const JSON_FIELDS = new Set<keyof SideRecord>(['envelope', 'meta', 'error', 'retry', 'errors', 'retryDelayMs']);
 
 const PENDING_UNSUPPORTED = 'pending jobs are not supported on the BullMQ backend';
 /**
@@ -100,6 +111,11 @@ class BullmqGatewayStore implements GatewayStore {
   readonly #opened = new Set<string>();
   #discoveredAt = 0;
   readonly idempotency: IdempotencyRecords;
+  readonly deadLetters: DeadLetters = {
+    list: (query) => this.#listDeadLetters(query),
+    retry: (id) => this.#retryDeadLetter(id),
+    remove: (id) => this.#removeDeadLetter(id),
+  };
 
   constructor(options: BullmqGatewayStoreOptions) {
     this.#prefix = options.prefix ?? 'bull';
@@ -136,6 +152,7 @@ class BullmqGatewayStore implements GatewayStore {
     if (result.outcome !== 'deduplicated') {
       if (extras.envelope && Object.keys(extras.envelope).length > 0) side.envelope = extras.envelope;
       if (!job.unique && job.meta && Object.keys(job.meta).length > 0) side.meta = job.meta as Record<string, JsonValue>;
+      if (extras.retry) side.retry = extras.retry;
       // A new job's schedule is the one asked for; a replace_except_schedule keeps the old job's,
       // and an update changes an existing job's, so neither records it.
       const asked = result.outcome === 'created' || (result.outcome === 'replaced' && job.unique?.on_conflict === 'replace');
@@ -223,14 +240,75 @@ class BullmqGatewayStore implements GatewayStore {
     return this.#viewOf(id);
   }
 
+  /**
+   * BullMQ's `moveToFailed`: its attempts decide whether the job is retried. A job with an OJS
+   * policy is given the policy's delay as a `fixed` backoff of this Job instance (not stored:
+   * BullMQ's own workers keep the job's backoff), so BullMQ's delayed set schedules the retry.
+   */
   async nack(id: string, error: JobError, retry: boolean): Promise<GatewayJob> {
-    const { job, token } = await this.#claimed(id, 'retryable');
-    const failure = retry ? new Error(error.message) : new UnrecoverableError(error.message);
+    const { job, token, side, view: before } = await this.#claimed(id, 'retryable');
+    const allowed = retry && !isNonRetryable(side.retry, error);
+    const delay = allowed && side.retry ? retryDelayMs(side.retry, before.attempt) : undefined;
+    if (delay !== undefined) job.opts = { ...job.opts, backoff: { type: 'fixed', delay } };
+    const failure = allowed ? new Error(error.message) : new UnrecoverableError(error.message);
     await this.#asHolder(id, 'retryable', job.moveToFailed(failure, token, false));
-    await this.#writeSide(id, { token: undefined, error });
+    const errors = withFailure(side.errors, error, before.attempt, new Date());
+    await this.#writeSide(id, { token: undefined, error, errors, retryDelayMs: delay });
     const view = await this.#viewOf(id);
     if (view.state === 'discarded') await this.#redis.pexpire(this.#sideKey(id), SIDE_RETENTION_MS);
     return view;
+  }
+
+  /**
+   * BullMQ's failed sets, queue by queue (the one asked, or every queue under the prefix in name
+   * order), each newest first: `getFailedCount` and `getFailed`, read on every call.
+   */
+  async #listDeadLetters(query: { queue?: string; limit: number; offset: number }): Promise<DeadLetterPage> {
+    const names = query.queue !== undefined ? [query.queue] : (await this.#queueNames()).sort();
+    const queues = names.map((name) => this.#backend.queue(name) as Queue);
+    const counts = await Promise.all(queues.map((queue) => queue.getFailedCount()));
+    const jobs: GatewayJob[] = [];
+    let skip = query.offset;
+    for (const [index, queue] of queues.entries()) {
+      const count = counts[index]!;
+      if (skip >= count) {
+        skip -= count;
+        continue;
+      }
+      const wanted = query.limit - jobs.length;
+      if (wanted <= 0) break;
+      for (const failed of await queue.getFailed(skip, skip + wanted - 1)) {
+        const view = failed?.id ? await this.#backend.getJob(failed.id) : null;
+        if (view?.state === 'discarded') jobs.push(await this.#view(view));
+      }
+      skip = 0;
+    }
+    return { jobs, total: counts.reduce((sum, count) => sum + count, 0) };
+  }
+
+  /** BullMQ's own `job.retry('failed')`, its attempts reset: back to wait, attempt 0; the error history stays. */
+  async #retryDeadLetter(id: string): Promise<GatewayJob> {
+    const job = await this.#deadLetter(id);
+    await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+    const cleared = { token: undefined, error: undefined, retryDelayMs: undefined, startedAt: undefined, expiredAt: undefined };
+    await this.#writeSide(id, cleared, { live: true });
+    return this.#viewOf(id);
+  }
+
+  /** BullMQ's own `job.remove()`, and the gateway's record of the job. */
+  async #removeDeadLetter(id: string): Promise<void> {
+    const job = await this.#deadLetter(id);
+    await job.remove();
+    await this.#redis.del(this.#sideKey(id));
+  }
+
+  /** BullMQ's job `id`, failed for good. @throws JobNotFoundError otherwise. */
+  async #deadLetter(id: string): Promise<Job> {
+    const view = await this.#backend.getJob(id);
+    if (view?.state !== 'discarded') throw new JobNotFoundError(id);
+    const job = await Job.fromId(this.#backend.queue(view.queue) as Queue, id);
+    if (!job) throw new JobNotFoundError(id);
+    return job;
   }
 
   async heartbeat(id: string, visibilityTimeoutMs: number): Promise<GatewayJob> {
@@ -388,14 +466,14 @@ class BullmqGatewayStore implements GatewayStore {
   }
 
   /** The active job fetched here and its lock token; anything else is OJS's `conflict`. */
-  async #claimed(id: string, to: OjsJobState): Promise<{ job: Job; token: string }> {
+  async #claimed(id: string, to: OjsJobState): Promise<{ job: Job; token: string; side: SideRecord; view: OjsJob }> {
     const view = await this.#backend.getJob(id);
     if (!view) throw new JobNotFoundError(id);
     const side = await this.#readSide(id);
     if (view.state !== 'active' || !side.token) throw new InvalidTransitionError(id, view.state, to);
     const job = await Job.fromId(this.#backend.queue(view.queue) as Queue, id);
     if (!job) throw new JobNotFoundError(id);
-    return { job, token: side.token };
+    return { job, token: side.token, side, view };
   }
 
   /**
@@ -476,6 +554,8 @@ class BullmqGatewayStore implements GatewayStore {
     const side = known ?? (await this.#readSide(job.id));
     const view: GatewayJob = { ...job, enqueued_at: job.created_at, envelope: side.envelope ?? {} };
     if (side.meta && Object.keys(job.meta).length === 0) view.meta = side.meta;
+    if (side.errors) view.errors = side.errors;
+    if (side.retryDelayMs !== undefined) view.retry_delay_ms = side.retryDelayMs;
     // The schedule asked for, to the millisecond, while it is the job's schedule: its first run, not
     // moved by a retry's backoff, and BullMQ's due time within the drift of it.
     if (
