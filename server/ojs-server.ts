@@ -416,6 +416,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     capabilities: {
       ...store.capabilities,
       batch_enqueue: true,
+      dead_letter: true,
       delayed_jobs: true,
       job_ttl: true,
       pause_resume: true,
