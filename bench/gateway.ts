@@ -272,6 +272,7 @@ function instantStore(): GatewayStore {
     reset: async () => undefined,
     close: async () => undefined,
     idempotency: { claim: unused, finish: unused, abandon: unused },
+    deadLetters: { list: unused, retry: unused, remove: unused },
   };
 }
 

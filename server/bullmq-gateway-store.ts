@@ -27,6 +27,8 @@ import type { JsonValue, OjsJob } from '../src/job.js';
 import type { OjsJobState } from '../src/job-state.js';
 import type { EnqueueResult } from '../src/unique-jobs-backend.js';
 import type {
+  DeadLetterPage,
+  DeadLetters,
   FetchRequest,
   GatewayEnqueueResult,
   GatewayJob,
@@ -34,6 +36,8 @@ import type {
   GatewayStore,
   IdempotencyRecords,
   JobError,
+  JobErrorEntry,
+  RetryPolicy,
   StoreHealth,
   WorkerState,
 } from './gateway-store.js';
@@ -43,6 +47,8 @@ import { atBatchPaths, checkBatch } from './batch-input.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
 import type { RateLimit } from './queue-rate-limit.js';
 import { createBullmqIdempotencyRecords } from './bullmq-idempotency-records.js';
+import { isNonRetryable, retryDelayMs } from './retry-policy.js';
+import { withFailure } from './error-history.js';
 
 export interface BullmqGatewayStoreOptions {
   redisUrl: string;
@@ -60,6 +66,11 @@ interface SideRecord {
   /** When this gateway's fetch started the job (a cancelled job's BullMQ hash is archived without it). */
   startedAt?: string;
   error?: JobError;
+  /** The OJS retry policy of the PUSH (retry-options.ts), when it gave one. */
+  retry?: RetryPolicy;
+  errors?: JobErrorEntry[];
+  /** The delay the last failure's retry was given (the policy's). */
+  retryDelayMs?: number;
   /** The `scheduled_at` the PUSH asked for, to the millisecond (see #view). */
   scheduledAt?: string;
   /** When a fetch found it expired and discarded it (job-expiry.ts). */
@@ -81,7 +92,7 @@ const SIDE_RETENTION_MS = 7 * 24 * 3600 * 1000;
  */
 const SCHEDULE_DRIFT_MS = 1000;
 /** Side record fields stored as JSON. */
-const JSON_FIELDS = new Set<keyof SideRecord>(['envelope', 'meta', 'error']);
+const JSON_FIELDS = new Set<keyof SideRecord>(['envelope', 'meta', 'error', 'retry', 'errors', 'retryDelayMs']);
 
 const PENDING_UNSUPPORTED = 'pending jobs are not supported on the BullMQ backend';
 /**
@@ -118,6 +129,11 @@ class BullmqGatewayStore implements GatewayStore {
   #discoveredAt = 0;
   readonly idempotency: IdempotencyRecords;
   readonly #reservations: BullmqJobReservations;
+  readonly deadLetters: DeadLetters = {
+    list: (query) => this.#listDeadLetters(query),
+    retry: (id) => this.#retryDeadLetter(id),
+    remove: (id) => this.#removeDeadLetter(id),
+  };
 
   constructor(options: BullmqGatewayStoreOptions) {
     this.#prefix = options.prefix ?? 'bull';
@@ -155,6 +171,7 @@ class BullmqGatewayStore implements GatewayStore {
     if (result.outcome !== 'deduplicated') {
       if (extras.envelope && Object.keys(extras.envelope).length > 0) side.envelope = extras.envelope;
       if (!job.unique && job.meta && Object.keys(job.meta).length > 0) side.meta = job.meta as Record<string, JsonValue>;
+      if (extras.retry) side.retry = extras.retry;
       // A new job's schedule is the one asked for; a replace_except_schedule keeps the old job's,
       // and an update changes an existing job's, so neither records it.
       const asked = result.outcome === 'created' || (result.outcome === 'replaced' && job.unique?.on_conflict === 'replace');
@@ -250,9 +267,20 @@ class BullmqGatewayStore implements GatewayStore {
     return this.#viewOf(id);
   }
 
+  /**
+   * BullMQ's `moveToFailed`: its attempts decide whether the job is retried. A job with an OJS
+   * policy is given the policy's delay as a `fixed` backoff of this Job instance (not stored:
+   * BullMQ's own workers keep the job's backoff), so BullMQ's delayed set schedules the retry.
+   */
   async nack(id: string, error: JobError, retry: boolean): Promise<GatewayJob> {
-    const { job, token } = await this.#claimed(id, 'retryable');
-    return this.#fail(job, token, error, retry ? 'retry' : 'discard');
+    const { job, token, side, view: before } = await this.#claimed(id, 'retryable');
+    const allowed = retry && !isNonRetryable(side.retry, error);
+    const delay = allowed && side.retry ? retryDelayMs(side.retry, before.attempt) : undefined;
+    // The policy's delay for this one failure, as BullMQ's own fixed backoff on this Job instance
+    // (nothing stored: BullMQ's workers keep the job's own backoff).
+    if (delay !== undefined) job.opts = { ...job.opts, backoff: { type: 'fixed', delay } };
+    const errors = withFailure(side.errors, error, before.attempt, new Date());
+    return this.#fail(job, token, error, allowed ? 'retry' : 'discard', { errors, retryDelayMs: delay });
   }
 
   /** Back to `available` at once: BullMQ's failure (attempts counted) and its retry promoted past the backoff. */
@@ -295,12 +323,18 @@ class BullmqGatewayStore implements GatewayStore {
    * Ends an attempt this gateway holds as a failure: `retry` under BullMQ's attempts and backoff,
    * `discard` (an `UnrecoverableError`), or `now`: a retry promoted at once past the backoff.
    */
-  async #fail(job: Job, token: string, error: JobError, how: 'retry' | 'discard' | 'now'): Promise<GatewayJob> {
+  async #fail(
+    job: Job,
+    token: string,
+    error: JobError,
+    how: 'retry' | 'discard' | 'now',
+    recorded: Partial<SideRecord> = {},
+  ): Promise<GatewayJob> {
     const id = job.id!;
     const failure = how === 'discard' ? new UnrecoverableError(error.message) : new Error(error.message);
     await this.#asHolder(id, how === 'now' ? 'available' : 'retryable', job.moveToFailed(failure, token, false));
     await this.#reservations.clear(id);
-    await this.#writeSide(id, { token: undefined, error, reservedUntil: undefined });
+    await this.#writeSide(id, { token: undefined, error, reservedUntil: undefined, ...recorded });
     if (how === 'now' && (await job.getState()) === 'delayed') await job.promote().catch(() => undefined);
     const view = await this.#viewOf(id);
     if (view.state === 'discarded') await this.#redis.pexpire(this.#sideKey(id), SIDE_RETENTION_MS);
@@ -348,6 +382,58 @@ class BullmqGatewayStore implements GatewayStore {
 
   #workerKey(workerId: string): string {
     return `${this.#prefix}:ojs-gateway:worker:${workerId}`;
+  }
+
+  /**
+   * BullMQ's failed sets, queue by queue (the one asked, or every queue under the prefix in name
+   * order), each newest first: `getFailedCount` and `getFailed`, read on every call.
+   */
+  async #listDeadLetters(query: { queue?: string; limit: number; offset: number }): Promise<DeadLetterPage> {
+    const names = query.queue !== undefined ? [query.queue] : (await this.#queueNames()).sort();
+    const queues = names.map((name) => this.#backend.queue(name) as Queue);
+    const counts = await Promise.all(queues.map((queue) => queue.getFailedCount()));
+    const jobs: GatewayJob[] = [];
+    let skip = query.offset;
+    for (const [index, queue] of queues.entries()) {
+      const count = counts[index]!;
+      if (skip >= count) {
+        skip -= count;
+        continue;
+      }
+      const wanted = query.limit - jobs.length;
+      if (wanted <= 0) break;
+      for (const failed of await queue.getFailed(skip, skip + wanted - 1)) {
+        const view = failed?.id ? await this.#backend.getJob(failed.id) : null;
+        if (view?.state === 'discarded') jobs.push(await this.#view(view));
+      }
+      skip = 0;
+    }
+    return { jobs, total: counts.reduce((sum, count) => sum + count, 0) };
+  }
+
+  /** BullMQ's own `job.retry('failed')`, its attempts reset: back to wait, attempt 0; the error history stays. */
+  async #retryDeadLetter(id: string): Promise<GatewayJob> {
+    const job = await this.#deadLetter(id);
+    await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+    const cleared = { token: undefined, error: undefined, retryDelayMs: undefined, startedAt: undefined, expiredAt: undefined };
+    await this.#writeSide(id, cleared, { live: true });
+    return this.#viewOf(id);
+  }
+
+  /** BullMQ's own `job.remove()`, and the gateway's record of the job. */
+  async #removeDeadLetter(id: string): Promise<void> {
+    const job = await this.#deadLetter(id);
+    await job.remove();
+    await this.#redis.del(this.#sideKey(id));
+  }
+
+  /** BullMQ's job `id`, failed for good. @throws JobNotFoundError otherwise. */
+  async #deadLetter(id: string): Promise<Job> {
+    const view = await this.#backend.getJob(id);
+    if (view?.state !== 'discarded') throw new JobNotFoundError(id);
+    const job = await Job.fromId(this.#backend.queue(view.queue) as Queue, id);
+    if (!job) throw new JobNotFoundError(id);
+    return job;
   }
 
   /**
@@ -499,7 +585,7 @@ class BullmqGatewayStore implements GatewayStore {
   }
 
   /** The active job fetched here and its lock token; anything else is OJS's `conflict`. */
-  async #claimed(id: string, to: OjsJobState): Promise<{ job: Job; token: string }> {
+  async #claimed(id: string, to: OjsJobState): Promise<{ job: Job; token: string; side: SideRecord; view: OjsJob }> {
     // A reservation that lapsed is failed back first: a late ack, nack or heartbeat then meets a
     // job that is no longer the caller's (409), as on the other stores.
     await this.#failLapsed();
@@ -509,7 +595,7 @@ class BullmqGatewayStore implements GatewayStore {
     if (view.state !== 'active' || !side.token) throw new InvalidTransitionError(id, view.state, to);
     const job = await Job.fromId(this.#backend.queue(view.queue) as Queue, id);
     if (!job) throw new JobNotFoundError(id);
-    return { job, token: side.token };
+    return { job, token: side.token, side, view };
   }
 
   /**
@@ -590,6 +676,8 @@ class BullmqGatewayStore implements GatewayStore {
     const side = known ?? (await this.#readSide(job.id));
     const view: GatewayJob = { ...job, enqueued_at: job.created_at, envelope: side.envelope ?? {} };
     if (side.meta && Object.keys(job.meta).length === 0) view.meta = side.meta;
+    if (side.errors) view.errors = side.errors;
+    if (side.retryDelayMs !== undefined) view.retry_delay_ms = side.retryDelayMs;
     // The schedule asked for, to the millisecond, while it is the job's schedule: its first run, not
     // moved by a retry's backoff, and BullMQ's due time within the drift of it.
     if (

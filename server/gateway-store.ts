@@ -13,24 +13,21 @@ import type { OjsJobState } from '../src/job-state.js';
 import type { UniqueJobsCapabilities } from '../src/unique-jobs-backend.js';
 import type { UpdateField } from '../src/unique-policy.js';
 import type { RateLimit } from './queue-rate-limit.js';
+import type { RetryPolicy } from './retry-policy.js';
 
 /** Envelope fields the gateway keeps beside a job: what OJS reports but the host does not store. */
 export interface GatewayExtras {
   /** Unknown top-level envelope fields (`x_…`) and OJS options the host has no field for (`timeout_ms`, `tags`, `retry` …). */
   envelope?: Record<string, JsonValue>;
   /**
-   * Retry policy read from `options.retry`, only when it gives an interval or a coefficient.
-   * Absent, the host's backoff applies: Graphile Worker's own schedule; on memory OJS's defaults.
-   * The BullMQ store never uses it: BullMQ's attempts and the backend's backoff decide.
+   * Retry policy read from `options.retry` (retry-options.ts), only when it gives more than
+   * `max_attempts`. Absent, the host's backoff applies: BullMQ's job backoff, Graphile Worker's own
+   * schedule; on memory OJS's defaults without jitter.
    */
   retry?: RetryPolicy;
 }
 
-export interface RetryPolicy {
-  initialIntervalMs: number;
-  backoffCoefficient: number;
-  maxIntervalMs: number;
-}
+export type { RetryPolicy };
 
 export interface GatewayJobInput extends JobInput {
   args: JsonValue;
@@ -61,7 +58,37 @@ export interface GatewayJob extends OjsJob {
   discarded_at?: string;
   result?: JsonValue;
   error?: JobError;
+  /** Every failure a worker reported, oldest first (ojs-core §8.3's error history, error-history.ts). */
+  errors?: JobErrorEntry[];
+  /** The delay the job's last failure scheduled its retry after, in ms (the retry policy's, retry-policy.ts). */
+  retry_delay_ms?: number;
   envelope: Record<string, JsonValue>;
+}
+
+/** One failure of the error history: the error as reported, the attempt it ended and when. */
+export interface JobErrorEntry extends JobError {
+  attempt: number;
+  occurred_at: string;
+}
+
+/** A page of dead letters (`GET /ojs/v1/dead-letter`): the discarded jobs, and how many there are in all. */
+export interface DeadLetterPage {
+  jobs: GatewayJob[];
+  total: number;
+}
+
+/**
+ * The dead letter queue: the jobs a failure discarded (attempts exhausted, a non-retryable error,
+ * an expired deadline), kept where each host keeps its failed jobs, so every gateway process over
+ * the backend sees the same ones (docs/design/gateway.md, "Retries and dead letters").
+ */
+export interface DeadLetters {
+  /** The discarded jobs, of `queue` when given, `offset` skipped, at most `limit`. */
+  list(query: { queue?: string; limit: number; offset: number }): Promise<DeadLetterPage>;
+  /** A discarded job back to `available` with `attempt` 0 (ojs-core §6.4's manual retry); `conflict` when it is not discarded. */
+  retry(id: string): Promise<GatewayJob>;
+  /** Deletes a discarded job as its host removes one: INFO no longer finds it. `conflict` when it is not discarded. */
+  remove(id: string): Promise<void>;
 }
 
 export type GatewayEnqueueResult =
@@ -152,6 +179,8 @@ export interface GatewayStore {
   readonly capabilities: UniqueJobsCapabilities;
   /** The `Idempotency-Key` records, on the backend. */
   readonly idempotency: IdempotencyRecords;
+  /** The dead letter queue, on the backend. */
+  readonly deadLetters: DeadLetters;
   /** PUSH with the unique-jobs check; `reject` throws `DuplicateJobError`, bad input `InvalidJobInputError`. */
   enqueue(job: GatewayJobInput): Promise<GatewayEnqueueResult>;
   /**
@@ -171,7 +200,11 @@ export interface GatewayStore {
    */
   fetch(request: FetchRequest): Promise<GatewayJob[]>;
   ack(id: string, result: JsonValue | undefined): Promise<GatewayJob>;
-  /** `retry: false` discards at once; otherwise `retryable` while attempts remain. */
+  /**
+   * `retry: false` discards at once, and so does an error the job's policy lists as non-retryable
+   * (retry-policy.ts); otherwise `retryable` while attempts remain, after the policy's delay.
+   * Appends the error to the job's history.
+   */
   nack(id: string, error: JobError, retry: boolean): Promise<GatewayJob>;
   /**
    * Extends an active job's reservation by `visibilityTimeoutMs` from now (null: the job's own

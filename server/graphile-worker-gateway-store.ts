@@ -26,19 +26,23 @@ import type { JsonValue, OjsJob } from '../src/job.js';
 import type { OjsJobState } from '../src/job-state.js';
 import type { EnqueueResult } from '../src/unique-jobs-backend.js';
 import type {
+  DeadLetterPage,
+  DeadLetters,
   FetchRequest,
   GatewayEnqueueResult,
   GatewayJob,
   GatewayJobInput,
   GatewayStore,
   JobError,
+  JobErrorEntry,
   RetryPolicy,
   StoreHealth,
   WorkerState,
 } from './gateway-store.js';
 import { EXECUTION_TIMEOUT_ERROR, VISIBILITY_TIMEOUT_ERROR, executionDeadline, visibilityMs } from './job-reservation.js';
 import { atBatchPaths, checkBatch } from './batch-input.js';
-import { retryDelayMs } from './retry-delay.js';
+import { isNonRetryable, retryDelayMs } from './retry-policy.js';
+import { withFailure } from './error-history.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
 import type { RateLimit } from './queue-rate-limit.js';
 import { createGraphileIdempotencyRecords, type GraphileIdempotencyRecords } from './graphile-worker-idempotency-records.js';
@@ -66,6 +70,11 @@ interface Side {
   started_at?: string;
   result?: JsonValue;
   error?: JobError;
+  errors?: JobErrorEntry[];
+  /** The delay the last failure's retry was given (the policy's). */
+  retry_delay_ms?: number;
+  /** When its dead letter was deleted (gateway-remove-dead-letter.sql): INFO no longer finds it. */
+  removed_at?: string;
   /** The attempt an HTTP worker started: a cancel fences a running job (attempts = max_attempts), which is not its attempt. */
   attempt?: number;
   /** When an HTTP worker's nack discarded the job: Graphile keeps a permanently failed row, and no finish time. */
@@ -103,6 +112,11 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   #utils: Promise<WorkerUtils> | null = null;
   readonly #noPreparedStatements: boolean;
   readonly idempotency: GraphileIdempotencyRecords;
+  readonly deadLetters: DeadLetters = {
+    list: (query) => this.#listDeadLetters(query),
+    retry: (id) => this.#retryDeadLetter(id),
+    remove: (id) => this.#removeDeadLetter(id),
+  };
 
   constructor(options: GraphileWorkerGatewayStoreOptions) {
     this.#pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.maxPoolSize ?? 10, connectionTimeoutMillis: 10_000 });
@@ -200,7 +214,9 @@ class GraphileWorkerGatewayStore implements GatewayStore {
 
   async #read(id: string): Promise<GatewayJob | null> {
     const job = (await this.#backend.getJob(id)) ?? (await this.#fetcher.readGraphileJob(id));
-    return job ? this.#view(job) : null;
+    if (!job) return null;
+    const side = (await this.#fetcher.readSide(job.id)) as Side;
+    return side.removed_at ? null : this.#view(job, side);
   }
 
   async cancel(id: string): Promise<GatewayJob> {
@@ -298,9 +314,14 @@ class GraphileWorkerGatewayStore implements GatewayStore {
 
   async nack(id: string, error: JobError, retry: boolean): Promise<GatewayJob> {
     const { graphileId, state, side, job } = await this.#held(id, 'retryable');
-    const delay = side.retry ? retryDelayMs(side.retry, job.attempt) : null;
-    await this.#fetcher.writeSide(id, { error: error as unknown as JsonValue });
-    if (!(await this.#fetcher.fail(graphileId, error.message, { permanent: !retry, retryDelayMs: delay }))) {
+    const allowed = retry && !isNonRetryable(side.retry, error);
+    const delay = allowed && side.retry ? retryDelayMs(side.retry, job.attempt) : null;
+    await this.#fetcher.writeSide(id, {
+      error: error as unknown as JsonValue,
+      errors: withFailure(side.errors, error, job.attempt, new Date()) as unknown as JsonValue,
+      retry_delay_ms: delay,
+    });
+    if (!(await this.#fetcher.fail(graphileId, error.message, { permanent: !allowed, retryDelayMs: delay }))) {
       throw new InvalidTransitionError(id, state, 'retryable');
     }
     return this.#afterFailure(id);
@@ -343,6 +364,43 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   async setWorkerState(workerId: string, state: 'quiet' | 'terminate', retentionMs: number): Promise<void> {
     await this.#start();
     await this.#fetcher.setWorkerState(workerId, state, retentionMs);
+  }
+
+  /** Graphile's permanently failed rows, in the order they were added (gateway-dead-letters.sql). */
+  async #listDeadLetters(query: { queue?: string; limit: number; offset: number }): Promise<DeadLetterPage> {
+    await this.#start();
+    const { total, ids } = await this.#fetcher.deadLetters(query.queue ?? null, query.limit, query.offset);
+    const jobs = await Promise.all(ids.map((id) => this.getJob(id)));
+    return { jobs: jobs.filter((job): job is GatewayJob => job !== null), total };
+  }
+
+  /** Rescheduled now with attempts 0, as Graphile's reschedule_jobs; the error history stays. */
+  async #retryDeadLetter(id: string): Promise<GatewayJob> {
+    const graphileId = await this.#deadLetter(id);
+    if (!(await this.#fetcher.retryDeadLetter(graphileId))) throw new JobNotFoundError(id);
+    const cleared = {
+      error: null,
+      retry_delay_ms: null,
+      started_at: null,
+      expired_at: null,
+      finished_at: null,
+      attempt: null,
+      result: null,
+    };
+    await this.#fetcher.writeSide(id, cleared);
+    return (await this.getJob(id))!;
+  }
+
+  async #removeDeadLetter(id: string): Promise<void> {
+    const graphileId = await this.#deadLetter(id);
+    if (!(await this.#fetcher.removeDeadLetter(graphileId, id))) throw new JobNotFoundError(id);
+  }
+
+  /** The Graphile id of dead letter `id`. @throws JobNotFoundError when `id` is no discarded job. */
+  async #deadLetter(id: string): Promise<string> {
+    await this.#start();
+    if ((await this.getJob(id))?.state !== 'discarded') throw new JobNotFoundError(id);
+    return (await this.#backend.graphileJobId(id)) ?? id;
   }
 
   /** An expired job this fetch claimed, failed permanently as a NACK without retry would: discarded, never handed out. */
@@ -468,7 +526,12 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     const { last_error: lastError, locked_by: _lockedBy, ...envelopeView } = job;
     const view: GatewayJob = { ...envelopeView, enqueued_at: job.created_at, envelope: side.envelope ?? {} };
     if (side.started_at) view.started_at = side.started_at;
+    if (side.errors) view.errors = side.errors;
+    if (side.retry_delay_ms !== undefined) view.retry_delay_ms = side.retry_delay_ms;
     if (job.state === 'cancelled' && side.attempt !== undefined) view.attempt = side.attempt;
+    // A permanent failure sets Graphile's attempts to max_attempts (as permanentlyFailJobs): the
+    // attempt that ran is the one an HTTP worker's nack discarded.
+    if (job.state === 'discarded' && side.finished_at && side.attempt !== undefined) view.attempt = side.attempt;
     if (job.state === 'discarded' && !view.completed_at && side.finished_at) view.completed_at = side.finished_at;
     if (job.state === 'discarded' && side.expired_at) {
       // It never ran: no start, no completion.

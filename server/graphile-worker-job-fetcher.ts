@@ -73,6 +73,12 @@ export interface GraphileJobFetcher {
   setWorkerState(workerId: string, state: 'quiet' | 'terminate', retentionMs: number): Promise<void>;
   /** The state asked of worker `workerId`, or null when none (or it expired). */
   workerState(workerId: string): Promise<'quiet' | 'terminate' | null>;
+  /** A page of the dead letters (Graphile's permanently failed rows) by OJS id, of `queue` or all (null), and how many there are. */
+  deadLetters(queue: string | null, limit: number, offset: number): Promise<{ total: number; ids: string[] }>;
+  /** Reschedules a dead letter now with attempts 0 (Graphile's reschedule_jobs); false when it is not one. */
+  retryDeadLetter(jobId: string): Promise<boolean>;
+  /** Deletes a dead letter's row and marks OJS id `id` removed in its gateway row; false when it is not one. */
+  removeDeadLetter(jobId: string, id: string): Promise<boolean>;
 }
 
 export function createGraphileJobFetcher(client: PgClientLike, schemas: SchemaNames): GraphileJobFetcher {
@@ -135,6 +141,16 @@ export function createGraphileJobFetcher(client: PgClientLike, schemas: SchemaNa
     async now() {
       const rows = await run<{ now: string }>('gateway-now', [], 'reading the clock');
       return Number(rows[0]!.now);
+    },
+    async deadLetters(queue, limit, offset) {
+      const rows = await run<{ total: string; ids: string[] }>('gateway-dead-letters', [queue, limit, offset], 'listing dead letters');
+      return { total: Number(rows[0]!.total), ids: rows[0]!.ids };
+    },
+    async retryDeadLetter(jobId) {
+      return (await run('gateway-retry-dead-letter', [jobId], 'retrying a dead letter')).length > 0;
+    },
+    async removeDeadLetter(jobId, id) {
+      return (await run('gateway-remove-dead-letter', [jobId, id], 'deleting a dead letter')).length > 0;
     },
     async queueStats(queue) {
       const rows = await run<{ state: OjsJobState; count: string }>('gateway-queue-stats', [queue], 'queue stats');

@@ -15,25 +15,31 @@ import type { JsonValue, OjsJob } from '../src/job.js';
 import type { OjsJobState } from '../src/job-state.js';
 import type { EnqueueResult } from '../src/unique-jobs-backend.js';
 import type {
+  DeadLetterPage,
+  DeadLetters,
   FetchRequest,
   GatewayEnqueueResult,
   GatewayJob,
   GatewayJobInput,
   GatewayStore,
   JobError,
+  JobErrorEntry,
   RetryPolicy,
   StoreHealth,
   WorkerState,
 } from './gateway-store.js';
 import { executionDeadline, lapseError, reservationOf, type Lapse } from './job-reservation.js';
 import { atBatchPaths, validateAt } from './batch-input.js';
-import { retryDelayMs } from './retry-delay.js';
+import { DEFAULT_RETRY_POLICY, isNonRetryable, retryDelayMs } from './retry-policy.js';
+import { withFailure } from './error-history.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
 import { RateWindow, type RateLimit } from './queue-rate-limit.js';
 import { createMemoryIdempotencyRecords } from './memory-idempotency-records.js';
 
 /** Far enough that the backend never promotes a retry itself. */
 const NEVER_MS = 10 * 365 * 24 * 3600 * 1000;
+/** The backoff of a job whose PUSH gave no policy: OJS's defaults, without jitter (a retry's time is predictable). */
+const HOST_RETRY_POLICY: RetryPolicy = { ...DEFAULT_RETRY_POLICY, jitter: false };
 
 interface SideRecord {
   envelope: Record<string, JsonValue>;
@@ -45,6 +51,8 @@ interface SideRecord {
   retryAt?: number;
   result?: JsonValue;
   error?: JobError;
+  errors?: JobErrorEntry[];
+  retryDelayMs?: number;
   /** When a fetch found it expired and discarded it (job-expiry.ts). */
   expiredAt?: number;
 }
@@ -74,6 +82,11 @@ class MemoryGatewayStore implements GatewayStore {
   /** The states operators asked of workers, each until its expiry: this process's (the memory backend has no other). */
   readonly #workers = new Map<string, { state: 'quiet' | 'terminate'; untilMs: number }>();
   readonly idempotency: ReturnType<typeof createMemoryIdempotencyRecords>;
+  readonly deadLetters: DeadLetters = {
+    list: (query) => this.#listDeadLetters(query),
+    retry: (id) => this.#retryDeadLetter(id),
+    remove: (id) => this.#removeDeadLetter(id),
+  };
 
   constructor(clock: { now(): number }) {
     this.#clock = clock;
@@ -159,7 +172,8 @@ class MemoryGatewayStore implements GatewayStore {
 
   async nack(id: string, error: JobError, retry: boolean): Promise<GatewayJob> {
     await this.#tick();
-    const job = await this.#memory.nack(id, { message: error.message }, { retry });
+    const allowed = retry && !isNonRetryable(this.#side.get(id)?.retry, error);
+    const job = await this.#memory.nack(id, { message: error.message }, { retry: allowed });
     this.#recordFailure(job, error);
     return this.#view(job);
   }
@@ -256,13 +270,47 @@ class MemoryGatewayStore implements GatewayStore {
 
   #recordFailure(job: OjsJob, error: JobError): void {
     const side = this.#sideOf(job.id);
+    const now = this.#clock.now();
     side.error = error;
+    side.errors = withFailure(side.errors, error, job.attempt, new Date(now));
     delete side.reservedUntil;
     delete side.lapse;
     if (job.state === 'retryable') {
-      side.retryAt = this.#clock.now() + retryDelayMs(side.retry, job.attempt);
+      side.retryDelayMs = retryDelayMs(side.retry ?? HOST_RETRY_POLICY, job.attempt);
+      side.retryAt = now + side.retryDelayMs;
       this.#timed.add(job.id);
     }
+  }
+
+  /** The discarded jobs, oldest discard first. */
+  async #listDeadLetters(query: { queue?: string; limit: number; offset: number }): Promise<DeadLetterPage> {
+    await this.#tick();
+    const dead = this.#memory
+      .jobs()
+      .filter((job) => job.state === 'discarded' && (query.queue === undefined || job.queue === query.queue))
+      .sort((a, b) => (a.completed_at ?? '').localeCompare(b.completed_at ?? ''));
+    return { jobs: dead.slice(query.offset, query.offset + query.limit).map((job) => this.#view(job)), total: dead.length };
+  }
+
+  /** The backend's `retry` (discarded -> available, attempt 0); the error history stays. */
+  async #retryDeadLetter(id: string): Promise<GatewayJob> {
+    await this.#deadLetter(id);
+    const job = await this.#memory.retry(id);
+    const side = this.#sideOf(id);
+    for (const field of ['error', 'retryDelayMs', 'expiredAt', 'startedAt', 'result'] as const) delete side[field];
+    return this.#view(job);
+  }
+
+  async #removeDeadLetter(id: string): Promise<void> {
+    await this.#deadLetter(id);
+    await this.#memory.remove(id);
+    this.#side.delete(id);
+  }
+
+  /** @throws JobNotFoundError unless `id` is a discarded job. */
+  async #deadLetter(id: string): Promise<void> {
+    await this.#tick();
+    if ((await this.#memory.getJob(id))?.state !== 'discarded') throw new JobNotFoundError(id);
   }
 
   /** Promotes retries whose backoff passed and fails back expired reservations. */
@@ -337,6 +385,8 @@ class MemoryGatewayStore implements GatewayStore {
     }
     if (side?.result !== undefined && job.state === 'completed') view.result = side.result;
     if (side?.error !== undefined && job.state !== 'completed') view.error = side.error;
+    if (side?.errors !== undefined) view.errors = side.errors;
+    if (side?.retryDelayMs !== undefined) view.retry_delay_ms = side.retryDelayMs;
     return view;
   }
 }

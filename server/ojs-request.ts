@@ -12,8 +12,8 @@ import { InvalidJobInputError, type ValidationIssue } from '../src/errors.js';
 import type { JsonValue } from '../src/job.js';
 import { argsToPayload } from '../src/ojs-args-payload.js';
 import { isPlainObject } from '../src/json-rules.js';
-import type { GatewayJobInput, RetryPolicy } from './gateway-store.js';
-import { DEFAULT_RETRY_POLICY } from './retry-delay.js';
+import type { GatewayJobInput } from './gateway-store.js';
+import { readRetryOptions } from './retry-options.js';
 import { relativeMs, type RelativeTimes } from './relative-time.js';
 import { readRateLimit, type RateLimit } from './queue-rate-limit.js';
 
@@ -26,7 +26,6 @@ const TYPE_PATTERN = /^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)*$/;
 export const QUEUE_PATTERN = /^[a-z0-9][a-z0-9\-.]*$/;
 export const MAX_QUEUE_NAME = 128;
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-const DURATION = /^PT(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?$/;
 export const OJS_PRIORITY_RANGE = { min: -100, max: 100 } as const;
 
 /** Envelope fields with a meaning here; any other top-level field but SERVER_FIELDS is kept and reported back as sent. */
@@ -69,59 +68,6 @@ export interface ParsedPush {
   relative: RelativeTimes | null;
   /** `options.rate_limit`: the limit the job sets on its queue (queue-rate-limit.ts). */
   rateLimit: RateLimit | null;
-}
-
-function durationMs(value: unknown, path: string, issues: ValidationIssue[]): number | undefined {
-  if (value === undefined) return undefined;
-  const match = typeof value === 'string' ? DURATION.exec(value) : null;
-  if (!match || value === 'PT') {
-    issues.push({ path, message: 'must be an ISO 8601 duration such as "PT1S"' });
-    return undefined;
-  }
-  return (Number(match[1] ?? 0) * 3600 + Number(match[2] ?? 0) * 60 + Number(match[3] ?? 0)) * 1000;
-}
-
-function nonNegativeMs(value: unknown, path: string, issues: ValidationIssue[]): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    issues.push({ path, message: 'must be a non-negative number of milliseconds' });
-    return undefined;
-  }
-  return value;
-}
-
-/**
- * `options.retry`. A retry policy (`policy`, OJS's defaults for the intervals not given) only when
- * the request gives an interval or a coefficient: without one the host's own backoff stays
- * (Graphile Worker's schedule; on memory, OJS's defaults). `max_attempts` alone sets attempts only.
- */
-function readRetry(retry: unknown, issues: ValidationIssue[]): { maxAttempts?: number; policy?: RetryPolicy } {
-  if (retry === undefined) return {};
-  if (!isPlainObject(retry)) {
-    issues.push({ path: 'options.retry', message: 'must be an object' });
-    return {};
-  }
-  const policy = { ...DEFAULT_RETRY_POLICY };
-  const shaped = ['initial_interval', 'initial_interval_ms', 'max_interval', 'max_interval_ms', 'backoff_coefficient'].some(
-    (field) => retry[field] !== undefined,
-  );
-  const initial =
-    durationMs(retry.initial_interval, 'options.retry.initial_interval', issues) ??
-    nonNegativeMs(retry.initial_interval_ms, 'options.retry.initial_interval_ms', issues);
-  const max =
-    durationMs(retry.max_interval, 'options.retry.max_interval', issues) ??
-    nonNegativeMs(retry.max_interval_ms, 'options.retry.max_interval_ms', issues);
-  if (initial !== undefined) policy.initialIntervalMs = initial;
-  if (max !== undefined) policy.maxIntervalMs = max;
-  if (retry.backoff_coefficient !== undefined) {
-    if (typeof retry.backoff_coefficient !== 'number' || !(retry.backoff_coefficient >= 1)) {
-      issues.push({ path: 'options.retry.backoff_coefficient', message: 'must be a number ≥ 1' });
-    } else policy.backoffCoefficient = retry.backoff_coefficient;
-  }
-  // max_attempts is checked by the core (1..32767), which names the field `max_attempts`.
-  const read: { maxAttempts?: number; policy?: RetryPolicy } = shaped ? { policy } : {};
-  if (retry.max_attempts !== undefined) read.maxAttempts = retry.max_attempts as number;
-  return read;
 }
 
 /** The dimensions a unique policy's `keys` may name (ojs-unique-jobs §2.1). */
@@ -199,7 +145,7 @@ export function parsePush(body: unknown, at = ''): ParsedPush {
     if (value !== undefined && (!Number.isInteger(value) || (value as number) <= 0))
       issues.push({ path: `options.${field}`, message: 'must be a positive integer' });
   }
-  const retry = readRetry(options.retry, issues);
+  const retry = readRetryOptions(options.retry, issues);
 
   let policy: unknown = null;
   let policyPath: ParsedPush['policyPath'] = null;

@@ -36,7 +36,7 @@ export function describeConformance(backend: string, makeStore: () => Promise<Ga
       expect(response.status, 'reset').to.equal(200);
     };
     for (const { file, test } of suites) {
-      const gap = knownGap(file, backend);
+      const gap = knownGap(file);
       if (gap !== null) {
         it(`${test.test_id} ${file} still fails, a known gap: ${gap}`, async () => {
           const failures = await runConformanceTest(baseUrl, test, reset, { failFast: true });

@@ -141,7 +141,15 @@ describe('gateway security and limits', function () {
     expect(attemptsOnly.extras).to.not.have.property('retry');
     expect(attemptsOnly.max_attempts).to.equal(3);
     const shaped = parsePush({ type: 'a', args: [], options: { retry: { initial_interval: 'PT2S' } } }).input.extras;
-    expect(shaped.retry).to.deep.equal({ initialIntervalMs: 2000, backoffCoefficient: 2, maxIntervalMs: 300_000 });
+    expect(shaped.retry).to.deep.equal({
+      backoff: 'exponential',
+      initialIntervalMs: 2000,
+      backoffCoefficient: 2,
+      maxIntervalMs: 300_000,
+      jitter: true,
+      nonRetryableErrors: [],
+      onExhaustion: 'discard',
+    });
   });
 
   it('createGatewayStore refuses graphile-worker without a database URL with a typed error naming the option', async () => {
