@@ -269,6 +269,7 @@ function instantStore(): GatewayStore {
     reset: async () => undefined,
     close: async () => undefined,
     idempotency: { claim: unused, finish: unused, abandon: unused },
+    cron: { register: unused, list: unused, get: unused, remove: unused, start: () => undefined },
   };
 }
 

@@ -40,6 +40,8 @@ import { atBatchPaths, checkBatch } from './batch-input.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
 import type { RateLimit } from './queue-rate-limit.js';
 import { createBullmqIdempotencyRecords } from './bullmq-idempotency-records.js';
+import { reservationMs } from './job-visibility.js';
+import { createBullmqCronSchedules, CRON_QUEUE, type BullmqCronSchedules } from './bullmq-cron-schedules.js';
 
 export interface BullmqGatewayStoreOptions {
   redisUrl: string;
@@ -100,6 +102,7 @@ class BullmqGatewayStore implements GatewayStore {
   readonly #opened = new Set<string>();
   #discoveredAt = 0;
   readonly idempotency: IdempotencyRecords;
+  readonly cron: BullmqCronSchedules;
 
   constructor(options: BullmqGatewayStoreOptions) {
     this.#prefix = options.prefix ?? 'bull';
@@ -114,6 +117,7 @@ class BullmqGatewayStore implements GatewayStore {
     this.#workerRedis.on('error', () => undefined);
     this.#backend = createBullMQBackend({ connection: this.#redis, prefix: this.#prefix });
     this.idempotency = createBullmqIdempotencyRecords(this.#redis, this.#prefix);
+    this.cron = createBullmqCronSchedules({ redis: this.#redis, workerRedis: this.#workerRedis, prefix: this.#prefix });
   }
 
   get capabilities() {
@@ -209,6 +213,8 @@ class BullmqGatewayStore implements GatewayStore {
           await this.#discardExpired(job, token);
           continue;
         }
+        const reserved = reservationMs(fetched, request);
+        if (reserved !== request.visibilityTimeoutMs) await job.extendLock(token, reserved);
         jobs.push(fetched);
       }
       if (jobs.length >= request.count) break;
@@ -308,7 +314,7 @@ class BullmqGatewayStore implements GatewayStore {
     const root = globEscape(`${this.#prefix}:`);
     const queues = new Set([...(await this.#queueNames()), ...(await this.#redis.smembers(`${this.#prefix}:ojs:global:queues`))]);
     const patterns = [...queues].filter(isQueueName).map((queue) => `${root}${globEscape(queue)}:*`);
-    patterns.push(`${root}ojs:global:*`, `${root}ojs-gateway:*`);
+    patterns.push(`${root}ojs:global:*`, `${root}ojs-gateway:*`, `${root}${globEscape(CRON_QUEUE)}:*`);
     for (const pattern of patterns) {
       let cursor = '0';
       do {
@@ -336,6 +342,7 @@ class BullmqGatewayStore implements GatewayStore {
 
   async close(): Promise<void> {
     await Promise.allSettled([...this.#workers.values()].map((worker) => worker.close()));
+    await this.cron.close();
     await this.#backend.close();
     await this.#redis.quit().catch(() => this.#redis.disconnect());
     await this.#workerRedis.quit().catch(() => this.#workerRedis.disconnect());

@@ -13,6 +13,7 @@ import type { OjsJobState } from '../src/job-state.js';
 import type { UniqueJobsCapabilities } from '../src/unique-jobs-backend.js';
 import type { UpdateField } from '../src/unique-policy.js';
 import type { RateLimit } from './queue-rate-limit.js';
+import type { CronSchedules } from './cron-schedules.js';
 
 /** Envelope fields the gateway keeps beside a job: what OJS reports but the host does not store. */
 export interface GatewayExtras {
@@ -84,6 +85,11 @@ export interface FetchRequest {
   count: number;
   workerId: string | null;
   visibilityTimeoutMs: number;
+  /**
+   * The request named no visibility timeout (`visibilityTimeoutMs` is the default): a job's own
+   * `options.visibility_timeout_ms` then reserves it instead (job-visibility.ts).
+   */
+  visibilityFromJob?: boolean;
 }
 
 export interface StoreHealth {
@@ -148,6 +154,8 @@ export interface GatewayStore {
   readonly capabilities: UniqueJobsCapabilities;
   /** The `Idempotency-Key` records, on the backend. */
   readonly idempotency: IdempotencyRecords;
+  /** The registered crons and their ticks, on the backend (cron-schedules.ts). */
+  readonly cron: CronSchedules;
   /** PUSH with the unique-jobs check; `reject` throws `DuplicateJobError`, bad input `InvalidJobInputError`. */
   enqueue(job: GatewayJobInput): Promise<GatewayEnqueueResult>;
   /**

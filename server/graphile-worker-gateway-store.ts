@@ -39,6 +39,8 @@ import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
 import type { RateLimit } from './queue-rate-limit.js';
 import { createGraphileIdempotencyRecords, type GraphileIdempotencyRecords } from './graphile-worker-idempotency-records.js';
 import { uuidv7 } from '../src/uuid-v7.js';
+import { reservationMs } from './job-visibility.js';
+import { createGraphileCronSchedules, type GraphileCronSchedules } from './graphile-worker-cron-schedules.js';
 
 export interface GraphileWorkerGatewayStoreOptions {
   databaseUrl: string;
@@ -97,6 +99,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   #utils: Promise<WorkerUtils> | null = null;
   readonly #noPreparedStatements: boolean;
   readonly idempotency: GraphileIdempotencyRecords;
+  readonly cron: GraphileCronSchedules;
 
   constructor(options: GraphileWorkerGatewayStoreOptions) {
     this.#pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.maxPoolSize ?? 10, connectionTimeoutMillis: 10_000 });
@@ -111,6 +114,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     this.#noPreparedStatements = options.preparedStatements === false;
     this.#fetcher = createGraphileJobFetcher(this.#pool, this.#backend.schemas);
     this.idempotency = createGraphileIdempotencyRecords(this.#pool, this.#backend.schemas, () => this.#start());
+    this.cron = createGraphileCronSchedules(this.#pool, this.#backend.schemas, () => this.#start());
   }
 
   get capabilities() {
@@ -246,6 +250,8 @@ class GraphileWorkerGatewayStore implements GatewayStore {
           await this.#discardExpired(id, claimed.jobId);
           continue;
         }
+        const reserved = reservationMs(job, request);
+        if (reserved !== request.visibilityTimeoutMs) await this.#fetcher.reserve(id, claimed.jobId, reserved);
         await this.#fetcher.writeSide(id, { started_at: new Date().toISOString(), attempt: job.attempt, error: null, result: null });
         jobs.push((await this.getJob(id))!);
       }
@@ -352,6 +358,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   async close(): Promise<void> {
     if (this.#utils) await (await this.#utils.catch(() => null))?.release();
     await this.idempotency.close();
+    await this.cron.close();
     await this.#backend.close();
     await this.#pool.end();
   }

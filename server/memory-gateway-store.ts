@@ -29,6 +29,8 @@ import { retryDelayMs } from './retry-delay.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
 import { RateWindow, type RateLimit } from './queue-rate-limit.js';
 import { createMemoryIdempotencyRecords } from './memory-idempotency-records.js';
+import { reservationMs } from './job-visibility.js';
+import { createMemoryCronSchedules, type MemoryCronSchedules } from './memory-cron-schedules.js';
 
 /** Far enough that the backend never promotes a retry itself. */
 const NEVER_MS = 10 * 365 * 24 * 3600 * 1000;
@@ -68,11 +70,13 @@ class MemoryGatewayStore implements GatewayStore {
   readonly #paused = new Set<string>();
   readonly #rateWindows = new Map<string, RateWindow>();
   readonly idempotency: ReturnType<typeof createMemoryIdempotencyRecords>;
+  readonly cron: MemoryCronSchedules;
 
   constructor(clock: { now(): number }) {
     this.#clock = clock;
     this.#memory = createMemoryBackend({ retryDelayMs: () => NEVER_MS, clock });
     this.idempotency = createMemoryIdempotencyRecords(clock);
+    this.cron = createMemoryCronSchedules(clock);
   }
 
   get capabilities() {
@@ -124,7 +128,8 @@ class MemoryGatewayStore implements GatewayStore {
       const job = await this.#memory.fetch(open);
       if (!job) break;
       const side = this.#sideOf(job.id);
-      if (isExpired(this.#view(job), now)) {
+      const view = this.#view(job);
+      if (isExpired(view, now)) {
         // Discarded, never handed out: it counts against no rate limit.
         await this.#memory.nack(job.id, { message: EXPIRED_ERROR.message }, { retry: false });
         side.error = EXPIRED_ERROR;
@@ -133,7 +138,7 @@ class MemoryGatewayStore implements GatewayStore {
       }
       this.#rateWindows.get(job.queue)?.count(now);
       side.startedAt = now;
-      side.reservedUntil = now + request.visibilityTimeoutMs;
+      side.reservedUntil = now + reservationMs(view, request);
       this.#timed.add(job.id);
       jobs.push(this.#view(job));
     }
@@ -205,9 +210,11 @@ class MemoryGatewayStore implements GatewayStore {
     this.#paused.clear();
     this.#rateWindows.clear();
     this.idempotency.clear();
+    this.cron.clear();
   }
 
   async close(): Promise<void> {
+    this.cron.close();
     await this.#memory.close();
   }
 

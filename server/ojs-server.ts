@@ -59,6 +59,8 @@ import {
 import { MAX_QUEUE_NAME, QUEUE_PATTERN, SERVER_FIELDS, parsePush, type ParsedPush } from './ojs-request.js';
 import { applyPushOptions } from './push-options.js';
 import { registerQueueControlRoutes } from './queue-control-routes.js';
+import { CronNotFoundError, registerCronRoutes } from './cron-routes.js';
+import { cronFirer } from './cron-firing.js';
 import { UniqueAddCounts } from './unique-add-counts.js';
 
 export const OJS_CONTENT_TYPE = 'application/openjobspec+json';
@@ -106,6 +108,11 @@ export interface OjsServerOptions {
    * take the key over (its process crashed, or gave up), in ms. (Default: 60 000.)
    */
   idempotencyLeaseMs?: number;
+  /**
+   * Fire the registered crons' ticks from this process too (each tick fires in one process over
+   * the backend). False: this process registers and lists crons, others fire them. (Default: true.)
+   */
+  cron?: boolean;
   /** Fastify's logger options, or false. (Default: false.) */
   logger?: FastifyServerOptions['logger'];
 
@@ -324,16 +331,13 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     requestIdHeader: false,
   });
 
-  const record = (type: string, job: GatewayJob, data: Record<string, JsonValue> = {}) => {
-    events.push({
-      id: uuidv7(),
-      type,
-      time: new Date().toISOString(),
-      data: { job_id: job.id, job_type: job.type, queue: job.queue, attempt: job.attempt, ...data },
-    });
+  const emit = (type: string, data: Record<string, JsonValue>) => {
+    events.push({ id: uuidv7(), type, time: new Date().toISOString(), data });
     // Trimmed a slice at a time: a shift of the whole array on every event would cost each request.
     if (events.length >= MAX_EVENTS + EVENTS_TRIM) events.splice(0, events.length - MAX_EVENTS);
   };
+  const record = (type: string, job: GatewayJob, data: Record<string, JsonValue> = {}) =>
+    emit(type, { job_id: job.id, job_type: job.type, queue: job.queue, attempt: job.attempt, ...data });
 
   // A PUSH met a duplicate and enqueued nothing (`ignore`): the job it answered with, the existing one.
   const recordDeduplicated = (existing: GatewayJob) => record('job.deduplicated', existing, { existing_job_id: existing.id });
@@ -411,6 +415,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
       job_ttl: true,
       pause_resume: true,
       rate_limiting: true,
+      cron_jobs: true,
     },
     unique_job_strength: store.capabilities.unique_jobs.strength,
     extensions: { supported: ['unique-jobs', 'bulk'] },
@@ -744,6 +749,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
       count: positiveInteger(body.count, 'count', 1, MAX_FETCH_COUNT),
       workerId: typeof body.worker_id === 'string' ? body.worker_id : null,
       visibilityTimeoutMs: positiveInteger(body.visibility_timeout_ms, 'visibility_timeout_ms', DEFAULT_VISIBILITY_TIMEOUT_MS),
+      visibilityFromJob: body.visibility_timeout_ms === undefined,
     });
     for (const job of jobs) record('job.started', job);
     return { jobs: jobs.map(wireJob) };
@@ -853,6 +859,8 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   });
 
   registerQueueControlRoutes(app, store);
+  registerCronRoutes(app, store);
+  if (options.cron !== false) store.cron.start(cronFirer(store, { event: emit, jobEvent: (type, job) => record(type, job) }));
 
   if (options.testReset) {
     app.post('/ojs/v1/admin/reset', async () => {
@@ -950,6 +958,15 @@ function toHttpError(error: unknown, writes = false): HttpError {
   }
   if (error instanceof InvalidJobInputError) return validationError(error.issues);
   if (error instanceof JobNotFoundError) return notFound(error.jobId);
+  if (error instanceof CronNotFoundError) {
+    return new HttpError(
+      404,
+      'not_found',
+      error.message,
+      { resource_type: 'cron', resource_id: error.cronName },
+      'list the crons: GET /ojs/v1/cron',
+    );
+  }
   if (error instanceof InvalidTransitionError) {
     return new HttpError(409, 'conflict', `job ${error.jobId} is ${error.from}: it cannot become ${error.to}`, {
       job_id: error.jobId,

@@ -2,8 +2,7 @@
  * The public conformance suite's files the gateway does not pass yet, by folder (or file), with
  * what is missing. Each still runs on every backend and must still fail: a file that starts to
  * pass fails its test, asking to be taken off this list. Everything not listed must pass.
- * The gaps are the gateway's open work (retry policies, dead letter, visibility, cron,
- * workflows); the unique-jobs files all pass.
+ * The gaps are the gateway's open work (retry policies, dead letter, visibility, workflows); the unique-jobs files all pass.
  */
 const KNOWN_GAPS: readonly (readonly [prefix: string, missing: string])[] = [
   ['level-1-reliable/dead-letter/', 'no dead-letter routes (list, retry, delete)'],
@@ -15,7 +14,6 @@ const KNOWN_GAPS: readonly (readonly [prefix: string, missing: string])[] = [
   ['level-1-reliable/visibility/', 'visibility timeouts and heartbeats'],
   ['level-1-reliable/worker/worker-quiet-signal.json', 'worker quiet signal'],
   ['level-1-reliable/worker/worker-graceful-shutdown.json', 'worker terminate signal'],
-  ['level-2-scheduled/cron/', 'no cron routes'],
   ['level-3-workflows/', 'no chain, group or batch routes'],
 ];
 

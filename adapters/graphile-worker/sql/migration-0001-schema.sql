@@ -11,7 +11,8 @@
 --           of a job an HTTP worker holds (indexed by when it lapses);
 --        4. `gateway_queues`: the OJS gateway's pause and rate limit of a queue;
 --        5. `gateway_idempotency`: the OJS gateway's `Idempotency-Key` records, and its index by
---           expiry (the sweep, gateway-idempotency-sweep.sql, reads the oldest first).
+--           expiry (the sweep, gateway-idempotency-sweep.sql, reads the oldest first);
+--        6. `gateway_crons`: the OJS gateway's registered crons and their next ticks.
 -- Runs once, in the installer's transaction (after install-bootstrap, before the functions),
 -- recorded in :OJS_UNIQUE_SCHEMA.migrations: all-or-nothing with the rest of the install.
 -- Raises: nothing of its own.
@@ -136,3 +137,23 @@ create table :OJS_UNIQUE_SCHEMA.gateway_idempotency (
   primary key (scope, key_hash)
 );
 create index gateway_idempotency_expires_idx on :OJS_UNIQUE_SCHEMA.gateway_idempotency (expires_at);
+
+-- The OJS gateway's crons (server/graphile-worker-cron-schedules.ts): Graphile Worker's own
+-- crontab is fixed when a runner starts, so a cron registered over HTTP is kept here, and every
+-- gateway process over the database polls it. A process fires a due tick only after moving the
+-- row's next_run_at on in one statement (gateway-cron-claim.sql), so each tick fires once.
+-- Read and written by gateway-cron-*.sql. Empty unless a gateway serves the schema.
+create table :OJS_UNIQUE_SCHEMA.gateway_crons (
+  -- The cron's name (ojs-cron §2.2: [a-z0-9][a-z0-9.-]*, at most 255 characters).
+  name text primary key,
+  -- The registration as the gateway read it: expression, timezone, overlap policy, the job.
+  definition jsonb not null,
+  created_at timestamptz not null default now(),
+  -- The next tick; null: disabled.
+  next_run_at timestamptz,
+  -- The last tick that pushed a job, how many did, and the job (the overlap policy reads it).
+  last_run_at timestamptz,
+  run_count bigint not null default 0,
+  last_job_id text
+);
+create index gateway_crons_next_idx on :OJS_UNIQUE_SCHEMA.gateway_crons (next_run_at) where next_run_at is not null;
