@@ -106,8 +106,12 @@ class BullmqCrons implements BullmqCronSchedules {
     this.#worker.on('error', () => undefined);
   }
 
+  /**
+   * Forced: a worker that never reached Redis would wait for it. A tick cut off mid-way is run
+   * again by another process's worker (a stalled job), and pushes no second job.
+   */
   async close(): Promise<void> {
-    await this.#worker?.close().catch(() => undefined);
+    await this.#worker?.close(true).catch(() => undefined);
     await this.#queue.close().catch(() => undefined);
   }
 
