@@ -14,9 +14,10 @@
  *   wall time that occurs twice (fall back) fires once, the first time: {@link occursAt} is false
  *   for both, and {@link nextOccurrence} skips them.
  */
-import { CronExpressionParser, type CronExpression } from 'cron-parser';
+import type { CronExpression, CronExpressionParser } from 'cron-parser';
 import { DateTime } from 'luxon';
 import type { ValidationIssue } from '../src/errors.js';
+import { GatewayDependencyError, importGatewayDependency } from './gateway-dependency.js';
 
 /** ojs-cron §4. */
 const SPECIAL: Readonly<Record<string, string>> = {
@@ -33,6 +34,23 @@ const AREA_LOCATION = /^[A-Za-z]+(?:\/[A-Za-z0-9_+-]+)+$/;
 /** Occurrences looked at for one that exists (a DST gap skips one a year; a 31st, a few months). */
 const MAX_SKIPPED = 64;
 export const DEFAULT_TIMEZONE = 'UTC';
+const NEEDED_BY = "the gateway's cron routes (/ojs/v1/cron)";
+
+/**
+ * cron-parser is an optional peer, as the gateway's other packages (docs/decisions.md): loaded by
+ * the server at start ({@link loadCronParser}); without it the cron routes answer 422 naming it.
+ */
+let parser: typeof CronExpressionParser | null = null;
+
+/** @throws GatewayDependencyError when cron-parser is not installed. */
+export async function loadCronParser(): Promise<void> {
+  parser ??= (await importGatewayDependency(() => import('cron-parser'), ['cron-parser'], NEEDED_BY)).CronExpressionParser;
+}
+
+function cronParser(): typeof CronExpressionParser {
+  if (!parser) throw new GatewayDependencyError(['cron-parser'], NEEDED_BY);
+  return parser;
+}
 
 /** The expression a scheduler is given: a special expression's 5-field form, otherwise as written (trimmed). */
 export function plainExpression(expression: string): string {
@@ -41,7 +59,7 @@ export function plainExpression(expression: string): string {
 }
 
 function parse(expression: string, timezone: string, from: number): CronExpression {
-  return CronExpressionParser.parse(plainExpression(expression), { currentDate: new Date(from), tz: timezone, strict: false });
+  return cronParser().parse(plainExpression(expression), { currentDate: new Date(from), tz: timezone, strict: false });
 }
 
 /** Pushes an issue naming `path` when `expression` is not a cron expression this gateway fires. */
@@ -67,6 +85,7 @@ export function checkExpression(expression: unknown, path: string, issues: Valid
     parse(plain, DEFAULT_TIMEZONE, Date.now()).next();
     return true;
   } catch (error) {
+    if (error instanceof GatewayDependencyError) throw error;
     issues.push({ path, message: `is not a valid cron expression (${(error as Error).message})` });
     return false;
   }

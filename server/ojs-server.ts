@@ -33,7 +33,7 @@ import { uuidv7 } from '../src/uuid-v7.js';
 import { prepareUnique } from '../src/unique-enqueue.js';
 import { DEFAULT_QUEUE } from '../src/uniqueness-key.js';
 import type { UniqueExtension } from '../src/unique-policy.js';
-import { loadFastify } from './gateway-dependency.js';
+import { GatewayDependencyError, loadFastify } from './gateway-dependency.js';
 import type {
   GatewayEnqueueResult,
   GatewayJob,
@@ -61,6 +61,7 @@ import { applyPushOptions } from './push-options.js';
 import { registerQueueControlRoutes } from './queue-control-routes.js';
 import { CronNotFoundError, registerCronRoutes } from './cron-routes.js';
 import { cronFirer } from './cron-firing.js';
+import { loadCronParser } from './cron-expression.js';
 import { UniqueAddCounts } from './unique-add-counts.js';
 
 export const OJS_CONTENT_TYPE = 'application/openjobspec+json';
@@ -860,7 +861,17 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
 
   registerQueueControlRoutes(app, store);
   registerCronRoutes(app, store);
-  if (options.cron !== false) store.cron.start(cronFirer(store, { event: emit, jobEvent: (type, job) => record(type, job) }));
+  // Without cron-parser (an optional peer) the cron routes answer 422 naming it, and no tick fires here.
+  const cronParser = await loadCronParser().then(
+    () => true,
+    (error: unknown) => {
+      if (error instanceof GatewayDependencyError) return false;
+      throw error;
+    },
+  );
+  if (cronParser && options.cron !== false) {
+    store.cron.start(cronFirer(store, { event: emit, jobEvent: (type, job) => record(type, job) }));
+  }
 
   if (options.testReset) {
     app.post('/ojs/v1/admin/reset', async () => {
@@ -958,6 +969,7 @@ function toHttpError(error: unknown, writes = false): HttpError {
   }
   if (error instanceof InvalidJobInputError) return validationError(error.issues);
   if (error instanceof JobNotFoundError) return notFound(error.jobId);
+  if (error instanceof GatewayDependencyError) return new HttpError(422, 'unsupported', error.message, { missing: [...error.packages] });
   if (error instanceof CronNotFoundError) {
     return new HttpError(
       404,

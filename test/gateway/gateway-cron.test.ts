@@ -8,7 +8,7 @@
  */
 import { expect } from 'chai';
 import type { CronDefinition } from '../../server/cron-schedules.js';
-import { nextOccurrence, occursAt } from '../../server/cron-expression.js';
+import { loadCronParser, nextOccurrence, occursAt } from '../../server/cron-expression.js';
 import { cronJobId } from '../../server/cron-firing.js';
 import type { GatewayStore } from '../../server/gateway-store.js';
 import { GATEWAY_BACKENDS, gatewayNames, makeStore, startGateway, type TestGateway } from './gateway-test-server.js';
@@ -33,6 +33,9 @@ const everySecond = (name: string): CronDefinition => ({
   description: null,
   template: { type: 'cron.tick', args: [], options: { queue: 'cron-test' } },
 });
+
+// An optional peer, loaded by the server at start; these tests call the parsing functions directly.
+before(() => loadCronParser());
 
 describe('cron expressions (ojs-cron §3–§5)', () => {
   it('a wall time the spring-forward skips does not fire; the day after fires as usual', () => {
