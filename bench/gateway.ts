@@ -273,6 +273,7 @@ function instantStore(): GatewayStore {
     close: async () => undefined,
     idempotency: { claim: unused, finish: unused, abandon: unused },
     deadLetters: { list: unused, retry: unused, remove: unused },
+    cron: { register: unused, list: unused, get: unused, remove: unused, start: () => undefined },
   };
 }
 

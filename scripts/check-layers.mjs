@@ -8,7 +8,7 @@
  *                    and the optional peer @opentelemetry/api (loaded on first use), no host
  *   adapters/<name>/ imports src/, telemetry/, its own folder and its own host, never another adapter
  *   server/          the OJS HTTP gateway: imports src/, any adapter, its own folder, the
- *                    dependencies, its own optional peers (fastify) and the hosts the adapters drive
+ *                    dependencies, its own optional peers (fastify, cron-parser) and the hosts the adapters drive
  *   cli/             imports src/ and server/ only
  *   examples/        import the published names (`ojs-unique`, `ojs-unique/bullmq`, …, never
  *                    `ojs-unique/internal`), the hosts, node builtins and other examples
@@ -59,7 +59,7 @@ const ADAPTER_HOSTS = {
 /** The optional peers telemetry/ loads (never a host: nothing of it is needed for an add to work). */
 const TELEMETRY_PEERS = ['@opentelemetry/api'];
 /** The gateway's own packages: optional peers that only server/ imports (a library user installs none). */
-const SERVER_PACKAGES = ['fastify'];
+const SERVER_PACKAGES = ['fastify', 'cron-parser'];
 const EXAMPLE_HOSTS = ['bullmq', 'graphile-worker', 'ioredis', 'pg'];
 const EXAMPLE_NAMES = Object.keys(ENTRY_POINTS).filter((name) => name !== 'ojs-unique/internal');
 

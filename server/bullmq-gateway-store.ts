@@ -49,6 +49,7 @@ import type { RateLimit } from './queue-rate-limit.js';
 import { createBullmqIdempotencyRecords } from './bullmq-idempotency-records.js';
 import { isNonRetryable, retryDelayMs } from './retry-policy.js';
 import { withFailure } from './error-history.js';
+import { createBullmqCronSchedules, CRON_QUEUE, type BullmqCronSchedules } from './bullmq-cron-schedules.js';
 
 export interface BullmqGatewayStoreOptions {
   redisUrl: string;
@@ -134,6 +135,7 @@ class BullmqGatewayStore implements GatewayStore {
     retry: (id) => this.#retryDeadLetter(id),
     remove: (id) => this.#removeDeadLetter(id),
   };
+  readonly cron: BullmqCronSchedules;
 
   constructor(options: BullmqGatewayStoreOptions) {
     this.#prefix = options.prefix ?? 'bull';
@@ -149,6 +151,7 @@ class BullmqGatewayStore implements GatewayStore {
     this.#backend = createBullMQBackend({ connection: this.#redis, prefix: this.#prefix });
     this.idempotency = createBullmqIdempotencyRecords(this.#redis, this.#prefix);
     this.#reservations = createBullmqJobReservations(this.#redis, this.#prefix);
+    this.cron = createBullmqCronSchedules({ redis: this.#redis, workerRedis: this.#workerRedis, prefix: this.#prefix });
   }
 
   get capabilities() {
@@ -505,7 +508,7 @@ class BullmqGatewayStore implements GatewayStore {
     const root = globEscape(`${this.#prefix}:`);
     const queues = new Set([...(await this.#queueNames()), ...(await this.#redis.smembers(`${this.#prefix}:ojs:global:queues`))]);
     const patterns = [...queues].filter(isQueueName).map((queue) => `${root}${globEscape(queue)}:*`);
-    patterns.push(`${root}ojs:global:*`, `${root}ojs-gateway:*`);
+    patterns.push(`${root}ojs:global:*`, `${root}ojs-gateway:*`, `${root}${globEscape(CRON_QUEUE)}:*`);
     for (const pattern of patterns) {
       let cursor = '0';
       do {
@@ -533,6 +536,7 @@ class BullmqGatewayStore implements GatewayStore {
 
   async close(): Promise<void> {
     await Promise.allSettled([...this.#workers.values()].map((worker) => worker.close()));
+    await this.cron.close();
     await this.#backend.close();
     await this.#redis.quit().catch(() => this.#redis.disconnect());
     await this.#workerRedis.quit().catch(() => this.#workerRedis.disconnect());

@@ -14,6 +14,7 @@ import type { UniqueJobsCapabilities } from '../src/unique-jobs-backend.js';
 import type { UpdateField } from '../src/unique-policy.js';
 import type { RateLimit } from './queue-rate-limit.js';
 import type { RetryPolicy } from './retry-policy.js';
+import type { CronSchedules } from './cron-schedules.js';
 
 /** Envelope fields the gateway keeps beside a job: what OJS reports but the host does not store. */
 export interface GatewayExtras {
@@ -181,6 +182,8 @@ export interface GatewayStore {
   readonly idempotency: IdempotencyRecords;
   /** The dead letter queue, on the backend. */
   readonly deadLetters: DeadLetters;
+  /** The registered crons and their ticks, on the backend (cron-schedules.ts). */
+  readonly cron: CronSchedules;
   /** PUSH with the unique-jobs check; `reject` throws `DuplicateJobError`, bad input `InvalidJobInputError`. */
   enqueue(job: GatewayJobInput): Promise<GatewayEnqueueResult>;
   /**

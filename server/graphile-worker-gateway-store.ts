@@ -47,6 +47,7 @@ import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
 import type { RateLimit } from './queue-rate-limit.js';
 import { createGraphileIdempotencyRecords, type GraphileIdempotencyRecords } from './graphile-worker-idempotency-records.js';
 import { uuidv7 } from '../src/uuid-v7.js';
+import { createGraphileCronSchedules, type GraphileCronSchedules } from './graphile-worker-cron-schedules.js';
 
 export interface GraphileWorkerGatewayStoreOptions {
   databaseUrl: string;
@@ -117,6 +118,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     retry: (id) => this.#retryDeadLetter(id),
     remove: (id) => this.#removeDeadLetter(id),
   };
+  readonly cron: GraphileCronSchedules;
 
   constructor(options: GraphileWorkerGatewayStoreOptions) {
     this.#pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.maxPoolSize ?? 10, connectionTimeoutMillis: 10_000 });
@@ -131,6 +133,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     this.#noPreparedStatements = options.preparedStatements === false;
     this.#fetcher = createGraphileJobFetcher(this.#pool, this.#backend.schemas);
     this.idempotency = createGraphileIdempotencyRecords(this.#pool, this.#backend.schemas, () => this.#start());
+    this.cron = createGraphileCronSchedules(this.#pool, this.#backend.schemas, () => this.#start());
   }
 
   get capabilities() {
@@ -468,6 +471,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   async close(): Promise<void> {
     if (this.#utils) await (await this.#utils.catch(() => null))?.release();
     await this.idempotency.close();
+    await this.cron.close();
     await this.#backend.close();
     await this.#pool.end();
   }

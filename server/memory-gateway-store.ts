@@ -35,6 +35,7 @@ import { withFailure } from './error-history.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
 import { RateWindow, type RateLimit } from './queue-rate-limit.js';
 import { createMemoryIdempotencyRecords } from './memory-idempotency-records.js';
+import { createMemoryCronSchedules, type MemoryCronSchedules } from './memory-cron-schedules.js';
 
 /** Far enough that the backend never promotes a retry itself. */
 const NEVER_MS = 10 * 365 * 24 * 3600 * 1000;
@@ -87,11 +88,13 @@ class MemoryGatewayStore implements GatewayStore {
     retry: (id) => this.#retryDeadLetter(id),
     remove: (id) => this.#removeDeadLetter(id),
   };
+  readonly cron: MemoryCronSchedules;
 
   constructor(clock: { now(): number }) {
     this.#clock = clock;
     this.#memory = createMemoryBackend({ retryDelayMs: () => NEVER_MS, clock });
     this.idempotency = createMemoryIdempotencyRecords(clock);
+    this.cron = createMemoryCronSchedules(clock);
   }
 
   get capabilities() {
@@ -143,7 +146,8 @@ class MemoryGatewayStore implements GatewayStore {
       const job = await this.#memory.fetch(open);
       if (!job) break;
       const side = this.#sideOf(job.id);
-      if (isExpired(this.#view(job), now)) {
+      const view = this.#view(job);
+      if (isExpired(view, now)) {
         // Discarded, never handed out: it counts against no rate limit.
         await this.#memory.nack(job.id, { message: EXPIRED_ERROR.message }, { retry: false });
         side.error = EXPIRED_ERROR;
@@ -262,9 +266,11 @@ class MemoryGatewayStore implements GatewayStore {
     this.#rateWindows.clear();
     this.#workers.clear();
     this.idempotency.clear();
+    this.cron.clear();
   }
 
   async close(): Promise<void> {
+    this.cron.close();
     await this.#memory.close();
   }
 

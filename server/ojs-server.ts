@@ -33,7 +33,7 @@ import { uuidv7 } from '../src/uuid-v7.js';
 import { prepareUnique } from '../src/unique-enqueue.js';
 import { DEFAULT_QUEUE } from '../src/uniqueness-key.js';
 import type { UniqueExtension } from '../src/unique-policy.js';
-import { loadFastify } from './gateway-dependency.js';
+import { GatewayDependencyError, loadFastify } from './gateway-dependency.js';
 import type {
   GatewayEnqueueResult,
   GatewayJob,
@@ -62,6 +62,9 @@ import { registerQueueControlRoutes } from './queue-control-routes.js';
 import { heartbeatState, MAX_WORKER_ID_LENGTH, registerWorkerSignalRoutes } from './worker-signal-routes.js';
 import { registerDeadLetterRoutes } from './dead-letter-routes.js';
 import { RETRY_ISSUE_PATH } from './retry-options.js';
+import { CronNotFoundError, registerCronRoutes } from './cron-routes.js';
+import { cronFirer } from './cron-firing.js';
+import { loadCronParser } from './cron-expression.js';
 import { UniqueAddCounts } from './unique-add-counts.js';
 
 export const OJS_CONTENT_TYPE = 'application/openjobspec+json';
@@ -108,6 +111,11 @@ export interface OjsServerOptions {
    * take the key over (its process crashed, or gave up), in ms. (Default: 60 000.)
    */
   idempotencyLeaseMs?: number;
+  /**
+   * Fire the registered crons' ticks from this process too (each tick fires in one process over
+   * the backend). False: this process registers and lists crons, others fire them. (Default: true.)
+   */
+  cron?: boolean;
   /** Fastify's logger options, or false. (Default: false.) */
   logger?: FastifyServerOptions['logger'];
 
@@ -333,16 +341,13 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     requestIdHeader: false,
   });
 
-  const record = (type: string, job: GatewayJob, data: Record<string, JsonValue> = {}) => {
-    events.push({
-      id: uuidv7(),
-      type,
-      time: new Date().toISOString(),
-      data: { job_id: job.id, job_type: job.type, queue: job.queue, attempt: job.attempt, ...data },
-    });
+  const emit = (type: string, data: Record<string, JsonValue>) => {
+    events.push({ id: uuidv7(), type, time: new Date().toISOString(), data });
     // Trimmed a slice at a time: a shift of the whole array on every event would cost each request.
     if (events.length >= MAX_EVENTS + EVENTS_TRIM) events.splice(0, events.length - MAX_EVENTS);
   };
+  const record = (type: string, job: GatewayJob, data: Record<string, JsonValue> = {}) =>
+    emit(type, { job_id: job.id, job_type: job.type, queue: job.queue, attempt: job.attempt, ...data });
 
   // A PUSH met a duplicate and enqueued nothing (`ignore`): the job it answered with, the existing one.
   const recordDeduplicated = (existing: GatewayJob) => record('job.deduplicated', existing, { existing_job_id: existing.id });
@@ -421,6 +426,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
       job_ttl: true,
       pause_resume: true,
       rate_limiting: true,
+      cron_jobs: true,
     },
     unique_job_strength: store.capabilities.unique_jobs.strength,
     extensions: { supported: ['unique-jobs', 'bulk'] },
@@ -880,6 +886,18 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   registerQueueControlRoutes(app, store);
   registerWorkerSignalRoutes(app, store);
   registerDeadLetterRoutes(app, store, wireJob);
+  registerCronRoutes(app, store);
+  // Without cron-parser (an optional peer) the cron routes answer 422 naming it, and no tick fires here.
+  const cronParser = await loadCronParser().then(
+    () => true,
+    (error: unknown) => {
+      if (error instanceof GatewayDependencyError) return false;
+      throw error;
+    },
+  );
+  if (cronParser && options.cron !== false) {
+    store.cron.start(cronFirer(store, { event: emit, jobEvent: (type, job) => record(type, job) }));
+  }
 
   if (options.testReset) {
     app.post('/ojs/v1/admin/reset', async () => {
@@ -978,6 +996,16 @@ function toHttpError(error: unknown, writes = false): HttpError {
   }
   if (error instanceof InvalidJobInputError) return validationError(error.issues);
   if (error instanceof JobNotFoundError) return notFound(error.jobId);
+  if (error instanceof GatewayDependencyError) return new HttpError(422, 'unsupported', error.message, { missing: [...error.packages] });
+  if (error instanceof CronNotFoundError) {
+    return new HttpError(
+      404,
+      'not_found',
+      error.message,
+      { resource_type: 'cron', resource_id: error.cronName },
+      'list the crons: GET /ojs/v1/cron',
+    );
+  }
   if (error instanceof InvalidTransitionError) {
     return new HttpError(409, 'conflict', `job ${error.jobId} is ${error.from}: it cannot become ${error.to}`, {
       job_id: error.jobId,

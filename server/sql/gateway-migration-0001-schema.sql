@@ -8,7 +8,8 @@
 --        2. `gateway_queues`: the gateway's pause and rate limit of a queue;
 --        3. `gateway_idempotency`: the gateway's `Idempotency-Key` records, and its index by
 --           expiry (the sweep, gateway-idempotency-sweep.sql, reads the oldest first);
---        4. `gateway_workers`: the gateway's worker signals (quiet, terminate).
+--        4. `gateway_workers`: the gateway's worker signals (quiet, terminate);
+--        5. `gateway_crons`: the gateway's registered crons and their next ticks.
 -- Runs once, in the gateway installer's transaction (server/graphile-worker-gateway-schema.ts),
 -- recorded in :OJS_UNIQUE_SCHEMA.gateway_migrations: all-or-nothing.
 -- Raises: nothing of its own.
@@ -83,3 +84,23 @@ create table :OJS_UNIQUE_SCHEMA.gateway_workers (
   signalled_at timestamptz not null,
   expires_at timestamptz not null
 );
+
+-- The OJS gateway's crons (server/graphile-worker-cron-schedules.ts): Graphile Worker's own
+-- crontab is fixed when a runner starts, so a cron registered over HTTP is kept here, and every
+-- gateway process over the database polls it. A process fires a due tick only after moving the
+-- row's next_run_at on in one statement (gateway-cron-claim.sql), so each tick fires once.
+-- Read and written by gateway-cron-*.sql. Empty unless a gateway serves the schema.
+create table :OJS_UNIQUE_SCHEMA.gateway_crons (
+  -- The cron's name (ojs-cron §2.2: [a-z0-9][a-z0-9.-]*, at most 255 characters).
+  name text primary key,
+  -- The registration as the gateway read it: expression, timezone, overlap policy, the job.
+  definition jsonb not null,
+  created_at timestamptz not null default now(),
+  -- The next tick; null: disabled.
+  next_run_at timestamptz,
+  -- The last tick that pushed a job, how many did, and the job (the overlap policy reads it).
+  last_run_at timestamptz,
+  run_count bigint not null default 0,
+  last_job_id text
+);
+create index gateway_crons_next_idx on :OJS_UNIQUE_SCHEMA.gateway_crons (next_run_at) where next_run_at is not null;

@@ -2,7 +2,7 @@
  * The public conformance suite's files the gateway does not pass yet, by folder (or file), with
  * what is missing. Each still runs on every backend and must still fail: a file that starts to
  * pass fails its test, asking to be taken off this list. Everything not listed must pass.
- * The gaps are the gateway's open work (cron, workflows) and one retry file no server can pass;
+ * The gaps are the gateway's open work (workflows) and one retry file no server can pass;
  * the unique-jobs files all pass.
  */
 const KNOWN_GAPS: readonly (readonly [prefix: string, missing: string])[] = [
@@ -10,7 +10,6 @@ const KNOWN_GAPS: readonly (readonly [prefix: string, missing: string])[] = [
     'level-1-reliable/retry/retry-error-history-tracked.json',
     'it expects error types (ConnectionTimeout, RateLimitExceeded, InternalServerError) its nacks never send: each sends code handler_error and a message only',
   ],
-  ['level-2-scheduled/cron/', 'no cron routes'],
   ['level-3-workflows/', 'no chain, group or batch routes'],
 ];
 

@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { GatewayStore } from '../../server/gateway-store.js';
 import { createOjsServer } from '../../server/ojs-server.js';
 import { knownGap } from './conformance-known-gaps.js';
-import { loadSuites, runConformanceTest, SUITES_DIR } from './ojs-conformance-runner.js';
+import { loadSuites, runConformanceTest, SUITES_DIR, waitsOf } from './ojs-conformance-runner.js';
 
 export function describeConformance(backend: string, makeStore: () => Promise<GatewayStore>): void {
   describe(`OJS conformance suites over HTTP: ${backend}`, function () {
@@ -44,7 +44,8 @@ export function describeConformance(backend: string, makeStore: () => Promise<Ga
         });
         continue;
       }
-      it(`${test.test_id} ${file}`, async () => {
+      it(`${test.test_id} ${file}`, async function () {
+        this.timeout(30_000 + waitsOf(test));
         const failures = await runConformanceTest(baseUrl, test, reset);
         expect(failures, failures.join('\n')).to.deep.equal([]);
       });

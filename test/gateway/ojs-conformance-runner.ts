@@ -3,9 +3,9 @@
  * repository), interpreting the JSON test files as the official runner does (see that folder's
  * README): reset before each test, setup, steps, teardown; templates; the path rules; the matchers.
  *
- * Two matcher spellings appear in the v0.4.0 files that the README's list does not name:
- * `string:non_empty` (newer official runners accept it beside `string:nonempty`) and
- * `array:length(N)`. Read literally ("any other string is an exact string") no server could pass
+ * Three matcher spellings appear in the v0.4.0 files that the README's list does not name:
+ * `string:non_empty` (newer official runners accept it beside `string:nonempty`),
+ * `array:length(N)` and `array:min:N` (the cron list's; `array:min_length:N`). Read literally ("any other string is an exact string") no server could pass
  * the assertions that use them, so they are read as the matchers they obviously mean.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -77,6 +77,12 @@ export function loadSuites(): SuiteFile[] {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** How long a test's steps wait in all (`delay_ms`, WAIT steps): a per-minute cron's file waits over two minutes. */
+export function waitsOf(test: ConformanceTest): number {
+  const steps = [...(test.setup?.steps ?? []), ...test.steps, ...(test.teardown?.steps ?? [])];
+  return steps.reduce((sum, step) => sum + (step.delay_ms ?? 0) + (step.action === 'WAIT' ? (step.duration_ms ?? 0) : 0), 0);
+}
 
 /**
  * Runs one test against `baseUrl` (after `reset`), returning every failure (empty: passed). A
@@ -422,7 +428,7 @@ function matchString(matcher: string, actual: unknown, present: boolean, fail: (
   if ((match = /^array:length(?::(\d+)|\((\d+)\))$/.exec(matcher))) {
     return Array.isArray(actual) && actual.length === Number(match[1] ?? match[2]) ? null : fail(matcher);
   }
-  if ((match = /^array:min_length:(\d+)$/.exec(matcher)))
+  if ((match = /^array:min(?:_length)?:(\d+)$/.exec(matcher)))
     return Array.isArray(actual) && actual.length >= Number(match[1]) ? null : fail(matcher);
   if ((match = /^(not_)?contains:(.*)$/.exec(matcher))) {
     const strings = Array.isArray(actual) ? actual.map((element) => (typeof element === 'string' ? element : JSON.stringify(element))) : [];
