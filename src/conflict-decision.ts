@@ -32,6 +32,11 @@ export interface ConflictCandidate {
    */
   last_duplicate_at?: number | null;
   /**
+   * Epoch ms the job finished (reached `completed`, `discarded` or `cancelled`), null/absent while
+   * it is live: the anchor of `x_period_anchor: "finished_at"`. Only needed under that anchor.
+   */
+  finished_at?: number | null;
+  /**
    * A replace took the key from this job (it named it in `supersede`). A superseded job that is
    * finished is never a duplicate again; one a host made live again (BullMQ's `job.retry()` of a
    * failed job) counts like any live job.
@@ -84,6 +89,12 @@ export interface UpdateDecision {
   existing: ConflictCandidate;
   fields: UpdateField[];
   touch?: ConflictCandidate[];
+  /**
+   * `x_max_wait` (with `scheduled_at` among `fields`): the latest due time the update may give
+   * `existing`, epoch ms (its `created_at` + `x_max_wait`). The host gives it
+   * min(the new job's scheduled_at, this). Absent: the new job's scheduled_at as it is.
+   */
+  scheduledAtLimit?: number;
 }
 
 /** Every answer {@link decideUniqueConflict} gives: the spec's, plus the extensions'. */
@@ -96,6 +107,8 @@ export type UniqueConflictDecision = ConflictDecision | UpdateDecision;
 export function isDuplicate(candidate: ConflictCandidate, policy: UniquePolicy, now: number): boolean {
   if (!policy.states.includes(candidate.state)) return false;
   if (isSuperseded(candidate)) return false;
+  // Under a finished_at anchor a job that has not finished has no window yet: it counts.
+  if (policy.x_period_anchor === 'finished_at' && !TERMINAL_STATES.includes(candidate.state)) return true;
   // A window whose end no date can hold never closes (a period stored before the enqueue check
   // existed must not make every later enqueue of its key fail).
   return policy.period === null || now < periodEndOrInfinity(periodAnchor(candidate, policy), parsePeriod(policy.period));
@@ -108,8 +121,9 @@ export function isSuperseded(candidate: ConflictCandidate): boolean {
 
 /**
  * Where the candidate's window starts (epoch ms): its `created_at` (§7.2), or under the
- * `x_period_anchor` extension its scheduled time, or its last duplicate attempt (its creation
- * until one happens).
+ * `x_period_anchor` extension its scheduled time, its last duplicate attempt (its creation
+ * until one happens), or when it finished (+Infinity for a live job, whose window has not
+ * started; its creation for a finished one a host gave no finish time).
  */
 export function periodAnchor(candidate: ConflictCandidate, policy: UniquePolicy): number {
   switch (policy.x_period_anchor) {
@@ -119,6 +133,10 @@ export function periodAnchor(candidate: ConflictCandidate, policy: UniquePolicy)
       return candidate.scheduled_at ?? candidate.created_at;
     case 'last_duplicate':
       return Math.max(candidate.created_at, candidate.last_duplicate_at ?? candidate.created_at);
+    case 'finished_at':
+      // A live job's window has not started: it ends after every date.
+      if (!TERMINAL_STATES.includes(candidate.state)) return Number.POSITIVE_INFINITY;
+      return candidate.finished_at ?? candidate.created_at;
   }
 }
 
@@ -154,7 +172,13 @@ export function decideUniqueConflict(input: ConflictInput): UniqueConflictDecisi
 
   const update = policy.x_update?.[existing.state as keyof NonNullable<UniquePolicy['x_update']>];
   if (update !== undefined) {
-    return { action: 'update', existing, fields: UPDATE_FIELDS.filter((field) => update.includes(field)), ...touch };
+    const fields = UPDATE_FIELDS.filter((field) => update.includes(field));
+    // x_max_wait: a debounce never holds the job past its first add plus the cap.
+    const limit =
+      policy.x_max_wait !== undefined && fields.includes('scheduled_at')
+        ? { scheduledAtLimit: periodEndOrInfinity(existing.created_at, parsePeriod(policy.x_max_wait)) }
+        : {};
+    return { action: 'update', existing, fields, ...touch, ...limit };
   }
 
   switch (policy.on_conflict) {

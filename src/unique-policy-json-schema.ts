@@ -9,9 +9,10 @@
  * the few places where zod is deliberately stricter or follows the spec's prose (see
  * src/unique-policy.ts).
  *
- * The three `x_` properties are this library's extensions (docs/decisions.md), not §13's: their
+ * The `x_` properties are this library's extensions (docs/decisions.md), not §13's: their
  * shapes are here so that a policy document using them validates; their cross-field rules (a
- * period for `x_period_anchor`, `keys` with `x_key`, `x_update`'s states within `states`) are
+ * period for `x_period_anchor`, a terminal state for its `finished_at`, `keys` with `x_key`,
+ * `x_update`'s states within `states`, an `x_update` of `scheduled_at` for `x_max_wait`) are
  * zod's alone, like §2.2's.
  */
 export const uniquePolicyJsonSchema = {
@@ -71,10 +72,10 @@ export const uniquePolicyJsonSchema = {
     },
     x_period_anchor: {
       type: 'string',
-      enum: ['created_at', 'scheduled_at', 'last_duplicate'],
+      enum: ['created_at', 'scheduled_at', 'last_duplicate', 'finished_at'],
       default: 'created_at',
       description:
-        "Extension: what the period is measured from: the existing job's created_at, its scheduled time, or the last duplicate attempt.",
+        "Extension: what the period is measured from: the existing job's created_at, its scheduled time, the last duplicate attempt, or when it finished.",
     },
     x_key: {
       type: 'string',
@@ -98,6 +99,11 @@ export const uniquePolicyJsonSchema = {
       additionalProperties: false,
       minProperties: 1,
       description: 'Extension: per state of the duplicate, the fields of the new job copied onto it in place.',
+    },
+    x_max_wait: {
+      type: 'string',
+      pattern: '^P(?:\\d+Y)?(?:\\d+M)?(?:\\d+W)?(?:\\d+D)?(?:T(?:\\d+H)?(?:\\d+M)?(?:\\d+(?:\\.\\d+)?S)?)?$',
+      description: "Extension: an x_update of scheduled_at never moves the duplicate's due time past its created_at plus this duration.",
     },
   },
   additionalProperties: false,

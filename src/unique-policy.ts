@@ -17,7 +17,7 @@
  */
 import { z } from 'zod';
 import { InvalidJobInputError, type ValidationIssue } from './errors.js';
-import { LIVE_STATES, OJS_JOB_STATES, type OjsJobState } from './job-state.js';
+import { LIVE_STATES, OJS_JOB_STATES, TERMINAL_STATES, type OjsJobState } from './job-state.js';
 import { periodProblem } from './period.js';
 import { selectableArgs } from './selectable-args.js';
 
@@ -63,7 +63,7 @@ export const UNIQUE_STATE_GROUPS = {
  * backend declares the ones it implements (`capabilities.unique_jobs.extensions`) and refuses a
  * policy using any other with `InvalidJobInputError` naming the field: never ignores it.
  */
-export const UNIQUE_EXTENSIONS = ['x_period_anchor', 'x_key', 'x_update'] as const;
+export const UNIQUE_EXTENSIONS = ['x_period_anchor', 'x_key', 'x_update', 'x_max_wait'] as const;
 export type UniqueExtension = (typeof UNIQUE_EXTENSIONS)[number];
 
 /**
@@ -72,9 +72,12 @@ export type UniqueExtension = (typeof UNIQUE_EXTENSIONS)[number];
  *  - `scheduled_at`: the existing job's current scheduled time (Oban `timestamp: :scheduled_at`,
  *    Oban Pro, Faktory's delay-inclusive window);
  *  - `last_duplicate`: the last enqueue that found it a duplicate, else its creation: each
- *    duplicate pushes the window's end (BullMQ `deduplication.extend`).
+ *    duplicate pushes the window's end (BullMQ `deduplication.extend`);
+ *  - `finished_at`: when the job finished (completed, failed for good, cancelled): a cooldown
+ *    after the last run (Faktory #464, Asynq #369). A job not finished yet has no window end: it
+ *    is a duplicate in every state the policy counts. Needs a terminal state in `states`.
  */
-export const PERIOD_ANCHORS = ['created_at', 'scheduled_at', 'last_duplicate'] as const;
+export const PERIOD_ANCHORS = ['created_at', 'scheduled_at', 'last_duplicate', 'finished_at'] as const;
 export type PeriodAnchor = (typeof PERIOD_ANCHORS)[number];
 
 /** The states in which `x_update` may update a duplicate in place: the non-terminal ones. */
@@ -121,6 +124,13 @@ export interface UniquePolicy {
    * outcome is `updated`) instead of going through `on_conflict`. Present only when given.
    */
   x_update?: UpdateInPlace;
+  /**
+   * Extension (debounce with a maximum wait): an `x_update` of `scheduled_at` never moves the
+   * duplicate's due time past its `created_at` plus this ISO 8601 duration (Inngest
+   * `debounce.timeout`, Trigger.dev `maxDelay`). Needs `x_update` with `scheduled_at`. Present
+   * only when given.
+   */
+  x_max_wait?: string;
 }
 
 /**
@@ -157,6 +167,12 @@ export interface UniquePolicyInput {
    * e.g. `{ scheduled: ["args", "priority"] }`. Each state must be in `states`. (Default: none.)
    */
   x_update?: { readonly [S in UpdateState]?: readonly UpdateField[] };
+  /**
+   * Extension: the longest a debounce may hold a job back, from its first add: an `x_update` of
+   * `scheduled_at` gives the duplicate min(new scheduled_at, created_at + x_max_wait). An ISO 8601
+   * duration or whole seconds, like `period`; needs `x_update` with `scheduled_at`. (Default: none.)
+   */
+  x_max_wait?: string | number;
 }
 
 const oneOf = (what: string, allowed: readonly string[]) => (issue: { input?: unknown }) => {
@@ -273,6 +289,7 @@ const uniquePolicySchema = z
           when: (payload) => payload.issues.length === 0,
         })
         .optional(),
+      x_max_wait: periodField.optional(),
     },
     { error: (i) => (i.code === 'unrecognized_keys' ? undefined : `expected a policy object, got ${describe(i.input)}`) },
   )
@@ -302,6 +319,23 @@ const uniquePolicySchema = z
     }
     if (policy.x_period_anchor !== undefined && policy.period == null) {
       ctx.addIssue({ code: 'custom', path: ['x_period_anchor'], message: 'is set but period is not, so it would be ignored' });
+    } else if (policy.x_period_anchor === 'finished_at' && !(policy.states ?? DEFAULT_UNIQUE_STATES).some(isTerminal)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['x_period_anchor'],
+        message:
+          '"finished_at" needs a terminal state (completed, discarded or cancelled) in states: a live job is a duplicate whatever the period, so it would be ignored',
+      });
+    }
+    if (policy.x_max_wait !== undefined) {
+      const updatesSchedule = Object.values(policy.x_update ?? {}).some((fields) => fields?.includes('scheduled_at'));
+      if (!updatesSchedule) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['x_max_wait'],
+          message: 'is set but x_update updates no scheduled_at (the debounce it caps), so it would be ignored',
+        });
+      }
     }
     if (policy.x_key !== undefined) {
       (policy.keys ?? []).forEach((dimension, index) => {
@@ -458,6 +492,7 @@ function parseOwnPolicy(own: unknown): UniquePolicy {
     }
     policy.x_update = update;
   }
+  if (raw.x_max_wait !== undefined) policy.x_max_wait = typeof raw.x_max_wait === 'number' ? `PT${raw.x_max_wait}S` : raw.x_max_wait;
   return policy;
 }
 
@@ -515,6 +550,7 @@ export function compactUniquePolicy(policy: UniquePolicy): UniquePolicyInput {
   if (policy.x_period_anchor !== undefined) compact.x_period_anchor = policy.x_period_anchor;
   if (policy.x_key !== undefined) compact.x_key = policy.x_key;
   if (policy.x_update !== undefined) compact.x_update = policy.x_update;
+  if (policy.x_max_wait !== undefined) compact.x_max_wait = policy.x_max_wait;
   return compact;
 }
 
@@ -574,6 +610,10 @@ export function formatPath(path: readonly PropertyKey[], root = 'unique'): strin
     else out += `[${JSON.stringify(String(segment))}]`;
   }
   return out;
+}
+
+function isTerminal(state: OjsJobState): boolean {
+  return TERMINAL_STATES.includes(state);
 }
 
 function describe(value: unknown): string {

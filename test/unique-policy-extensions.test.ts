@@ -42,12 +42,34 @@ describe('policy extensions', function () {
       [
         'an unknown anchor',
         { period: 5, x_period_anchor: 'updated_at' },
-        ['unique.x_period_anchor: "updated_at" is not one of created_at, scheduled_at, last_duplicate'],
+        ['unique.x_period_anchor: "updated_at" is not one of created_at, scheduled_at, last_duplicate, finished_at'],
       ],
       [
         'an anchor without a period',
         { x_period_anchor: 'last_duplicate' },
         ['unique.x_period_anchor: is set but period is not, so it would be ignored'],
+      ],
+      [
+        'a finished_at anchor without a terminal state',
+        { period: 5, x_period_anchor: 'finished_at' },
+        [
+          'unique.x_period_anchor: "finished_at" needs a terminal state (completed, discarded or cancelled) in states: a live job is a duplicate whatever the period, so it would be ignored',
+        ],
+      ],
+      [
+        'a maximum wait without a debounce',
+        { x_max_wait: 'PT5M' },
+        ['unique.x_max_wait: is set but x_update updates no scheduled_at (the debounce it caps), so it would be ignored'],
+      ],
+      [
+        'a maximum wait over an x_update that leaves scheduled_at',
+        { states: ['scheduled'], x_update: { scheduled: ['args'] }, x_max_wait: 60 },
+        ['unique.x_max_wait: is set but x_update updates no scheduled_at (the debounce it caps), so it would be ignored'],
+      ],
+      [
+        'a maximum wait that is not a duration',
+        { x_update: { scheduled: ['scheduled_at'] }, x_max_wait: '5m' },
+        ['unique.x_max_wait: "5m" is not an ISO 8601 duration of the form PnYnMnWnDTnHnMnS (e.g. "PT1H", "P1D", "PT0.5S")'],
       ],
       ['an empty caller key', { x_key: '' }, ['unique.x_key: must not be empty']],
       ['a caller key that is not a string', { x_key: 42 }, ['unique.x_key: expected a string, got number']],
@@ -93,7 +115,7 @@ describe('policy extensions', function () {
         'a misspelt extension',
         { x_keys: 'k' },
         [
-          'unique.x_keys: unknown field (allowed: keys, args_keys, meta_keys, period, states, on_conflict, x_period_anchor, x_key, x_update)',
+          'unique.x_keys: unknown field (allowed: keys, args_keys, meta_keys, period, states, on_conflict, x_period_anchor, x_key, x_update, x_max_wait)',
         ],
       ],
     ];
@@ -121,6 +143,15 @@ describe('policy extensions', function () {
       expect(
         policyExtensions(parseUniquePolicy({ x_key: 'k', period: 1, x_period_anchor: 'scheduled_at', x_update: { available: ['meta'] } })),
       ).to.deep.equal(['x_period_anchor', 'x_key', 'x_update']);
+    });
+
+    it('x_max_wait in whole seconds becomes an ISO 8601 duration; both new extensions are named as used', function () {
+      const policy = parseUniquePolicy({ states: ['scheduled'], x_update: { scheduled: ['scheduled_at'] }, x_max_wait: 300 });
+      expect(policy.x_max_wait).to.equal('PT300S');
+      expect(policyExtensions(policy)).to.deep.equal(['x_update', 'x_max_wait']);
+      expect(parseUniquePolicy({ period: 5, states: ['completed'], x_period_anchor: 'finished_at' }).x_period_anchor).to.equal(
+        'finished_at',
+      );
     });
 
     it('the compact form parses back to the same policy', function () {
@@ -200,6 +231,31 @@ describe('policy extensions', function () {
       const rejected = decide({ ...unique, on_conflict: 'reject' }, [candidate()], T0 + 1);
       expect(rejected).to.have.property('touch');
       expect(decide({ period: 'PT10S', on_conflict: 'ignore' }, [candidate()], T0 + 1)).to.not.have.property('touch');
+    });
+
+    it('§7.2 extended: the finished_at anchor: a live job counts however old; a finished one for a period after it finished', function () {
+      const unique = {
+        period: 'PT10S',
+        x_period_anchor: 'finished_at',
+        states: ['available', 'active', 'completed'],
+        on_conflict: 'ignore',
+      } as const;
+      expect(decide(unique, [candidate({ state: 'active' })], T0 + 3_600_000).action).to.equal('ignore');
+      const done = candidate({ state: 'completed', finished_at: T0 + 60_000 });
+      expect(decide(unique, [done], T0 + 69_999).action).to.equal('ignore');
+      expect(decide(unique, [done], T0 + 70_000).action).to.equal('insert');
+      // Under the spec's anchor the same job's window closed long before.
+      expect(decide({ ...unique, x_period_anchor: 'created_at' }, [done], T0 + 60_001).action).to.equal('insert');
+    });
+
+    it('x_max_wait: an update of scheduled_at is capped at created_at + the maximum wait; without scheduled_at there is no cap', function () {
+      const unique = { states: ['scheduled'], x_update: { scheduled: ['args', 'scheduled_at'] }, x_max_wait: 'PT5M' } as const;
+      expect(decide(unique, [candidate({ state: 'scheduled' })], T0 + 1_000)).to.deep.include({
+        action: 'update',
+        scheduledAtLimit: T0 + 300_000,
+      });
+      const uncapped = decide({ states: ['scheduled'], x_update: { scheduled: ['args'] } }, [candidate({ state: 'scheduled' })], T0);
+      expect(uncapped).to.not.have.property('scheduledAtLimit');
     });
 
     it('x_update: a duplicate in a listed state is updated; in any other state on_conflict decides', function () {

@@ -16,6 +16,7 @@ import type { PreparedUnique } from '../../src/unique-enqueue.js';
 import { compactUniquePolicy, UPDATE_FIELDS, type UniquePolicy, type UpdateField } from '../../src/unique-policy.js';
 import { nativePathServes } from './bullmq-native-path.js';
 import { periodArgs } from './bullmq-period-args.js';
+import { parsePeriod } from '../../src/period.js';
 import { errorForReply, type ReplyProblem } from './bullmq-errors.js';
 import { encodeAdd, validateJobOptions, type EncodedAdd, type FlowParentKeyOpts } from './bullmq-host.js';
 import { queueHandle, type QueueHandle, type QueueLayout } from './bullmq-queue-handle.js';
@@ -306,14 +307,22 @@ export function terminalBits(policy: UniquePolicy): number {
 function anchoredPeriodArg(policy: UniquePolicy): string {
   const period = policy.x_period_anchor ? periodArgs(policy) : null;
   if (!period) return '';
-  return `${policy.x_period_anchor === 'scheduled_at' ? 's' : 'l'},${period.years},${period.months},${period.fixedMs}`;
+  const kind = policy.x_period_anchor === 'scheduled_at' ? 's' : policy.x_period_anchor === 'finished_at' ? 'f' : 'l';
+  return `${kind},${period.years},${period.months},${period.fixedMs}`;
 }
 
-/** `x_update` as unique-add reads it (ARGV[21]): per state, the fields in UPDATE_FIELDS order; '' for none. */
+/**
+ * `x_update` as unique-add reads it (ARGV[21]): per state, the fields in UPDATE_FIELDS order, and
+ * `x_max_wait` as "~maxWait": [years, months, fixed ms] (lua/includes/ojs-read-policy); '' for none.
+ */
 function updateArg(policy: UniquePolicy): string {
   if (!policy.x_update) return '';
-  const update: Record<string, UpdateField[]> = {};
+  const update: Record<string, UpdateField[] | number[]> = {};
   for (const [state, fields] of Object.entries(policy.x_update)) update[state] = UPDATE_FIELDS.filter((field) => fields!.includes(field));
+  if (policy.x_max_wait !== undefined) {
+    const cap = parsePeriod(policy.x_max_wait);
+    update['~maxWait'] = [cap.years, cap.months, cap.fixedPartMs];
+  }
   return JSON.stringify(update);
 }
 

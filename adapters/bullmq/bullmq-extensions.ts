@@ -5,4 +5,4 @@
  */
 import type { UniqueExtension } from '../../src/unique-policy.js';
 
-export const BULLMQ_EXTENSIONS: readonly UniqueExtension[] = ['x_period_anchor', 'x_key', 'x_update'];
+export const BULLMQ_EXTENSIONS: readonly UniqueExtension[] = ['x_period_anchor', 'x_key', 'x_update', 'x_max_wait'];

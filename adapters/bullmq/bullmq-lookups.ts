@@ -103,10 +103,10 @@ export async function explainKey(
   } catch (error) {
     throw typedErrorFor(error, { written: false });
   }
-  if (!Array.isArray(reply) || reply.length !== 2 + 8 * Number(reply[1])) throw errorForReply({ code: 'unknown', reply });
+  if (!Array.isArray(reply) || reply.length !== 2 + 9 * Number(reply[1])) throw errorForReply({ code: 'unknown', reply });
   const candidates: ExplainCandidate[] = [];
-  for (let at = 2; at < reply.length; at += 8) {
-    const [id, queue, state, created, seq, scheduled, last, superseded] = reply.slice(at, at + 8) as unknown[];
+  for (let at = 2; at < reply.length; at += 9) {
+    const [id, queue, state, created, seq, scheduled, last, superseded, finished] = reply.slice(at, at + 9) as unknown[];
     candidates.push({
       id: String(id),
       queue: String(queue),
@@ -115,6 +115,7 @@ export async function explainKey(
       seq: Number(seq),
       scheduled_at: Number(scheduled),
       last_duplicate_at: last === '' || last === null ? null : Number(last),
+      finished_at: finished === '' || finished === null ? null : Number(finished),
       superseded: Number(superseded) === 1,
     });
   }

@@ -26,7 +26,15 @@ import type { UpdateField } from '../../src/unique-policy.js';
 import { isConnectionLoss, isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import { assertGraphileReliances, recheckReliancesAfter } from './graphile-worker-host.js';
 import type { SqlFileName } from './generated/sql.js';
-import { candidateView, createdView, readJob, replacedView, type CandidateRow, type InsertedRow } from './graphile-worker-job-view.js';
+import {
+  candidateFinishedAt,
+  candidateView,
+  createdView,
+  readJob,
+  replacedView,
+  type CandidateRow,
+  type InsertedRow,
+} from './graphile-worker-job-view.js';
 import { messageOf, noteSessionPid, recoverRequest, type Reconnect } from './graphile-worker-lost-reply.js';
 import { runQuery, type PgClientLike, type PgQueryResultLike } from './graphile-worker-pg.js';
 import { insertParams, type PreparedGraphileEnqueue } from './graphile-worker-request.js';
@@ -180,7 +188,7 @@ async function decideAndApply(
       }
       if (decision.action === 'update') {
         const existing = read.candidates.find((candidate) => candidate.id === decision.existing.id)!;
-        result = await updateJob(client, handle, request, existing, decision.fields);
+        result = await updateJob(client, handle, request, existing, decision.fields, read.now, decision.scheduledAtLimit);
       } else if (decision.action === 'reject') {
         // A reject that touched still writes (the attempt moved the window): commit, then throw.
         if (ownTransaction) await commit(client, mode, handle, prepared.key, request.token, 'untracked');
@@ -217,8 +225,14 @@ async function updateJob(
   request: PreparedGraphileEnqueue,
   existing: CandidateRow,
   fields: UpdateField[],
+  now: number,
+  scheduledAtLimit: number | undefined,
 ): Promise<EnqueueResult> {
   const { job, placement } = request;
+  // x_max_wait: the due time never passes the cap the decision computed from the first add
+  // (the new job's own time, or the database's now when it has none, as update_job fills it).
+  const requested = job.scheduled_at === undefined ? null : scheduledAtMs(job.scheduled_at)!;
+  const runAt = scheduledAtLimit !== undefined && scheduledAtLimit < (requested ?? now) ? scheduledAtLimit : requested;
   const { changed } = (
     await statement<{ result: { changed: UpdateField[] } }>(client, handle, 'update-job', [
       existing.job_id,
@@ -228,7 +242,7 @@ async function updateJob(
       job.priority ?? 0,
       placement.priority,
       job.max_attempts ?? null,
-      job.scheduled_at === undefined ? null : new Date(scheduledAtMs(job.scheduled_at)!).toISOString(),
+      runAt === null ? null : new Date(runAt).toISOString(),
     ])
   ).rows[0]!.result;
   return { outcome: 'updated', job: (await readJob(client, handle.sql, existing.id))!, changed };
@@ -290,7 +304,12 @@ function decide(handle: SchemaHandle, prepared: PreparedUnique, read: LockAndRea
     // so ties are common under load), as insertionOrder asks; without it the tie fell to the OJS
     // ids compared as text ("10" < "9", or any caller-chosen id). Nothing in SQL orders the
     // candidates: the core's decideConflict alone picks "the existing one" and the cancel order.
-    candidates: read.candidates.map((candidate) => ({ ...candidate, seq: Number(candidate.job_id) })),
+    candidates: read.candidates.map((candidate) => ({
+      ...candidate,
+      seq: Number(candidate.job_id),
+      // Read only by a finished_at anchor, computed only for it.
+      finished_at: prepared.policy.x_period_anchor === 'finished_at' ? candidateFinishedAt(candidate) : null,
+    })),
     canReplaceActive: handle.replaceActive,
   });
 }

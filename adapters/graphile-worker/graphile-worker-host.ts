@@ -104,6 +104,8 @@ export const GRAPHILE_BEHAVIOURS = {
   fetchSkipsLockedRows:
     "workers fetch with FOR UPDATE SKIP LOCKED: lock_and_read() locks the live candidates' rows so no worker starts one before a replace cancels it",
   staleLockAfterFourHours: `a lock older than ${GRAPHILE_STALE_LOCK_INTERVAL} is stale and the job is fetched again: derived_state() and cancel_jobs() count a job as active only within it`,
+  failureMovesRunAtByBackoff:
+    'a failed attempt sets run_at to the failure\'s now() + exp(least(attempts, 10)) seconds: a job failed for good keeps no other finish time, so x_period_anchor "finished_at" derives it from run_at (candidateFinishedAt)',
   addJobFillsDefaults:
     "add_job without a job key inserts one row and returns it with Graphile's defaults applied (run_at, max_attempts: 25, which update_job also fills for x_update)",
 } as const;

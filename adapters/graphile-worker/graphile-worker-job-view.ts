@@ -35,6 +35,22 @@ export interface InsertedRow {
   max_attempts: number;
 }
 
+/**
+ * When a finished candidate finished (epoch ms), for `x_period_anchor: "finished_at"`; null for a
+ * live one. The ledger's `finished_at` (the completion trigger's label, a cancel's time) when it
+ * has one; a job that failed for good is kept by Graphile in its table with no such time, so it
+ * is derived from the row as Graphile's fail left it: `run_at = greatest(now(), run_at) +
+ * exp(least(attempts, 10)) s`, and `now()` there is the failure (the row was due before it ran).
+ * graphile-worker-host.ts checks that formula (GRAPHILE_FAIL_BACKOFF).
+ */
+export function candidateFinishedAt(candidate: CandidateRow): number | null {
+  if (candidate.state !== 'completed' && candidate.state !== 'discarded' && candidate.state !== 'cancelled') return null;
+  const finished = candidate.view.completed_at;
+  if (finished !== null) return new Date(finished).getTime();
+  if (candidate.state !== 'discarded') return null;
+  return candidate.scheduled_at - Math.round(Math.exp(Math.min(candidate.view.attempt, 10)) * 1000);
+}
+
 export function candidateView(candidate: CandidateRow): OjsJob {
   return toOjsJob({ ...candidate.view, job_id: candidate.job_id, id: candidate.id, state: candidate.state });
 }

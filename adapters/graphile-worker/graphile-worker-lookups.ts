@@ -14,7 +14,7 @@ import { type OjsJob } from '../../src/job.js';
 import { LIVE_STATES, OJS_JOB_STATES, TERMINAL_STATES, type OjsJobState } from '../../src/job-state.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
 import { explainUniqueAdd, type UniqueExplanation } from '../../src/unique-explain.js';
-import { candidateView, type CandidateRow } from './graphile-worker-job-view.js';
+import { candidateFinishedAt, candidateView, type CandidateRow } from './graphile-worker-job-view.js';
 import { isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import type { PreparedGraphileEnqueue } from './graphile-worker-request.js';
@@ -73,6 +73,7 @@ export async function explainUniqueJob(
     scheduled_at: candidate.scheduled_at,
     seq: Number(candidate.job_id),
     last_duplicate_at: candidate.last_duplicate_at,
+    finished_at: candidateFinishedAt(candidate),
     superseded: candidate.superseded,
   }));
   return explainUniqueAdd({ prepared, now: read.now, candidates, canReplaceActive: replaceActive });

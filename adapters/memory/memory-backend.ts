@@ -335,7 +335,11 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
       meta: structuredClone(input.meta ?? {}) as Record<string, JsonValue>,
       priority: input.priority ?? 0,
       max_attempts: input.max_attempts ?? this.#defaultMaxAttempts,
-      scheduled_at: input.scheduled_at === undefined ? now : scheduledAtMs(input.scheduled_at)!,
+      // x_max_wait: never past the cap the decision computed from the job's first add.
+      scheduled_at: Math.min(
+        input.scheduled_at === undefined ? now : scheduledAtMs(input.scheduled_at)!,
+        decision.scheduledAtLimit ?? Infinity,
+      ),
     };
     const patch: Partial<StoredJob> = {};
     const changed: UpdateField[] = [];
@@ -455,6 +459,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
             scheduled_at: job.scheduled_at,
             seq: job.seq,
             last_duplicate_at: job.last_duplicate_at ?? null,
+            finished_at: this.#finishedAt(job),
           };
         });
       return explainUniqueAdd({ prepared, now: this.#clock.now(), candidates, canReplaceActive: this.#replaceActive });
@@ -495,8 +500,14 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
         scheduled_at: job.scheduled_at,
         seq: job.seq,
         last_duplicate_at: job.last_duplicate_at ?? null,
+        finished_at: this.#finishedAt(job),
       };
     });
+  }
+
+  /** When a finished job finished (its `completed_at`); null for a live one. */
+  #finishedAt(job: StoredJob): number | null {
+    return TERMINAL_STATES.includes(this.#stateOf(job)) ? (job.completed_at ?? null) : null;
   }
 
   /** A replace took `key` from job `id`: it is none of the key's jobs any more. */

@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { luaIncludes } from '../../adapters/bullmq/generated/lua.js';
 import { periodArgs } from '../../adapters/bullmq/bullmq-period-args.js';
 import { OJS_JOB_STATES, parseUniquePolicy, type OjsJobState } from '../../src/index.js';
-import { addPeriod, decideConflict, decideUniqueConflict, type ConflictCandidate } from '../../src/internal.js';
+import { addPeriod, decideConflict, decideUniqueConflict, parsePeriod, type ConflictCandidate } from '../../src/internal.js';
 import { UPDATE_FIELDS, type UpdateField, type UniquePolicyInput } from '../../src/unique-policy.js';
 
 const PROBE = `
@@ -34,18 +34,20 @@ if input.period ~= cjson.null then
 end
 policy.anchor = input.anchor or ""
 if input.update ~= nil and input.update ~= cjson.null then policy.update = input.update end
+if input.maxWait ~= nil and input.maxWait ~= cjson.null then policy.maxWait = input.maxWait end
 for _, c in ipairs(input.candidates) do
+  if c.finished == cjson.null then c.finished = nil end
   if c.due == cjson.null then c.due = nil end
   if c.sched == cjson.null then c.sched = nil end
   if c.last == cjson.null then c.last = nil end
 end
-local action, existing, cancel, scheduledAt, touch, fields = ojsDecideConflict(input.candidates, policy, input.now)
+local action, existing, cancel, scheduledAt, touch, fields, dueLimit = ojsDecideConflict(input.candidates, policy, input.now)
 local ids = {}
 for i, c in ipairs(cancel or {}) do ids[i] = c.id end
 local touched = {}
 for i, c in ipairs(touch or {}) do touched[i] = c.id end
 return { action, existing and existing.id or "", ids, scheduledAt and string.format("%.0f", scheduledAt) or "", touched,
-  fields or {} }
+  fields or {}, dueLimit and string.format("%.0f", dueLimit) or "" }
 `;
 
 /** mulberry32: a seeded PRNG, so a failure can be reproduced. */
@@ -185,18 +187,21 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
       }
     }
   });
-  it('with the extensions (x_period_anchor, x_update): ojsDecideConflict decides as decideUniqueConflict on 3,000 random candidate sets', async function () {
+  it('with the extensions (x_period_anchor, x_update, x_max_wait): ojsDecideConflict decides as decideUniqueConflict on 3,000 random candidate sets', async function () {
     const random = prng(1207);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     const strategies = ['reject', 'ignore', 'replace', 'replace_except_schedule'] as const;
-    const anchors = [undefined, 'scheduled_at', 'last_duplicate'] as const;
+    const anchors = [undefined, 'scheduled_at', 'last_duplicate', 'finished_at'] as const;
     const updatable = ['scheduled', 'available', 'pending', 'retryable', 'active'] as const;
     const seen: Record<string, number> = {};
     for (let round = 0; round < 3000; round++) {
       const states = OJS_JOB_STATES.filter(() => random() < 0.5);
       if (states.length === 0) states.push(pick(OJS_JOB_STATES));
       const periodIso = pick(PERIODS);
-      const anchor = pick(anchors);
+      const terminal = states.some((state) => state === 'completed' || state === 'discarded' || state === 'cancelled');
+      const drawn = pick(anchors);
+      // finished_at needs a terminal state in states.
+      const anchor = drawn === 'finished_at' && !terminal ? undefined : drawn;
       const update: Record<string, UpdateField[]> = {};
       if (random() < 0.5)
         for (const state of updatable)
@@ -210,6 +215,9 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
         ...(periodIso ? { period: periodIso } : {}),
         ...(anchor && periodIso ? { x_period_anchor: anchor } : {}),
         ...(Object.keys(update).length > 0 ? { x_update: update } : {}),
+        ...(Object.values(update).some((fields) => fields.includes('scheduled_at')) && random() < 0.7
+          ? { x_max_wait: pick(['PT30S', 'PT1H', 'P1M', 'P1Y2M3DT4H']) }
+          : {}),
       } as UniquePolicyInput;
       const policy = parseUniquePolicy(input);
       const now = Math.floor(random() * Date.UTC(2100, 0, 1)) + 1e12;
@@ -220,6 +228,7 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
         // The due time and the last attempt land before, around and after the window's edges.
         const scheduled = random() < 0.2 ? null : created + Math.floor((random() - 0.3) * span * 2);
         const last = random() < 0.4 ? null : created + Math.floor(random() * span * 2);
+        const finished = state === 'completed' || state === 'discarded' || state === 'cancelled';
         return {
           id: `job-${Math.floor(random() * 100)}-${i}`,
           state,
@@ -227,6 +236,7 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
           seq: created * 1000 + Math.floor(random() * 1000),
           scheduled_at: scheduled,
           last_duplicate_at: last,
+          finished_at: finished ? created + Math.floor(random() * span * 2) : null,
         };
       });
       const expected = decideUniqueConflict({ policy, uniquenessKey: 'k', now, candidates, canReplaceActive: false });
@@ -237,6 +247,10 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
         now,
         anchor: policy.x_period_anchor ?? '',
         update: policy.x_update ?? null,
+        maxWait:
+          policy.x_max_wait === undefined
+            ? null
+            : (({ years, months, fixedPartMs }) => [years, months, fixedPartMs])(parsePeriod(policy.x_max_wait)),
         candidates: candidates.map((c) => ({
           id: c.id,
           state: c.state,
@@ -245,15 +259,17 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
           due: c.state === 'scheduled' ? c.scheduled_at : null,
           sched: c.scheduled_at ?? null,
           last: c.last_duplicate_at ?? null,
+          finished: c.finished_at ?? null,
         })),
       };
-      const [action, existing, cancel, scheduledAt, touched, fields] = (await redis.eval(PROBE, 0, JSON.stringify(lua))) as [
+      const [action, existing, cancel, scheduledAt, touched, fields, dueLimit] = (await redis.eval(PROBE, 0, JSON.stringify(lua))) as [
         string,
         string,
         string[],
         string,
         string[],
         string[],
+        string,
       ];
       const context = JSON.stringify({ policy, now, candidates });
       const touch = 'touch' in expected && expected.touch ? expected.touch.map((c) => c.id) : [];
@@ -264,9 +280,19 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
           expect(action, context).to.equal('insert');
           break;
         case 'update':
-          expect([action, existing, fields, touched], context).to.deep.equal(['update', expected.existing.id, expected.fields, touch]);
+          expect([action, existing, fields, touched, dueLimit], context).to.deep.equal([
+            'update',
+            expected.existing.id,
+            expected.fields,
+            touch,
+            expected.scheduledAtLimit === undefined ? '' : String(expected.scheduledAtLimit),
+          ]);
+          if (expected.scheduledAtLimit !== undefined) seen.limit = (seen.limit ?? 0) + 1;
+          if (policy.x_period_anchor === 'finished_at') seen.finished = (seen.finished ?? 0) + 1;
+          break;
           break;
         case 'ignore':
+          if (policy.x_period_anchor === 'finished_at') seen.finished = (seen.finished ?? 0) + 1;
           expect([action, existing, touched], context).to.deep.equal(['ignore', expected.existing.id, touch]);
           break;
         case 'reject':
@@ -288,6 +314,7 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
       }
     }
     // Every answer, and the touch of last_duplicate, came up often enough to be compared.
-    for (const kind of ['insert', 'update', 'ignore', 'reject', 'replace', 'touch']) expect(seen[kind] ?? 0, kind).to.be.greaterThan(50);
+    for (const kind of ['insert', 'update', 'ignore', 'reject', 'replace', 'touch', 'limit', 'finished'])
+      expect(seen[kind] ?? 0, kind).to.be.greaterThan(50);
   });
 });

@@ -170,6 +170,34 @@ describe('graphile-worker host contract', function () {
       }
     });
 
+    it(GRAPHILE_BEHAVIOURS.failureMovesRunAtByBackoff, async () => {
+      const names = schemas.current();
+      const utils = await utilsFor(pool, names);
+      try {
+        const { job } = await utils.addJob('fails', {}, { unique: {}, maxAttempts: 1 });
+        const [before] = await q<{ at: Date }>('select clock_timestamp() as at');
+        await runWorkerOnce({
+          fails: async () => {
+            throw new Error('planned failure');
+          },
+        });
+        const [after] = await q<{ at: Date }>('select clock_timestamp() as at');
+        await settledRows<{ locked_at: string | null }>('select locked_at from :gw._private_jobs', (rows) =>
+          rows.every((row) => row.locked_at === null),
+        );
+        // The finish time the adapter derives (candidateFinishedAt) lies between the run's bounds.
+        const found = await utils.getUniqueJob(job.id);
+        expect(found?.state).to.equal('discarded');
+        const derived = Date.parse(found!.scheduled_at) - Math.round(Math.exp(1) * 1000);
+        expect(derived, 'run_at minus exp(attempts) s is no longer the failure time').to.be.within(
+          before!.at.getTime() - 1,
+          after!.at.getTime() + 1,
+        );
+      } finally {
+        await utils.release();
+      }
+    });
+
     it(GRAPHILE_BEHAVIOURS.exhaustedRowIsNeverFetched, async () => {
       const job = await addPlain('fenced', { maxAttempts: 5 });
       // What cancel_jobs() does to a running job, here to a waiting one.

@@ -16,7 +16,7 @@ const T0 = Date.parse('2026-03-01T10:00:00.000Z');
 
 describe('memory backend: policy extensions', function () {
   it('declares every extension', function () {
-    expect(createMemoryBackend().capabilities.unique_jobs.extensions).to.deep.equal(['x_period_anchor', 'x_key', 'x_update']);
+    expect(createMemoryBackend().capabilities.unique_jobs.extensions).to.deep.equal(['x_period_anchor', 'x_key', 'x_update', 'x_max_wait']);
   });
 
   it('x_update keeps the id and created_at, reports only the fields whose value changed, and re-derives scheduled/available from a new time', async function () {

@@ -159,6 +159,12 @@ async function enqueueStep(
     for (const job of named.values()) expect(result!.job.id, `${at}: a new job`).to.not.equal(job.id);
   }
   if (step.changed !== undefined && result!.outcome === 'updated') expect(result!.changed, `${at}: changed`).to.deep.equal(step.changed);
+  if (step.scheduled_after_created !== undefined) {
+    const job = result!.job;
+    expect(Date.parse(job.scheduled_at) - Date.parse(job.created_at), `${at}: scheduled_at - created_at`).to.equal(
+      step.scheduled_after_created,
+    );
+  }
   for (const [field, value] of Object.entries(step.job_has ?? {})) {
     expect(result!.job[field as keyof OjsJob], `${at}: job.${field}`).to.deep.equal(value);
   }

@@ -10,7 +10,7 @@
 import type { JobInput, UniquePolicyInput, UpdateField } from '../../src/index.js';
 import { fromBullMQ, fromFaktory, fromGraphileWorker, fromOban, fromObanPro, fromZizq, zizqUniqueKey } from '../../src/translate/index.js';
 
-export type SystemName = 'Oban' | 'Oban Pro' | 'Zizq' | 'Faktory' | 'BullMQ' | 'Graphile Worker';
+export type SystemName = 'Oban' | 'Oban Pro' | 'Zizq' | 'Faktory' | 'BullMQ' | 'Graphile Worker' | 'Coalescing';
 
 /** One enqueue of the scenario and the outcome it must have. */
 export interface EnqueueStep {
@@ -29,6 +29,8 @@ export interface EnqueueStep {
   changed?: UpdateField[];
   /** For `updated` and `deduplicated`: fields the returned job must have. */
   job_has?: Partial<Record<'args' | 'priority' | 'queue', unknown>>;
+  /** The returned job's scheduled_at is exactly its created_at plus this many ms (a capped debounce). */
+  scheduled_after_created?: number;
 }
 
 export type Step =
@@ -536,6 +538,63 @@ export const ROWS: ExpressivenessRow[] = [
       },
       { makeDue: 'a' },
       { enqueue: { job: { args: { color: 'white 3' } }, ...same('a'), job_has: { args: { color: 'white 2' } } } },
+    ],
+  },
+  // --- Coalescing (the policy extensions no translator needs) ------------------------------
+  {
+    system: 'Coalescing',
+    option: 'debounce with a maximum wait (Inngest debounce.timeout, Trigger.dev maxDelay)',
+    call: "{ states: ['scheduled'], on_conflict: 'ignore', x_update: { scheduled: ['args', 'scheduled_at'] }, x_max_wait: 'PT60S' }",
+    translate: () => ({
+      states: ['scheduled'],
+      on_conflict: 'ignore',
+      x_update: { scheduled: ['args', 'scheduled_at'] },
+      x_max_wait: 'PT60S',
+    }),
+    becomes: { states: ['scheduled'], on_conflict: 'ignore', x_update: { scheduled: ['args', 'scheduled_at'] }, x_max_wait: 'PT60S' },
+    shows: 'each duplicate pushes the run time out, never past 60 s after the first add',
+    scenario: [
+      { enqueue: { job: { args: { v: 1 } }, scheduledIn: 30_000, expect: 'created', as: 'a' } },
+      { enqueue: { job: { args: { v: 2 } }, scheduledIn: 45_000, expect: 'updated', existing: 'a', changed: ['args', 'scheduled_at'] } },
+      {
+        enqueue: {
+          job: { args: { v: 3 } },
+          scheduledIn: 120_000,
+          expect: 'updated',
+          existing: 'a',
+          changed: ['args', 'scheduled_at'],
+          scheduled_after_created: 60_000,
+        },
+      },
+      {
+        enqueue: {
+          job: { args: { v: 4 } },
+          scheduledIn: 120_000,
+          expect: 'updated',
+          existing: 'a',
+          changed: ['args'],
+          scheduled_after_created: 60_000,
+          job_has: { args: { v: 4 } },
+        },
+      },
+    ],
+  },
+  {
+    system: 'Coalescing',
+    option: "a cooldown from the last run's finish (Faktory #464, Asynq #369)",
+    call: "{ period: 'PT2S', x_period_anchor: 'finished_at', states: UNIQUE_STATE_GROUPS.successful, on_conflict: 'ignore' }",
+    translate: () => ({ period: 'PT2S', x_period_anchor: 'finished_at', states: SUCCESSFUL, on_conflict: 'ignore' }),
+    becomes: { period: 'PT2S', x_period_anchor: 'finished_at', states: SUCCESSFUL, on_conflict: 'ignore' },
+    shows: 'a duplicate while the job runs, however long, and for 2 s after it finished',
+    scenario: [
+      { enqueue: { expect: 'created', as: 'a' } },
+      { start: 'a' },
+      { elapse: 2_250 },
+      { enqueue: same('a') },
+      { finish: 'a', outcome: 'complete' },
+      { enqueue: same('a') },
+      { elapse: 2_250 },
+      { enqueue: { expect: 'created' } },
     ],
   },
   // --- Graphile Worker --------------------------------------------------------------------

@@ -44,11 +44,13 @@
     ARGV[17] the terminal states the policy counts, as index bits (includes/ojs-own-policy)
     ARGV[18] the index's home queue (entries of its jobs omit the queue name): this queue's name
              in NFC for a per-queue index, "" for the prefix's
-    ARGV[19] x_period_anchor: "" (created_at) | scheduled_at | last_duplicate
+    ARGV[19] x_period_anchor: "" (created_at) | scheduled_at | last_duplicate | finished_at
     ARGV[20] "" or, for an anchored policy with a period, its period as the job hash keeps it
              (`ojsPeriod`, includes/ojs-own-policy): the index then recomputes the job's window
              end from its current anchor
-    ARGV[21] x_update: "" = none, else JSON { state: [field, …] } (fields in UPDATE_FIELDS order)
+    ARGV[21] x_update: "" = none, else JSON { state: [field, …] } (fields in UPDATE_FIELDS order),
+             with x_max_wait also "~maxWait": [years, months, fixed ms] (includes/ojs-read-policy):
+             an update's due time is then at most the existing job's created_at + that
     ARGV[22] "n": the policy is one BullMQ's own deduplication key answers (bullmq-native-path.ts),
              so the add first tries the native path (includes/ojs-native-add), which answers
              unless the key's index field exists; "r": the same add written again by ioredis

@@ -16,10 +16,11 @@
        ojsIndexedJobState): its state, and the numbers the core's ConflictCandidate holds.
 
   Output:
-    { nowMs, count, then per job: id, queue, ojsState, createdMs, seqUs, scheduledMs, lastMs, superseded }
+    { nowMs, count, then per job: id, queue, ojsState, createdMs, seqUs, scheduledMs, lastMs, superseded, finishedMs }
       scheduledMs: the job's current due time (as getJob reports it); lastMs: its last duplicate
       attempt (x_period_anchor "last_duplicate"), "" when none; superseded: 1 when a replace took
-      the key from it, else 0.
+      the key from it, else 0; finishedMs: when a finished job finished (BullMQ's finishedOn, an
+      archive's ojsCancelledOn), "" for a live one (x_period_anchor "finished_at").
 
   Reads only: nothing is written, not even the entries an add would drop.
 ]]
@@ -49,7 +50,7 @@ for _, entry in ipairs(entries) do
     local created = math.floor(entry.us / 1000)
     local hashKey = entry.base .. entry.id
     if location == "archive" then hashKey = ojsArchiveKey(entry.base, entry.id) end
-    local f = rcall("HMGET", hashKey, "timestamp", "delay", "ojsLast")
+    local f = rcall("HMGET", hashKey, "timestamp", "delay", "ojsLast", BULLMQ_FINISHED_ON, "ojsCancelledOn")
     local sched = due or ((tonumber(f[1]) or created) + (tonumber(f[2]) or 0))
     local superseded = 0
     if ojsHasBit(entry.bits, OJS_SUPERSEDED_BIT) then superseded = 1 end
@@ -62,6 +63,9 @@ for _, entry in ipairs(entries) do
     reply[#reply + 1] = sched
     reply[#reply + 1] = f[3] or ""
     reply[#reply + 1] = superseded
+    local finished = ""
+    if state == "completed" or state == "discarded" or state == "cancelled" then finished = f[4] or f[5] or "" end
+    reply[#reply + 1] = finished
   end
 end
 reply[2] = count

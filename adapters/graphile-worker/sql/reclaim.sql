@@ -5,7 +5,8 @@
 -- Steps: 1. pick terminal records past the grace period that no policy used on their key can
 --           still match. A policy P matches a record in terminal state T, created at C, while
 --           T is in P.states and now < A + P.period (or P has no period: for ever), A being C or,
---           under P's x_period_anchor, the record's due time or last duplicate attempt. The policies
+--           under P's x_period_anchor, the record's due time, last duplicate attempt or finish
+--           (finished_at: its own expires_at, set at insert, is then only a lower bound). The policies
 --           considered are the record's own and every one inserted under its key, which
 --           record_job folds into the key's head row (heads.retention). So a
 --           record enqueued under a narrow policy stays visible to a wider one used on the same
@@ -26,10 +27,17 @@ with doomed as (
     -- that left its key (a replace superseded it, or release_key) counts for no policy.
     and (l.fingerprint is null or not (l.policy is not null
              and (l.policy -> 'states') ? l.terminal_state
-             and (l.expires_at is null or l.expires_at > clock_timestamp())))
+             and (l.expires_at is null or l.expires_at > clock_timestamp()
+                  or (l.policy ->> 'x_period_anchor' = 'finished_at'
+                      and :OJS_UNIQUE_SCHEMA.period_end(l.finished_at, (l.policy ->> 'period')::interval) > clock_timestamp()))))
     -- Every policy inserted under the key, each measured from its own anchor (x_period_anchor).
     and not :OJS_UNIQUE_SCHEMA.retained_at(h.retention -> l.terminal_state, l.created_at, l.scheduled_at,
                                           l.last_duplicate_at, clock_timestamp())
+    -- A "finished_at P" entry, which retained_at measures from creation (a lower bound), from the
+    -- record's finish.
+    and not exists (select 1 from jsonb_array_elements_text(h.retention -> l.terminal_state) e(entry)
+                    where split_part(e.entry, ' ', 1) = 'finished_at'
+                      and :OJS_UNIQUE_SCHEMA.period_end(l.finished_at, split_part(e.entry, ' ', 2)::interval) > clock_timestamp())
   order by l.finished_at
   limit $2::int
   for update of l skip locked

@@ -38,7 +38,7 @@ local function ojsArchiveJob(base, jobId, location, prevState, replacedBy, reaso
   local ownEnd = own[1]
   -- An anchored window (x_period_anchor) ends where its anchor is now, not where it was at insert.
   if ownEnd and ownEnd ~= "" and own[5] then
-    ownEnd = string.format("%.0f", math.max(tonumber(ownEnd), ojsAnchorEnd(own[2], own[3], own[4], own[5])))
+    ownEnd = string.format("%.0f", math.max(tonumber(ownEnd), ojsAnchorEnd(own[2], own[3], own[4], own[5], nowMs)))
   end
   if replacedBy ~= nil and replacedBy ~= "" then ownEnd = false end
   local ttlMs = ojsArchiveTtlMs(ownEnd, retentionMs, nowMs)

@@ -3,7 +3,8 @@
 
   Every job of a key's index entries (includes/ojs-index, ojsIndexRead) with its OJS state, as
   candidates for ojsDecideConflict: { id, queue, base, state, location, created, seq, due, entry },
-  and for a policy with `x_period_anchor` or `x_update` also sched, last and hashKey (the job's hash or archive).
+  and for a policy with `x_period_anchor` or `x_update` also sched, last, finished (a finished
+  job's BullMQ `finishedOn`, or its archive's `ojsCancelledOn`) and hashKey (the job's hash or archive).
 
   Reads only; writes nothing. `kept` is `entries` without those no decision can need again:
   their job is gone (or the id now holds a job of no key sharing the field), or the job is
@@ -50,9 +51,10 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
       -- duplicate attempt, read only for a policy that needs them.
       local hashKey = base .. jobId
       if location == "archive" then hashKey = ojsArchiveKey(base, jobId) end
-      local f = rcall("HMGET", hashKey, "timestamp", "delay", "ojsLast")
+      local f = rcall("HMGET", hashKey, "timestamp", "delay", "ojsLast", BULLMQ_FINISHED_ON, "ojsCancelledOn")
       candidate.sched = due or ((tonumber(f[1]) or created) + (tonumber(f[2]) or 0))
       candidate.last = tonumber(f[3])
+      if state == "completed" or state == "discarded" or state == "cancelled" then candidate.finished = tonumber(f[4]) or tonumber(f[5]) end
       candidate.hashKey = hashKey
     end
     -- A job of another key sharing the field: not a candidate, and not this add's to drop.

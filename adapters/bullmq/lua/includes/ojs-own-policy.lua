@@ -11,8 +11,9 @@
   - for a policy whose window is anchored elsewhere than at created_at (`x_period_anchor`), the
     anchor moves after the insert (a retry or an update moves the due time, a duplicate moves the
     last attempt), so the stored period end is only a lower bound: the entry carries bit 8
-    (OJS_ANCHORED_BIT) and the job hash `ojsPeriod` = "<s|l>,years,months,fixedMs" (s: the due
-    time, l: the last duplicate attempt), and the end is recomputed from the hash when read
+    (OJS_ANCHORED_BIT) and the job hash `ojsPeriod` = "<s|l|f>,years,months,fixedMs" (s: the due
+    time, l: the last duplicate attempt, f: the finish, BullMQ's `finishedOn` or the archive's
+    `ojsCancelledOn`), and the end is recomputed from the hash when read
     (ojsOwnEnd). Recomputing at read rather than on every move: BullMQ's own scripts (retries)
     move the due time, and they know nothing of the index.
   - a job a replace superseded (includes/ojs-unique-add): its entry's bits are 16
@@ -37,12 +38,15 @@ local function ojsHasBit(bits, bit)
   return bits % (bit * 2) >= bit
 end
 
--- timestamp, delay, ojsLast: the job's fields an anchored period end is computed from.
-local function ojsAnchorEnd(timestamp, delay, last, ojsPeriod)
+-- timestamp, delay, ojsLast, finished (finishedOn or ojsCancelledOn): the job's fields an
+-- anchored period end is computed from.
+local function ojsAnchorEnd(timestamp, delay, last, ojsPeriod, finished)
   local kind, years, months, fixedMs = string.match(ojsPeriod, "^(%a),(%d+),(%d+),(%d+)$")
   local anchor = tonumber(timestamp) or 0
   if kind == "s" then
     anchor = anchor + (tonumber(delay) or 0)
+  elseif kind == "f" then
+    anchor = tonumber(finished) or anchor
   elseif last and tonumber(last) and tonumber(last) > anchor then
     anchor = tonumber(last)
   end
@@ -51,9 +55,9 @@ end
 
 local function ojsOwnEnd(bits, periodEnd, hashKey)
   if periodEnd == 0 or not ojsHasBit(bits, OJS_ANCHORED_BIT) then return periodEnd end
-  local f = rcall("HMGET", hashKey, "timestamp", "delay", "ojsLast", "ojsPeriod")
+  local f = rcall("HMGET", hashKey, "timestamp", "delay", "ojsLast", "ojsPeriod", BULLMQ_FINISHED_ON, "ojsCancelledOn")
   if not f[4] then return periodEnd end
-  return math.max(periodEnd, ojsAnchorEnd(f[1], f[2], f[3], f[4]))
+  return math.max(periodEnd, ojsAnchorEnd(f[1], f[2], f[3], f[4], f[5] or f[6]))
 end
 
 local function ojsOwnCounts(bits, periodEnd, state, nowMs)

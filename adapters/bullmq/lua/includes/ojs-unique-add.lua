@@ -81,7 +81,7 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
     for _, candidate in ipairs(candidates) do deciding[#deciding + 1] = candidate end
     for _, candidate in ipairs(flow.inflight) do deciding[#deciding + 1] = candidate end
   end
-  local action, existing, supersede, scheduledAt, touch, updateFields = ojsDecideConflict(deciding, policy, nowMs)
+  local action, existing, supersede, scheduledAt, touch, updateFields, dueLimit = ojsDecideConflict(deciding, policy, nowMs)
   local checking = flow ~= nil and flow.check
 
   if action ~= "insert" and action ~= "replace" and action ~= "update" then
@@ -113,9 +113,12 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
     -- x_update (includes/ojs-update-job): the existing job takes the new job's values in place,
     -- nothing is inserted; answered like an ignore (the same `deduplicated` event), with what changed.
     local delayMs = tonumber(opts[BULLMQ_OPT_DELAY]) or 0
+    -- x_max_wait: never past the cap measured from the job's first add.
+    local due = nowMs + delayMs
+    if dueLimit ~= nil and dueLimit < due then due = dueLimit end
     local changedFields = ojsUpdateJob(existing, updateFields, { data = ARGV[2], meta = ARGV[13],
       priority = tonumber(opts[BULLMQ_OPT_PRIORITY]) or 0, attempts = tonumber(opts[BULLMQ_OPT_ATTEMPTS]),
-      due = nowMs + delayMs }, nowMs, KEYS)
+      due = due }, nowMs, KEYS)
     ojsTouch(touch, policy, tonumber(ARGV[17]), nowMs)
     ojsIndexWrite(indexKey, field, kept, homeQueue)
     local state, location = ojsLiveJobState(existing.base, existing.id, nowMs)
