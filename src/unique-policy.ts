@@ -157,6 +157,11 @@ export interface UniquePolicyInput {
    * e.g. `{ scheduled: ["args", "priority"] }`. Each state must be in `states`. (Default: none.)
    */
   x_update?: { readonly [S in UpdateState]?: readonly UpdateField[] };
+  /**
+   * Report-only rollout (src/report-only.ts): the add is decided and counted, its answer says
+   * what the policy would have done (`wouldBe`), and the job is always inserted. (Default: false.)
+   */
+  x_report_only?: boolean;
 }
 
 const oneOf = (what: string, allowed: readonly string[]) => (issue: { input?: unknown }) => {

@@ -29,6 +29,7 @@ import { jobFromHash, validateJobOptions } from './bullmq-host.js';
 import { jobForReply, notAdded } from './bullmq-job-view.js';
 import { queueHandle } from './bullmq-queue-handle.js';
 import { hasPolicy, plainOpts, queueAddRequest, withDefaultPolicy, withTraceContext } from './bullmq-request.js';
+import { entryPointPolicies } from '../../src/registered-policies.js';
 import { composedScripts } from './bullmq-script-set.js';
 import { archiveKey, globLiteral, indexKey } from './bullmq-sidecar-keys.js';
 import { isKeyRef, keyRefLookup, type KeyLookup } from '../../src/key-lookup.js';
@@ -41,6 +42,7 @@ import type {
   AddOutcomeKind,
   BulkAddedJob,
   FoundJob,
+  NameOf,
   PlainJob,
   UniqueJob,
   UniqueJobsOptions,
@@ -54,7 +56,7 @@ import { decodeUniqueAddReply, prepareUniqueAdd, sendBulk, uniqueAdd, type Prepa
  * Wraps a `Queue` (its `add`/`addBulk` accept `unique`), or a `FlowProducer` (any node without
  * children may carry `unique`; with-unique-flows.ts).
  */
-export function withUniqueness<Q extends Queue>(queue: Q, options?: WithUniquenessOptions): UniqueQueue<Q>;
+export function withUniqueness<Q extends Queue>(queue: Q, options?: WithUniquenessOptions<NameOf<Q>>): UniqueQueue<Q>;
 export function withUniqueness<F extends FlowProducer>(flowProducer: F, options?: WithUniquenessOptions): UniqueFlowProducer<F>;
 export function withUniqueness(target: Queue | FlowProducer, options: WithUniquenessOptions = {}): unknown {
   if (target instanceof FlowProducer)
@@ -78,6 +80,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
   composedScripts();
   const retentionMs = options.cancelledRetentionMs ?? DEFAULT_CANCELLED_RETENTION_MS;
   const probe = options.duplicateProbe ?? true;
+  const policies = entryPointPolicies(options);
   const siblings = new Siblings(queue, options);
   // Assigned below; every closure here runs after the Proxy exists.
   let wrapper!: UniqueQueue<Q>;
@@ -94,7 +97,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
   };
 
   const add = async (name: string, data: unknown, given?: UniqueJobsOptions): Promise<AddedJob> => {
-    const opts = withDefaultPolicy(queue, given);
+    const opts = withDefaultPolicy(queue, given, policies, name);
     if (!hasPolicy(opts))
       return relink((await queue.add(name, data as never, plainOpts(opts, queue) as never)) as PlainJob<any, any, string>);
     // BullMQ's producer span, as its own add makes it (a no-op without the queue's `telemetry`
@@ -148,8 +151,8 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
   };
 
   const addBulk = async (given: readonly { name: string; data: unknown; opts?: UniqueJobsOptions }[]): Promise<BulkAddedJob[]> => {
-    const jobs = given.map((job) => {
-      const opts = withDefaultPolicy(queue, job.opts);
+    const jobs = given.map((job, index) => {
+      const opts = withDefaultPolicy(queue, job.opts, policies, job.name, `[${index}].opts.unique`);
       return opts === job.opts ? job : { ...job, opts };
     });
     if (!jobs.some((job) => hasPolicy(job.opts))) {
@@ -201,7 +204,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     data: unknown,
     opts: UniqueJobsOptions | undefined,
   ): { prepared: PreparedUnique; lookup: KeyLookup } => {
-    const effective = withDefaultPolicy(queue, opts) ?? {};
+    const effective = withDefaultPolicy(queue, opts, policies, name as string) ?? {};
     if (effective.unique === undefined || effective.unique === null)
       throw new InvalidJobInputError([{ path: 'opts.unique', message: 'is required to name a uniqueness key' }]);
     const prepared = prepareUnique(
@@ -239,7 +242,13 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     repeatOpts: Parameters<Queue['upsertJobScheduler']>[1],
     template?: { name?: string; data?: unknown; opts?: UniqueSchedulerTemplateOptions },
   ): Promise<Job> => {
-    const opts = withDefaultPolicy(queue, template?.opts as UniqueJobsOptions | undefined);
+    const opts = withDefaultPolicy(
+      queue,
+      template?.opts as UniqueJobsOptions | undefined,
+      policies,
+      template?.name ?? schedulerId,
+      'jobTemplate.opts.unique',
+    );
     if (!hasPolicy(opts)) {
       const plain = template && { ...template, opts: plainOpts(opts, queue) as never };
       return relink(await queue.upsertJobScheduler(schedulerId as never, repeatOpts, plain as never));
@@ -320,7 +329,12 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
   siblings.bind(wrapper as unknown as Queue);
   flowSeams.set(wrapper, {
     prepare: (name, data, opts, parentKeyOpts) =>
-      prepareUniqueAdd(queueAddRequest(queue, name, data, opts, retentionMs, { flowNode: true, parentKeyOpts })),
+      prepareUniqueAdd(
+        queueAddRequest(queue, name, data, withDefaultPolicy(queue, opts, policies, name) ?? opts, retentionMs, {
+          flowNode: true,
+          parentKeyOpts,
+        }),
+      ),
     jobFor: (prepared, reply) => relink(jobForReply(siblings.queueOf, decodeUniqueAddReply(prepared, reply), prepared.request.prepared!)),
     register: () => handle.register(),
   });

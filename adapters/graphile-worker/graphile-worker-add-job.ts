@@ -12,13 +12,14 @@ import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { enqueueOnClient } from './graphile-worker-enqueue.js';
 import { recoverRequest, type Reconnect } from './graphile-worker-lost-reply.js';
 import type { PreparedGraphileEnqueue } from './graphile-worker-request.js';
-import { schemaHandle, type SchemaHandle, type UniqueEnqueueOptions } from './graphile-worker-schema-handle.js';
+import { schemaHandle, type SchemaHandle, type UniqueEntryPointOptions } from './graphile-worker-schema-handle.js';
 import { isConnectionLoss, isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import { observedEnqueue, observeGraphileAdd } from './graphile-worker-telemetry.js';
 import {
   hasUniquePolicy,
   taskSpecToEnqueue,
+  withEntryPointPolicy,
   type PlainTaskSpec,
   type TaskIdentifier,
   type TaskPayload,
@@ -39,7 +40,7 @@ export function addJobWithClient<TIdentifier extends TaskIdentifier = string>(
   identifier: TIdentifier,
   payload: TaskPayload<TIdentifier>,
   spec: UniqueTaskSpecWithPolicy,
-  options?: UniqueEnqueueOptions,
+  options?: UniqueEntryPointOptions,
 ): Promise<EnqueueResult>;
 /** Without a policy (no spec, no `unique`, or `unique: null`): a plain Graphile job on `client`. */
 export function addJobWithClient<TIdentifier extends TaskIdentifier = string>(
@@ -47,7 +48,7 @@ export function addJobWithClient<TIdentifier extends TaskIdentifier = string>(
   identifier: TIdentifier,
   payload: TaskPayload<TIdentifier>,
   spec?: PlainTaskSpec,
-  options?: UniqueEnqueueOptions,
+  options?: UniqueEntryPointOptions,
 ): Promise<Job>;
 /** A spec whose type may or may not carry a policy: the result is whichever the value asks for. */
 export function addJobWithClient<TIdentifier extends TaskIdentifier = string>(
@@ -55,16 +56,17 @@ export function addJobWithClient<TIdentifier extends TaskIdentifier = string>(
   identifier: TIdentifier,
   payload: TaskPayload<TIdentifier>,
   spec?: UniqueTaskSpec,
-  options?: UniqueEnqueueOptions,
+  options?: UniqueEntryPointOptions,
 ): Promise<EnqueueResult | Job>;
 export async function addJobWithClient(
   client: TransactionClientLike,
   identifier: string,
   payload: unknown = {},
-  spec: UniqueTaskSpec = {},
-  options: UniqueEnqueueOptions = {},
+  given: UniqueTaskSpec = {},
+  options: UniqueEntryPointOptions = {},
 ): Promise<EnqueueResult | Job> {
   const handle = schemaHandle(options);
+  const spec = withEntryPointPolicy(handle.policies, identifier, given);
   if (!hasUniquePolicy(spec)) return addPlainJob(client, handle, identifier, payload, spec);
   if (isPool(client)) {
     // Each statement of a pool may run on another connection, in autocommit: the key's lock

@@ -4,6 +4,7 @@
  * (bullmq-queue-handle.ts). Every enqueue, lookup and explain reads its schemas, SQL and options
  * from it instead of from the caller's options again.
  */
+import { entryPointPolicies, type EntryPointPolicies, type EntryPointPolicyOptions } from '../../src/registered-policies.js';
 import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, type SchemaOptionNames } from './graphile-worker-sql.js';
 
 /**
@@ -17,6 +18,8 @@ export interface SchemaHandle {
   replaceActive: boolean;
   /** Send the enqueue's statements as named prepared statements (see GraphileWorkerSql.query). */
   preparedStatements: boolean;
+  /** The entry point's registered `policies` and `reportOnly` (src/registered-policies.ts). */
+  policies: EntryPointPolicies;
 }
 
 export interface UniqueEnqueueOptions {
@@ -36,8 +39,9 @@ export interface UniqueEnqueueOptions {
 }
 
 /** @param optionNames what the caller's options call the two schemas, for the error refusing one. */
-export function schemaHandle(options: UniqueEnqueueOptions, optionNames?: SchemaOptionNames): SchemaHandle {
+export function schemaHandle(options: UniqueEnqueueOptions & EntryPointPolicyOptions, optionNames?: SchemaOptionNames): SchemaHandle {
   return {
+    policies: entryPointPolicies(options),
     sql: GraphileWorkerSql.for(
       {
         workerSchema: options.workerSchema ?? DEFAULT_GRAPHILE_SCHEMA,
@@ -49,3 +53,6 @@ export function schemaHandle(options: UniqueEnqueueOptions, optionNames?: Schema
     preparedStatements: options.preparedStatements ?? true,
   };
 }
+
+/** The options of the entry points that take registered policies (utils, task helpers, `addJobWithClient`). */
+export interface UniqueEntryPointOptions extends UniqueEnqueueOptions, EntryPointPolicyOptions {}

@@ -20,6 +20,7 @@ import type { PgClientLike } from './graphile-worker-pg.js';
 import {
   hasUniquePolicy,
   taskSpecToEnqueue,
+  withEntryPointPolicy,
   type PlainTaskSpec,
   type TaskIdentifier,
   type TaskPayload,
@@ -97,7 +98,8 @@ export function uniqueAddFunctions(graphile: GraphileAddFunctions, handle: Schem
   // A fresh connection for the lost-reply check (request tokens): Graphile's own client source.
   const reconnect: Reconnect = (body) => graphile.withPgClient((client) => body(client as unknown as PgClientLike));
   // async: a refused spec rejects the returned promise rather than throwing synchronously.
-  const addJob = (async (identifier: string, payload: unknown, spec?: UniqueTaskSpec) => {
+  const addJob = (async (identifier: string, payload: unknown, given?: UniqueTaskSpec) => {
+    const spec = withEntryPointPolicy(handle.policies, identifier, given);
     // `unique: null` is no policy (a plain job), on every entry point.
     if (!hasUniquePolicy(spec)) return graphile.addJob(identifier, payload, withoutUnique(spec));
     const request = taskSpecToEnqueue(identifier, payload, spec!);
@@ -105,7 +107,10 @@ export function uniqueAddFunctions(graphile: GraphileAddFunctions, handle: Schem
       onClient('addJob', (client) => enqueueOnClient(client, handle, traced, { ownTransaction: true, reconnect })),
     );
   }) as UniqueAddJob;
-  const addJobs = (async (specs: readonly UniqueAddJobsSpec[], jobKeyPreserveRunAt?: boolean) => {
+  const addJobs = (async (given: readonly UniqueAddJobsSpec[], jobKeyPreserveRunAt?: boolean) => {
+    const specs = given.map(
+      (spec, index) => withEntryPointPolicy(handle.policies, spec.identifier, spec, `[${index}]`) as UniqueAddJobsSpec,
+    );
     if (!specs.some(hasUniquePolicy)) {
       return graphile.addJobs(specs.map(withoutUnique) as AddJobsJobSpec[], jobKeyPreserveRunAt);
     }
