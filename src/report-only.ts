@@ -22,6 +22,7 @@
  * Pure: the backends do the I/O (memory-backend.ts, bullmq-report-only.ts, graphile-worker-report-only.ts).
  */
 import { hash } from 'node:crypto';
+import { InvalidJobInputError } from './errors.js';
 import { REPORT_ONLY_FIELD } from './report-only-mark.js';
 import type { OjsJobState } from './job-state.js';
 import type { PreparedUnique } from './unique-enqueue.js';
@@ -88,4 +89,11 @@ export function wouldBeFor(policy: UniquePolicy, state: OjsJobState, canReplaceA
     case 'replace_except_schedule':
       return state === 'active' && !canReplaceActive ? 'rejected' : 'replaced';
   }
+}
+
+/** The refusal of a report-only policy where a backend's all-or-nothing batch cannot carry it, naming the field. */
+export function reportOnlyUnsupported(path: string, where: string): InvalidJobInputError {
+  return new InvalidJobInputError([
+    { path, message: `is not supported ${where}: an all-or-nothing batch cannot insert a job after deciding it (add it on its own)` },
+  ]);
 }

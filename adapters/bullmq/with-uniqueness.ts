@@ -51,6 +51,8 @@ import type {
   WithUniquenessOptions,
 } from './bullmq-types.js';
 import { decodeUniqueAddReply, prepareUniqueAdd, sendBulk, uniqueAdd, type PreparedUniqueAdd } from './bullmq-enqueue.js';
+import { reportOnlyAnswer } from './bullmq-report-only.js';
+import { reportOnlyShadow, reportOnlyUnsupported } from '../../src/report-only.js';
 
 /**
  * Wraps a `Queue` (its `add`/`addBulk` accept `unique`), or a `FlowProducer` (any node without
@@ -328,13 +330,16 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
   }) as unknown as UniqueQueue<Q>;
   siblings.bind(wrapper as unknown as Queue);
   flowSeams.set(wrapper, {
-    prepare: (name, data, opts, parentKeyOpts) =>
-      prepareUniqueAdd(
-        queueAddRequest(queue, name, data, withDefaultPolicy(queue, opts, policies, name) ?? opts, retentionMs, {
-          flowNode: true,
-          parentKeyOpts,
-        }),
-      ),
+    prepare: (name, data, opts, parentKeyOpts) => {
+      const request = queueAddRequest(queue, name, data, withDefaultPolicy(queue, opts, policies, name) ?? opts, retentionMs, {
+        flowNode: true,
+        parentKeyOpts,
+      });
+      // A flow's nodes go in all or nothing, in one script: a report-only node's plain insert
+      // would be a second one (a lone root is the queue's add, which supports it).
+      if (request.prepared.reportOnly) throw reportOnlyUnsupported('opts.unique.x_report_only', 'on a flow node with a parent or siblings');
+      return prepareUniqueAdd(request);
+    },
     jobFor: (prepared, reply) => relink(jobForReply(siblings.queueOf, decodeUniqueAddReply(prepared, reply), prepared.request.prepared!)),
     register: () => handle.register(),
   });
@@ -415,7 +420,7 @@ async function uniqueAddBulk(
   const handle = queueHandle(queue);
   const internals = handle.internals;
   type Entry =
-    | { kind: 'unique'; prepared: PreparedUniqueAdd }
+    | { kind: 'unique'; prepared: PreparedUniqueAdd; real: PreparedUnique }
     | { kind: 'child'; flow: PreparedUniqueFlow; jobId: string | undefined }
     | { kind: 'plain'; job: Job };
   const entries: Entry[] = [];
@@ -446,16 +451,22 @@ async function uniqueAddBulk(
       );
       entries.push({ kind: 'child', flow, jobId: spec.opts.jobId });
     } else {
+      const request = queueAddRequest(queue, spec.name, spec.data, spec.opts ?? {}, retentionMs);
+      // A report-only entry is sent as its shadow; a duplicate there is added plain after the pipeline.
+      const real = request.prepared;
       entries.push({
         kind: 'unique',
-        prepared: await prepareUniqueAdd(queueAddRequest(queue, spec.name, spec.data, spec.opts ?? {}, retentionMs)),
+        prepared: await prepareUniqueAdd(real.reportOnly ? { ...request, prepared: reportOnlyShadow(real) } : request),
+        real,
       });
     }
   }
 
   const results = await sendBulk(handle, entries);
 
-  const outcomes = entries.map((entry, index): BulkAddedJob => {
+  const outcomes: BulkAddedJob[] = [];
+  for (const [index, entry] of entries.entries()) outcomes.push(await outcomeOf(entry, index));
+  async function outcomeOf(entry: Entry, index: number): Promise<BulkAddedJob> {
     const [error, reply] = results[index]!;
     if (entry.kind === 'plain') {
       if (error) return notAdded(entry.job, '', backendErrorFor(error));
@@ -474,13 +485,15 @@ async function uniqueAddBulk(
     }
     try {
       if (error) throw error;
-      const job = jobForReply(siblings.queueOf, decodeUniqueAddReply(entry.prepared, reply), entry.prepared.request.prepared!);
+      let decoded = decodeUniqueAddReply(entry.prepared, reply);
+      if (entry.real.reportOnly) decoded = await reportOnlyAnswer(entry.prepared.request, entry.real, decoded, uniqueAdd);
+      const job = jobForReply(siblings.queueOf, decoded, entry.real);
       if (job.unique?.outcome === 'created' || job.unique?.outcome === 'replaced') queue.emit('waiting', job as never);
       return job;
     } catch (failure) {
-      return notAdded(entry.prepared.job, entry.prepared.request.prepared!.key, backendErrorFor(failure));
+      return notAdded(entry.prepared.job, entry.real.key, backendErrorFor(failure));
     }
-  });
+  }
   const written = outcomes.some(
     (job) =>
       job.unique === undefined || job.unique.outcome === 'created' || job.unique.outcome === 'replaced' || job.unique.outcome === 'updated',

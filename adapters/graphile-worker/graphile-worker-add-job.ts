@@ -242,7 +242,7 @@ export async function enqueueAllOnClient(
       options,
       refused,
     );
-    observed.forEach((entry, index) => entry?.observation.settled(results[index]!.outcome, results[index]!.job.id));
+    observed.forEach((entry, index) => entry?.observation.settled(results[index]!.outcome, results[index]!.job.id, results[index]));
     return results;
   } catch (error) {
     if (refused.index !== undefined) observed[refused.index]?.observation.failed(error);
