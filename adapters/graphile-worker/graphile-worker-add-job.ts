@@ -16,6 +16,8 @@ import { schemaHandle, type SchemaHandle, type UniqueEntryPointOptions } from '.
 import { isConnectionLoss, isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import { observedEnqueue, observeGraphileAdd } from './graphile-worker-telemetry.js';
+import { reportUniqueAdds } from './graphile-worker-unique-add-hook.js';
+import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import {
   hasUniquePolicy,
   taskSpecToEnqueue,
@@ -78,7 +80,10 @@ export async function addJobWithClient(
       },
     ]);
   }
-  return observedEnqueue(taskSpecToEnqueue(identifier, payload, spec), (request) => enqueueInSavepoint(client, handle, request));
+  const request = taskSpecToEnqueue(identifier, payload, spec);
+  const result = await observedEnqueue(request, (traced) => enqueueInSavepoint(client, handle, traced));
+  reportUniqueAdds(handle.onUniqueAdd, [{ identifier, queue: request.job.queue ?? DEFAULT_QUEUE, result }]);
+  return result;
 }
 
 /** One unique add inside the caller's transaction, under a savepoint of its own. */

@@ -5,6 +5,7 @@
  * from it instead of from the caller's options again.
  */
 import { entryPointPolicies, type EntryPointPolicies, type EntryPointPolicyOptions } from '../../src/registered-policies.js';
+import type { UniqueAddHook } from './graphile-worker-unique-add-hook.js';
 import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, type SchemaOptionNames } from './graphile-worker-sql.js';
 
 /**
@@ -20,6 +21,8 @@ export interface SchemaHandle {
   preparedStatements: boolean;
   /** The entry point's registered `policies` and `reportOnly` (src/registered-policies.ts). */
   policies: EntryPointPolicies;
+  /** The entry point's `onUniqueAdd` hook (graphile-worker-unique-add-hook.ts), or undefined. */
+  onUniqueAdd: UniqueAddHook | undefined;
 }
 
 export interface UniqueEnqueueOptions {
@@ -39,9 +42,13 @@ export interface UniqueEnqueueOptions {
 }
 
 /** @param optionNames what the caller's options call the two schemas, for the error refusing one. */
-export function schemaHandle(options: UniqueEnqueueOptions & EntryPointPolicyOptions, optionNames?: SchemaOptionNames): SchemaHandle {
+export function schemaHandle(
+  options: UniqueEnqueueOptions & Partial<UniqueEntryPointOptions>,
+  optionNames?: SchemaOptionNames,
+): SchemaHandle {
   return {
     policies: entryPointPolicies(options),
+    onUniqueAdd: options.onUniqueAdd,
     sql: GraphileWorkerSql.for(
       {
         workerSchema: options.workerSchema ?? DEFAULT_GRAPHILE_SCHEMA,
@@ -55,4 +62,12 @@ export function schemaHandle(options: UniqueEnqueueOptions & EntryPointPolicyOpt
 }
 
 /** The options of the entry points that take registered policies (utils, task helpers, `addJobWithClient`). */
-export interface UniqueEntryPointOptions extends UniqueEnqueueOptions, EntryPointPolicyOptions {}
+export interface UniqueEntryPointOptions extends UniqueEnqueueOptions, EntryPointPolicyOptions {
+  /**
+   * Called once per unique add this entry point settled, with its outcome (a deduplicated,
+   * replaced or updated add included, which Graphile's own `events` never see). In
+   * `addJobWithClient` it runs before your COMMIT: a rollback undoes the add it reported.
+   * A hook that throws is ignored. (Default: none.)
+   */
+  onUniqueAdd?: UniqueAddHook;
+}

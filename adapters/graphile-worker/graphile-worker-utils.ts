@@ -11,7 +11,7 @@
 import type { EntryPointPolicyOptions } from '../../src/registered-policies.js';
 import { makeWorkerUtils, type WorkerUtils, type WorkerUtilsOptions } from 'graphile-worker';
 import type { OjsJob } from '../../src/job.js';
-import { schemaHandle, type UniqueEnqueueOptions } from './graphile-worker-schema-handle.js';
+import { schemaHandle, type UniqueEnqueueOptions, type UniqueEntryPointOptions } from './graphile-worker-schema-handle.js';
 import { readJob } from './graphile-worker-job-view.js';
 import { translatePgError } from './graphile-worker-errors.js';
 import { DEFAULT_CONNECTION_TIMEOUT_MS, makeOwnPool, type PgClientLike } from './graphile-worker-pg.js';
@@ -31,7 +31,11 @@ import { uniqueAddFunctions, type UniqueAddJob, type UniqueAddJobs } from './gra
 
 /** Graphile's options (`schema` is Graphile's schema) plus the adapter's. */
 export interface UniqueWorkerUtilsOptions
-  extends WorkerUtilsOptions, Pick<UniqueEnqueueOptions, 'replaceActive' | 'preparedStatements'>, EntryPointPolicyOptions {
+  extends
+    WorkerUtilsOptions,
+    Pick<UniqueEnqueueOptions, 'replaceActive' | 'preparedStatements'>,
+    EntryPointPolicyOptions,
+    Pick<UniqueEntryPointOptions, 'onUniqueAdd'> {
   /** The adapter's own schema. (Default: `ojs_unique`.) */
   uniqueSchema?: string;
   /**
@@ -89,6 +93,7 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
     connectionTimeoutMillis = DEFAULT_CONNECTION_TIMEOUT_MS,
     policies,
     reportOnly,
+    onUniqueAdd,
     ...workerOptions
   } = options;
   // Before Graphile connects: a schema name the adapter refuses is reported under these options'
@@ -99,6 +104,7 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
       replaceActive,
       policies,
       reportOnly,
+      onUniqueAdd,
       // Off when Graphile is told not to use them (`noPreparedStatements`, or the preset's
       // `worker.preparedStatements`, in an `extends` preset too): whatever made the user turn
       // them off for Graphile applies to the adapter's statements as well.
