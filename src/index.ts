@@ -49,5 +49,8 @@ export {
 } from './errors.js';
 export type { DuplicateJobDetails, OjsUniqueErrorCode, ValidationIssue } from './errors.js';
 
+export { REPORT_ONLY_FIELD } from './report-only-mark.js';
+export type { ReportOnlyAnswer, WouldBe } from './report-only.js';
+export type { RegisteredPolicies } from './registered-policies.js';
 export type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from './unique-jobs-backend.js';
 export type { ExplainOutcome, ExplainedJob, NotCountedReason, UniqueExplanation } from './unique-explain.js';

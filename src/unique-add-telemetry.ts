@@ -33,14 +33,39 @@ export const OPERATION_ATTRIBUTE = 'messaging.operation.name';
 /** On a span: the job added or met (a deduplicated add names the existing job), as BullMQ's `bullmq.job.id`. */
 export const MESSAGE_ID_ATTRIBUTE = 'messaging.message.id';
 
+/**
+ * Set (to `true`) on an add under a report-only policy (`x_report_only`): the job was inserted
+ * whatever the outcome says, which is what the policy would have done (src/report-only.ts).
+ */
+export const REPORT_ONLY_ATTRIBUTE = 'ojs.unique.report_only';
+
 /** The counter's attributes for one add. */
 export function uniqueAddAttributes(
   system: MessagingSystem,
   queue: string,
   type: string,
   outcome: UniqueAddOutcome,
-): Record<string, string> {
-  return { [OUTCOME_ATTRIBUTE]: outcome, [JOB_TYPE_ATTRIBUTE]: type, [DESTINATION_ATTRIBUTE]: queue, [SYSTEM_ATTRIBUTE]: system };
+  reportOnly = false,
+): Record<string, string | boolean> {
+  const attributes: Record<string, string | boolean> = {
+    [OUTCOME_ATTRIBUTE]: outcome,
+    [JOB_TYPE_ATTRIBUTE]: type,
+    [DESTINATION_ATTRIBUTE]: queue,
+    [SYSTEM_ATTRIBUTE]: system,
+  };
+  if (reportOnly) attributes[REPORT_ONLY_ATTRIBUTE] = true;
+  return attributes;
+}
+
+/**
+ * What a report-only add counts as: what its policy would have done (`wouldBe`), else `created`;
+ * an enforced add, its own outcome.
+ */
+export function countedOutcome(
+  outcome: UniqueAddOutcome,
+  report: { reportOnly?: true; wouldBe?: UniqueAddOutcome } | undefined,
+): UniqueAddOutcome {
+  return report?.reportOnly === true ? (report.wouldBe ?? 'created') : outcome;
 }
 
 /** A producer span's name, as BullMQ names its add's: `add <queue>.<type>`. */

@@ -15,6 +15,7 @@ import { parsePeriod, periodEndProblem } from './period.js';
 import { isPlainObject } from './json-rules.js';
 import { parseUniquePolicyRemembered, policyExtensions, type UniqueExtension, type UniquePolicy } from './unique-policy.js';
 import { computeUniquenessKey } from './uniqueness-key.js';
+import { splitReportOnly } from './report-only-mark.js';
 
 export interface PreparedUnique {
   policy: UniquePolicy;
@@ -26,6 +27,8 @@ export interface PreparedUnique {
    * when the policy was not remembered.
    */
   policyToken?: object;
+  /** The policy was marked `x_report_only` (src/report-only.ts): decide and count, always insert. */
+  reportOnly?: true;
 }
 
 export interface PrepareUniqueOptions {
@@ -56,9 +59,12 @@ export function prepareUnique(job: JobInput, options: PrepareUniqueOptions = {})
   let policy: UniquePolicy | null = null;
   let policyToken: object | undefined;
   let policyIssues: readonly ValidationIssue[] = [];
+  let reportOnly = false;
   if (own.unique !== undefined && own.unique !== null) {
     try {
-      ({ policy, token: policyToken } = parseUniquePolicyRemembered(own.unique));
+      let unique: unknown;
+      ({ unique, reportOnly } = splitReportOnly(own.unique));
+      ({ policy, token: policyToken } = parseUniquePolicyRemembered(unique));
     } catch (error) {
       if (!(error instanceof InvalidJobInputError)) throw error;
       policyIssues = error.issues;
@@ -90,7 +96,9 @@ export function prepareUnique(job: JobInput, options: PrepareUniqueOptions = {})
   if (issues.length > 0) throw new InvalidJobInputError(issues);
   if (policy === null) return null;
   const { key, canonical } = computeUniquenessKey(own, policy);
-  return policyToken === undefined ? { policy, key, canonical } : { policy, key, canonical, policyToken };
+  const prepared: PreparedUnique = policyToken === undefined ? { policy, key, canonical } : { policy, key, canonical, policyToken };
+  if (reportOnly) prepared.reportOnly = true;
+  return prepared;
 }
 
 /**

@@ -9,6 +9,7 @@
  */
 import type { JobInput, OjsJob } from './job.js';
 import type { UniqueExtension, UpdateField } from './unique-policy.js';
+import type { ReportOnlyAnswer } from './report-only.js';
 
 export interface UniqueJobsCapabilities {
   unique_jobs: {
@@ -28,8 +29,12 @@ export interface UniqueJobsCapabilities {
 }
 
 export type EnqueueResult =
-  /** No duplicate: the job was inserted. */
-  | { outcome: 'created'; job: OjsJob }
+  /**
+   * No duplicate: the job was inserted. Or a report-only policy (`x_report_only`,
+   * src/report-only.ts): the job was inserted whatever the policy would have done, which
+   * `wouldBe` says (absent when it would have inserted it too), with the job it would have met.
+   */
+  | ({ outcome: 'created'; job: OjsJob } & Partial<ReportOnlyAnswer>)
   /** `on_conflict: "ignore"` (§5.4): nothing was inserted; `job` is the existing job. */
   | { outcome: 'deduplicated'; job: OjsJob }
   /**

@@ -173,6 +173,11 @@ export interface UniquePolicyInput {
    * duration or whole seconds, like `period`; needs `x_update` with `scheduled_at`. (Default: none.)
    */
   x_max_wait?: string | number;
+  /**
+   * Report-only rollout (src/report-only.ts): the add is decided and counted, its answer says
+   * what the policy would have done (`wouldBe`), and the job is always inserted. (Default: false.)
+   */
+  x_report_only?: boolean;
 }
 
 const oneOf = (what: string, allowed: readonly string[]) => (issue: { input?: unknown }) => {

@@ -22,18 +22,18 @@ export const INSTRUMENTATION_SCOPE = 'ojs-unique';
 
 /** One attribute set's count since the meter provider was registered. */
 interface Count {
-  attributes: Record<string, string>;
+  attributes: Record<string, string | boolean>;
   value: number;
 }
 
 /** Counts by host, queue, type and outcome (look-ups by the strings given, no key built per add). */
-type Counts = Map<MessagingSystem, Map<string, Map<string, Partial<Record<UniqueAddOutcome, Count>>>>>;
+type Counts = Map<MessagingSystem, Map<string, Map<string, Partial<Record<UniqueAddOutcome | `report:${UniqueAddOutcome}`, Count>>>>>;
 
 let seenProvider: MeterProvider | undefined;
 let counts: Counts | null = null;
 
-/** Counts one unique add. */
-export function countUniqueAdd(system: MessagingSystem, queue: string, type: string, outcome: UniqueAddOutcome): void {
+/** Counts one unique add (`reportOnly`: under a report-only policy, `outcome` being what it would have done). */
+export function countUniqueAdd(system: MessagingSystem, queue: string, type: string, outcome: UniqueAddOutcome, reportOnly = false): void {
   const api = otelApi();
   if (api === null) return;
   const provider = api.metrics.getMeterProvider();
@@ -48,8 +48,9 @@ export function countUniqueAdd(system: MessagingSystem, queue: string, type: str
   if (byType === undefined) byQueue.set(queue, (byType = new Map()));
   let byOutcome = byType.get(type);
   if (byOutcome === undefined) byType.set(type, (byOutcome = {}));
-  const count = byOutcome[outcome];
-  if (count === undefined) byOutcome[outcome] = { attributes: uniqueAddAttributes(system, queue, type, outcome), value: 1 };
+  const slot = reportOnly ? (`report:${outcome}` as const) : outcome;
+  const count = byOutcome[slot];
+  if (count === undefined) byOutcome[slot] = { attributes: uniqueAddAttributes(system, queue, type, outcome, reportOnly), value: 1 };
   else count.value += 1;
 }
 

@@ -16,13 +16,22 @@ import {
   MESSAGE_ID_ATTRIBUTE,
   OPERATION_ATTRIBUTE,
   OUTCOME_ATTRIBUTE,
+  REPORT_ONLY_ATTRIBUTE,
   SYSTEM_ATTRIBUTE,
+  countedOutcome,
   uniqueAddSpanName,
   type MessagingSystem,
   type UniqueAddOutcome,
 } from '../src/unique-add-telemetry.js';
 import { otelApi, type OtelApi } from './otel-api.js';
+import type { WouldBe } from '../src/report-only.js';
 import { countUniqueAdd, INSTRUMENTATION_SCOPE } from './unique-add-counter.js';
+
+/** A report-only add's fields of an answer (`EnqueueResult`, BullMQ's `job.unique`). */
+export interface ReportOnlyFields {
+  reportOnly?: true;
+  wouldBe?: WouldBe;
+}
 
 export interface UniqueAddObservation {
   /**
@@ -32,8 +41,12 @@ export interface UniqueAddObservation {
   readonly carrier: Readonly<Record<string, string>> | undefined;
   /** Runs the add with the span active (spans the add opens are its children). */
   within<T>(fn: () => Promise<T>): Promise<T>;
-  /** The add's outcome, and the job it returned (the one met, for a duplicate): counted, and the span ended. */
-  settled(outcome: Exclude<UniqueAddOutcome, 'rejected'>, jobId: string): void;
+  /**
+   * The add's outcome, and the job it returned (the one met, for a duplicate): counted, and the
+   * span ended. `report`: a report-only add's answer (src/report-only.ts), counted as what the
+   * policy would have done, with `ojs.unique.report_only`.
+   */
+  settled(outcome: Exclude<UniqueAddOutcome, 'rejected'>, jobId: string, report?: ReportOnlyFields | object): void;
   /** The add failed: a `DuplicateJobError` is counted `rejected` (its span names the existing job); the span records the error and ends. */
   failed(error: unknown): void;
   /** Ends the span without an outcome (an add undone with the batch it was part of): nothing is counted. */
@@ -48,7 +61,10 @@ export function observeUniqueAdd(system: MessagingSystem, queue: string, type: s
     return {
       carrier: undefined,
       within: (fn) => fn(),
-      settled: (outcome) => countUniqueAdd(system, queue, type, outcome),
+      settled: (outcome, _jobId, given) => {
+        const report = given as ReportOnlyFields | undefined;
+        countUniqueAdd(system, queue, type, countedOutcome(outcome, report), report?.reportOnly === true);
+      },
       failed: (error) => {
         if (isDuplicateJobError(error)) countUniqueAdd(system, queue, type, 'rejected');
       },
@@ -68,11 +84,14 @@ export function observeUniqueAdd(system: MessagingSystem, queue: string, type: s
   return {
     carrier: Object.keys(carrier).length > 0 ? carrier : undefined,
     within: (fn) => api.context.with(active, fn),
-    settled: (outcome, jobId) => {
+    settled: (outcome, jobId, given) => {
       if (ended) return;
-      span.setAttributes({ [MESSAGE_ID_ATTRIBUTE]: jobId, [OUTCOME_ATTRIBUTE]: outcome });
+      const report = given as ReportOnlyFields | undefined;
+      const counted = countedOutcome(outcome, report);
+      span.setAttributes({ [MESSAGE_ID_ATTRIBUTE]: jobId, [OUTCOME_ATTRIBUTE]: counted });
+      if (report?.reportOnly === true) span.setAttribute(REPORT_ONLY_ATTRIBUTE, true);
       end();
-      countUniqueAdd(system, queue, type, outcome);
+      countUniqueAdd(system, queue, type, counted, report?.reportOnly === true);
     },
     failed: (error) => {
       if (ended) return;

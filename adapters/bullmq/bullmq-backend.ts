@@ -11,6 +11,7 @@
  * command timeout, so every call settles with a `BackendError` while Redis is unreachable. A
  * client the caller passes is used as configured (docs/bullmq.md, "Outages").
  */
+import { reportOnlyUnsupported } from '../../src/report-only.js';
 import { Queue, SpanKind, TelemetryAttributes, type ConnectionOptions, type JobsOptions, type Telemetry } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import { BackendError, InvalidJobInputError, isDuplicateJobError, underPath } from '../../src/errors.js';
@@ -301,6 +302,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     if (!prepared) return { outcome: 'created', job: await this.#readBack(id) };
     switch (reply.outcome) {
       case 'created':
+        if (reply.report !== undefined) return { outcome: 'created', job: await this.#readBack(reply.job.id!), ...reply.report };
         return { outcome: 'created', job: this.#viewOfNew(queueName, reply.job.id!, input, reply.job.timestamp, prepared, opts) };
       case 'deduplicated':
         return {
@@ -333,11 +335,14 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
 
   async #enqueueMany(inputs: readonly JobInput[]): Promise<EnqueueResult[]> {
     const plans = inputs.map((input, index) => {
+      let plan: EnqueuePlan;
       try {
-        return this.#plan(input);
+        plan = this.#plan(input);
       } catch (error) {
         throw underPath(error, `[${index}].`);
       }
+      if (plan.prepared?.reportOnly) throw reportOnlyUnsupported(`[${index}].unique.x_report_only`, 'in enqueueMany on BullMQ');
+      return plan;
     });
     // Every job of a batch joins its queue to the id-claim set in the script (one by one, an
     // enqueue registers its queue after writing): a later job's id claim then sees it, as it would

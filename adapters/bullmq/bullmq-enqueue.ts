@@ -31,6 +31,8 @@ import {
   UNIQUE_PROBE_ARGV,
 } from './bullmq-script-set.js';
 import { countAddReply } from './bullmq-telemetry.js';
+import { reportOnlyAdd } from './bullmq-report-only.js';
+import type { ReportOnlyAnswer } from '../../src/report-only.js';
 import { archiveKey, type IndexKey } from './bullmq-sidecar-keys.js';
 
 export interface UniqueAddRequest {
@@ -79,7 +81,8 @@ export interface ObservedJob {
 }
 
 export type UniqueAddReply =
-  | { outcome: 'created'; job: Job; now: number }
+  /** `report`: a report-only add (src/report-only.ts), inserted whatever its policy would have done. */
+  | { outcome: 'created'; job: Job; now: number; report?: ReportOnlyAnswer }
   | { outcome: 'deduplicated'; existing: ObservedJob; now: number }
   /** x_update: `existing` after the update in place; `changed` in UPDATE_FIELDS order. */
   | { outcome: 'updated'; existing: ObservedJob; now: number; changed: UpdateField[] }
@@ -332,6 +335,7 @@ export function sendUniqueAdd(target: object, prepared: PreparedUniqueAdd): Prom
 }
 
 export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddReply> {
+  if (request.prepared?.reportOnly === true) return reportOnlyAdd(request, request.prepared, uniqueAdd);
   const constants = queueHandle(request.queue);
   const client = constants.readyClient ?? (await constants.client());
   // BullMQ's Job (its option check and encoding) is built only for an add that may insert: a

@@ -62,10 +62,15 @@ export function jobForReply(
   reply: UniqueAddReply,
   prepared: PreparedUnique,
 ): UniqueJob<any, any, string, AddOutcomeKind> {
-  const uniquenessKey = prepared.key;
+  // A report-only entry of addBulk was sent as its shadow: the answer names the policy's own key.
+  const uniquenessKey = ((prepared as { shadowOf?: PreparedUnique }).shadowOf ?? prepared).key;
   switch (reply.outcome) {
     case 'created':
-      return Object.assign(reply.job, { unique: { outcome: 'created', uniquenessKey } satisfies UniqueOutcome<'created'> });
+      return Object.assign(reply.job, {
+        unique: (reply.report === undefined
+          ? { outcome: 'created', uniquenessKey }
+          : { outcome: 'created', uniquenessKey, ...reply.report }) satisfies UniqueOutcome<'created'>,
+      });
     case 'replaced': {
       const [replaced, ...others] = reply.replaced.map((job) => ojsJobView(job.queue, job.id, job.state, job.hash));
       const unique: UniqueOutcome<'replaced'> = { outcome: 'replaced', uniquenessKey, replaced: replaced! };

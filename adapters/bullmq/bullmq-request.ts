@@ -18,13 +18,33 @@ import { queueHandle } from './bullmq-queue-handle.js';
 import { keepOptionsFor, retentionIssues } from './bullmq-retention.js';
 import type { UniqueJobsOptions } from './bullmq-types.js';
 import type { UniqueAddRequest } from './bullmq-enqueue.js';
+import { entryPointPolicy, NO_ENTRY_POINT_POLICIES, type EntryPointPolicies } from '../../src/registered-policies.js';
+import { markReportOnly } from '../../src/report-only-mark.js';
 
 /**
- * The queue's `defaultJobOptions.unique` applied: an add that does not say `unique` gets it; one
- * that does (a policy, or `null` for none) keeps its own. A plain add then carries
- * `unique: undefined`, which BullMQ's encoding skips, so the default is not stored on the job.
+ * The policy an add of `name` through a wrapper runs with: the policy registered for `name` on
+ * the wrapper (`policies`, src/registered-policies.ts: the add's own `unique` must be absent or
+ * the same), else the add's own `unique` (a policy, or `null` for none), else the queue's
+ * `defaultJobOptions.unique`. A plain add then carries `unique: undefined`, which BullMQ's
+ * encoding skips, so the default is not stored on the job. The wrapper's `reportOnly` marks
+ * whatever policy applies report-only.
  */
-export function withDefaultPolicy(queue: Queue, opts: UniqueJobsOptions | undefined): UniqueJobsOptions | undefined {
+export function withDefaultPolicy(
+  queue: Queue,
+  opts: UniqueJobsOptions | undefined,
+  wrapper: EntryPointPolicies = NO_ENTRY_POINT_POLICIES,
+  name?: string,
+  path = 'opts.unique',
+): UniqueJobsOptions | undefined {
+  if (wrapper.registry?.policyOf(name ?? '') !== undefined) {
+    return { ...opts, unique: entryPointPolicy(wrapper, name!, opts === undefined || opts === null ? undefined : opts.unique, path) };
+  }
+  const effective = withQueueDefault(queue, opts);
+  if (!wrapper.reportOnly || effective === undefined || effective === null) return effective;
+  return { ...effective, unique: markReportOnly(effective.unique) };
+}
+
+function withQueueDefault(queue: Queue, opts: UniqueJobsOptions | undefined): UniqueJobsOptions | undefined {
   const fallback = queueHandle(queue).defaultPolicy();
   if (fallback === undefined || fallback === null) return opts;
   if (opts !== undefined && opts !== null && opts.unique !== undefined) return opts.unique === null ? { ...opts, unique: undefined } : opts;

@@ -11,6 +11,7 @@ import { OUTCOME_ATTRIBUTE } from '../../src/unique-add-telemetry.js';
 import { countUniqueAdd } from '../../telemetry/unique-add-counter.js';
 import type { UniqueAddOutcome } from '../../src/unique-add-telemetry.js';
 import type { ReplyProblem } from './bullmq-errors.js';
+import { isReportOnlyShadow } from '../../src/report-only.js';
 
 /** The attribute naming what the uniqueness check decided (`created`, `deduplicated` …). */
 export { OUTCOME_ATTRIBUTE };
@@ -25,7 +26,8 @@ export function countAddReply(
   request: { queue: { name: string }; name: string; prepared: object | null },
   decoded: { outcome: Exclude<UniqueAddOutcome, 'rejected'> } | ReplyProblem,
 ): void {
-  if (request.prepared === null) return;
+  // A report-only add's shadow is counted once its answer is known (bullmq-report-only.ts).
+  if (request.prepared === null || isReportOnlyShadow(request.prepared)) return;
   if (!('code' in decoded)) countUniqueAdd('bullmq', request.queue.name, request.name, decoded.outcome);
   else if (decoded.code === 'duplicate' || decoded.code === 'active')
     countUniqueAdd('bullmq', request.queue.name, request.name, 'rejected');

@@ -9,6 +9,8 @@ import type { OjsJobState } from '../../src/job-state.js';
 import type { UniquePolicyInput, UpdateField } from '../../src/unique-policy.js';
 import type { UniquenessKeyRef } from '../../src/key-lookup.js';
 import type { UniqueExplanation } from '../../src/unique-explain.js';
+import type { EntryPointPolicyOptions } from '../../src/registered-policies.js';
+import type { WouldBe } from '../../src/report-only.js';
 
 export interface UniqueJobsOptions extends JobsOptions {
   /**
@@ -60,8 +62,13 @@ export type Outcomes =
   | {
       outcome: 'created';
       uniquenessKey: string;
-      existingJobId?: undefined;
-      existingJobState?: undefined;
+      /** Added under a report-only policy (`x_report_only`): always inserted, as a plain add. */
+      reportOnly?: true;
+      /** Report-only: what the policy would have done instead of inserting; absent when it would have inserted too. */
+      wouldBe?: WouldBe;
+      /** Report-only with `wouldBe`: the job the policy would have met. */
+      existingJobId?: string;
+      existingJobState?: OjsJobState;
       replaced?: undefined;
       also_replaced?: undefined;
       error?: undefined;
@@ -70,6 +77,8 @@ export type Outcomes =
   | {
       outcome: 'deduplicated';
       uniquenessKey: string;
+      reportOnly?: undefined;
+      wouldBe?: undefined;
       existingJobId: string;
       existingJobState: OjsJobState;
       replaced?: undefined;
@@ -80,6 +89,8 @@ export type Outcomes =
   | {
       outcome: 'updated';
       uniquenessKey: string;
+      reportOnly?: undefined;
+      wouldBe?: undefined;
       existingJobId: string;
       existingJobState: OjsJobState;
       changed: UpdateField[];
@@ -90,6 +101,8 @@ export type Outcomes =
   | {
       outcome: 'replaced';
       uniquenessKey: string;
+      reportOnly?: undefined;
+      wouldBe?: undefined;
       replaced: OjsJob;
       also_replaced?: OjsJob[];
       existingJobId?: undefined;
@@ -100,6 +113,8 @@ export type Outcomes =
   | {
       outcome: 'rejected';
       uniquenessKey: string;
+      reportOnly?: undefined;
+      wouldBe?: undefined;
       error: OjsUniqueError;
       existingJobId?: string;
       existingJobState?: OjsJobState;
@@ -156,7 +171,14 @@ export type NoPolicy = JobsOptions & { unique: null; ojsMeta?: undefined };
 /** Options naming no policy: BullMQ's own (the queue's `defaultJobOptions.unique` applies, if any). */
 export type WithoutPolicy = JobsOptions & { unique?: null; ojsMeta?: undefined };
 
-export interface WithUniquenessOptions {
+/**
+ * `policies`: by job name, applied to every add of that name through the wrapper (`add`,
+ * `addBulk`, flow nodes without children, scheduler templates, `explainUnique` and the lookups),
+ * one that passes no options included, over the queue's `defaultJobOptions.unique`; an add whose
+ * own `unique` differs is refused (`opts.unique`), the same policy is accepted. `reportOnly`:
+ * every policy applied through the wrapper is report-only (docs/bullmq.md, "Report-only rollout").
+ */
+export interface WithUniquenessOptions<Name extends string = string> extends EntryPointPolicyOptions<Name> {
   /** How long the archive of a job cancelled by `replace` stays readable, in ms. (Default: 7 days.) */
   cancelledRetentionMs?: number;
   /**

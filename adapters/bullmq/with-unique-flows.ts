@@ -25,6 +25,7 @@ import { UNIQUE_ADD_QUEUE_KEYS } from './bullmq-script-set.js';
 import type { ScriptArgument } from './bullmq-script-command.js';
 import { OUTCOME_ATTRIBUTE, openSpan, outcomeAttribute, traced, withStoredContext, type OpenSpan } from './bullmq-telemetry.js';
 import type { PreparedUniqueAdd } from './bullmq-enqueue.js';
+import { policyRegistry, type PolicyRegistry } from '../../src/registered-policies.js';
 import {
   flowRefusalIssue,
   requireUniqueFlow,
@@ -89,26 +90,34 @@ function asksUnique(opts: UniqueFlowJob['opts']): boolean {
  * `queuesOptions[queue].defaultJobOptions` under them (as BullMQ merges them; `unique: null`
  * opts out). A default does not apply to a node with children, where no policy can.
  */
-function isUniqueNode(node: UniqueFlowJob, flowOpts: FlowOpts | undefined): boolean {
+function isUniqueNode(node: UniqueFlowJob, flowOpts: FlowOpts | undefined, registry: PolicyRegistry | null = null): boolean {
   if ((node.children ?? []).length > 0) return false;
+  if (registry?.policyOf(node.name) !== undefined) return true;
   const defaults = flowOpts?.queuesOptions?.[node.queueName]?.defaultJobOptions as UniqueFlowJob['opts'] | undefined;
   return asksUnique(defaults === undefined ? node.opts : { ...defaults, ...node.opts });
 }
 
-function hasUniqueNode(node: UniqueFlowJob, flowOpts?: FlowOpts): boolean {
-  return isUniqueNode(node, flowOpts) || (node.children ?? []).some((child) => hasUniqueNode(child, flowOpts));
+function hasUniqueNode(node: UniqueFlowJob, flowOpts?: FlowOpts, registry: PolicyRegistry | null = null): boolean {
+  return isUniqueNode(node, flowOpts, registry) || (node.children ?? []).some((child) => hasUniqueNode(child, flowOpts, registry));
 }
 
 /** The nodes that ask for a policy where it cannot be honoured (a node with children), as issues naming each. */
-function refusedNodes(node: UniqueFlowJob, path: string, issues: ValidationIssue[]): void {
+function refusedNodes(node: UniqueFlowJob, path: string, issues: ValidationIssue[], registry: PolicyRegistry | null): void {
   const children = node.children ?? [];
   if (asksUnique(node.opts) && children.length > 0) {
     issues.push({
       path: `${path}opts.unique`,
       message: 'unique is only supported on a flow node without children, as BullMQ deduplication (see docs/bullmq.md, "Flows")',
     });
+  } else if (children.length > 0 && registry?.policyOf(node.name) !== undefined) {
+    // A registered policy cannot be bypassed, and a node with children cannot hold one.
+    issues.push({
+      path: `${path}name`,
+      message:
+        'has a policy registered on this flow producer (policies), which a flow node with children cannot hold (see docs/bullmq.md, "Flows")',
+    });
   }
-  children.forEach((child, index) => refusedNodes(child, `${path}children[${index}].`, issues));
+  children.forEach((child, index) => refusedNodes(child, `${path}children[${index}].`, issues, registry));
 }
 
 /** One node as unique-flow takes it, with what is needed to answer for it. */
@@ -151,6 +160,8 @@ export interface FlowQueues {
    * FlowProducer makes, and its context is stored on the node's job. (Default: none.)
    */
   telemetry?: Telemetry;
+  /** The flow producer's registered policies (`WithUniquenessOptions.policies`). */
+  registry?: PolicyRegistry | null;
 }
 
 /** The tree as BullMQ's FlowProducer builds it (ids, options, parent links), encoded node by node. */
@@ -158,7 +169,7 @@ async function plan(
   flow: UniqueFlowJob,
   flowOpts: FlowOpts | undefined,
   pathPrefix: string,
-  { queueOf, seamOf, counterRootId, telemetry }: FlowQueues,
+  { queueOf, seamOf, counterRootId, telemetry, registry }: FlowQueues,
 ): Promise<Planned> {
   const planned: Planned = { root: undefined as never, nodes: [], parents: new Map(), seams: new Set(), spans: [] };
   const ids = new Map<string, string>();
@@ -170,7 +181,7 @@ async function plan(
     const counter = counterRootId === true && parent === undefined && children.length === 0;
     const jobId = node.opts?.jobId || (counter ? undefined : randomUUID());
     const seen = ids.get(`${internals.keys['']!}${jobId}`);
-    const unique = isUniqueNode(node, flowOpts);
+    const unique = isUniqueNode(node, flowOpts, registry);
     if (seen !== undefined && (unique || node.opts?.jobId !== undefined)) {
       throw new InvalidJobInputError([
         { path: `${path}opts.jobId`, message: `${seen}opts.jobId names the same job; a flow names each job once` },
@@ -389,6 +400,7 @@ export function wrapFlowProducer<F extends FlowProducer>(
   seamOf: SeamOf,
 ): UniqueFlowProducer<F> {
   const queues = new Map<string, UniqueQueue>();
+  const registry = policyRegistry(options.policies);
   // BullMQ's FlowProducer spans, from the flow producer's own option (never set on the queues
   // opened below, whose `add` would make a queue's span instead).
   const telemetry = flowProducer.opts.telemetry;
@@ -407,12 +419,13 @@ export function wrapFlowProducer<F extends FlowProducer>(
 
   const check = (flows: UniqueFlowJob[], batch: boolean): void => {
     const issues: ValidationIssue[] = [];
-    flows.forEach((flow, index) => refusedNodes(flow, batch ? `[${index}].` : '', issues));
+    flows.forEach((flow, index) => refusedNodes(flow, batch ? `[${index}].` : '', issues, registry));
     if (issues.length > 0) throw new InvalidJobInputError(issues);
   };
 
   /** A childless unique root without a parent: the queue's own unique add (one fewer script to compose per add). */
-  const isLoneRoot = (flow: UniqueFlowJob, flowOpts?: FlowOpts): boolean => isUniqueNode(flow, flowOpts) && flow.opts?.parent === undefined;
+  const isLoneRoot = (flow: UniqueFlowJob, flowOpts?: FlowOpts): boolean =>
+    isUniqueNode(flow, flowOpts, registry) && flow.opts?.parent === undefined;
 
   const addLoneRoot = async (flow: UniqueFlowJob, flowOpts?: FlowOpts): Promise<UniqueJobNode> => {
     // A node without data is stored as `{}` by BullMQ's Job; the same payload here.
@@ -441,12 +454,12 @@ export function wrapFlowProducer<F extends FlowProducer>(
 
   const add = async (flow: UniqueFlowJob, opts?: FlowOpts): Promise<UniqueJobNode> => {
     check([flow], false);
-    if (!hasUniqueNode(flow, opts)) return flowProducer.add(flow as FlowJob, opts);
+    if (!hasUniqueNode(flow, opts, registry)) return flowProducer.add(flow as FlowJob, opts);
     // BullMQ's addFlow span, its nodes' addNode spans under it.
     return traced(telemetry, flow.queueName, 'addFlow', flow.queueName, async (span) => {
       span?.span.setAttributes({ [TelemetryAttributes.FlowName]: flow.name });
       if (isLoneRoot(flow, opts)) return addLoneRoot(flow, opts);
-      return addUniqueFlow(flow, opts, '', { queueOf, seamOf, telemetry });
+      return addUniqueFlow(flow, opts, '', { queueOf, seamOf, telemetry, registry });
     });
   };
 
@@ -456,20 +469,20 @@ export function wrapFlowProducer<F extends FlowProducer>(
   // flows under it).
   const addBulk = async (flows: UniqueFlowJob[]): Promise<UniqueJobNode[]> => {
     check(flows, true);
-    if (!flows.some((flow) => hasUniqueNode(flow))) return flowProducer.addBulk(flows as FlowJob[]);
+    if (!flows.some((flow) => hasUniqueNode(flow, undefined, registry))) return flowProducer.addBulk(flows as FlowJob[]);
     return traced(telemetry, '', 'addBulkFlows', '', async (span) => {
       span?.span.setAttributes({
         [TelemetryAttributes.BulkCount]: flows.length,
         [TelemetryAttributes.BulkNames]: flows.map((flow) => flow.name).join(','),
       });
-      const plain = flows.filter((flow) => !hasUniqueNode(flow));
+      const plain = flows.filter((flow) => !hasUniqueNode(flow, undefined, registry));
       const plainNodes = plain.length > 0 ? await flowProducer.addBulk(plain as FlowJob[]) : [];
       const out: UniqueJobNode[] = [];
       let next = 0;
       for (const [index, flow] of flows.entries()) {
-        if (!hasUniqueNode(flow)) out.push(plainNodes[next++]!);
+        if (!hasUniqueNode(flow, undefined, registry)) out.push(plainNodes[next++]!);
         else if (isLoneRoot(flow)) out.push(await addLoneRoot(flow));
-        else out.push(await addUniqueFlow(flow, undefined, `[${index}].`, { queueOf, seamOf, telemetry }));
+        else out.push(await addUniqueFlow(flow, undefined, `[${index}].`, { queueOf, seamOf, telemetry, registry }));
       }
       return out;
     });

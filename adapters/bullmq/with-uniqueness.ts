@@ -29,6 +29,7 @@ import { jobFromHash, validateJobOptions } from './bullmq-host.js';
 import { jobForReply, notAdded } from './bullmq-job-view.js';
 import { queueHandle } from './bullmq-queue-handle.js';
 import { hasPolicy, plainOpts, queueAddRequest, withDefaultPolicy, withTraceContext } from './bullmq-request.js';
+import { entryPointPolicies } from '../../src/registered-policies.js';
 import { composedScripts } from './bullmq-script-set.js';
 import { archiveKey, globLiteral, indexKey } from './bullmq-sidecar-keys.js';
 import { isKeyRef, keyRefLookup, type KeyLookup } from '../../src/key-lookup.js';
@@ -41,6 +42,7 @@ import type {
   AddOutcomeKind,
   BulkAddedJob,
   FoundJob,
+  NameOf,
   PlainJob,
   UniqueJob,
   UniqueJobsOptions,
@@ -49,12 +51,14 @@ import type {
   WithUniquenessOptions,
 } from './bullmq-types.js';
 import { decodeUniqueAddReply, prepareUniqueAdd, sendBulk, uniqueAdd, type PreparedUniqueAdd } from './bullmq-enqueue.js';
+import { reportOnlyAnswer } from './bullmq-report-only.js';
+import { reportOnlyShadow, reportOnlyUnsupported } from '../../src/report-only.js';
 
 /**
  * Wraps a `Queue` (its `add`/`addBulk` accept `unique`), or a `FlowProducer` (any node without
  * children may carry `unique`; with-unique-flows.ts).
  */
-export function withUniqueness<Q extends Queue>(queue: Q, options?: WithUniquenessOptions): UniqueQueue<Q>;
+export function withUniqueness<Q extends Queue>(queue: Q, options?: WithUniquenessOptions<NameOf<Q>>): UniqueQueue<Q>;
 export function withUniqueness<F extends FlowProducer>(flowProducer: F, options?: WithUniquenessOptions): UniqueFlowProducer<F>;
 export function withUniqueness(target: Queue | FlowProducer, options: WithUniquenessOptions = {}): unknown {
   if (target instanceof FlowProducer)
@@ -78,6 +82,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
   composedScripts();
   const retentionMs = options.cancelledRetentionMs ?? DEFAULT_CANCELLED_RETENTION_MS;
   const probe = options.duplicateProbe ?? true;
+  const policies = entryPointPolicies(options);
   const siblings = new Siblings(queue, options);
   // Assigned below; every closure here runs after the Proxy exists.
   let wrapper!: UniqueQueue<Q>;
@@ -94,7 +99,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
   };
 
   const add = async (name: string, data: unknown, given?: UniqueJobsOptions): Promise<AddedJob> => {
-    const opts = withDefaultPolicy(queue, given);
+    const opts = withDefaultPolicy(queue, given, policies, name);
     if (!hasPolicy(opts))
       return relink((await queue.add(name, data as never, plainOpts(opts, queue) as never)) as PlainJob<any, any, string>);
     // BullMQ's producer span, as its own add makes it (a no-op without the queue's `telemetry`
@@ -148,8 +153,8 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
   };
 
   const addBulk = async (given: readonly { name: string; data: unknown; opts?: UniqueJobsOptions }[]): Promise<BulkAddedJob[]> => {
-    const jobs = given.map((job) => {
-      const opts = withDefaultPolicy(queue, job.opts);
+    const jobs = given.map((job, index) => {
+      const opts = withDefaultPolicy(queue, job.opts, policies, job.name, `[${index}].opts.unique`);
       return opts === job.opts ? job : { ...job, opts };
     });
     if (!jobs.some((job) => hasPolicy(job.opts))) {
@@ -201,7 +206,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     data: unknown,
     opts: UniqueJobsOptions | undefined,
   ): { prepared: PreparedUnique; lookup: KeyLookup } => {
-    const effective = withDefaultPolicy(queue, opts) ?? {};
+    const effective = withDefaultPolicy(queue, opts, policies, name as string) ?? {};
     if (effective.unique === undefined || effective.unique === null)
       throw new InvalidJobInputError([{ path: 'opts.unique', message: 'is required to name a uniqueness key' }]);
     const prepared = prepareUnique(
@@ -239,7 +244,13 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     repeatOpts: Parameters<Queue['upsertJobScheduler']>[1],
     template?: { name?: string; data?: unknown; opts?: UniqueSchedulerTemplateOptions },
   ): Promise<Job> => {
-    const opts = withDefaultPolicy(queue, template?.opts as UniqueJobsOptions | undefined);
+    const opts = withDefaultPolicy(
+      queue,
+      template?.opts as UniqueJobsOptions | undefined,
+      policies,
+      template?.name ?? schedulerId,
+      'jobTemplate.opts.unique',
+    );
     if (!hasPolicy(opts)) {
       const plain = template && { ...template, opts: plainOpts(opts, queue) as never };
       return relink(await queue.upsertJobScheduler(schedulerId as never, repeatOpts, plain as never));
@@ -319,8 +330,16 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
   }) as unknown as UniqueQueue<Q>;
   siblings.bind(wrapper as unknown as Queue);
   flowSeams.set(wrapper, {
-    prepare: (name, data, opts, parentKeyOpts) =>
-      prepareUniqueAdd(queueAddRequest(queue, name, data, opts, retentionMs, { flowNode: true, parentKeyOpts })),
+    prepare: (name, data, opts, parentKeyOpts) => {
+      const request = queueAddRequest(queue, name, data, withDefaultPolicy(queue, opts, policies, name) ?? opts, retentionMs, {
+        flowNode: true,
+        parentKeyOpts,
+      });
+      // A flow's nodes go in all or nothing, in one script: a report-only node's plain insert
+      // would be a second one (a lone root is the queue's add, which supports it).
+      if (request.prepared.reportOnly) throw reportOnlyUnsupported('opts.unique.x_report_only', 'on a flow node with a parent or siblings');
+      return prepareUniqueAdd(request);
+    },
     jobFor: (prepared, reply) => relink(jobForReply(siblings.queueOf, decodeUniqueAddReply(prepared, reply), prepared.request.prepared!)),
     register: () => handle.register(),
   });
@@ -401,7 +420,7 @@ async function uniqueAddBulk(
   const handle = queueHandle(queue);
   const internals = handle.internals;
   type Entry =
-    | { kind: 'unique'; prepared: PreparedUniqueAdd }
+    | { kind: 'unique'; prepared: PreparedUniqueAdd; real: PreparedUnique }
     | { kind: 'child'; flow: PreparedUniqueFlow; jobId: string | undefined }
     | { kind: 'plain'; job: Job };
   const entries: Entry[] = [];
@@ -432,16 +451,22 @@ async function uniqueAddBulk(
       );
       entries.push({ kind: 'child', flow, jobId: spec.opts.jobId });
     } else {
+      const request = queueAddRequest(queue, spec.name, spec.data, spec.opts ?? {}, retentionMs);
+      // A report-only entry is sent as its shadow; a duplicate there is added plain after the pipeline.
+      const real = request.prepared;
       entries.push({
         kind: 'unique',
-        prepared: await prepareUniqueAdd(queueAddRequest(queue, spec.name, spec.data, spec.opts ?? {}, retentionMs)),
+        prepared: await prepareUniqueAdd(real.reportOnly ? { ...request, prepared: reportOnlyShadow(real) } : request),
+        real,
       });
     }
   }
 
   const results = await sendBulk(handle, entries);
 
-  const outcomes = entries.map((entry, index): BulkAddedJob => {
+  const outcomes: BulkAddedJob[] = [];
+  for (const [index, entry] of entries.entries()) outcomes.push(await outcomeOf(entry, index));
+  async function outcomeOf(entry: Entry, index: number): Promise<BulkAddedJob> {
     const [error, reply] = results[index]!;
     if (entry.kind === 'plain') {
       if (error) return notAdded(entry.job, '', backendErrorFor(error));
@@ -460,13 +485,15 @@ async function uniqueAddBulk(
     }
     try {
       if (error) throw error;
-      const job = jobForReply(siblings.queueOf, decodeUniqueAddReply(entry.prepared, reply), entry.prepared.request.prepared!);
+      let decoded = decodeUniqueAddReply(entry.prepared, reply);
+      if (entry.real.reportOnly) decoded = await reportOnlyAnswer(entry.prepared.request, entry.real, decoded, uniqueAdd);
+      const job = jobForReply(siblings.queueOf, decoded, entry.real);
       if (job.unique?.outcome === 'created' || job.unique?.outcome === 'replaced') queue.emit('waiting', job as never);
       return job;
     } catch (failure) {
-      return notAdded(entry.prepared.job, entry.prepared.request.prepared!.key, backendErrorFor(failure));
+      return notAdded(entry.prepared.job, entry.real.key, backendErrorFor(failure));
     }
-  });
+  }
   const written = outcomes.some(
     (job) =>
       job.unique === undefined || job.unique.outcome === 'created' || job.unique.outcome === 'replaced' || job.unique.outcome === 'updated',

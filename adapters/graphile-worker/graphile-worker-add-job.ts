@@ -12,13 +12,16 @@ import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { enqueueOnClient } from './graphile-worker-enqueue.js';
 import { recoverRequest, type Reconnect } from './graphile-worker-lost-reply.js';
 import type { PreparedGraphileEnqueue } from './graphile-worker-request.js';
-import { schemaHandle, type SchemaHandle, type UniqueEnqueueOptions } from './graphile-worker-schema-handle.js';
+import { schemaHandle, type SchemaHandle, type UniqueEntryPointOptions } from './graphile-worker-schema-handle.js';
 import { isConnectionLoss, isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import { observedEnqueue, observeGraphileAdd } from './graphile-worker-telemetry.js';
+import { reportUniqueAdds } from './graphile-worker-unique-add-hook.js';
+import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import {
   hasUniquePolicy,
   taskSpecToEnqueue,
+  withEntryPointPolicy,
   type PlainTaskSpec,
   type TaskIdentifier,
   type TaskPayload,
@@ -39,7 +42,7 @@ export function addJobWithClient<TIdentifier extends TaskIdentifier = string>(
   identifier: TIdentifier,
   payload: TaskPayload<TIdentifier>,
   spec: UniqueTaskSpecWithPolicy,
-  options?: UniqueEnqueueOptions,
+  options?: UniqueEntryPointOptions,
 ): Promise<EnqueueResult>;
 /** Without a policy (no spec, no `unique`, or `unique: null`): a plain Graphile job on `client`. */
 export function addJobWithClient<TIdentifier extends TaskIdentifier = string>(
@@ -47,7 +50,7 @@ export function addJobWithClient<TIdentifier extends TaskIdentifier = string>(
   identifier: TIdentifier,
   payload: TaskPayload<TIdentifier>,
   spec?: PlainTaskSpec,
-  options?: UniqueEnqueueOptions,
+  options?: UniqueEntryPointOptions,
 ): Promise<Job>;
 /** A spec whose type may or may not carry a policy: the result is whichever the value asks for. */
 export function addJobWithClient<TIdentifier extends TaskIdentifier = string>(
@@ -55,16 +58,17 @@ export function addJobWithClient<TIdentifier extends TaskIdentifier = string>(
   identifier: TIdentifier,
   payload: TaskPayload<TIdentifier>,
   spec?: UniqueTaskSpec,
-  options?: UniqueEnqueueOptions,
+  options?: UniqueEntryPointOptions,
 ): Promise<EnqueueResult | Job>;
 export async function addJobWithClient(
   client: TransactionClientLike,
   identifier: string,
   payload: unknown = {},
-  spec: UniqueTaskSpec = {},
-  options: UniqueEnqueueOptions = {},
+  given: UniqueTaskSpec = {},
+  options: UniqueEntryPointOptions = {},
 ): Promise<EnqueueResult | Job> {
   const handle = schemaHandle(options);
+  const spec = withEntryPointPolicy(handle.policies, identifier, given);
   if (!hasUniquePolicy(spec)) return addPlainJob(client, handle, identifier, payload, spec);
   if (isPool(client)) {
     // Each statement of a pool may run on another connection, in autocommit: the key's lock
@@ -76,7 +80,10 @@ export async function addJobWithClient(
       },
     ]);
   }
-  return observedEnqueue(taskSpecToEnqueue(identifier, payload, spec), (request) => enqueueInSavepoint(client, handle, request));
+  const request = taskSpecToEnqueue(identifier, payload, spec);
+  const result = await observedEnqueue(request, (traced) => enqueueInSavepoint(client, handle, traced));
+  reportUniqueAdds(handle.onUniqueAdd, [{ identifier, queue: request.job.queue ?? DEFAULT_QUEUE, result }]);
+  return result;
 }
 
 /** One unique add inside the caller's transaction, under a savepoint of its own. */
@@ -240,7 +247,7 @@ export async function enqueueAllOnClient(
       options,
       refused,
     );
-    observed.forEach((entry, index) => entry?.observation.settled(results[index]!.outcome, results[index]!.job.id));
+    observed.forEach((entry, index) => entry?.observation.settled(results[index]!.outcome, results[index]!.job.id, results[index]));
     return results;
   } catch (error) {
     if (refused.index !== undefined) observed[refused.index]?.observation.failed(error);

@@ -16,6 +16,7 @@
  * write the spec's rules a second time, in a second language; the one shortcut taken in SQL is
  * the case with no candidate at all, where there is nothing to decide.
  */
+import { reportOnlyEnqueue } from './graphile-worker-report-only.js';
 import { decideUniqueConflict, type UniqueConflictDecision } from '../../src/conflict-decision.js';
 import { BackendError, InvalidJobInputError } from '../../src/errors.js';
 import type { OjsJob } from '../../src/job.js';
@@ -63,6 +64,8 @@ export async function enqueueOnClient(
   mode: EnqueueMode,
 ): Promise<EnqueueResult> {
   const { prepared } = request;
+  if (prepared?.reportOnly)
+    return reportOnlyEnqueue(request, prepared, handle.replaceActive, (next) => enqueueOnClient(client, handle, next, mode));
   const undone = mode.undoneOnError ?? mode.ownTransaction;
   await assertGraphileReliances(client, handle.sql);
   if (!prepared) {

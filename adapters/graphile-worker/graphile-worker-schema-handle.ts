@@ -4,6 +4,8 @@
  * (bullmq-queue-handle.ts). Every enqueue, lookup and explain reads its schemas, SQL and options
  * from it instead of from the caller's options again.
  */
+import { entryPointPolicies, type EntryPointPolicies, type EntryPointPolicyOptions } from '../../src/registered-policies.js';
+import type { UniqueAddHook } from './graphile-worker-unique-add-hook.js';
 import { DEFAULT_GRAPHILE_SCHEMA, DEFAULT_UNIQUE_SCHEMA, GraphileWorkerSql, type SchemaOptionNames } from './graphile-worker-sql.js';
 
 /**
@@ -17,6 +19,10 @@ export interface SchemaHandle {
   replaceActive: boolean;
   /** Send the enqueue's statements as named prepared statements (see GraphileWorkerSql.query). */
   preparedStatements: boolean;
+  /** The entry point's registered `policies` and `reportOnly` (src/registered-policies.ts). */
+  policies: EntryPointPolicies;
+  /** The entry point's `onUniqueAdd` hook (graphile-worker-unique-add-hook.ts), or undefined. */
+  onUniqueAdd: UniqueAddHook | undefined;
 }
 
 export interface UniqueEnqueueOptions {
@@ -36,8 +42,13 @@ export interface UniqueEnqueueOptions {
 }
 
 /** @param optionNames what the caller's options call the two schemas, for the error refusing one. */
-export function schemaHandle(options: UniqueEnqueueOptions, optionNames?: SchemaOptionNames): SchemaHandle {
+export function schemaHandle(
+  options: UniqueEnqueueOptions & Partial<UniqueEntryPointOptions>,
+  optionNames?: SchemaOptionNames,
+): SchemaHandle {
   return {
+    policies: entryPointPolicies(options),
+    onUniqueAdd: options.onUniqueAdd,
     sql: GraphileWorkerSql.for(
       {
         workerSchema: options.workerSchema ?? DEFAULT_GRAPHILE_SCHEMA,
@@ -48,4 +59,15 @@ export function schemaHandle(options: UniqueEnqueueOptions, optionNames?: Schema
     replaceActive: options.replaceActive ?? false,
     preparedStatements: options.preparedStatements ?? true,
   };
+}
+
+/** The options of the entry points that take registered policies (utils, task helpers, `addJobWithClient`). */
+export interface UniqueEntryPointOptions extends UniqueEnqueueOptions, EntryPointPolicyOptions {
+  /**
+   * Called once per unique add this entry point settled, with its outcome (a deduplicated,
+   * replaced or updated add included, which Graphile's own `events` never see). In
+   * `addJobWithClient` it runs before your COMMIT: a rollback undoes the add it reported.
+   * A hook that throws is ignored. (Default: none.)
+   */
+  onUniqueAdd?: UniqueAddHook;
 }

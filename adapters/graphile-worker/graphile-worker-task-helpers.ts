@@ -7,7 +7,7 @@
  * For file-loaded tasks, wrap inside the file: `export default withUniqueHelpers({ t: task }).t`.
  */
 import type { JobHelpers, PromiseOrDirect, Task } from 'graphile-worker';
-import { schemaHandle, type UniqueEnqueueOptions } from './graphile-worker-schema-handle.js';
+import { schemaHandle, type UniqueEntryPointOptions } from './graphile-worker-schema-handle.js';
 import type { SchemaHandle } from './graphile-worker-schema-handle.js';
 import type { TaskIdentifier, TaskPayload } from './graphile-worker-task-spec.js';
 import { uniqueAddFunctions, type UniqueAddJob, type UniqueAddJobs } from './graphile-worker-unique-add.js';
@@ -37,8 +37,8 @@ export type WithUniqueHelpers<T extends UniqueTaskList> = {
   [Name in keyof T]: Name extends keyof GraphileWorker.Tasks ? Task<Name> : Task;
 };
 
-/** Pass the same `workerSchema` (and `uniqueSchema`) the worker runs with. */
-export function withUniqueHelpers<T extends UniqueTaskList>(taskList: T, options: UniqueEnqueueOptions = {}): WithUniqueHelpers<T> {
+/** Pass the same `workerSchema` (and `uniqueSchema`) the worker runs with; `policies` by task identifier apply to every `helpers.addJob`/`addJobs` of that identifier. */
+export function withUniqueHelpers<T extends UniqueTaskList>(taskList: T, options: UniqueEntryPointOptions = {}): WithUniqueHelpers<T> {
   const handle = schemaHandle(options);
   const wrapped: Record<string, unknown> = {};
   for (const [identifier, task] of Object.entries(taskList)) {

@@ -18,6 +18,7 @@
  * surprise. A user who wants both sets both.
  */
 import type { TaskSpec } from 'graphile-worker';
+import { entryPointPolicy, NO_ENTRY_POINT_POLICIES, type EntryPointPolicies } from '../../src/registered-policies.js';
 import { InvalidJobInputError, type ValidationIssue } from '../../src/errors.js';
 import type { JobInput } from '../../src/job.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
@@ -168,4 +169,21 @@ export function taskSpecToEnqueue(identifier: string, payload: unknown, spec: Un
     priority: priority ?? null,
     flags: own('flags') ?? null,
   });
+}
+
+/**
+ * `spec` with the policy the entry point applies to an add of `identifier` (its registered
+ * policy, its `reportOnly`: src/registered-policies.ts); `spec` itself when nothing applies.
+ * @throws InvalidJobInputError at `<prefix>.unique` for a `unique` that differs from the registered policy.
+ */
+export function withEntryPointPolicy<T extends UniqueTaskSpec | undefined>(
+  policies: EntryPointPolicies,
+  identifier: string,
+  spec: T,
+  prefix = 'spec',
+): T | UniqueTaskSpec {
+  if (policies === NO_ENTRY_POINT_POLICIES) return spec;
+  const given = spec !== undefined && spec !== null && Object.prototype.hasOwnProperty.call(spec, 'unique') ? spec.unique : undefined;
+  const unique = entryPointPolicy(policies, identifier, given, `${prefix}.unique`);
+  return unique === given ? spec : { ...spec, unique };
 }

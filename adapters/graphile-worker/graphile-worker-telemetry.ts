@@ -45,7 +45,7 @@ export async function observedEnqueue(
     observation.failed(error);
     throw error;
   }
-  observation.settled(result.outcome, result.job.id);
+  observation.settled(result.outcome, result.job.id, result);
   return result;
 }
 

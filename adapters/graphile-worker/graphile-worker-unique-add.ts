@@ -16,10 +16,13 @@ import type { Reconnect } from './graphile-worker-lost-reply.js';
 import type { SchemaHandle } from './graphile-worker-schema-handle.js';
 import { translatePgError } from './graphile-worker-errors.js';
 import { observedEnqueue } from './graphile-worker-telemetry.js';
+import { reportUniqueAdds } from './graphile-worker-unique-add-hook.js';
+import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import {
   hasUniquePolicy,
   taskSpecToEnqueue,
+  withEntryPointPolicy,
   type PlainTaskSpec,
   type TaskIdentifier,
   type TaskPayload,
@@ -97,19 +100,34 @@ export function uniqueAddFunctions(graphile: GraphileAddFunctions, handle: Schem
   // A fresh connection for the lost-reply check (request tokens): Graphile's own client source.
   const reconnect: Reconnect = (body) => graphile.withPgClient((client) => body(client as unknown as PgClientLike));
   // async: a refused spec rejects the returned promise rather than throwing synchronously.
-  const addJob = (async (identifier: string, payload: unknown, spec?: UniqueTaskSpec) => {
+  const addJob = (async (identifier: string, payload: unknown, given?: UniqueTaskSpec) => {
+    const spec = withEntryPointPolicy(handle.policies, identifier, given);
     // `unique: null` is no policy (a plain job), on every entry point.
     if (!hasUniquePolicy(spec)) return graphile.addJob(identifier, payload, withoutUnique(spec));
     const request = taskSpecToEnqueue(identifier, payload, spec!);
-    return observedEnqueue(request, (traced) =>
+    const result = await observedEnqueue(request, (traced) =>
       onClient('addJob', (client) => enqueueOnClient(client, handle, traced, { ownTransaction: true, reconnect })),
     );
+    reportUniqueAdds(handle.onUniqueAdd, [{ identifier, queue: request.job.queue ?? DEFAULT_QUEUE, result }]);
+    return result;
   }) as UniqueAddJob;
-  const addJobs = (async (specs: readonly UniqueAddJobsSpec[], jobKeyPreserveRunAt?: boolean) => {
+  const addJobs = (async (given: readonly UniqueAddJobsSpec[], jobKeyPreserveRunAt?: boolean) => {
+    const specs = given.map(
+      (spec, index) => withEntryPointPolicy(handle.policies, spec.identifier, spec, `[${index}]`) as UniqueAddJobsSpec,
+    );
     if (!specs.some(hasUniquePolicy)) {
       return graphile.addJobs(specs.map(withoutUnique) as AddJobsJobSpec[], jobKeyPreserveRunAt);
     }
-    return onClient('addJobs', (client) => addJobsOnClient(client, handle, specs, reconnect));
+    const results = await onClient('addJobs', (client) => addJobsOnClient(client, handle, specs, reconnect));
+    reportUniqueAdds(
+      handle.onUniqueAdd,
+      results.flatMap((result, index) =>
+        hasUniquePolicy(specs[index])
+          ? [{ identifier: specs[index]!.identifier, queue: specs[index]!.queue ?? DEFAULT_QUEUE, result }]
+          : [],
+      ),
+    );
+    return results;
   }) as UniqueAddJobs;
   return { addJob, addJobs };
 }

@@ -8,9 +8,10 @@
  * result.outcome; // 'created' | 'deduplicated' | 'replaced' | 'updated'
  * ```
  */
+import type { EntryPointPolicyOptions } from '../../src/registered-policies.js';
 import { makeWorkerUtils, type WorkerUtils, type WorkerUtilsOptions } from 'graphile-worker';
 import type { OjsJob } from '../../src/job.js';
-import { schemaHandle, type UniqueEnqueueOptions } from './graphile-worker-schema-handle.js';
+import { schemaHandle, type UniqueEnqueueOptions, type UniqueEntryPointOptions } from './graphile-worker-schema-handle.js';
 import { readJob } from './graphile-worker-job-view.js';
 import { translatePgError } from './graphile-worker-errors.js';
 import { DEFAULT_CONNECTION_TIMEOUT_MS, makeOwnPool, type PgClientLike } from './graphile-worker-pg.js';
@@ -19,11 +20,22 @@ import { reclaimUniqueJobs, type ReclaimOptions, type ReclaimResult } from './gr
 import { isKeyRef, keyRefLookup, type KeyLookup, type UniquenessKeyRef } from '../../src/key-lookup.js';
 import { explainUniqueJob, findUniqueJob, releaseUniqueKey, requestLookup, requestPrepared } from './graphile-worker-lookups.js';
 import type { UniqueExplanation } from '../../src/unique-explain.js';
-import { taskSpecToEnqueue, type TaskIdentifier, type TaskPayload, type UniqueTaskSpecWithPolicy } from './graphile-worker-task-spec.js';
+import {
+  taskSpecToEnqueue,
+  withEntryPointPolicy,
+  type TaskIdentifier,
+  type TaskPayload,
+  type UniqueTaskSpecWithPolicy,
+} from './graphile-worker-task-spec.js';
 import { uniqueAddFunctions, type UniqueAddJob, type UniqueAddJobs } from './graphile-worker-unique-add.js';
 
 /** Graphile's options (`schema` is Graphile's schema) plus the adapter's. */
-export interface UniqueWorkerUtilsOptions extends WorkerUtilsOptions, Pick<UniqueEnqueueOptions, 'replaceActive' | 'preparedStatements'> {
+export interface UniqueWorkerUtilsOptions
+  extends
+    WorkerUtilsOptions,
+    Pick<UniqueEnqueueOptions, 'replaceActive' | 'preparedStatements'>,
+    EntryPointPolicyOptions,
+    Pick<UniqueEntryPointOptions, 'onUniqueAdd'> {
   /** The adapter's own schema. (Default: `ojs_unique`.) */
   uniqueSchema?: string;
   /**
@@ -79,6 +91,9 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
     replaceActive,
     preparedStatements,
     connectionTimeoutMillis = DEFAULT_CONNECTION_TIMEOUT_MS,
+    policies,
+    reportOnly,
+    onUniqueAdd,
     ...workerOptions
   } = options;
   // Before Graphile connects: a schema name the adapter refuses is reported under these options'
@@ -87,6 +102,9 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
     {
       uniqueSchema,
       replaceActive,
+      policies,
+      reportOnly,
+      onUniqueAdd,
       // Off when Graphile is told not to use them (`noPreparedStatements`, or the preset's
       // `worker.preparedStatements`, in an `extends` preset too): whatever made the user turn
       // them off for Graphile applies to the adapter's statements as well.
@@ -133,7 +151,9 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
   const { addJob, addJobs } = uniqueAddFunctions(utils, handle);
   // async: a refused spec rejects the returned promise rather than throwing synchronously.
   const lookupOf = async (target: UniquenessKeyRef | string, payload?: unknown, spec?: UniqueTaskSpecWithPolicy): Promise<KeyLookup> =>
-    isKeyRef(target) ? keyRefLookup(target) : requestLookup(taskSpecToEnqueue(target as string, payload, spec ?? ({} as never)));
+    isKeyRef(target)
+      ? keyRefLookup(target)
+      : requestLookup(taskSpecToEnqueue(target as string, payload, withEntryPointPolicy(handle.policies, target as string, spec ?? {})));
 
   return {
     ...utils,
@@ -150,7 +170,9 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
       return onClient('findUniqueJob', (client) => findUniqueJob(client, handle.sql, lookup));
     }) as UniqueKeyLookup<OjsJob | null>,
     explainUnique: async (identifier, payload, spec) => {
-      const prepared = requestPrepared(taskSpecToEnqueue(identifier as string, payload, spec));
+      const prepared = requestPrepared(
+        taskSpecToEnqueue(identifier as string, payload, withEntryPointPolicy(handle.policies, identifier as string, spec)),
+      );
       return onClient('explainUnique', (client) => explainUniqueJob(client, handle.sql, prepared, handle.replaceActive));
     },
     releaseUniqueKey: (async (target: UniquenessKeyRef | string, payload?: unknown, spec?: UniqueTaskSpecWithPolicy) => {

@@ -22,7 +22,8 @@ import { type JobInput, type JsonValue, type OjsJob } from '../../src/job.js';
 import { TERMINAL_STATES, type OjsJobState } from '../../src/job-state.js';
 import { buildJobView } from '../../src/job-view.js';
 import { InvalidJobInputError, underPath } from '../../src/errors.js';
-import { ownJobInput, prepareUnique, scheduledAtMs } from '../../src/unique-enqueue.js';
+import { ownJobInput, prepareUnique, scheduledAtMs, type PreparedUnique } from '../../src/unique-enqueue.js';
+import { reportOnlyShadow, wouldBeFor } from '../../src/report-only.js';
 import type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from '../../src/unique-jobs-backend.js';
 import { UNIQUE_EXTENSIONS, type UniquePolicy, type UpdateField } from '../../src/unique-policy.js';
 import { DEFAULT_QUEUE } from '../../src/uniqueness-key.js';
@@ -195,7 +196,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
       observation.failed(error);
       throw error;
     }
-    observation.settled(result.outcome, result.job.id);
+    observation.settled(result.outcome, result.job.id, result);
     return result;
   }
 
@@ -249,7 +250,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
           for (const id of ids) this.#staged.delete(id);
         }
       });
-      observed.forEach((observation, index) => observation?.settled(results[index]!.outcome, results[index]!.job.id));
+      observed.forEach((observation, index) => observation?.settled(results[index]!.outcome, results[index]!.job.id, results[index]));
       return results;
     } catch (error) {
       if (refused !== undefined) observed[refused]?.failed(error);
@@ -263,6 +264,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
   /** `batch`: inside an `enqueueMany`, which holds the key's lock already and journals each write. */
   async #enqueueChecked(input: MemoryJobInput, prepared: ReturnType<typeof prepareUnique>, batch?: Batch): Promise<EnqueueResult> {
     if (!prepared) return { outcome: 'created', job: this.#view(await this.#insert(input, null, null, null, batch)) };
+    if (prepared.reportOnly) return this.#reportOnly(input, prepared, batch);
 
     const decide = async (): Promise<EnqueueResult> => {
       // Observe. The awaits inside are where a real backend's round trips would be, and where
@@ -315,6 +317,19 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
       }
     };
     return batch ? decide() : this.#lock.run(prepared.key, decide);
+  }
+
+  /**
+   * A report-only add (src/report-only.ts): decided under the report-only key with `ignore`; a
+   * duplicate there is what the policy would have met, and the job goes in as a plain job.
+   */
+  async #reportOnly(input: MemoryJobInput, prepared: PreparedUnique, batch: Batch | undefined): Promise<EnqueueResult> {
+    const tried = await this.#enqueueChecked(input, reportOnlyShadow(prepared), batch);
+    if (tried.outcome === 'created') return { ...tried, reportOnly: true };
+    const existing = tried.job;
+    const job = this.#view(await this.#insert(input, null, null, null, batch));
+    const wouldBe = wouldBeFor(prepared.policy, existing.state, this.#replaceActive);
+    return { outcome: 'created', job, reportOnly: true, wouldBe, existingJobId: existing.id, existingJobState: existing.state };
   }
 
   /**

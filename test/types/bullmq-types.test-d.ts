@@ -22,7 +22,7 @@ import {
   type UniqueQueue,
   type UniqueQueueOptions,
 } from '../../adapters/bullmq/index.js';
-import type { EnqueueResult, OjsJob, OjsJobState, OjsUniqueError, UniquePolicyInput } from '../../src/index.js';
+import type { EnqueueResult, OjsJob, OjsJobState, OjsUniqueError, UniquePolicyInput, WouldBe } from '../../src/index.js';
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 function exact<A, B>(proof: Equal<A, B>): void {
@@ -174,7 +174,9 @@ export function outcomesNarrow(outcome: UniqueOutcome): void {
   void outcome.replacedJobIds;
   switch (outcome.outcome) {
     case 'created':
-      exact<typeof outcome.existingJobId, undefined>(true);
+      // Only a report-only add names the job its policy would have met.
+      exact<typeof outcome.existingJobId, string | undefined>(true);
+      exact<typeof outcome.wouldBe, WouldBe | undefined>(true);
       break;
     case 'deduplicated':
       exact<typeof outcome.existingJobId, string>(true);
@@ -322,4 +324,19 @@ export async function backendEnqueueMany(): Promise<void> {
   await backend.enqueueMany([{ type: 't', args: {}, unique: { on_conflcit: 'ignore' } }]);
   // @ts-expect-error a BullMQ add's arguments are not an OJS job
   await backend.enqueueMany([{ name: 't', data: {} }]);
+}
+
+export function registeredPolicies(queue: Queue<{ userId: number }, void, 'report.build' | 'email.send'>, plain: Queue): void {
+  withUniqueness(queue, { policies: { 'report.build': { keys: ['type', 'queue'], on_conflict: 'ignore' } }, reportOnly: true });
+  withUniqueness(plain, { policies: { anything: { x_report_only: true } } });
+  // @ts-expect-error a misspelt strategy in a registered policy fails to compile
+  withUniqueness(queue, { policies: { 'report.build': { on_conflict: 'ignroe' } } });
+  // @ts-expect-error a misspelt field too
+  withUniqueness(queue, { policies: { 'report.build': { periood: 'PT1H' } } });
+  // @ts-expect-error a job name the queue's name type does not have
+  withUniqueness(queue, { policies: { 'report.biuld': { keys: ['type'] } } });
+  // @ts-expect-error report-only is a boolean
+  withUniqueness(queue, { reportOnly: 'yes' });
+  // @ts-expect-error so is a policy's mark
+  withUniqueness(plain, { policies: { anything: { x_report_only: 1 } } });
 }

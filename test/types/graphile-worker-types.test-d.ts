@@ -328,3 +328,16 @@ export async function installStep(pgPool: PgPoolLike): Promise<void> {
     exactly<boolean | 'unknown'>()(error.written);
   }
 }
+
+export async function registeredPolicies(pool: PgPoolLike, client: TransactionClientLike): Promise<void> {
+  const policies = { ojs_type_test_report: { keys: ['type'], on_conflict: 'ignore' } } as const;
+  await makeUniqueWorkerUtils({ pgPool: pool as never, policies, reportOnly: false });
+  withUniqueHelpers({}, { policies });
+  await addJobWithClient(client, 'ojs_type_test_report', { month: 1 }, undefined, { policies });
+  // @ts-expect-error a misspelt strategy in a registered policy fails to compile
+  await makeUniqueWorkerUtils({ pgPool: pool as never, policies: { ojs_type_test_report: { on_conflict: 'ignroe' } } });
+  // @ts-expect-error a misspelt dimension too
+  withUniqueHelpers({}, { policies: { ojs_type_test_report: { keys: ['argz'] } } });
+  // @ts-expect-error report-only is a boolean
+  withUniqueHelpers({}, { reportOnly: 'yes' });
+}
