@@ -273,6 +273,7 @@ function instantStore(): GatewayStore {
     close: async () => undefined,
     idempotency: { claim: unused, finish: unused, abandon: unused },
     deadLetters: { list: unused, retry: unused, remove: unused },
+    workflows: { create: unused, read: unused, ofJob: unused, write: unused },
   };
 }
 

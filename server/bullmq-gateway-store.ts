@@ -40,6 +40,7 @@ import type {
   RetryPolicy,
   StoreHealth,
   WorkerState,
+  WorkflowRecords,
 } from './gateway-store.js';
 import { createBullmqJobReservations, type BullmqJobReservations } from './bullmq-job-reservations.js';
 import { executionDeadline, lapseError, reservationOf, type Lapse } from './job-reservation.js';
@@ -49,6 +50,8 @@ import type { RateLimit } from './queue-rate-limit.js';
 import { createBullmqIdempotencyRecords } from './bullmq-idempotency-records.js';
 import { isNonRetryable, retryDelayMs } from './retry-policy.js';
 import { withFailure } from './error-history.js';
+import { createBullmqWorkflowRecords } from './bullmq-workflow-records.js';
+import { settleWorkflowJob } from './workflow-advance.js';
 
 export interface BullmqGatewayStoreOptions {
   redisUrl: string;
@@ -134,6 +137,7 @@ class BullmqGatewayStore implements GatewayStore {
     retry: (id) => this.#retryDeadLetter(id),
     remove: (id) => this.#removeDeadLetter(id),
   };
+  readonly workflows: WorkflowRecords;
 
   constructor(options: BullmqGatewayStoreOptions) {
     this.#prefix = options.prefix ?? 'bull';
@@ -149,6 +153,7 @@ class BullmqGatewayStore implements GatewayStore {
     this.#backend = createBullMQBackend({ connection: this.#redis, prefix: this.#prefix });
     this.idempotency = createBullmqIdempotencyRecords(this.#redis, this.#prefix);
     this.#reservations = createBullmqJobReservations(this.#redis, this.#prefix);
+    this.workflows = createBullmqWorkflowRecords(this.#redis, this.#prefix);
   }
 
   get capabilities() {
@@ -264,7 +269,9 @@ class BullmqGatewayStore implements GatewayStore {
     await this.#asHolder(id, 'completed', job.moveToCompleted(result ?? null, token, false));
     await this.#reservations.clear(id);
     await this.#writeSide(id, { token: undefined, error: undefined, reservedUntil: undefined }, { ended: true });
-    return this.#viewOf(id);
+    const view = await this.#viewOf(id);
+    await settleWorkflowJob(this, view);
+    return view;
   }
 
   /**
@@ -338,6 +345,7 @@ class BullmqGatewayStore implements GatewayStore {
     if (how === 'now' && (await job.getState()) === 'delayed') await job.promote().catch(() => undefined);
     const view = await this.#viewOf(id);
     if (view.state === 'discarded') await this.#redis.pexpire(this.#sideKey(id), SIDE_RETENTION_MS);
+    await settleWorkflowJob(this, view);
     return view;
   }
 

@@ -35,6 +35,8 @@ import { withFailure } from './error-history.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
 import { RateWindow, type RateLimit } from './queue-rate-limit.js';
 import { createMemoryIdempotencyRecords } from './memory-idempotency-records.js';
+import { createMemoryWorkflowRecords } from './memory-workflow-records.js';
+import { settleWorkflowJob } from './workflow-advance.js';
 
 /** Far enough that the backend never promotes a retry itself. */
 const NEVER_MS = 10 * 365 * 24 * 3600 * 1000;
@@ -87,6 +89,7 @@ class MemoryGatewayStore implements GatewayStore {
     retry: (id) => this.#retryDeadLetter(id),
     remove: (id) => this.#removeDeadLetter(id),
   };
+  readonly workflows = createMemoryWorkflowRecords();
 
   constructor(clock: { now(): number }) {
     this.#clock = clock;
@@ -167,7 +170,9 @@ class MemoryGatewayStore implements GatewayStore {
     delete side.reservedUntil;
     delete side.lapse;
     if (result !== undefined) side.result = result;
-    return this.#view(job);
+    const view = this.#view(job);
+    await settleWorkflowJob(this, view);
+    return view;
   }
 
   async nack(id: string, error: JobError, retry: boolean): Promise<GatewayJob> {
@@ -175,7 +180,9 @@ class MemoryGatewayStore implements GatewayStore {
     const allowed = retry && !isNonRetryable(this.#side.get(id)?.retry, error);
     const job = await this.#memory.nack(id, { message: error.message }, { retry: allowed });
     this.#recordFailure(job, error);
-    return this.#view(job);
+    const view = this.#view(job);
+    await settleWorkflowJob(this, view);
+    return view;
   }
 
   async heartbeat(id: string, visibilityTimeoutMs: number | null): Promise<GatewayJob> {
@@ -262,6 +269,7 @@ class MemoryGatewayStore implements GatewayStore {
     this.#rateWindows.clear();
     this.#workers.clear();
     this.idempotency.clear();
+    this.workflows.clear();
   }
 
   async close(): Promise<void> {

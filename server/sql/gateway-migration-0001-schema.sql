@@ -8,7 +8,9 @@
 --        2. `gateway_queues`: the gateway's pause and rate limit of a queue;
 --        3. `gateway_idempotency`: the gateway's `Idempotency-Key` records, and its index by
 --           expiry (the sweep, gateway-idempotency-sweep.sql, reads the oldest first);
---        4. `gateway_workers`: the gateway's worker signals (quiet, terminate).
+--        4. `gateway_workers`: the gateway's worker signals (quiet, terminate);
+--        5. `gateway_workflows` and `gateway_workflow_jobs`: the gateway's workflow records
+--           (chain, group, batch) and the link from each of their jobs to its workflow.
 -- Runs once, in the gateway installer's transaction (server/graphile-worker-gateway-schema.ts),
 -- recorded in :OJS_UNIQUE_SCHEMA.gateway_migrations: all-or-nothing.
 -- Raises: nothing of its own.
@@ -82,4 +84,20 @@ create table :OJS_UNIQUE_SCHEMA.gateway_workers (
   state text not null check (state in ('quiet', 'terminate')),
   signalled_at timestamptz not null,
   expires_at timestamptz not null
+);
+
+-- The OJS gateway's workflow records (server/workflow-record.ts, server/graphile-worker-workflow-records.ts),
+-- shared by every gateway process over the database: one row per workflow, each change a
+-- compare-and-swap on `version` (gateway-workflow-write.sql). Empty unless a gateway serves the schema.
+create table :OJS_UNIQUE_SCHEMA.gateway_workflows (
+  id text primary key,
+  version integer not null,
+  -- The record: type, name, state, times, and each job's id, input, status and result.
+  record jsonb not null
+);
+-- Each job id a workflow gives (steps, jobs, callbacks), to the workflow: what an ack or nack
+-- looks up (gateway-workflow-of-job.sql). Written with the record, in one statement.
+create table :OJS_UNIQUE_SCHEMA.gateway_workflow_jobs (
+  job_id text primary key,
+  workflow_id text not null
 );

@@ -2,8 +2,8 @@
  * The public conformance suite's files the gateway does not pass yet, by folder (or file), with
  * what is missing. Each still runs on every backend and must still fail: a file that starts to
  * pass fails its test, asking to be taken off this list. Everything not listed must pass.
- * The gaps are the gateway's open work (cron, workflows) and one retry file no server can pass;
- * the unique-jobs files all pass.
+ * The gaps are the gateway's open work (cron) and one retry file no server can pass; the
+ * unique-jobs and workflow files all pass.
  */
 const KNOWN_GAPS: readonly (readonly [prefix: string, missing: string])[] = [
   [
@@ -11,7 +11,6 @@ const KNOWN_GAPS: readonly (readonly [prefix: string, missing: string])[] = [
     'it expects error types (ConnectionTimeout, RateLimitExceeded, InternalServerError) its nacks never send: each sends code handler_error and a message only',
   ],
   ['level-2-scheduled/cron/', 'no cron routes'],
-  ['level-3-workflows/', 'no chain, group or batch routes'],
 ];
 
 /** What the gateway lacks for suite file `file` (relative to the suites folder), or null when it must pass. */
