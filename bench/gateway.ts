@@ -274,6 +274,7 @@ function instantStore(): GatewayStore {
     idempotency: { claim: unused, finish: unused, abandon: unused },
     deadLetters: { list: unused, retry: unused, remove: unused },
     cron: { register: unused, list: unused, get: unused, remove: unused, start: () => undefined },
+    workflows: { create: unused, read: unused, ofJob: unused, write: unused },
   };
 }
 

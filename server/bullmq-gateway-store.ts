@@ -40,6 +40,7 @@ import type {
   RetryPolicy,
   StoreHealth,
   WorkerState,
+  WorkflowRecords,
 } from './gateway-store.js';
 import { createBullmqJobReservations, type BullmqJobReservations } from './bullmq-job-reservations.js';
 import { executionDeadline, lapseError, reservationOf, type Lapse } from './job-reservation.js';
@@ -50,6 +51,8 @@ import { createBullmqIdempotencyRecords } from './bullmq-idempotency-records.js'
 import { isNonRetryable, retryDelayMs } from './retry-policy.js';
 import { withFailure } from './error-history.js';
 import { createBullmqCronSchedules, CRON_QUEUE, type BullmqCronSchedules } from './bullmq-cron-schedules.js';
+import { createBullmqWorkflowRecords } from './bullmq-workflow-records.js';
+import { settleWorkflowJob } from './workflow-advance.js';
 
 export interface BullmqGatewayStoreOptions {
   redisUrl: string;
@@ -136,6 +139,7 @@ class BullmqGatewayStore implements GatewayStore {
     remove: (id) => this.#removeDeadLetter(id),
   };
   readonly cron: BullmqCronSchedules;
+  readonly workflows: WorkflowRecords;
 
   constructor(options: BullmqGatewayStoreOptions) {
     this.#prefix = options.prefix ?? 'bull';
@@ -152,6 +156,7 @@ class BullmqGatewayStore implements GatewayStore {
     this.idempotency = createBullmqIdempotencyRecords(this.#redis, this.#prefix);
     this.#reservations = createBullmqJobReservations(this.#redis, this.#prefix);
     this.cron = createBullmqCronSchedules({ redis: this.#redis, workerRedis: this.#workerRedis, prefix: this.#prefix });
+    this.workflows = createBullmqWorkflowRecords(this.#redis, this.#prefix);
   }
 
   get capabilities() {
@@ -267,7 +272,9 @@ class BullmqGatewayStore implements GatewayStore {
     await this.#asHolder(id, 'completed', job.moveToCompleted(result ?? null, token, false));
     await this.#reservations.clear(id);
     await this.#writeSide(id, { token: undefined, error: undefined, reservedUntil: undefined }, { ended: true });
-    return this.#viewOf(id);
+    const view = await this.#viewOf(id);
+    await settleWorkflowJob(this, view);
+    return view;
   }
 
   /**
@@ -341,6 +348,7 @@ class BullmqGatewayStore implements GatewayStore {
     if (how === 'now' && (await job.getState()) === 'delayed') await job.promote().catch(() => undefined);
     const view = await this.#viewOf(id);
     if (view.state === 'discarded') await this.#redis.pexpire(this.#sideKey(id), SIDE_RETENTION_MS);
+    await settleWorkflowJob(this, view);
     return view;
   }
 

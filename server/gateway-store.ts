@@ -15,6 +15,7 @@ import type { UpdateField } from '../src/unique-policy.js';
 import type { RateLimit } from './queue-rate-limit.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { CronSchedules } from './cron-schedules.js';
+import type { WorkflowRecord } from './workflow-record.js';
 
 /** Envelope fields the gateway keeps beside a job: what OJS reports but the host does not store. */
 export interface GatewayExtras {
@@ -175,6 +176,26 @@ export interface StoredAnswer {
   location?: string;
 }
 
+/** A workflow's record and the version a compare-and-swap write must name. */
+export interface VersionedWorkflow {
+  record: WorkflowRecord;
+  version: number;
+}
+
+/**
+ * Where the workflow records are kept (workflow-record.ts): on the backend, so that every gateway
+ * process over it advances the same records. Each write is a compare-and-swap on the version.
+ */
+export interface WorkflowRecords {
+  /** Stores a new record (version 1) and the link from each of its job ids to it. */
+  create(record: WorkflowRecord): Promise<void>;
+  read(id: string): Promise<VersionedWorkflow | null>;
+  /** The workflow job `jobId` belongs to, or null (most jobs: one lookup). */
+  ofJob(jobId: string): Promise<VersionedWorkflow | null>;
+  /** Writes `record` when its stored version is still `version`; false when another write came first. */
+  write(record: WorkflowRecord, version: number): Promise<boolean>;
+}
+
 export interface GatewayStore {
   readonly backend: 'memory' | 'bullmq' | 'graphile-worker';
   readonly capabilities: UniqueJobsCapabilities;
@@ -184,6 +205,8 @@ export interface GatewayStore {
   readonly deadLetters: DeadLetters;
   /** The registered crons and their ticks, on the backend (cron-schedules.ts). */
   readonly cron: CronSchedules;
+  /** The workflow records (chain, group, batch), on the backend. */
+  readonly workflows: WorkflowRecords;
   /** PUSH with the unique-jobs check; `reject` throws `DuplicateJobError`, bad input `InvalidJobInputError`. */
   enqueue(job: GatewayJobInput): Promise<GatewayEnqueueResult>;
   /**

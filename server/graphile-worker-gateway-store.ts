@@ -38,6 +38,7 @@ import type {
   RetryPolicy,
   StoreHealth,
   WorkerState,
+  WorkflowRecords,
 } from './gateway-store.js';
 import { EXECUTION_TIMEOUT_ERROR, VISIBILITY_TIMEOUT_ERROR, executionDeadline, visibilityMs } from './job-reservation.js';
 import { atBatchPaths, checkBatch } from './batch-input.js';
@@ -48,6 +49,8 @@ import type { RateLimit } from './queue-rate-limit.js';
 import { createGraphileIdempotencyRecords, type GraphileIdempotencyRecords } from './graphile-worker-idempotency-records.js';
 import { uuidv7 } from '../src/uuid-v7.js';
 import { createGraphileCronSchedules, type GraphileCronSchedules } from './graphile-worker-cron-schedules.js';
+import { createGraphileWorkflowRecords } from './graphile-worker-workflow-records.js';
+import { settleWorkflowJob } from './workflow-advance.js';
 
 export interface GraphileWorkerGatewayStoreOptions {
   databaseUrl: string;
@@ -119,6 +122,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     remove: (id) => this.#removeDeadLetter(id),
   };
   readonly cron: GraphileCronSchedules;
+  readonly workflows: WorkflowRecords;
 
   constructor(options: GraphileWorkerGatewayStoreOptions) {
     this.#pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.maxPoolSize ?? 10, connectionTimeoutMillis: 10_000 });
@@ -134,6 +138,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     this.#fetcher = createGraphileJobFetcher(this.#pool, this.#backend.schemas);
     this.idempotency = createGraphileIdempotencyRecords(this.#pool, this.#backend.schemas, () => this.#start());
     this.cron = createGraphileCronSchedules(this.#pool, this.#backend.schemas, () => this.#start());
+    this.workflows = createGraphileWorkflowRecords(this.#pool, this.#backend.schemas, () => this.#start());
   }
 
   get capabilities() {
@@ -307,7 +312,10 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     if (result !== undefined) await this.#fetcher.writeSide(id, { result, error: null });
     if (!(await this.#fetcher.complete(graphileId))) throw new InvalidTransitionError(id, state, 'completed');
     const after = await this.#read(id);
-    if (after) return after;
+    if (after) {
+      await settleWorkflowJob(this, after);
+      return after;
+    }
     // A job added with Graphile's own addJob: Graphile deleted its row, and no ledger keeps it.
     const completed: GatewayJob = { ...before, state: 'completed', completed_at: new Date().toISOString() };
     delete completed.error;
@@ -355,7 +363,9 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     const failed = (await this.#read(id))!;
     if (failed.state !== 'discarded') return failed;
     await this.#fetcher.writeSide(id, { finished_at: new Date().toISOString() });
-    return (await this.#read(id))!;
+    const discarded = (await this.#read(id))!;
+    await settleWorkflowJob(this, discarded);
+    return discarded;
   }
 
   /** The gateway's worker signals (gateway_workers), shared by every gateway process over the schema. */

@@ -36,6 +36,8 @@ import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
 import { RateWindow, type RateLimit } from './queue-rate-limit.js';
 import { createMemoryIdempotencyRecords } from './memory-idempotency-records.js';
 import { createMemoryCronSchedules, type MemoryCronSchedules } from './memory-cron-schedules.js';
+import { createMemoryWorkflowRecords } from './memory-workflow-records.js';
+import { settleWorkflowJob } from './workflow-advance.js';
 
 /** Far enough that the backend never promotes a retry itself. */
 const NEVER_MS = 10 * 365 * 24 * 3600 * 1000;
@@ -89,6 +91,7 @@ class MemoryGatewayStore implements GatewayStore {
     remove: (id) => this.#removeDeadLetter(id),
   };
   readonly cron: MemoryCronSchedules;
+  readonly workflows = createMemoryWorkflowRecords();
 
   constructor(clock: { now(): number }) {
     this.#clock = clock;
@@ -171,7 +174,9 @@ class MemoryGatewayStore implements GatewayStore {
     delete side.reservedUntil;
     delete side.lapse;
     if (result !== undefined) side.result = result;
-    return this.#view(job);
+    const view = this.#view(job);
+    await settleWorkflowJob(this, view);
+    return view;
   }
 
   async nack(id: string, error: JobError, retry: boolean): Promise<GatewayJob> {
@@ -179,7 +184,9 @@ class MemoryGatewayStore implements GatewayStore {
     const allowed = retry && !isNonRetryable(this.#side.get(id)?.retry, error);
     const job = await this.#memory.nack(id, { message: error.message }, { retry: allowed });
     this.#recordFailure(job, error);
-    return this.#view(job);
+    const view = this.#view(job);
+    await settleWorkflowJob(this, view);
+    return view;
   }
 
   async heartbeat(id: string, visibilityTimeoutMs: number | null): Promise<GatewayJob> {
@@ -267,6 +274,7 @@ class MemoryGatewayStore implements GatewayStore {
     this.#workers.clear();
     this.idempotency.clear();
     this.cron.clear();
+    this.workflows.clear();
   }
 
   async close(): Promise<void> {

@@ -58,6 +58,7 @@ import {
 } from './idempotency-key.js';
 import { MAX_QUEUE_NAME, QUEUE_PATTERN, SERVER_FIELDS, parsePush, type ParsedPush } from './ojs-request.js';
 import { applyPushOptions } from './push-options.js';
+import { HttpError } from './http-error.js';
 import { registerQueueControlRoutes } from './queue-control-routes.js';
 import { heartbeatState, MAX_WORKER_ID_LENGTH, registerWorkerSignalRoutes } from './worker-signal-routes.js';
 import { registerDeadLetterRoutes } from './dead-letter-routes.js';
@@ -65,6 +66,7 @@ import { RETRY_ISSUE_PATH } from './retry-options.js';
 import { CronNotFoundError, registerCronRoutes } from './cron-routes.js';
 import { cronFirer } from './cron-firing.js';
 import { loadCronParser } from './cron-expression.js';
+import { registerWorkflowRoutes } from './workflow-routes.js';
 import { UniqueAddCounts } from './unique-add-counts.js';
 
 export const OJS_CONTENT_TYPE = 'application/openjobspec+json';
@@ -139,26 +141,6 @@ function debugRequestLog(Base: typeof LogController): LogController {
     }
   }
   return new DebugRequestLog();
-}
-
-/** An HTTP error of the OJS catalog. */
-class HttpError extends Error {
-  /** Whether the client may send the request again; by default a 5xx or a 429 (see the error handler). */
-  retryable?: boolean;
-  /** A 5xx: whether what the request asked was written (`'unknown'`: it may have been). */
-  written?: boolean | 'unknown';
-  /** `error.type`, beside the code: `validation_error` on a 422 for a retry policy (validationError). */
-  type?: string;
-
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details?: Record<string, unknown>,
-    readonly hint?: string,
-  ) {
-    super(message);
-  }
 }
 
 /** What a route answers: status, body, and the `Location` of a created job. */
@@ -427,6 +409,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
       pause_resume: true,
       rate_limiting: true,
       cron_jobs: true,
+      workflows: true,
     },
     unique_job_strength: store.capabilities.unique_jobs.strength,
     extensions: { supported: ['unique-jobs', 'bulk'] },
@@ -898,6 +881,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   if (cronParser && options.cron !== false) {
     store.cron.start(cronFirer(store, { event: emit, jobEvent: (type, job) => record(type, job) }));
   }
+  registerWorkflowRoutes(app, store);
 
   if (options.testReset) {
     app.post('/ojs/v1/admin/reset', async () => {

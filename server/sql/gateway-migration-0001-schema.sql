@@ -10,6 +10,8 @@
 --           expiry (the sweep, gateway-idempotency-sweep.sql, reads the oldest first);
 --        4. `gateway_workers`: the gateway's worker signals (quiet, terminate);
 --        5. `gateway_crons`: the gateway's registered crons and their next ticks.
+--        6. `gateway_workflows` and `gateway_workflow_jobs`: the gateway's workflow records
+--           (chain, group, batch) and the link from each of their jobs to its workflow.
 -- Runs once, in the gateway installer's transaction (server/graphile-worker-gateway-schema.ts),
 -- recorded in :OJS_UNIQUE_SCHEMA.gateway_migrations: all-or-nothing.
 -- Raises: nothing of its own.
@@ -104,3 +106,18 @@ create table :OJS_UNIQUE_SCHEMA.gateway_crons (
   last_job_id text
 );
 create index gateway_crons_next_idx on :OJS_UNIQUE_SCHEMA.gateway_crons (next_run_at) where next_run_at is not null;
+-- The OJS gateway's workflow records (server/workflow-record.ts, server/graphile-worker-workflow-records.ts),
+-- shared by every gateway process over the database: one row per workflow, each change a
+-- compare-and-swap on `version` (gateway-workflow-write.sql). Empty unless a gateway serves the schema.
+create table :OJS_UNIQUE_SCHEMA.gateway_workflows (
+  id text primary key,
+  version integer not null,
+  -- The record: type, name, state, times, and each job's id, input, status and result.
+  record jsonb not null
+);
+-- Each job id a workflow gives (steps, jobs, callbacks), to the workflow: what an ack or nack
+-- looks up (gateway-workflow-of-job.sql). Written with the record, in one statement.
+create table :OJS_UNIQUE_SCHEMA.gateway_workflow_jobs (
+  job_id text primary key,
+  workflow_id text not null
+);

@@ -1,6 +1,6 @@
 /**
  * Two gateway processes over one Redis prefix or one database behave as one server: the §14
- * unique-jobs scenarios, the batch scenarios, the public conformance suite's unique and bulk
+ * unique-jobs scenarios, the batch scenarios, the workflow scenarios, the public conformance suite's unique and bulk
  * files, and Idempotency-Key retries, each against two `ojs-unique serve` processes behind a
  * proxy that sends each request to the next process in turn (gateway-process-pair.ts).
  *
@@ -15,6 +15,7 @@ import { describeBatch } from './batch-scenarios.js';
 import { loadSuites, runConformanceTest, SUITES_DIR } from './ojs-conformance-runner.js';
 import { startGatewayPair, type GatewayPair } from './gateway-process-pair.js';
 import { describeUniqueJobs } from './unique-jobs-scenarios.js';
+import { describeWorkflows } from './workflow-scenarios.js';
 
 const SHARED_FILES = ['level-4-advanced/unique/', 'level-4-advanced/bulk/'];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -25,6 +26,8 @@ for (const backend of ['bullmq', 'graphile-worker'] as const) {
   });
 
   describeBatch(`two gateway processes, batch all-or-nothing: ${backend}`, () => startGatewayPair(backend, 'pair-batch'));
+
+  describeWorkflows(`two gateway processes, workflows: ${backend}`, () => startGatewayPair(backend, 'pair-workflows'));
 
   describe(`two gateway processes, the conformance suite's unique and bulk files: ${backend}`, function () {
     this.timeout(60_000);

@@ -47,7 +47,15 @@ describe('Graphile Worker: the gateway installs its own tables', function () {
   it('a library install has none of the gateway’s tables; the gateway installs them once, recording its version', async () => {
     expect(await gatewayTables()).to.deep.equal([]);
     await Promise.all([install(), install(), install()]);
-    expect(await gatewayTables()).to.deep.equal(['gateway_idempotency', 'gateway_jobs', 'gateway_queues', 'gateway_workers']);
+    expect(await gatewayTables()).to.deep.equal([
+      'gateway_crons',
+      'gateway_idempotency',
+      'gateway_jobs',
+      'gateway_queues',
+      'gateway_workers',
+      'gateway_workflow_jobs',
+      'gateway_workflows',
+    ]);
     expect(await storedVersion()).to.equal(String(GATEWAY_SCHEMA_VERSION));
     await install();
     expect(await storedVersion()).to.equal(String(GATEWAY_SCHEMA_VERSION));

@@ -1,0 +1,5 @@
+-- gateway-workflow-read: an OJS gateway workflow record and its version (gateway_workflows).
+--
+-- $1 text  the workflow id
+-- Returns: zero or one row: version (integer), record (jsonb). SQLSTATEs: none of its own.
+select version, record from :OJS_UNIQUE_SCHEMA.gateway_workflows where id = $1::text;
