@@ -39,15 +39,16 @@ export async function migrate(argv: string[], env: NodeJS.ProcessEnv = process.e
     return 2;
   }
   try {
-    const { runUniqueJobsMigrations } = await import('../server/graphile-worker-migrate.js');
-    const result = await runUniqueJobsMigrations({
+    const { runGatewayMigrations } = await import('../server/graphile-worker-migrate.js');
+    const result = await runGatewayMigrations({
       connectionString,
       ...(values['graphile-schema'] ? { workerSchema: values['graphile-schema'] } : {}),
       ...(values['unique-schema'] ? { uniqueSchema: values['unique-schema'] } : {}),
     });
     console.log(
       `Graphile Worker schema "${result.schemas.workerSchema}" migrated; ojs-unique schema "${result.schemas.uniqueSchema}" ` +
-        `at schema version ${result.version} (${result.functions ? 'installed or upgraded' : 'already current'})`,
+        `at schema version ${result.version} (${result.functions ? 'installed or upgraded' : 'already current'}); the OJS gateway's tables ` +
+        `at version ${result.gatewayVersion}`,
     );
     return 0;
   } catch (error) {

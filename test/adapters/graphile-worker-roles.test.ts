@@ -24,6 +24,8 @@ import {
   withUniqueHelpers,
 } from '../../adapters/graphile-worker/index.js';
 import { SCHEMA_VERSION } from '../../adapters/graphile-worker/graphile-worker-schema.js';
+import { runGatewayMigrations } from '../../server/graphile-worker-migrate.js';
+import { GATEWAY_SCHEMA_VERSION } from '../../server/graphile-worker-gateway-schema.js';
 import { createGraphileWorkerGatewayStore } from '../../server/graphile-worker-gateway-store.js';
 import { RUN_SALT } from '../run-salt.js';
 import { databaseUrl, makeSubjectPool, quietLogger } from '../conformance/subjects/graphile-worker.js';
@@ -150,6 +152,13 @@ describe('graphile-worker separate install and runtime roles', function () {
           logger: quietLogger,
         });
         expect(again.functions, 'a second run finds everything current').to.equal(false);
+        // `ojs-unique migrate`: the gateway's own tables too, for the gateway's store below.
+        await runGatewayMigrations({
+          pgPool: installer,
+          workerSchema: names.graphileSchema,
+          uniqueSchema: names.uniqueSchema,
+          logger: quietLogger,
+        });
       } finally {
         await installer.end();
       }
@@ -375,7 +384,8 @@ describe('graphile-worker separate install and runtime roles', function () {
     expect(first.stderr).to.equal('');
     expect(first.status).to.equal(0);
     expect(first.stdout).to.equal(
-      `Graphile Worker schema "${names.graphileSchema}" migrated; ojs-unique schema "${names.uniqueSchema}" at schema version ${SCHEMA_VERSION} (installed or upgraded)\n`,
+      `Graphile Worker schema "${names.graphileSchema}" migrated; ojs-unique schema "${names.uniqueSchema}" at schema version ${SCHEMA_VERSION} (installed or upgraded); ` +
+        `the OJS gateway's tables at version ${GATEWAY_SCHEMA_VERSION}\n`,
     );
     const second = run();
     expect(second.status).to.equal(0);
