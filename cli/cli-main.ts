@@ -75,7 +75,12 @@ export function main(argv: string[], io: Output = { out: console.log, err: conso
     if (command === 'validate') {
       if (!job) {
         const policy = parseUniquePolicy(document);
-        io.out(json ? JSON.stringify({ valid: true, policy }) : `valid policy\n${JSON.stringify(policy, null, 2)}`);
+        const reportOnly = (document as { x_report_only?: unknown } | null)?.x_report_only === true;
+        io.out(
+          json
+            ? JSON.stringify({ valid: true, policy, ...(reportOnly ? { report_only: true } : {}) })
+            : `valid policy${reportOnly ? ' (report-only: decided and counted, the job always inserted)' : ''}\n${JSON.stringify(policy, null, 2)}`,
+        );
         return 0;
       }
       // Every rule an enqueue applies, the job's own values included.

@@ -1,5 +1,5 @@
 // Runs every test file (test/**/*.test.ts) with mocha in parallel: `--parallel`, OJS_TEST_JOBS
-// worker processes (default 6: the suite mostly waits on Redis, PostgreSQL and real time, not on
+// worker processes (default 8: the suite mostly waits on Redis, PostgreSQL and real time, not on
 // the CPU). Each worker has a PostgreSQL database of its own (test/run-database.ts); the files
 // that take longest start first, so that no long file starts last. Arguments are passed to mocha
 // (`node scripts/run-tests.mjs --reporter dot`). `npx mocha <file>` still runs files serially.
@@ -9,6 +9,13 @@ import { join } from 'node:path';
 
 /** The slowest files, slowest first (measured; a file not listed starts after these). */
 const SLOW_FIRST = [
+  'test/gateway/gateway-conformance-graphile-worker-cron-overlap.test.ts',
+  'test/gateway/gateway-conformance-bullmq-cron-overlap.test.ts',
+  'test/gateway/gateway-conformance-memory-cron-overlap.test.ts',
+  'test/gateway/gateway-conformance-graphile-worker-scheduled.test.ts',
+  'test/gateway/gateway-conformance-bullmq-scheduled.test.ts',
+  'test/gateway/gateway-conformance-memory-scheduled.test.ts',
+  'test/gateway/gateway-two-processes.test.ts',
   'test/property/lifecycle-property.test.ts',
   'test/cli.test.ts',
   'test/adapters/graphile-worker-expressiveness-helpers-add-job.test.ts',
@@ -30,8 +37,10 @@ const SLOW_FIRST = [
   'test/adapters/graphile-worker.test.ts',
   'test/adapters/bullmq-entry-points-conformance.test.ts',
   'test/adapters/replace-bounded-work.test.ts',
-  'test/gateway/gateway-conformance-graphile-worker.test.ts',
-  'test/gateway/gateway-conformance-bullmq.test.ts',
+  'test/gateway/gateway-cron.test.ts',
+  'test/gateway/gateway-conformance-graphile-worker-core.test.ts',
+  'test/gateway/gateway-conformance-bullmq-core.test.ts',
+  'test/gateway/gateway-conformance-memory-core.test.ts',
   'test/adapters/graphile-worker-adapter.test.ts',
 ];
 
@@ -45,7 +54,7 @@ const rank = (file) => {
 };
 files.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
 
-const jobs = process.env.OJS_TEST_JOBS ?? '6';
+const jobs = process.env.OJS_TEST_JOBS ?? '8';
 // `--built`: the run follows `npm run build`, so the tests start the built command (test/cli-command.ts).
 const built = process.argv.includes('--built');
 const mochaArgs = process.argv.slice(2).filter((arg) => arg !== '--built');

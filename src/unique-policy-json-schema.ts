@@ -105,6 +105,10 @@ export const uniquePolicyJsonSchema = {
       pattern: '^P(?:\\d+Y)?(?:\\d+M)?(?:\\d+W)?(?:\\d+D)?(?:T(?:\\d+H)?(?:\\d+M)?(?:\\d+(?:\\.\\d+)?S)?)?$',
       description: "Extension: an x_update of scheduled_at never moves the duplicate's due time past its created_at plus this duration.",
     },
+    x_report_only: {
+      type: 'boolean',
+      description: 'Report-only rollout: the add is decided and counted, and the job is always inserted.',
+    },
   },
   additionalProperties: false,
   if: {

@@ -20,6 +20,7 @@ import { InvalidJobInputError, type ValidationIssue } from './errors.js';
 import { LIVE_STATES, OJS_JOB_STATES, TERMINAL_STATES, type OjsJobState } from './job-state.js';
 import { periodProblem } from './period.js';
 import { selectableArgs } from './selectable-args.js';
+import { splitReportOnly } from './report-only-mark.js';
 
 /** The uniqueness dimensions of spec §3. */
 export const UNIQUE_DIMENSIONS = ['type', 'queue', 'args', 'meta'] as const;
@@ -373,10 +374,13 @@ const uniquePolicySchema = z
  * job-dependent rules: `args_keys` must exist in the job's args (§2.2) and `meta_keys` in its meta.
  *
  * @throws InvalidJobInputError (`code: "invalid_request"`), listing every problem with its
- *   field path (`unique.keys[1]: "argz" is not one of type, queue, args, meta`).
+ *   field path (`unique.keys[1]: "argz" is not one of type, queue, args, meta`). A report-only
+ *   mark (`x_report_only`, a boolean) is checked and left out of the result.
  */
 export function parseUniquePolicy(input: unknown, job?: PolicyJob): UniquePolicy {
-  return parseUniquePolicyRemembered(input, job).policy;
+  // The report-only mark says how an entry point applies the policy, not what the policy is:
+  // checked, and left out of the parsed policy (entry points read it first: prepareUnique).
+  return parseUniquePolicyRemembered(splitReportOnly(input).unique, job).policy;
 }
 
 /**

@@ -116,6 +116,15 @@ describe('the ojs-unique command', function () {
     expect(JSON.parse(stdout).issues[0].path).to.equal('unique.args_keys[0]');
   });
 
+  it('validate reads a report-only policy (x_report_only): valid, saying so; a mark that is not a boolean names it', function () {
+    const valid = cli(['validate', file('report-only.json', { on_conflict: 'ignore', x_report_only: true }), '--json']);
+    expect(valid.status).to.equal(0);
+    expect(JSON.parse(valid.stdout)).to.include({ valid: true, report_only: true });
+    const invalid = cli(['validate', file('report-only-bad.json', { x_report_only: 'yes' })]);
+    expect(invalid.status).to.equal(1);
+    expect(invalid.stderr.trim()).to.equal('unique.x_report_only: must be a boolean');
+  });
+
   it('validate prints the policy with its defaults when valid', function () {
     const { status, stdout } = cli(['validate', file('policy.json', { on_conflict: 'ignore' })]);
     expect(status).to.equal(0);

@@ -34,6 +34,8 @@ describe('§13 JSON Schema and the zod validator do not drift', function () {
     { on_conflict: 'replace' },
     { on_conflict: 'replace_except_schedule' },
     { on_conflict: 'ignore' },
+    { x_report_only: true },
+    { keys: ['type', 'args'], x_report_only: false },
     ...['PT1H', 'P1D', 'P1W', 'P1Y2M3W4DT5H6M7.25S', 'PT0.5S', 'P30D', 'PT5M', 'P1M', 'P1Y'].map((period) => ({ period })),
     // Invalid for both:
     [],
@@ -52,6 +54,7 @@ describe('§13 JSON Schema and the zod validator do not drift', function () {
     { states: ['active', 'active'] },
     { on_conflict: 'skip' },
     { on_conflict: null },
+    { x_report_only: 'yes' },
     { extra: true },
     ...['1h', 'P1H', 'PT1D', 'P1.5D', '-P1D', 'pt1h', 'P1DT1H1M1.S', ' PT1H'].map((period) => ({ period })),
   ];

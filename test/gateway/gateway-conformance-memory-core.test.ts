@@ -1,0 +1,4 @@
+/** The public OJS conformance suite's levels 0 and 1, against the gateway on memory (conformance-stores.ts). */
+import { describeConformancePart } from './conformance-stores.js';
+
+describeConformancePart('memory', 'core');
