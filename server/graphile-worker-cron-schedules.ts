@@ -11,9 +11,8 @@
  * missed while no process ran fire once (§7.3).
  */
 import type pg from 'pg';
-import { translatePgError } from '../adapters/graphile-worker/graphile-worker-errors.js';
 import type { SchemaNames } from '../adapters/graphile-worker/graphile-worker-sql.js';
-import { GatewaySql, type GatewaySqlFileName } from './graphile-worker-gateway-sql.js';
+import { GatewaySql } from './graphile-worker-gateway-sql.js';
 import { nextRunAt } from './cron-definition.js';
 import type { CronDefinition, CronFire, CronRecord, CronSchedules } from './cron-schedules.js';
 
@@ -58,15 +57,7 @@ function recordOf(row: CronRow): CronRecord {
 }
 
 export function createGraphileCronSchedules(pool: pg.Pool, schemas: SchemaNames, ready: () => Promise<void>): GraphileCronSchedules {
-  const sql = GatewaySql.for(schemas);
-  const run = async <R extends pg.QueryResultRow>(name: GatewaySqlFileName, values: unknown[], operation: string) => {
-    await ready();
-    try {
-      return (await pool.query<R>(sql.text(name), values)).rows;
-    } catch (error) {
-      throw translatePgError(error, { operation, rolledBack: typeof (error as { code?: unknown }).code === 'string' });
-    }
-  };
+  const run = GatewaySql.for(schemas).runner(pool, ready);
   let fire: CronFire | null = null;
   let timer: NodeJS.Timeout | null = null;
   let polling: Promise<void> | null = null;

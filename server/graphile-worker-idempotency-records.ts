@@ -8,7 +8,7 @@
  */
 import { translatePgError } from '../adapters/graphile-worker/graphile-worker-errors.js';
 import type { SchemaNames } from '../adapters/graphile-worker/graphile-worker-sql.js';
-import { GatewaySql, type GatewaySqlFileName } from './graphile-worker-gateway-sql.js';
+import { GatewaySql } from './graphile-worker-gateway-sql.js';
 import type pg from 'pg';
 import type { IdempotencyClaim, IdempotencyClaimResult, IdempotencyRecordKey, IdempotencyRecords, StoredAnswer } from './gateway-store.js';
 
@@ -40,15 +40,7 @@ export function createGraphileIdempotencyRecords(
   const sql = GatewaySql.for(schemas);
   let sweptAt = 0;
   let sweeping: Promise<unknown> | null = null;
-  const run = async <R extends pg.QueryResultRow>(name: GatewaySqlFileName, values: unknown[], operation: string) => {
-    try {
-      return (await pool.query<R>(sql.text(name), values)).rows;
-    } catch (error) {
-      // One statement in autocommit: failed with an answer from the server, it wrote nothing;
-      // without one (the connection lost), it may have.
-      throw translatePgError(error, { operation, rolledBack: typeof (error as { code?: unknown }).code === 'string' });
-    }
-  };
+  const run = sql.runner(pool);
   const sweep = () => {
     const now = Date.now();
     if (sweeping || now - sweptAt < SWEEP_EVERY_MS) return;

@@ -21,10 +21,9 @@
 import type { JsonValue, OjsJob } from '../src/job.js';
 import type { OjsJobState } from '../src/job-state.js';
 import { buildJobView } from '../src/job-view.js';
-import { translatePgError } from '../adapters/graphile-worker/graphile-worker-errors.js';
 import type { PgClientLike } from '../adapters/graphile-worker/graphile-worker-pg.js';
 import type { SchemaNames } from '../adapters/graphile-worker/graphile-worker-sql.js';
-import { GatewaySql, type GatewaySqlFileName } from './graphile-worker-gateway-sql.js';
+import { GatewaySql } from './graphile-worker-gateway-sql.js';
 
 export interface GraphileClaimedJob {
   /** Graphile's job id. */
@@ -84,13 +83,7 @@ export interface GraphileJobFetcher {
 export function createGraphileJobFetcher(client: PgClientLike, schemas: SchemaNames): GraphileJobFetcher {
   const sql = GatewaySql.for(schemas);
   const owner = `ojs-gateway:${schemas.uniqueSchema}`;
-  const run = async <R>(name: GatewaySqlFileName, values: unknown[], operation: string, on = client) => {
-    try {
-      return (await on.query<R>(sql.text(name), values)).rows;
-    } catch (error) {
-      throw translatePgError(error, { operation, rolledBack: true });
-    }
-  };
+  const run = sql.runner(client);
   const isBigint = (id: string) => /^[1-9]\d{0,18}$/.test(id);
   return {
     owner,

@@ -5,14 +5,13 @@
  * own tables (graphile-worker-gateway-schema.ts). Here so that cli/ reaches the adapter through
  * server/, as for `serve`.
  */
-import { userInfo } from 'node:os';
 import {
   runUniqueJobsMigrations,
   type UniqueJobsMigrationOptions,
   type UniqueJobsMigrationResult,
 } from '../adapters/graphile-worker/index.js';
 import { translatePgError } from '../adapters/graphile-worker/graphile-worker-errors.js';
-import { DEFAULT_CONNECTION_TIMEOUT_MS, makeOwnPool, withDefaultUser } from '../adapters/graphile-worker/graphile-worker-pg.js';
+import { migrationPool } from '../adapters/graphile-worker/graphile-worker-migrate.js';
 import { GraphileWorkerSql } from '../adapters/graphile-worker/graphile-worker-sql.js';
 import { GATEWAY_SCHEMA_VERSION, installGatewaySchema } from './graphile-worker-gateway-schema.js';
 
@@ -25,13 +24,7 @@ export interface GatewayMigrationResult extends UniqueJobsMigrationResult {
 export async function runGatewayMigrations(options: UniqueJobsMigrationOptions): Promise<GatewayMigrationResult> {
   if (!options.pgPool === !options.connectionString)
     throw new TypeError('runGatewayMigrations: give exactly one of pgPool or connectionString');
-  const pool =
-    options.pgPool ??
-    (await makeOwnPool(
-      withDefaultUser(options.connectionString!, () => userInfo().username),
-      1,
-      options.connectionTimeoutMillis ?? DEFAULT_CONNECTION_TIMEOUT_MS,
-    ));
+  const pool = await migrationPool(options);
   try {
     const { connectionString: _given, ...rest } = options;
     const result = await runUniqueJobsMigrations({ ...rest, pgPool: pool });

@@ -7,23 +7,13 @@
  * sweeps an ended workflow yet.
  */
 import type pg from 'pg';
-import { translatePgError } from '../adapters/graphile-worker/graphile-worker-errors.js';
 import type { SchemaNames } from '../adapters/graphile-worker/graphile-worker-sql.js';
-import { GatewaySql, type GatewaySqlFileName } from './graphile-worker-gateway-sql.js';
+import { GatewaySql } from './graphile-worker-gateway-sql.js';
 import type { VersionedWorkflow, WorkflowRecords } from './gateway-store.js';
 import { entriesOf, type WorkflowRecord } from './workflow-record.js';
 
 export function createGraphileWorkflowRecords(pool: pg.Pool, schemas: SchemaNames, ready: () => Promise<void>): WorkflowRecords {
-  const sql = GatewaySql.for(schemas);
-  const run = async <R extends pg.QueryResultRow>(name: GatewaySqlFileName, values: unknown[], operation: string) => {
-    await ready();
-    try {
-      return (await pool.query<R>(sql.text(name), values)).rows;
-    } catch (error) {
-      // One statement in autocommit: failed with an answer from the server, it wrote nothing.
-      throw translatePgError(error, { operation, rolledBack: typeof (error as { code?: unknown }).code === 'string' });
-    }
-  };
+  const run = GatewaySql.for(schemas).runner(pool, ready);
   const versioned = (rows: { version: number; record: WorkflowRecord }[]): VersionedWorkflow | null =>
     rows[0] ? { record: rows[0].record, version: rows[0].version } : null;
   return {

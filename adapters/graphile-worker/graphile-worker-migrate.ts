@@ -41,6 +41,18 @@ export interface UniqueJobsMigrationResult {
   functions: boolean;
 }
 
+/** The caller's pool, or one of one connection from `connectionString` (the caller ends it when it did not give one). @internal */
+export async function migrationPool(options: UniqueJobsMigrationOptions): Promise<PgPoolLike> {
+  return (
+    options.pgPool ??
+    makeOwnPool(
+      withDefaultUser(options.connectionString!, () => userInfo().username),
+      1,
+      options.connectionTimeoutMillis ?? DEFAULT_CONNECTION_TIMEOUT_MS,
+    )
+  );
+}
+
 /**
  * Runs Graphile Worker's migrations, then installs or upgrades the adapter's schema. Idempotent,
  * safe to run from several processes at once. The role needs what installing needs: CREATE on the
@@ -58,13 +70,7 @@ export async function runUniqueJobsMigrations(options: UniqueJobsMigrationOption
     workerSchema: options.workerSchema ?? DEFAULT_GRAPHILE_SCHEMA,
     uniqueSchema: options.uniqueSchema ?? DEFAULT_UNIQUE_SCHEMA,
   });
-  const pool =
-    options.pgPool ??
-    (await makeOwnPool(
-      withDefaultUser(options.connectionString!, () => userInfo().username),
-      1,
-      options.connectionTimeoutMillis ?? DEFAULT_CONNECTION_TIMEOUT_MS,
-    ));
+  const pool = await migrationPool(options);
   try {
     try {
       const { runMigrations } = await import('graphile-worker');
