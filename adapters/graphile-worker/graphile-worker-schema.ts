@@ -68,6 +68,34 @@ export async function installUniqueJobsSchema(
   sql: GraphileWorkerSql,
   internals: InstallInternals = {},
 ): Promise<InstallResult> {
+  // Two processes starting on a fresh database at once (a gateway and a worker) were seen to meet
+  // in CREATE SCHEMA (SQLSTATE 23505 on pg_namespace) although the install lock is taken first;
+  // as Graphile Worker's own migrate does for its schema, the loser waits and starts over, and
+  // then finds what the other installed.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await installOnce(client, sql, internals);
+    } catch (error) {
+      if (attempt >= INSTALL_ATTEMPTS || !lostCreateRace(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200 + Math.random() * 300));
+    }
+  }
+}
+
+const INSTALL_ATTEMPTS = 3;
+
+/** A CREATE that met the same object created by a concurrent transaction (23505 on a catalog index, 42P06, 42P07). */
+function lostCreateRace(error: unknown): boolean {
+  const cause = (error as { cause?: { code?: unknown; constraint?: unknown } } | null)?.cause;
+  const code = cause?.code;
+  return (
+    (code === '23505' && typeof cause?.constraint === 'string' && cause.constraint.startsWith('pg_')) ||
+    code === '42P06' ||
+    code === '42P07'
+  );
+}
+
+async function installOnce(client: PgClientLike, sql: GraphileWorkerSql, internals: InstallInternals): Promise<InstallResult> {
   const version = internals.schemaVersion ?? SCHEMA_VERSION;
   const { workerSchema: graphileSchema, uniqueSchema } = sql.names;
   let unmet: UnmetReliance[];

@@ -526,6 +526,7 @@ describe('bullmq adapter: withUniqueness(queue)', function () {
     });
 
     it('a steady workload (complete one, add one) keeps the index within 1.5x the live jobs', async function () {
+      this.timeout(60_000); // many round trips: slow on a loaded machine, never a timing assertion
       const raw = ctx.queue('mail');
       const queue = withUniqueness(raw);
       const unique = { keys: ['type', 'queue', 'args'] } as const;

@@ -14,7 +14,9 @@ export function describeBatch(title: string, open: () => Promise<HttpGateway & {
   describe(title, function () {
     this.timeout(30_000);
     let gateway: HttpGateway & { close(): Promise<void> };
-    before(async () => {
+    // Starting a gateway (two `serve` processes for the pair) takes seconds on a loaded machine.
+    before(async function () {
+      this.timeout(90_000);
       gateway = await open();
     });
     after(() => gateway?.close());

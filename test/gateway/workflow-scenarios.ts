@@ -20,7 +20,9 @@ export function describeWorkflows(title: string, start: () => Promise<Gateway>):
   describe(title, function () {
     this.timeout(60_000);
     let gateway: Gateway;
-    before(async () => {
+    // Starting a gateway (two `serve` processes for the pair) takes seconds on a loaded machine.
+    before(async function () {
+      this.timeout(90_000);
       gateway = await start();
     });
     after(async () => {
