@@ -27,6 +27,11 @@ const NOT_FORWARDED = new Set(['host', 'connection', 'content-length', 'transfer
 
 function startServe(args: string[]): { child: ChildProcess; address: Promise<string> } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // A start-up a hook gave up on is never closed by the test: the server must not outlive this
+  // process (it would go on writing under the run's prefix).
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  child.once('exit', () => process.removeListener('exit', killOnExit));
   let output = '';
   const address = new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
