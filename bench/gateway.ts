@@ -190,7 +190,7 @@ async function bench(backend: GatewayBackendName): Promise<{ direct: number; htt
   const jobsUrl = new URL(`${address}/ojs/v1/jobs`);
   const reset = async () => {
     const reply = await fetch(`${address}/ojs/v1/admin/reset`, { method: 'POST' });
-    if (reply.status !== 200) throw new Error(`reset: ${reply.status}`);
+    if (reply.status !== 200) throw new Error(`reset: ${reply.status} ${await reply.text()}`);
   };
   const results = { direct: [] as number[], http: [] as number[] };
   try {
