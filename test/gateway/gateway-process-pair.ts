@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { REDIS_URL } from '../adapters/bullmq-test-redis.js';
 import { databaseUrl } from '../conformance/subjects/graphile-worker.js';
-import { gatewayNames, type HttpGateway, type Reply } from './gateway-test-server.js';
+import { gatewayNames, sendRequest, type HttpGateway, type Reply } from './gateway-test-server.js';
 
 export interface GatewayPair extends HttpGateway {
   /** The round-robin proxy: every request to it goes to the next process. */
@@ -117,29 +117,13 @@ export async function startGatewayPair(backend: 'bullmq' | 'graphile-worker', ta
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
 
-  const send = async (base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> => {
-    const init: RequestInit = { method, headers: { ...headers } };
-    if (body !== undefined) {
-      init.body = typeof body === 'string' ? body : JSON.stringify(body);
-      (init.headers as Record<string, string>)['content-type'] ??= 'application/openjobspec+json';
-    }
-    const response = await fetch(base + path, init);
-    const text = await response.text();
-    let parsed: unknown = null;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      parsed = text;
-    }
-    return { status: response.status, headers: response.headers, body: parsed };
-  };
   const request = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
-    send(baseUrl, method, path, body, headers);
+    sendRequest(baseUrl, method, path, body, headers);
   return {
     baseUrl,
     processes,
     request,
-    at: (index, method, path, body) => send(processes[index]!, method, path, body),
+    at: (index, method, path, body) => sendRequest(processes[index]!, method, path, body),
     async reset() {
       const reply = await request('POST', '/ojs/v1/admin/reset');
       if (reply.status !== 200) throw new Error(`reset failed: ${reply.status} ${JSON.stringify(reply.body)}`);

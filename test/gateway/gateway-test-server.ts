@@ -37,6 +37,30 @@ export interface TestGateway extends HttpGateway {
   close(): Promise<void>;
 }
 
+/** One HTTP request to a gateway at `base`: a JSON body sent as OJS's media type, the answer parsed when it is JSON. */
+export async function sendRequest(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
+  const init: RequestInit = { method, headers: { ...headers } };
+  if (body !== undefined) {
+    init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    (init.headers as Record<string, string>)['content-type'] ??= 'application/openjobspec+json';
+  }
+  const response = await fetch(base + path, init);
+  const text = await response.text();
+  let parsed: unknown = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = text;
+  }
+  return { status: response.status, headers: response.headers, body: parsed };
+}
+
 export function gatewayNames(tag: string) {
   return {
     prefix: `ojs-test:${RUN_SALT}:gateway-${tag}`,
@@ -71,22 +95,8 @@ export async function startGateway(
   const store = makeStore(backend, names, clock);
   const app = await createOjsServer({ store, testReset: true, ...serverOptions });
   const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
-  const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply> => {
-    const init: RequestInit = { method, headers: { ...headers } };
-    if (body !== undefined) {
-      init.body = typeof body === 'string' ? body : JSON.stringify(body);
-      (init.headers as Record<string, string>)['content-type'] ??= 'application/openjobspec+json';
-    }
-    const response = await fetch(baseUrl + path, init);
-    const text = await response.text();
-    let parsed: unknown = null;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      parsed = text;
-    }
-    return { status: response.status, headers: response.headers, body: parsed };
-  };
+  const request = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    sendRequest(baseUrl, method, path, body, headers);
   return {
     app,
     store,
