@@ -4,15 +4,12 @@
  * of its job ids to it, `<prefix>:ojs-gateway:workflow-jobs`. A write is one script
  * (adapters/bullmq/lua/gateway-workflow-write-1.lua, a compare-and-swap on the version, one key,
  * so a hash-tagged prefix on Redis Cluster needs nothing more). A workflow that ended expires
- * after `WORKFLOW_RETENTION_MS`, and its links are dropped once none of its jobs can still end; the test reset deletes `ojs-gateway:*`.
+ * after `WORKFLOW_RETENTION_MS` (workflow-record.ts), and its links are dropped once none of its jobs can still end; the test reset deletes `ojs-gateway:*`.
  */
 import type { Redis } from 'ioredis';
 import { luaScripts } from '../adapters/bullmq/generated/lua.js';
 import type { VersionedWorkflow, WorkflowRecords } from './gateway-store.js';
-import { entriesOf, isTerminalWorkflow, type WorkflowRecord } from './workflow-record.js';
-
-/** How long an ended workflow stays readable: as long as the gateway's side records of its jobs. */
-const WORKFLOW_RETENTION_MS = 7 * 24 * 3600 * 1000;
+import { entriesOf, isSettledWorkflow, isTerminalWorkflow, WORKFLOW_RETENTION_MS, type WorkflowRecord } from './workflow-record.js';
 const WRITE = ['ojsGatewayWorkflowWrite', luaScripts['gateway-workflow-write']] as const;
 
 type ScriptCall = (...args: (string | number)[]) => Promise<unknown>;
@@ -37,13 +34,10 @@ export function createBullmqWorkflowRecords(redis: Redis, prefix: string): Workf
       return read(await redis.hget(links, jobId));
     },
     async write(record, version) {
-      const ended = isTerminalWorkflow(record);
+      const retentionMs = isTerminalWorkflow(record) ? WORKFLOW_RETENTION_MS : 0;
       const call = (redis as unknown as Record<string, ScriptCall>)[WRITE[0]]!;
-      const written =
-        Number(await call.call(redis, keyOf(record.id), String(version), JSON.stringify(record), ended ? WORKFLOW_RETENTION_MS : 0)) === 1;
-      // Once nothing of it can still end (a cancelled workflow's running job records its outcome too).
-      const settled = ended && entriesOf(record).every((entry) => entry.status !== 'enqueued');
-      if (written && settled) await redis.hdel(links, ...entriesOf(record).map((entry) => entry.job_id));
+      const written = Number(await call.call(redis, keyOf(record.id), String(version), JSON.stringify(record), retentionMs)) === 1;
+      if (written && isSettledWorkflow(record)) await redis.hdel(links, ...entriesOf(record).map((entry) => entry.job_id));
       return written;
     },
   };

@@ -38,7 +38,6 @@ import type {
   RetryPolicy,
   StoreHealth,
   WorkerState,
-  WorkflowRecords,
 } from './gateway-store.js';
 import { EXECUTION_TIMEOUT_ERROR, VISIBILITY_TIMEOUT_ERROR, executionDeadline, visibilityMs } from './job-reservation.js';
 import { atBatchPaths, checkBatch } from './batch-input.js';
@@ -49,7 +48,7 @@ import type { RateLimit } from './queue-rate-limit.js';
 import { createGraphileIdempotencyRecords, type GraphileIdempotencyRecords } from './graphile-worker-idempotency-records.js';
 import { uuidv7 } from '../src/uuid-v7.js';
 import { createGraphileCronSchedules, type GraphileCronSchedules } from './graphile-worker-cron-schedules.js';
-import { createGraphileWorkflowRecords } from './graphile-worker-workflow-records.js';
+import { createGraphileWorkflowRecords, type GraphileWorkflowRecords } from './graphile-worker-workflow-records.js';
 import { settleWorkflowJob } from './workflow-advance.js';
 
 export interface GraphileWorkerGatewayStoreOptions {
@@ -122,7 +121,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     remove: (id) => this.#removeDeadLetter(id),
   };
   readonly cron: GraphileCronSchedules;
-  readonly workflows: WorkflowRecords;
+  readonly workflows: GraphileWorkflowRecords;
 
   constructor(options: GraphileWorkerGatewayStoreOptions) {
     this.#pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.maxPoolSize ?? 10, connectionTimeoutMillis: 10_000 });
@@ -481,6 +480,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   async close(): Promise<void> {
     if (this.#utils) await (await this.#utils.catch(() => null))?.release();
     await this.idempotency.close();
+    await this.workflows.close();
     await this.cron.close();
     await this.#backend.close();
     await this.#pool.end();

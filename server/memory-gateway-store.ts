@@ -91,13 +91,14 @@ class MemoryGatewayStore implements GatewayStore {
     remove: (id) => this.#removeDeadLetter(id),
   };
   readonly cron: MemoryCronSchedules;
-  readonly workflows = createMemoryWorkflowRecords();
+  readonly workflows: ReturnType<typeof createMemoryWorkflowRecords>;
 
   constructor(clock: { now(): number }) {
     this.#clock = clock;
     this.#memory = createMemoryBackend({ retryDelayMs: () => NEVER_MS, clock });
     this.idempotency = createMemoryIdempotencyRecords(clock);
     this.cron = createMemoryCronSchedules(clock);
+    this.workflows = createMemoryWorkflowRecords(clock);
   }
 
   get capabilities() {

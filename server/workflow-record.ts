@@ -58,6 +58,15 @@ export type JobOutcome = 'completed' | 'failed';
 const FINAL: ReadonlySet<EntryStatus> = new Set(['completed', 'failed', 'cancelled', 'skipped']);
 export const isFinalEntry = (entry: WorkflowEntry): boolean => FINAL.has(entry.status);
 export const isTerminalWorkflow = (record: WorkflowRecord): boolean => record.state !== 'running';
+/** Nothing of an ended workflow can still end (a cancelled workflow's running job records its outcome too): its job links can go. */
+export const isSettledWorkflow = (record: WorkflowRecord): boolean =>
+  isTerminalWorkflow(record) && entriesOf(record).every((entry) => entry.status !== 'enqueued');
+
+/**
+ * How long an ended workflow stays readable, from its last write: as long as the gateway's side
+ * records of its jobs. Every store drops it then (Redis by expiry, the others by a lazy sweep).
+ */
+export const WORKFLOW_RETENTION_MS = 7 * 24 * 3600 * 1000;
 
 /** A new workflow's record: a chain's first step, or every job of a group or batch, `enqueued`. */
 export function newWorkflowRecord(

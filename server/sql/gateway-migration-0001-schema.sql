@@ -113,11 +113,16 @@ create table :OJS_UNIQUE_SCHEMA.gateway_workflows (
   id text primary key,
   version integer not null,
   -- The record: type, name, state, times, and each job's id, input, status and result.
-  record jsonb not null
+  record jsonb not null,
+  -- Null while the workflow runs; once it ended, when it is gone (read as absent from then, and
+  -- deleted by gateway-workflow-sweep.sql).
+  expires_at timestamptz
 );
+create index gateway_workflows_expires_idx on :OJS_UNIQUE_SCHEMA.gateway_workflows (expires_at) where expires_at is not null;
 -- Each job id a workflow gives (steps, jobs, callbacks), to the workflow: what an ack or nack
 -- looks up (gateway-workflow-of-job.sql). Written with the record, in one statement.
 create table :OJS_UNIQUE_SCHEMA.gateway_workflow_jobs (
   job_id text primary key,
   workflow_id text not null
 );
+create index gateway_workflow_jobs_workflow_idx on :OJS_UNIQUE_SCHEMA.gateway_workflow_jobs (workflow_id);
