@@ -33,10 +33,11 @@
        token on it -> the first run's reply; else ignore / reject, answered as the general path
        answers them (includes/ojs-answer-duplicate: `deduplicated` event, reply). A key naming a
        job that is gone, finished or of another key is stale: overwritten by the insert.
-    4. Insert: BullMQ's add (the variant BullMQ would pick), the OJS fields and `deid` on the job
-       hash, and SET the deduplication key to its id (no expiry: BullMQ deletes it).
+    4. Insert: BullMQ's add (the variant BullMQ would pick), with the OJS fields and `deid` in its
+       own HMSET of the job hash (an HSET after it on a BullMQ without the hook), and SET the
+       deduplication key to its id (no expiry: BullMQ deletes it).
   All-or-nothing as the general path: every refusal is in 1-3 or is BullMQ's add's own (a parent,
-  BullMQ's own `deduplication`), checked before it runs; then an HSET and a SET.
+  BullMQ's own `deduplication`), checked before it runs; then a SET.
 ]]
 --- @include "includes/ojs-now"
 -- A re-sent add's own job among the jobs of `set` (completed or failed, scored by finishedOn)
@@ -95,18 +96,17 @@ local function ojsNativeAdd(KEYS, ARGV)
   if opts[BULLMQ_OPT_DEDUPLICATION] ~= nil then return { "refused_option", "opts.deduplication" } end
 
   args[BULLMQ_ARG_TIMESTAMP] = nowMs
-  -- The tables as they are: the spliced scripts' cmsgpack takes them (bullmq-script-set.ts).
+  local fields = { "ojsKey", uniquenessKey, "ojsPolicy", ARGV[12], "ojsReq", request, "deid", field }
+  if ARGV[13] ~= "" then fields[9], fields[10] = "ojsMeta", ARGV[13] end
+  -- The tables as they are: the spliced scripts' cmsgpack takes them; the OJS fields go in
+  -- BullMQ's own HMSET of the job hash when the installed BullMQ takes the hook (bullmq-script-set.ts).
   local bullmqArgv = { args, ARGV[2], opts }
+  if BULLMQ_STORES_OJS_FIELDS then bullmqArgv.ojsFields = fields end
   local result = ojsBullMQAdd(KEYS, bullmqArgv, tonumber(opts[BULLMQ_OPT_DELAY]) or 0, tonumber(opts[BULLMQ_OPT_PRIORITY]) or 0)
   if type(result) == "number" and result < 0 then return { "bullmq_error", result } end
 
   local jobId = tostring(result)
-  if ARGV[13] ~= "" then
-    rcall("HSET", queueBase .. jobId, "ojsKey", uniquenessKey, "ojsPolicy", ARGV[12], "ojsReq", request,
-      "deid", field, "ojsMeta", ARGV[13])
-  else
-    rcall("HSET", queueBase .. jobId, "ojsKey", uniquenessKey, "ojsPolicy", ARGV[12], "ojsReq", request, "deid", field)
-  end
+  if not BULLMQ_STORES_OJS_FIELDS then rcall("HSET", queueBase .. jobId, unpack(fields)) end
   rcall("SET", dedupKey, jobId)
   return { "created", jobId, nowMs, field }
 end
