@@ -29,10 +29,11 @@
        the key's index field exists -> nil.
     2. A custom id already in use -> "id_exists", unless this add's own token inserted it -> the
        first run's reply.
-    3. The deduplication key names a live job carrying this key -> a duplicate: this add's own
-       token on it -> the first run's reply; else ignore / reject, answered as the general path
-       answers them (includes/ojs-answer-duplicate: `deduplicated` event, reply). A key naming a
-       job that is gone, finished or of another key is stale: overwritten by the insert.
+    3. The deduplication key names a live job carrying this key (includes/ojs-native-holder) -> a
+       duplicate: this add's own token on it -> the first run's reply; else ignore / reject,
+       answered as the general path answers them (includes/ojs-answer-duplicate: `deduplicated`
+       event, reply). A key naming a job that is gone, finished or of another key is stale:
+       overwritten by the insert.
     4. Insert: BullMQ's add (the variant BullMQ would pick), with the OJS fields and `deid` in its
        own HMSET of the job hash (an HSET after it on a BullMQ without the hook), and SET the
        deduplication key to its id (no expiry: BullMQ deletes it).
@@ -40,6 +41,7 @@
   BullMQ's own `deduplication`), checked before it runs; then a SET.
 ]]
 --- @include "includes/ojs-now"
+--- @include "includes/ojs-native-holder"
 -- A re-sent add's own job among the jobs of `set` (completed or failed, scored by finishedOn)
 -- that finished within the replay grace, newest first, at most OJS_NATIVE_REPLAY_SCAN of them.
 local OJS_NATIVE_REPLAY_SCAN = 1000
@@ -76,19 +78,12 @@ local function ojsNativeAdd(KEYS, ARGV)
     return { "id_exists", customId }
   end
 
-  local dedupKey = queueBase .. "de:" .. field
-  local holder = rcall("GET", dedupKey)
+  local holder, state, location, holderRequest = ojsNativeHolder(queueBase, field, uniquenessKey, nowMs)
   if holder then
-    local own = rcall("HMGET", queueBase .. holder, "ojsKey", "ojsReq", BULLMQ_FINISHED_ON)
-    if own[1] == uniquenessKey and not own[3] then
-      if request ~= "" and own[2] == request then return ojsReplay(rootPrefix, queueBase, holder, "live") end
-      local state, location = ojsLiveJobState(queueBase, holder, nowMs)
-      if state ~= "completed" and state ~= "discarded" then
-        local existing = { id = holder, queue = queueName, base = queueBase, state = state, location = location }
-        return ojsAnswerDuplicate((ARGV[7] == "ignore" and "ignore") or "reject", existing, KEYS[8], KEYS[3],
-          uniquenessKey, customId, nowMs)
-      end
-    end
+    if request ~= "" and holderRequest == request then return ojsReplay(rootPrefix, queueBase, holder, "live") end
+    local existing = { id = holder, queue = queueName, base = queueBase, state = state, location = location }
+    return ojsAnswerDuplicate((ARGV[7] == "ignore" and "ignore") or "reject", existing, KEYS[8], KEYS[3],
+      uniquenessKey, customId, nowMs)
   end
 
   local opts = cmsgpack.unpack(ARGV[3])
@@ -107,6 +102,6 @@ local function ojsNativeAdd(KEYS, ARGV)
 
   local jobId = tostring(result)
   if not BULLMQ_STORES_OJS_FIELDS then rcall("HSET", queueBase .. jobId, unpack(fields)) end
-  rcall("SET", dedupKey, jobId)
+  rcall("SET", queueBase .. "de:" .. field, jobId)
   return { "created", jobId, nowMs, field }
 end
