@@ -10,7 +10,9 @@
  * adds, then BENCH_N adds; the FCALL/EVALSHA usec per call from INFO commandstats. Median of
  * BENCH_ROUNDS rounds (6); BENCH_PATHS picks paths (comma-separated names of PATHS below).
  * BENCH_BLOCK=<n>: instead, one queue per version, blocks of n adds alternating between them, and
- * the median of the paired blocks' ratios (steadier on a loaded machine).
+ * the median of the paired blocks' ratios (steadier on a loaded machine); also the server's CPU
+ * time per add (INFO cpu), which a descheduled server does not inflate: use a redis-server of
+ * your own for it.
  */
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
@@ -31,20 +33,24 @@ const redis = new Redis(url, { maxRetriesPerRequest: null });
 const otherModule = (await import(pathToFileURL(resolve(other, 'adapters/bullmq/bullmq-script-set.ts')).href)) as {
   composedScripts: typeof composedScripts;
 };
-// The adapter runs composedScripts()[0]; the harness swaps it. Both versions run as the adapter
-// runs them: a function of a library on Redis >= 7 (the other version's unique-add in a library of
-// its own). BENCH_AB_SCRIPTS=1 runs both as scripts (EVALSHA). Use a redis-server of your own
-// (REDIS_URL): the other version's library stays loaded there.
+// The adapter runs composedScripts()[0] (unique-add) and the script named ojsUniqueProbe; the
+// harness swaps both. Both versions run as the adapter runs them: functions of a library on
+// Redis >= 7 (the other version's two in a library of their own). BENCH_AB_SCRIPTS=1 runs both as
+// scripts (EVALSHA). Use a redis-server of your own (REDIS_URL): the other library stays loaded there.
 const scripts = composedScripts();
-const current = scripts[0]!;
-const otherScript = otherModule.composedScripts()[0]!;
-const otherAsFunction = new OjsScript(current.command, current.numberOfKeys, otherScript.lua, otherScript.mainAt, otherScript.resent);
-new OjsScriptLibrary([otherAsFunction]);
+const swapped = [0, scripts.findIndex((script) => script.command === 'ojsUniqueProbe')];
+const currents = swapped.map((at) => scripts[at]!);
+const others = swapped.map((at, i) => {
+  const script = otherModule.composedScripts()[at]!;
+  return new OjsScript(currents[i]!.command, currents[i]!.numberOfKeys, script.lua, script.mainAt, script.resent);
+});
+new OjsScriptLibrary(others);
 const asScripts = process.env.BENCH_AB_SCRIPTS === '1';
-const useVersion = (version: string) => {
-  const chosen = version === 'this' ? current : otherAsFunction;
-  scripts[0] = asScripts ? new OjsScript(current.command, current.numberOfKeys, chosen.lua, 0, chosen.resent) : chosen;
-};
+const useVersion = (version: string) =>
+  swapped.forEach((at, i) => {
+    const chosen = version === 'this' ? currents[i]! : others[i]!;
+    scripts[at] = asScripts ? new OjsScript(chosen.command, chosen.numberOfKeys, chosen.lua, 0, chosen.resent) : chosen;
+  });
 const versions = ['other', 'this'];
 
 /** A policy the native path serves (bullmq-native-path.ts). */
@@ -81,8 +87,17 @@ async function evalshaStats(): Promise<[number, number]> {
   return [calls, usec];
 }
 
+/** The redis-server's CPU seconds (user + system): unlike commandstats' wall time, not inflated
+ * when a loaded machine deschedules it. Only meaningful on a server of the benchmark's own. */
+async function serverCpu(): Promise<number> {
+  const info = await redis.info('cpu');
+  return Number(/used_cpu_user:([\d.]+)/.exec(info)![1]) + Number(/used_cpu_sys:([\d.]+)/.exec(info)![1]);
+}
+
 const results = new Map<string, number[]>();
 const ratios = new Map<string, number[]>();
+const cpuRatios = new Map<string, number[]>();
+const cpuResults = new Map<string, number[]>();
 const BLOCK = Number(process.env.BENCH_BLOCK ?? 0);
 if (BLOCK > 0) {
   // Blocks of BLOCK adds alternate between the versions, each on its own queue, for N adds each:
@@ -100,16 +115,22 @@ if (BLOCK > 0) {
     }
     for (let block = 0; block * BLOCK < N; block++) {
       const perAdd: Record<string, number> = {};
+      const cpuPerAdd: Record<string, number> = {};
       for (const side of block % 2 === 0 ? sides : [...sides].reverse()) {
         useVersion(side.version);
+        const cpu0 = await serverCpu();
         const [calls0, usec0] = await evalshaStats();
         for (const end = side.i + BLOCK; side.i < end; side.i++) await add(side.queue, side.i);
         const [calls1, usec1] = await evalshaStats();
+        const cpu1 = await serverCpu();
         perAdd[side.version] = (usec1 - usec0) / (calls1 - calls0);
+        cpuPerAdd[side.version] = ((cpu1 - cpu0) * 1e6) / BLOCK;
         const key = `${path} (${side.version})`;
         results.set(key, [...(results.get(key) ?? []), perAdd[side.version]!]);
+        cpuResults.set(key, [...(cpuResults.get(key) ?? []), cpuPerAdd[side.version]!]);
       }
       ratios.set(path, [...(ratios.get(path) ?? []), perAdd.this! / perAdd.other!]);
+      cpuRatios.set(path, [...(cpuRatios.get(path) ?? []), cpuPerAdd.this! / cpuPerAdd.other!]);
     }
     for (const side of sides) {
       await side.raw.close();
@@ -154,6 +175,13 @@ if (BLOCK > 0) {
   console.log('| path | this ÷ other, median of paired blocks | quartiles |');
   console.log('|---|---|---|');
   for (const [path, values] of ratios) console.log(`| ${path} | ${median(values).toFixed(3)} | ${quartiles(values)} |`);
+  console.log('\nredis-server CPU µs per add (user + system, whole server: parsing and replies too)');
+  console.log('| path (version) | median block | quartiles |');
+  console.log('|---|---|---|');
+  for (const [key, values] of cpuResults) console.log(`| ${key} | ${median(values).toFixed(1)} | ${quartiles(values)} |`);
+  console.log('| path | this ÷ other, median of paired blocks | quartiles |');
+  console.log('|---|---|---|');
+  for (const [path, values] of cpuRatios) console.log(`| ${path} | ${median(values).toFixed(3)} | ${quartiles(values)} |`);
 } else {
   console.log(`FCALL/EVALSHA µs per add, median of ${ROUNDS} alternating rounds (N=${N}); other = ${other}`);
   console.log('| path (version) | median | all rounds |');
