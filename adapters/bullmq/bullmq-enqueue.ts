@@ -178,14 +178,21 @@ function preparedAdd(
       unique!.key, p.onConflict, p.states, p.years, p.months, p.fixedMs,
       p.stored, metaArg(request.meta), request.cancelledRetentionMs, idClaimQueues, requestToken(),
       p.terminalBits, index.home, p.anchor, p.anchoredPeriod, p.update,
-      // The native path (ARGV[22]) for a lone add; not to a queue whose name is not in NFC: it
-      // shares its index with its NFC twin, under whose base BullMQ's deduplication keys are not.
-      p.native && request.parentKeyOpts === undefined && idClaimQueues === '' && index.home === queue.name ? 'n' : '',
+      nativeFlag(p, request, idClaimQueues, index.home, queue.name),
       l1!, l2!, l3!,
     ];
   }
   if (l4 !== undefined) args.push(l4);
   return { request, job, args, argvEnd: UNIQUE_ADD_ARGV + UNIQUE_ADD_ARGV_COUNT, segments, layout: layout.keys };
+}
+
+/**
+ * unique-add's ARGV[22] and unique-probe's ARGV[15]: "n" when the add may take the native path (a
+ * policy it serves, a lone add); not to a queue whose name is not in NFC: it shares its index with
+ * its NFC twin, under whose base BullMQ's deduplication keys are not.
+ */
+function nativeFlag(p: PolicyArgs, request: UniqueAddRequest, idClaimQueues: string, home: string, queueName: string): 'n' | '' {
+  return p.native && request.parentKeyOpts === undefined && idClaimQueues === '' && home === queueName ? 'n' : '';
 }
 
 /**
@@ -396,6 +403,7 @@ function probeArgs(request: UniqueAddRequest, constants: QueueHandle): { args: S
     '', 0, index.key, queue.keys.events!, queue.keys.meta!,
     constants.rootPrefix, queue.name, constants.base, request.opts.jobId ?? '', idClaimQueues,
     key, p.onConflict, p.states, p.years, p.months, p.fixedMs, p.terminalBits, index.home, p.anchor,
+    nativeFlag(p, request, idClaimQueues, index.home, queue.name),
     l1!, l2!, l3!,
   ];
   if (l4 !== undefined) args.push(l4);

@@ -74,6 +74,22 @@ export const BULLMQ_ADD_SCRIPTS = {
 export type BullMQAddScript = keyof typeof BULLMQ_ADD_SCRIPTS;
 
 /**
+ * Where unique-add hands BullMQ's add its own job-hash fields, so the job is written by one
+ * HMSET: `storeJob` (included in every add script) ends its HMSET of the job hash with
+ * `unpack(optionalValues))`, which the splice makes `ojsUnpackWith(optionalValues, ARGV.ojsFields))`
+ * (bullmq-script-set.ts). Saves the native insert a separate HSET. When a script lacks exactly
+ * one such HMSET (a BullMQ release changed storeJob), nothing is rewritten and the scripts write
+ * their fields with their own HSET, as before (`BULLMQ_STORES_OJS_FIELDS` false).
+ */
+export const BULLMQ_STORE_JOB_HMSET = /rcall\("HMSET",\s*jobIdKey,[^()]*\bunpack\(optionalValues\)\)/g;
+
+/** Why `BULLMQ_STORE_JOB_HMSET` cannot be hooked in the add script `name` (null when it can). */
+export function storeJobHookProblem(name: BullMQAddScript, script: Pick<ShippedScript, 'content'> | undefined): string | null {
+  const found = script?.content.match(BULLMQ_STORE_JOB_HMSET)?.length ?? 0;
+  return found === 1 ? null : `script ${name} has ${found} storeJob HMSETs ending with unpack(optionalValues), expected 1`;
+}
+
+/**
  * The scripts unique-add splices to update a job in place (`x_update`), as BullMQ's own
  * `Job#changePriority`, `Job#changeDelay` and `Job#promote` run them: `queue` is each one's KEYS
  * as queue key names in BullMQ's order, `header` what its header comment says (pinned: the

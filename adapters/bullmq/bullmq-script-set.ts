@@ -18,8 +18,10 @@ import {
   BULLMQ_FLOW_SCRIPTS,
   BULLMQ_MOVE_SCRIPTS,
   BULLMQ_LUA,
+  BULLMQ_STORE_JOB_HMSET,
   installedBullMQ,
   loadAddScripts,
+  storeJobHookProblem,
   flowScriptProblem,
   SUPPORTED_BULLMQ_RANGE,
   type BullMQAddScript,
@@ -70,7 +72,7 @@ export const UNIQUE_ADD_ARGV = SCRIPT_HEAD + UNIQUE_ADD_QUEUE_KEYS.length + 1;
 export const UNIQUE_ADD_ARGV_COUNT = 22;
 /** unique-probe's ARGV[1] (after its 3 keys), and its count of arguments before the layout check. */
 export const UNIQUE_PROBE_ARGV = SCRIPT_HEAD + 3;
-export const UNIQUE_PROBE_ARGV_COUNT = 14;
+export const UNIQUE_PROBE_ARGV_COUNT = 15;
 
 /**
  * The keys a script that splices BullMQ's scripts by name hands each of them (`K`): unique-add's
@@ -107,6 +109,15 @@ const BULLMQ_MSGPACK_SHIM = `local OJS_BULLMQ_MSGPACK = {
   end,
 }`;
 
+/**
+ * The end of storeJob's HMSET of the job hash, hooked (bullmq-host.ts, BULLMQ_STORE_JOB_HMSET):
+ * the fields a caller put in its BullMQ argument table (`ojsFields`) are written with BullMQ's own.
+ */
+const STORE_FIELDS_HOOK = `local function ojsUnpackWith(values, extra)
+  if extra then for i = 1, #extra do values[#values + 1] = extra[i] end end
+  return unpack(values)
+end`;
+
 /** The start-up check and the splice, on a given BullMQ version and scripts module (exported for tests). */
 export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'scripts'>): ComposedScript[] {
   const shipped: Record<string, { content: string }> = { ...loadAddScripts(bullmq) };
@@ -118,6 +129,17 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
     if (problem) problems[name] = `bullmq ${bullmq.version}: ${problem}`;
     else shipped[name] = bullmq.scripts[name]!;
   }
+  // Every add script must take the hook, or none is rewritten (the scripts then HSET their fields).
+  const storesFields = (Object.keys(BULLMQ_ADD_SCRIPTS) as BullMQAddScript[]).every(
+    (name) => storeJobHookProblem(name, shipped[name]) === null,
+  );
+  const hooked = (name: string, content: string) =>
+    storesFields && name in BULLMQ_ADD_SCRIPTS
+      ? content.replace(BULLMQ_STORE_JOB_HMSET, (hmset) =>
+          hmset.replace(/unpack\(optionalValues\)\)$/, 'ojsUnpackWith(optionalValues, ARGV.ojsFields))'),
+        )
+      : content;
+  const shimText = `${BULLMQ_MSGPACK_SHIM}\nlocal BULLMQ_STORES_OJS_FIELDS = ${storesFields}\n${STORE_FIELDS_HOOK}`;
   const withHost = (lua: string) => lua.replace(/^--- @bullmq-host\s*$/m, () => BULLMQ_LUA);
   const splice = (lua: string) => {
     let shimmed = false;
@@ -135,9 +157,9 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
         const script = shipped[name];
         if (!script) throw new Error(`--- @bullmq "${name}": ${problems[name as BullMQFlowScript] ?? 'missing'}`);
         const keys = queueKeys.map((key) => `K[${splicedKeyIndex(key)}]`).join(', ');
-        const shim = shimmed ? '' : `${BULLMQ_MSGPACK_SHIM}\n`;
+        const shim = shimmed ? '' : `${shimText}\n`;
         shimmed = true;
-        return `${shim}local function __bullmq_${name}(K, ARGV)\nlocal KEYS = { ${keys} }\nlocal cmsgpack = OJS_BULLMQ_MSGPACK\n${script.content}\nend`;
+        return `${shim}local function __bullmq_${name}(K, ARGV)\nlocal KEYS = { ${keys} }\nlocal cmsgpack = OJS_BULLMQ_MSGPACK\n${hooked(name, script.content)}\nend`;
       })
       .replace(/^--- @bullmq-raw "(\w+)"\s*$/gm, (_line, name: string) => {
         if (name !== 'releaseParentIfNoPendingDependencies')

@@ -29,6 +29,7 @@ import {
   parseScriptHeader,
   queueClient,
   scriptHeaderText,
+  storeJobHookProblem,
   SUPPORTED_BULLMQ_RANGE,
   validateJobOptions,
   writeQueueMeta,
@@ -38,7 +39,7 @@ import {
   type ShippedScript,
 } from '../../adapters/bullmq/bullmq-host.js';
 import { encodedArguments, encodeCommand, OjsScript, setScriptMode } from '../../adapters/bullmq/bullmq-script-command.js';
-import { composedScripts, flowScriptsProblem, UNIQUE_ADD_QUEUE_KEYS } from '../../adapters/bullmq/bullmq-script-set.js';
+import { composedScripts, composeScripts, flowScriptsProblem, UNIQUE_ADD_QUEUE_KEYS } from '../../adapters/bullmq/bullmq-script-set.js';
 import { createBullMQBackend, withUniqueness } from '../../adapters/bullmq/index.js';
 import { BackendError, InvalidJobInputError } from '../../src/index.js';
 import { useRedisPrefix } from './bullmq-test-redis.js';
@@ -601,6 +602,44 @@ describe('bullmq host contract: facts the Lua scripts use (BULLMQ_LUA)', functio
     expect(await ctx.redis.exists(dedupKey('bad')), `failed for good: ${where}`).to.equal(0);
     expect(await ctx.redis.get(dedupKey('retry')), `waiting for a retry: ${where}`).to.equal(retried.id);
     expect(await ctx.redis.exists(dedupKey('removed')), `removed: ${where}`).to.equal(0);
+  });
+
+  it("storeJob's HMSET of the job hash ends with unpack(optionalValues) in every add script, where the native path's OJS fields ride (BULLMQ_STORE_JOB_HMSET); without it the fields are HSET after", async function () {
+    const where = `the native path writes its fields in BullMQ's HMSET through this hook (bullmq-script-set.ts, ${HOST}); without it, one HSET more per insert`;
+    for (const name of ADD_SCRIPTS) expect(storeJobHookProblem(name, bullmq.scripts[name]), where).to.equal(null);
+    expect(composedScripts()[0]!.lua).to.contain('local BULLMQ_STORES_OJS_FIELDS = true');
+    const scripts = bullmq.scripts as Record<BullMQAddScript, ShippedScript>;
+    const changed = scripts.addDelayedJob.content.replace('unpack(optionalValues))', 'unpack(optionalValues, 1))');
+    const unhooked = { ...bullmq, scripts: { ...bullmq.scripts, addDelayedJob: { ...scripts.addDelayedJob, content: changed } } };
+    expect(storeJobHookProblem('addDelayedJob', unhooked.scripts.addDelayedJob)).to.contain('has 0 storeJob HMSETs');
+    const fallback = composeScripts(unhooked)[0]!;
+    expect(fallback.lua).to.contain('local BULLMQ_STORES_OJS_FIELDS = false').and.not.contain('ojsUnpackWith(optionalValues');
+    // Both write the same job hash: the native path's fields beside BullMQ's.
+    const hashes: Record<string, string>[] = [];
+    const active = composedScripts();
+    const hooked = active[0]!;
+    try {
+      for (const [name, script] of [
+        ['hooked', hooked],
+        ['fallback', fallback],
+      ] as const) {
+        active[0] = script;
+        const queue = withUniqueness(ctx.queue(name));
+        const job = await queue.add(
+          'job',
+          { n: 1 },
+          { delay: name === 'hooked' ? 0 : 60_000, unique: { keys: ['type', 'queue', 'args'] } },
+        );
+        hashes.push(await ctx.redis.hgetall(`${ctx.prefix}:${name}:${job.id}`));
+      }
+    } finally {
+      active[0] = hooked;
+    }
+    for (const hash of hashes) {
+      expect(Object.keys(hash)).to.include.members(['name', 'data', 'opts', 'timestamp', 'ojsKey', 'ojsPolicy', 'ojsReq', 'deid']);
+      expect(hash.deid).to.equal(hash.ojsKey!.slice(0, 32));
+    }
+    expect(Object.keys(hashes[0]!).sort()).to.deep.equal(Object.keys(hashes[1]!).sort());
   });
 
   it("the queue's keys are <prefix>:<queue>:<name> for every state key the scripts read", function () {

@@ -30,13 +30,19 @@
     ARGV[12] the terminal states the policy counts, as index bits (as unique-add's ARGV[17])
     ARGV[13] the index's home queue (as unique-add's ARGV[18])
     ARGV[14] x_period_anchor (as unique-add's ARGV[19])
+    ARGV[15] "n": a policy the native path serves, for an add unique-add would try it for (as
+             unique-add's ARGV[22]): while the key has no index field, its one job is the one
+             BullMQ's deduplication key names (includes/ojs-native-holder), read as the native
+             path reads it instead of observing; "" otherwise
     ARGV[last]  the layout check, after the script's own arguments (includes/ojs-layout): as unique-add's
 
   Steps:
     1. now = Redis TIME (the clock unique-add uses).
     2. A caller's id already in use -> "id_exists" (unique-add checks it first too).
     3. Observe the key's jobs (includes/ojs-observe, which only reads) and decide
-       (includes/ojs-decide-conflict).
+       (includes/ojs-decide-conflict). With ARGV[15] "n" and no index field for the key: the
+       native holder, a duplicate (answered as in 4), or "miss", as unique-add's native path
+       would decide.
     4. ignore / reject -> under x_period_anchor "last_duplicate", now recorded on every
        duplicate (ojsTouch: the job's `ojsLast`, its entry's period end), as unique-add would;
        the key's entries written back, none dropped, when this policy widened or touched one
@@ -71,6 +77,7 @@ local rcall = redis.call
 --- @include "includes/ojs-index"
 --- @include "includes/ojs-observe"
 --- @include "includes/ojs-answer-duplicate"
+--- @include "includes/ojs-native-holder"
 --- @include "includes/ojs-layout"
 
 local layoutRefusal = ojsLayoutCheck(ARGV)
@@ -86,8 +93,17 @@ if customId ~= "" and ojsIdTaken(rootPrefix, ARGV[2], ARGV[3], customId, ARGV[5]
   return { "id_exists", customId }
 end
 
-local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[14])
 local field = string.sub(uniquenessKey, 1, 32)
+-- The native path's key (ARGV[15]): its holder read as the native path reads it, without the
+-- index's reads of observing it as an entry.
+if ARGV[15] == "n" and rcall("HEXISTS", KEYS[1], field) == 0 then
+  local holder, state, location = ojsNativeHolder(ARGV[3], field, uniquenessKey, nowMs)
+  if not holder then return { "miss" } end
+  local existing = { id = holder, queue = ARGV[2], base = ARGV[3], state = state, location = location }
+  return ojsAnswerDuplicate((ARGV[7] == "ignore" and "ignore") or "reject", existing, KEYS[2], KEYS[3], uniquenessKey,
+    customId, nowMs)
+end
+local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[14])
 local entries = ojsIndexRead(KEYS[1], field, ARGV[13], rootPrefix)
 local candidates, _, _, _, widened = ojsObserve(entries, uniquenessKey, policy, tonumber(ARGV[12]), nowMs, "")
 local action, existing, _, _, touch = ojsDecideConflict(candidates, policy, nowMs)

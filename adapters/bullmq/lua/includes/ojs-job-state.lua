@@ -16,7 +16,9 @@
     otherwise                          -> available   (in `wait` or the legacy `paused` list)
   `base` is the queue's key prefix with its trailing colon ("bull:emails:"). dueMs is set for
   delayed jobs only (bullmqDelayedDueMs). ojsLiveJobState is the
-  same once the job hash is known to exist.
+  same once the job hash is known to exist; ojsUnfinishedJobState once it is also known to have
+  no `finishedOn` (BULLMQ_FINISHED_ON: present exactly while the job is completed or failed for
+  good), which spares the two finished sets' ZSCOREs.
 
   ojsIndexedJobState(base, jobId, uniquenessKey, nowMs) -> ojsState, location, dueMs, request
   The same for an index entry (includes/ojs-index), which names a job by id only: an id can be
@@ -28,10 +30,8 @@
   when none), read in the same HMGET.
 ]]
 --- @include "includes/ojs-archive-key"
-local function ojsLiveJobState(base, jobId, nowMs)
+local function ojsUnfinishedJobState(base, jobId, nowMs)
   local jobKey = base .. jobId
-  if rcall("ZSCORE", base .. "completed", jobId) then return "completed", "completed", nil end
-  if rcall("ZSCORE", base .. "failed", jobId) then return "discarded", "failed", nil end
   local score = rcall("ZSCORE", base .. "delayed", jobId)
   if score then
     local due = bullmqDelayedDueMs(score)
@@ -47,6 +47,12 @@ local function ojsLiveJobState(base, jobId, nowMs)
   if rcall("EXISTS", jobKey .. BULLMQ_LOCK_SUFFIX) == 1 then return "active", "active", nil end
   if rcall("LPOS", base .. "active", jobId) then return "active", "active", nil end
   return "available", "wait", nil
+end
+
+local function ojsLiveJobState(base, jobId, nowMs)
+  if rcall("ZSCORE", base .. "completed", jobId) then return "completed", "completed", nil end
+  if rcall("ZSCORE", base .. "failed", jobId) then return "discarded", "failed", nil end
+  return ojsUnfinishedJobState(base, jobId, nowMs)
 end
 
 local function ojsJobState(base, jobId, nowMs)

@@ -29,16 +29,19 @@
        the key's index field exists -> nil.
     2. A custom id already in use -> "id_exists", unless this add's own token inserted it -> the
        first run's reply.
-    3. The deduplication key names a live job carrying this key -> a duplicate: this add's own
-       token on it -> the first run's reply; else ignore / reject, answered as the general path
-       answers them (includes/ojs-answer-duplicate: `deduplicated` event, reply). A key naming a
-       job that is gone, finished or of another key is stale: overwritten by the insert.
-    4. Insert: BullMQ's add (the variant BullMQ would pick), the OJS fields and `deid` on the job
-       hash, and SET the deduplication key to its id (no expiry: BullMQ deletes it).
+    3. The deduplication key names a live job carrying this key (includes/ojs-native-holder) -> a
+       duplicate: this add's own token on it -> the first run's reply; else ignore / reject,
+       answered as the general path answers them (includes/ojs-answer-duplicate: `deduplicated`
+       event, reply). A key naming a job that is gone, finished or of another key is stale:
+       overwritten by the insert.
+    4. Insert: BullMQ's add (the variant BullMQ would pick), with the OJS fields and `deid` in its
+       own HMSET of the job hash (an HSET after it on a BullMQ without the hook), and SET the
+       deduplication key to its id (no expiry: BullMQ deletes it).
   All-or-nothing as the general path: every refusal is in 1-3 or is BullMQ's add's own (a parent,
-  BullMQ's own `deduplication`), checked before it runs; then an HSET and a SET.
+  BullMQ's own `deduplication`), checked before it runs; then a SET.
 ]]
 --- @include "includes/ojs-now"
+--- @include "includes/ojs-native-holder"
 -- A re-sent add's own job among the jobs of `set` (completed or failed, scored by finishedOn)
 -- that finished within the replay grace, newest first, at most OJS_NATIVE_REPLAY_SCAN of them.
 local OJS_NATIVE_REPLAY_SCAN = 1000
@@ -75,19 +78,12 @@ local function ojsNativeAdd(KEYS, ARGV)
     return { "id_exists", customId }
   end
 
-  local dedupKey = queueBase .. "de:" .. field
-  local holder = rcall("GET", dedupKey)
+  local holder, state, location, holderRequest = ojsNativeHolder(queueBase, field, uniquenessKey, nowMs)
   if holder then
-    local own = rcall("HMGET", queueBase .. holder, "ojsKey", "ojsReq", BULLMQ_FINISHED_ON)
-    if own[1] == uniquenessKey and not own[3] then
-      if request ~= "" and own[2] == request then return ojsReplay(rootPrefix, queueBase, holder, "live") end
-      local state, location = ojsLiveJobState(queueBase, holder, nowMs)
-      if state ~= "completed" and state ~= "discarded" then
-        local existing = { id = holder, queue = queueName, base = queueBase, state = state, location = location }
-        return ojsAnswerDuplicate((ARGV[7] == "ignore" and "ignore") or "reject", existing, KEYS[8], KEYS[3],
-          uniquenessKey, customId, nowMs)
-      end
-    end
+    if request ~= "" and holderRequest == request then return ojsReplay(rootPrefix, queueBase, holder, "live") end
+    local existing = { id = holder, queue = queueName, base = queueBase, state = state, location = location }
+    return ojsAnswerDuplicate((ARGV[7] == "ignore" and "ignore") or "reject", existing, KEYS[8], KEYS[3],
+      uniquenessKey, customId, nowMs)
   end
 
   local opts = cmsgpack.unpack(ARGV[3])
@@ -95,18 +91,17 @@ local function ojsNativeAdd(KEYS, ARGV)
   if opts[BULLMQ_OPT_DEDUPLICATION] ~= nil then return { "refused_option", "opts.deduplication" } end
 
   args[BULLMQ_ARG_TIMESTAMP] = nowMs
-  -- The tables as they are: the spliced scripts' cmsgpack takes them (bullmq-script-set.ts).
+  local fields = { "ojsKey", uniquenessKey, "ojsPolicy", ARGV[12], "ojsReq", request, "deid", field }
+  if ARGV[13] ~= "" then fields[9], fields[10] = "ojsMeta", ARGV[13] end
+  -- The tables as they are: the spliced scripts' cmsgpack takes them; the OJS fields go in
+  -- BullMQ's own HMSET of the job hash when the installed BullMQ takes the hook (bullmq-script-set.ts).
   local bullmqArgv = { args, ARGV[2], opts }
+  if BULLMQ_STORES_OJS_FIELDS then bullmqArgv.ojsFields = fields end
   local result = ojsBullMQAdd(KEYS, bullmqArgv, tonumber(opts[BULLMQ_OPT_DELAY]) or 0, tonumber(opts[BULLMQ_OPT_PRIORITY]) or 0)
   if type(result) == "number" and result < 0 then return { "bullmq_error", result } end
 
   local jobId = tostring(result)
-  if ARGV[13] ~= "" then
-    rcall("HSET", queueBase .. jobId, "ojsKey", uniquenessKey, "ojsPolicy", ARGV[12], "ojsReq", request,
-      "deid", field, "ojsMeta", ARGV[13])
-  else
-    rcall("HSET", queueBase .. jobId, "ojsKey", uniquenessKey, "ojsPolicy", ARGV[12], "ojsReq", request, "deid", field)
-  end
-  rcall("SET", dedupKey, jobId)
+  if not BULLMQ_STORES_OJS_FIELDS then rcall("HSET", queueBase .. jobId, unpack(fields)) end
+  rcall("SET", queueBase .. "de:" .. field, jobId)
   return { "created", jobId, nowMs, field }
 end
