@@ -97,8 +97,19 @@ export interface UpdateDecision {
   scheduledAtLimit?: number;
 }
 
+/**
+ * The `x_successor` extension: `existing` is active; insert nothing now, leave the new job as the
+ * key's one pending successor (replacing any earlier one), created as a job once `existing`
+ * finishes; answer `deduplicated` with `existing` and the successor's id. `touch` as for ignore.
+ */
+export interface SuccessorDecision {
+  action: 'successor';
+  existing: ConflictCandidate;
+  touch?: ConflictCandidate[];
+}
+
 /** Every answer {@link decideUniqueConflict} gives: the spec's, plus the extensions'. */
-export type UniqueConflictDecision = ConflictDecision | UpdateDecision;
+export type UniqueConflictDecision = ConflictDecision | UpdateDecision | SuccessorDecision;
 
 /**
  * §7.4: a candidate is a duplicate iff its state is one of `policy.states` AND
@@ -150,17 +161,19 @@ export function periodAnchor(candidate: ConflictCandidate, policy: UniquePolicy)
  */
 export function decideConflict(input: ConflictInput): ConflictDecision {
   const decision = decideUniqueConflict(input);
-  if (decision.action === 'update') {
-    // Unreachable through prepareUnique, which refuses x_update unless the backend declares it.
-    throw new Error('ojs-unique: a policy with x_update needs decideUniqueConflict (and a backend that declares the extension)');
+  if (decision.action === 'update' || decision.action === 'successor') {
+    // Unreachable through prepareUnique, which refuses an extension unless the backend declares it.
+    const field = decision.action === 'update' ? 'x_update' : 'x_successor';
+    throw new Error(`ojs-unique: a policy with ${field} needs decideUniqueConflict (and a backend that declares the extension)`);
   }
   return decision;
 }
 
 /**
  * {@link decideConflict} with the policy extensions: `x_period_anchor` (through
- * {@link isDuplicate}), `touch` for `last_duplicate`, and the `update` answer of `x_update` when
- * the existing job's state has an entry there (otherwise `on_conflict` decides, as usual).
+ * {@link isDuplicate}), `touch` for `last_duplicate`, the `successor` answer of `x_successor` when
+ * the existing job is active, and the `update` answer of `x_update` when the existing job's state
+ * has an entry there (otherwise `on_conflict` decides, as usual).
  */
 export function decideUniqueConflict(input: ConflictInput): UniqueConflictDecision {
   const { policy, now } = input;
@@ -169,6 +182,9 @@ export function decideUniqueConflict(input: ConflictInput): UniqueConflictDecisi
   if (!existing) return { action: 'insert' };
   // Every duplicate this enqueue found moves its window's end (BullMQ's extend renews the key's TTL).
   const touch = policy.x_period_anchor === 'last_duplicate' ? { touch: duplicates } : {};
+
+  // x_successor: a duplicate of a running job is kept to run after it, not dropped.
+  if (policy.x_successor !== undefined && existing.state === 'active') return { action: 'successor', existing, ...touch };
 
   const update = policy.x_update?.[existing.state as keyof NonNullable<UniquePolicy['x_update']>];
   if (update !== undefined) {

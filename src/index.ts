@@ -52,5 +52,5 @@ export type { DuplicateJobDetails, OjsUniqueErrorCode, ValidationIssue } from '.
 export { REPORT_ONLY_FIELD } from './report-only-mark.js';
 export type { ReportOnlyAnswer, WouldBe } from './report-only.js';
 export type { RegisteredPolicies } from './registered-policies.js';
-export type { EnqueueResult, UniqueJobsBackend, UniqueJobsCapabilities } from './unique-jobs-backend.js';
+export type { EnqueueResult, PendingSuccessor, UniqueJobsBackend, UniqueJobsCapabilities } from './unique-jobs-backend.js';
 export type { ExplainOutcome, ExplainedJob, NotCountedReason, UniqueExplanation } from './unique-explain.js';

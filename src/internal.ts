@@ -8,7 +8,14 @@ export { DEFAULT_QUEUE, canonicalPreimage } from './uniqueness-key.js';
 export { PERIOD_PATTERN, addPeriod, parsePeriod } from './period.js';
 export type { Period } from './period.js';
 export { decideConflict, decideUniqueConflict, insertionOrder, isDuplicate, periodAnchor } from './conflict-decision.js';
-export type { ConflictCandidate, ConflictDecision, ConflictInput, UniqueConflictDecision, UpdateDecision } from './conflict-decision.js';
+export type {
+  ConflictCandidate,
+  ConflictDecision,
+  ConflictInput,
+  SuccessorDecision,
+  UniqueConflictDecision,
+  UpdateDecision,
+} from './conflict-decision.js';
 export { prepareUnique, jobInputIssues, ownJobInput, scheduledAtMs } from './unique-enqueue.js';
 export type { PreparedUnique, PrepareUniqueOptions } from './unique-enqueue.js';
 export { MAX_ATTEMPTS_RANGE, MAX_IDENTIFIER_LENGTH, MAX_JSON_DEPTH, PRIORITY_RANGE, TIME_RANGE_MS } from './input-limits.js';

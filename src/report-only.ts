@@ -45,10 +45,10 @@ const shadows = new WeakMap<object, object>();
 
 /**
  * The add a backend runs for a report-only policy: the report-only key, the policy with `ignore`
- * and without `x_update`. `shadowOf` names the real one (a backend does not count the shadow add).
+ * and without `x_update` or `x_successor`. `shadowOf` names the real one (a backend does not count the shadow add).
  */
 export function reportOnlyShadow(prepared: PreparedUnique): PreparedUnique & { shadowOf: PreparedUnique } {
-  const { x_update: _update, ...policy } = prepared.policy;
+  const { x_update: _update, x_successor: _successor, ...policy } = prepared.policy;
   const shadow: PreparedUnique & { shadowOf: PreparedUnique } = {
     policy: { ...policy, on_conflict: 'ignore' },
     key: reportOnlyKey(prepared.key),
@@ -80,6 +80,8 @@ export function isReportOnlyShadow(prepared: object | null): boolean {
  */
 export function wouldBeFor(policy: UniquePolicy, state: OjsJobState, canReplaceActive: boolean): WouldBe {
   if (policy.x_update?.[state as UpdateState] !== undefined) return 'updated';
+  // x_successor: the active job is returned; the duplicate would have been kept as its successor.
+  if (policy.x_successor !== undefined && state === 'active') return 'deduplicated';
   switch (policy.on_conflict) {
     case 'ignore':
       return 'deduplicated';

@@ -66,6 +66,11 @@ export interface UniqueExplanation {
   replaces?: string[];
   /** For `updated`: the fields the add would copy onto the existing job. */
   update_fields?: UpdateField[];
+  /**
+   * `x_successor`: true when the existing job is active, so the add would be kept as the key's
+   * pending successor (replacing any earlier one), to run once the existing job finishes.
+   */
+  successor?: true;
 }
 
 /** A job as a backend read it for an explanation: a conflict candidate, with its queue where known. */
@@ -118,5 +123,7 @@ export function explainUniqueAdd(input: ExplainInput): UniqueExplanation {
       return { ...base, outcome: 'replaced', existing_job_id: decision.existing.id, replaces: decision.supersede.map((c) => c.id) };
     case 'update':
       return { ...base, outcome: 'updated', existing_job_id: decision.existing.id, update_fields: decision.fields };
+    case 'successor':
+      return { ...base, outcome: 'deduplicated', existing_job_id: decision.existing.id, successor: true };
   }
 }

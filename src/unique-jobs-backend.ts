@@ -35,8 +35,13 @@ export type EnqueueResult =
    * `wouldBe` says (absent when it would have inserted it too), with the job it would have met.
    */
   | ({ outcome: 'created'; job: OjsJob } & Partial<ReportOnlyAnswer>)
-  /** `on_conflict: "ignore"` (§5.4): nothing was inserted; `job` is the existing job. */
-  | { outcome: 'deduplicated'; job: OjsJob }
+  /**
+   * `on_conflict: "ignore"` (§5.4): nothing was inserted; `job` is the existing job. Under the
+   * `x_successor` extension, when `job` is active, `successor` is present: the add was kept as the
+   * key's one pending successor, which becomes the job `successor.id` once `job` finishes (a later
+   * duplicate while `job` is still active replaces it, and then that id never becomes a job).
+   */
+  | { outcome: 'deduplicated'; job: OjsJob; successor?: PendingSuccessor }
   /**
    * `replace` / `replace_except_schedule` (§5.2, §5.3): `job` was inserted and took the key from
    * `replaced` (the existing job) and `also_replaced` (further duplicates, oldest first, when
@@ -52,6 +57,12 @@ export type EnqueueResult =
    * already had).
    */
   | { outcome: 'updated'; job: OjsJob; changed: UpdateField[] };
+
+/** A duplicate kept to run after the active job it met (`x_successor`): not a job yet. */
+export interface PendingSuccessor {
+  /** The id the successor will have as a job: the add's own `id`, or one the backend chose. */
+  id: string;
+}
 
 export interface UniqueJobsBackend {
   readonly capabilities: UniqueJobsCapabilities;

@@ -12,7 +12,8 @@
  * The `x_` properties are this library's extensions (docs/decisions.md), not §13's: their
  * shapes are here so that a policy document using them validates; their cross-field rules (a
  * period for `x_period_anchor`, a terminal state for its `finished_at`, `keys` with `x_key`,
- * `x_update`'s states within `states`, an `x_update` of `scheduled_at` for `x_max_wait`) are
+ * `x_update`'s states within `states`, an `x_update` of `scheduled_at` for `x_max_wait`, `active`
+ * in `states` for `x_successor`) are
  * zod's alone, like §2.2's.
  */
 export const uniquePolicyJsonSchema = {
@@ -104,6 +105,12 @@ export const uniquePolicyJsonSchema = {
       type: 'string',
       pattern: '^P(?:\\d+Y)?(?:\\d+M)?(?:\\d+W)?(?:\\d+D)?(?:T(?:\\d+H)?(?:\\d+M)?(?:\\d+(?:\\.\\d+)?S)?)?$',
       description: "Extension: an x_update of scheduled_at never moves the duplicate's due time past its created_at plus this duration.",
+    },
+    x_successor: {
+      type: 'string',
+      enum: ['latest'],
+      description:
+        'Extension: a duplicate of an active job leaves one pending successor carrying the latest duplicate, created as a job when the active one finishes.',
     },
     x_report_only: {
       type: 'boolean',

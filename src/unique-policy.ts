@@ -64,7 +64,7 @@ export const UNIQUE_STATE_GROUPS = {
  * backend declares the ones it implements (`capabilities.unique_jobs.extensions`) and refuses a
  * policy using any other with `InvalidJobInputError` naming the field: never ignores it.
  */
-export const UNIQUE_EXTENSIONS = ['x_period_anchor', 'x_key', 'x_update', 'x_max_wait'] as const;
+export const UNIQUE_EXTENSIONS = ['x_period_anchor', 'x_key', 'x_update', 'x_max_wait', 'x_successor'] as const;
 export type UniqueExtension = (typeof UNIQUE_EXTENSIONS)[number];
 
 /**
@@ -91,6 +91,15 @@ export type UpdateField = (typeof UPDATE_FIELDS)[number];
 
 /** `x_update`: per state of the existing job, the fields to copy onto it from the new job. */
 export type UpdateInPlace = { [S in UpdateState]?: UpdateField[] };
+
+/**
+ * `x_successor` (run again after the active one): what a duplicate of an `active` job leaves.
+ *  - `latest`: one pending successor per key, carrying the latest duplicate (its payload and its
+ *    id); it becomes a real job when the active one finishes (BullMQ
+ *    `deduplication.keepLastIfActive`). Each later duplicate while the job is active replaces it.
+ */
+export const SUCCESSOR_MODES = ['latest'] as const;
+export type SuccessorMode = (typeof SUCCESSOR_MODES)[number];
 
 /** Longest caller-provided key, in UTF-16 code units. */
 export const MAX_CALLER_KEY_LENGTH = 1024;
@@ -132,6 +141,13 @@ export interface UniquePolicy {
    * only when given.
    */
   x_max_wait?: string;
+  /**
+   * Extension (run again after the active one): a duplicate whose existing job is `active` is
+   * answered `deduplicated` (with that job) and leaves one pending successor for the key, which
+   * becomes a job when the active one finishes (docs/design/successor.md). Needs `active` in
+   * `states`. Present only when given.
+   */
+  x_successor?: SuccessorMode;
 }
 
 /**
@@ -174,6 +190,12 @@ export interface UniquePolicyInput {
    * duration or whole seconds, like `period`; needs `x_update` with `scheduled_at`. (Default: none.)
    */
   x_max_wait?: string | number;
+  /**
+   * Extension: while the existing job is `active`, a duplicate is not dropped: it leaves one
+   * pending successor carrying the latest duplicate, created as a job once the active one
+   * finishes (BullMQ `keepLastIfActive`). Needs `active` in `states`. (Default: none.)
+   */
+  x_successor?: SuccessorMode;
   /**
    * Report-only rollout (src/report-only.ts): the add is decided and counted, its answer says
    * what the policy would have done (`wouldBe`), and the job is always inserted. (Default: false.)
@@ -296,6 +318,7 @@ const uniquePolicySchema = z
         })
         .optional(),
       x_max_wait: periodField.optional(),
+      x_successor: z.enum(SUCCESSOR_MODES, { error: oneOf('successor mode', SUCCESSOR_MODES) }).optional(),
     },
     { error: (i) => (i.code === 'unrecognized_keys' ? undefined : `expected a policy object, got ${describe(i.input)}`) },
   )
@@ -340,6 +363,21 @@ const uniquePolicySchema = z
           code: 'custom',
           path: ['x_max_wait'],
           message: 'is set but x_update updates no scheduled_at (the debounce it caps), so it would be ignored',
+        });
+      }
+    }
+    if (policy.x_successor !== undefined) {
+      if (!(policy.states ?? DEFAULT_UNIQUE_STATES).includes('active')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['x_successor'],
+          message: 'is set but states does not include "active", so no active job is ever a duplicate and it would be ignored',
+        });
+      } else if (policy.x_update?.active !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['x_successor'],
+          message: 'and x_update.active both say what a duplicate of an active job does: keep one of them',
         });
       }
     }
@@ -502,6 +540,7 @@ function parseOwnPolicy(own: unknown): UniquePolicy {
     policy.x_update = update;
   }
   if (raw.x_max_wait !== undefined) policy.x_max_wait = typeof raw.x_max_wait === 'number' ? `PT${raw.x_max_wait}S` : raw.x_max_wait;
+  if (raw.x_successor !== undefined) policy.x_successor = raw.x_successor;
   return policy;
 }
 
@@ -560,6 +599,7 @@ export function compactUniquePolicy(policy: UniquePolicy): UniquePolicyInput {
   if (policy.x_key !== undefined) compact.x_key = policy.x_key;
   if (policy.x_update !== undefined) compact.x_update = policy.x_update;
   if (policy.x_max_wait !== undefined) compact.x_max_wait = policy.x_max_wait;
+  if (policy.x_successor !== undefined) compact.x_successor = policy.x_successor;
   return compact;
 }
 

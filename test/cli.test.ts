@@ -125,6 +125,15 @@ describe('the ojs-unique command', function () {
     expect(invalid.stderr.trim()).to.equal('unique.x_report_only: must be a boolean');
   });
 
+  it('validate reads x_successor: valid with active in states, its field named without', function () {
+    const valid = cli(['validate', file('successor.json', { on_conflict: 'ignore', x_successor: 'latest' }), '--json']);
+    expect(valid.status).to.equal(0);
+    expect(JSON.parse(valid.stdout).policy).to.include({ x_successor: 'latest' });
+    const invalid = cli(['validate', file('successor-bad.json', { states: ['available'], x_successor: 'latest' })]);
+    expect(invalid.status).to.equal(1);
+    expect(invalid.stderr.trim()).to.match(/^unique\.x_successor: is set but states does not include "active"/);
+  });
+
   it('validate prints the policy with its defaults when valid', function () {
     const { status, stdout } = cli(['validate', file('policy.json', { on_conflict: 'ignore' })]);
     expect(status).to.equal(0);

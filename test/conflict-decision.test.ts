@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { parseUniquePolicy, type OjsJobState } from '../src/index.js';
-import { decideConflict, isDuplicate, type ConflictCandidate } from '../src/internal.js';
+import { decideConflict, decideUniqueConflict, isDuplicate, type ConflictCandidate } from '../src/internal.js';
 
 const NOW = Date.parse('2026-02-12T12:00:00.000Z');
 const HOUR = 3_600_000;
@@ -94,5 +94,27 @@ describe('§5–§9 the conflict decision', function () {
       { ...candidate('b', 'available', 5), seq: 2 },
     ]);
     expect(byTime.action === 'ignore' && byTime.existing.id).to.equal('b');
+  });
+
+  it('x_successor: a duplicate of an active existing job is kept as its successor, whatever on_conflict says; any other goes by on_conflict', function () {
+    const successorOf = (policy: unknown, candidates: ConflictCandidate[], canReplaceActive = false) =>
+      decideUniqueConflict({ policy: parseUniquePolicy(policy), uniquenessKey: 'k', now: NOW, candidates, canReplaceActive });
+    for (const on_conflict of ['ignore', 'reject', 'replace', 'replace_except_schedule'] as const) {
+      for (const canReplaceActive of [false, true]) {
+        const decision = successorOf({ on_conflict, x_successor: 'latest' }, [candidate('run', 'active', 10)], canReplaceActive);
+        expect(decision, `${on_conflict}, canReplaceActive ${canReplaceActive}`).to.deep.equal({
+          action: 'successor',
+          existing: candidate('run', 'active', 10),
+        });
+      }
+    }
+    // The existing job is the oldest duplicate: a waiting one older than the active one is answered as usual.
+    expect(
+      successorOf({ on_conflict: 'ignore', x_successor: 'latest' }, [candidate('b', 'active', 10), candidate('a', 'available', 20)]).action,
+    ).to.equal('ignore');
+    expect(successorOf({ on_conflict: 'ignore', x_successor: 'latest' }, [candidate('a', 'retryable', 10)]).action).to.equal('ignore');
+    expect(successorOf({ on_conflict: 'ignore', x_successor: 'latest' }, [candidate('a', 'completed', 10)]).action).to.equal('insert');
+    // The spec's decideConflict has no such answer: only a backend declaring the extension asks for it.
+    expect(() => decide({ x_successor: 'latest' }, [candidate('run', 'active')])).to.throw(/x_successor needs decideUniqueConflict/);
   });
 });

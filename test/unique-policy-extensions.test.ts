@@ -112,10 +112,21 @@ describe('policy extensions', function () {
         ['unique.x_update.scheduled: "scheduled" is not in states, so no duplicate in it is ever found and this would be ignored'],
       ],
       [
+        'x_successor when states leave out active',
+        { states: ['available', 'scheduled'], x_successor: 'latest' },
+        ['unique.x_successor: is set but states does not include "active", so no active job is ever a duplicate and it would be ignored'],
+      ],
+      [
+        'x_successor beside x_update.active',
+        { x_successor: 'latest', x_update: { active: ['args'] } },
+        ['unique.x_successor: and x_update.active both say what a duplicate of an active job does: keep one of them'],
+      ],
+      ['an unknown x_successor mode', { x_successor: 'first' }, ['unique.x_successor: "first" is not one of latest']],
+      [
         'a misspelt extension',
         { x_keys: 'k' },
         [
-          'unique.x_keys: unknown field (allowed: keys, args_keys, meta_keys, period, states, on_conflict, x_period_anchor, x_key, x_update, x_max_wait)',
+          'unique.x_keys: unknown field (allowed: keys, args_keys, meta_keys, period, states, on_conflict, x_period_anchor, x_key, x_update, x_max_wait, x_successor)',
         ],
       ],
     ];
@@ -154,6 +165,13 @@ describe('policy extensions', function () {
       );
     });
 
+    it('x_successor is kept as given and named as used; the default states include active', function () {
+      const policy = parseUniquePolicy({ on_conflict: 'ignore', x_successor: 'latest' });
+      expect(policy.x_successor).to.equal('latest');
+      expect(policyExtensions(policy)).to.deep.equal(['x_successor']);
+      expect(compactUniquePolicy(policy)).to.deep.equal({ on_conflict: 'ignore', x_successor: 'latest' });
+    });
+
     it('the compact form parses back to the same policy', function () {
       const inputs: UniquePolicyInput[] = [
         { x_key: 'k' },
@@ -181,6 +199,9 @@ describe('policy extensions', function () {
         { x_update: { finished: ['args'] } },
         { x_update: { scheduled: [] } },
         { x_update: {} },
+        { x_successor: 'latest' },
+        { x_successor: 'first' },
+        { x_successor: true },
       ];
       for (const doc of docs) expect(validate(doc), JSON.stringify(doc)).to.equal(issues(doc).length === 0);
     });

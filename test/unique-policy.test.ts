@@ -125,8 +125,8 @@ describe('§2 UniquePolicy parsing', function () {
       '§13 additionalProperties',
       { keys: ['type'], unique_for: 60, fields: [] },
       [
-        'unique.unique_for: unknown field (allowed: keys, args_keys, meta_keys, period, states, on_conflict, x_period_anchor, x_key, x_update, x_max_wait)',
-        'unique.fields: unknown field (allowed: keys, args_keys, meta_keys, period, states, on_conflict, x_period_anchor, x_key, x_update, x_max_wait)',
+        'unique.unique_for: unknown field (allowed: keys, args_keys, meta_keys, period, states, on_conflict, x_period_anchor, x_key, x_update, x_max_wait, x_successor)',
+        'unique.fields: unknown field (allowed: keys, args_keys, meta_keys, period, states, on_conflict, x_period_anchor, x_key, x_update, x_max_wait, x_successor)',
       ],
     ],
     [

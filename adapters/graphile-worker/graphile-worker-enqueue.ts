@@ -297,8 +297,12 @@ function statement<R>(client: PgClientLike, handle: SchemaHandle, name: SqlFileN
   return runQuery<R>(client, handle.sql.query(name, values, handle.preparedStatements));
 }
 
-function decide(handle: SchemaHandle, prepared: PreparedUnique, read: LockAndRead): UniqueConflictDecision {
-  return decideUniqueConflict({
+function decide(
+  handle: SchemaHandle,
+  prepared: PreparedUnique,
+  read: LockAndRead,
+): Exclude<UniqueConflictDecision, { action: 'successor' }> {
+  const decision = decideUniqueConflict({
     policy: prepared.policy,
     uniquenessKey: prepared.key,
     now: read.now,
@@ -315,6 +319,10 @@ function decide(handle: SchemaHandle, prepared: PreparedUnique, read: LockAndRea
     })),
     canReplaceActive: handle.replaceActive,
   });
+  // Unreachable: prepareUnique refuses x_successor, which this adapter does not declare yet
+  // (docs/design/successor.md says how it would be built here).
+  if (decision.action === 'successor') throw new Error('ojs-unique: x_successor is not implemented on Graphile Worker');
+  return decision;
 }
 
 /**

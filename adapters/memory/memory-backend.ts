@@ -97,6 +97,18 @@ export interface MemoryBackend extends UniqueJobsBackend {
   explainUnique(job: JobInput): Promise<UniqueExplanation>;
 }
 
+/**
+ * `x_successor`: the duplicate an add kept to run after the active job it met (`holder`), one per
+ * uniqueness key. Not a job yet: it becomes one, under its own id and policy, when the holder
+ * finishes (completed, discarded, cancelled) or is removed.
+ */
+interface Successor {
+  holder: string;
+  /** The add's job, its id chosen (the caller's or the backend's). */
+  input: MemoryJobInput & { id: string };
+  policy: UniquePolicy;
+}
+
 /** The writes of an `enqueueMany` in progress: undone in reverse if it fails. */
 interface Batch {
   undo: (() => void)[];
@@ -143,6 +155,9 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
   readonly #lock = new KeyLock();
   /** Caller-chosen ids claimed by enqueues still in flight, so two of them cannot both take one. */
   readonly #claimedIds = new Set<string>();
+  /** x_successor: each key's pending successor, and the ids they will take (no add may claim one). */
+  readonly #successors = new Map<string, Successor>();
+  readonly #successorIds = new Set<string>();
   /** Jobs inserted by an `enqueueMany` still in progress: no other caller sees them yet. */
   readonly #staged = new Set<string>();
   #seq = 0;
@@ -173,7 +188,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     // The id is claimed synchronously, before the first await: checked and taken in one step, so
     // two concurrent enqueues with one id cannot both pass, and a replace never cancels anything
     // for an id that turns out to be taken.
-    if (job.id !== undefined && (this.#jobs.has(job.id) || this.#claimedIds.has(job.id))) {
+    if (job.id !== undefined && (this.#jobs.has(job.id) || this.#claimedIds.has(job.id) || this.#successorIds.has(job.id))) {
       throw new InvalidJobInputError([{ path: 'id', message: 'a job with this id already exists' }]);
     }
     if (job.id === undefined) return this.#observed(job, prepared);
@@ -215,7 +230,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     const ids = new Set<string>();
     entries.forEach(({ job }, index) => {
       if (job.id === undefined) return;
-      if (this.#jobs.has(job.id) || this.#claimedIds.has(job.id) || ids.has(job.id)) {
+      if (this.#jobs.has(job.id) || this.#claimedIds.has(job.id) || this.#successorIds.has(job.id) || ids.has(job.id)) {
         throw new InvalidJobInputError([{ path: `[${index}].id`, message: 'a job with this id already exists' }]);
       }
       ids.add(job.id);
@@ -294,11 +309,19 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
           return this.#update(decision, input, batch);
         case 'reject':
           throw decision.error;
+        case 'successor': {
+          const id = input.id ?? uuidv7(this.#clock.now());
+          this.#keepSuccessor(prepared.key, { holder: decision.existing.id, input: { ...input, id }, policy: prepared.policy }, batch);
+          return { outcome: 'deduplicated', job: this.#view(this.#jobs.get(decision.existing.id)!), successor: { id } };
+        }
         case 'replace': {
           // §5.2: the live duplicates are cancelled before the new job is inserted, inside the
           // same critical section, so no reader of this key ever sees both or neither. A finished
           // one keeps its state, result and times: only the key leaves it.
           const newId = input.id ?? uuidv7(this.#clock.now());
+          // The new job takes the key and carries the latest add: a pending successor would be a
+          // second live job of the key once its holder finished.
+          this.#keepSuccessor(prepared.key, null, batch);
           const superseded: StoredJob[] = [];
           for (const candidate of decision.supersede) {
             superseded.push(
@@ -437,6 +460,8 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
       this.#jobs.delete(id);
       const jobs = job.key === null ? undefined : this.#byKey.get(job.key);
       if (jobs) for (const ids of [jobs.open, ...jobs.finished.values()]) ids.delete(id);
+      // A removed holder (it was retryable, say) never finishes: its successor must not wait forever.
+      await this.#promoteSuccessor(job);
     });
   }
 
@@ -525,6 +550,39 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     return TERMINAL_STATES.includes(this.#stateOf(job)) ? (job.completed_at ?? null) : null;
   }
 
+  /** Sets (or, with null, drops) the pending successor of `key`, replacing any earlier one. */
+  #keepSuccessor(key: string, successor: Successor | null, batch?: Batch): void {
+    const previous = this.#successors.get(key);
+    if (previous) this.#successorIds.delete(previous.input.id);
+    if (successor) {
+      this.#successors.set(key, successor);
+      this.#successorIds.add(successor.input.id);
+    } else {
+      this.#successors.delete(key);
+    }
+    if (batch) {
+      batch.undo.push(() => {
+        if (successor) this.#successorIds.delete(successor.input.id);
+        if (previous) {
+          this.#successors.set(key, previous);
+          this.#successorIds.add(previous.input.id);
+        } else {
+          this.#successors.delete(key);
+        }
+      });
+    }
+  }
+
+  /** `job` finished (or was removed): when it holds its key's successor, the successor becomes a job now. */
+  async #promoteSuccessor(job: StoredJob): Promise<void> {
+    if (job.key === null) return;
+    const successor = this.#successors.get(job.key);
+    if (!successor || successor.holder !== job.id) return;
+    this.#successors.delete(job.key);
+    this.#successorIds.delete(successor.input.id);
+    await this.#insert(successor.input, successor.policy, job.key, null);
+  }
+
   /** A replace took `key` from job `id`: it is none of the key's jobs any more. */
   #supersede(key: string, id: string, batch?: Batch): void {
     const jobs = this.#byKey.get(key);
@@ -605,7 +663,10 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     const updated = await this.#withJobLock(job, async () => {
       const state = this.#stateOf(job);
       if (!from.includes(state)) throw new InvalidTransitionError(id, state, to);
-      return this.#write(id, patch(job));
+      const written = await this.#write(id, patch(job));
+      // x_successor: the key's successor runs once its holder has finished, in the same step.
+      if (TERMINAL_STATES.includes(written.state)) await this.#promoteSuccessor(written);
+      return written;
     });
     return this.#view(updated);
   }

@@ -14,7 +14,10 @@ export interface BullMQDeduplicationOptions {
   extend?: boolean;
   /** A duplicate replaces a delayed job's data and options. (Default: false.) */
   replace?: boolean;
-  /** Not expressible: refused. */
+  /**
+   * While the job is active, a duplicate's data is kept (the latest one) and added as a job when
+   * it finishes; the TTL is then ignored, as in BullMQ. (Default: false.)
+   */
   keepLastIfActive?: boolean;
 }
 
@@ -41,8 +44,11 @@ const UNFINISHED: OjsJobState[] = ['scheduled', 'available', 'pending', 'active'
  *  - `extend`: each duplicate restarts the TTL (`x_period_anchor: "last_duplicate"`).
  *  - `replace` (debounce with a `delay`): a duplicate meeting the delayed job updates it in place
  *    with the new data and options (`x_update` on `scheduled`).
+ *  - `keepLastIfActive`: a duplicate meeting the active job is kept as its successor, the latest
+ *    one, added when it completes or fails for good (`x_successor: "latest"`). BullMQ then ignores
+ *    `ttl` (and so `extend`): the key lives until the job finishes, simple mode.
  *
- * @throws UntranslatableOptionError naming the option (`deduplication.keepLastIfActive`, a bad `ttl`).
+ * @throws UntranslatableOptionError naming the option (a bad `ttl`).
  */
 export function fromBullMQ(options: BullMQUniqueOptions): UniquePolicyInput | null {
   const reader: OptionReader = new OptionReader('bullmq', options, ['jobId', 'deduplication']);
@@ -53,15 +59,16 @@ export function fromBullMQ(options: BullMQUniqueOptions): UniquePolicyInput | nu
   const dedup: OptionReader = reader.nested('deduplication', ['id', 'ttl', 'extend', 'replace', 'keepLastIfActive']);
   const id = dedup.string('id');
   if (id === undefined) dedup.fail('id', 'is required');
-  if (dedup.boolean('keepLastIfActive')) {
-    dedup.fail('keepLastIfActive', 'cannot be expressed: OJS has no job held back to run once the active one finishes');
-  }
+  const keepLast = dedup.boolean('keepLastIfActive');
   const ttl = dedup.get('ttl');
   if (ttl !== undefined && !(typeof ttl === 'number' && Number.isSafeInteger(ttl) && ttl >= 0)) {
     dedup.fail('ttl', `expected whole milliseconds, got ${describe(ttl)}`);
   }
   const policy: UniquePolicyInput = { keys: ['queue'], x_key: id, states: UNFINISHED, on_conflict: 'ignore' };
-  if (typeof ttl === 'number' && ttl > 0) {
+  if (keepLast) {
+    // BullMQ persists the key for the job's whole life under keepLastIfActive: simple mode.
+    policy.x_successor = 'latest';
+  } else if (typeof ttl === 'number' && ttl > 0) {
     // The TTL key outlives the job's completion or failure: a duplicate in any state is ignored.
     policy.period = secondsToPeriod(ttl / 1000)!;
     policy.states = EXISTING;

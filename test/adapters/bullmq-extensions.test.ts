@@ -49,6 +49,22 @@ describe('bullmq adapter: policy extensions', function () {
     return result as Extract<EnqueueResult, { outcome: 'updated' }>;
   };
 
+  it("x_update moves a job of another queue (a policy without queue) in that queue's own lists: made due now, given a priority", async function () {
+    const unique = {
+      keys: ['type'],
+      states: ['scheduled', 'available'],
+      on_conflict: 'ignore',
+      x_update: { scheduled: ['priority', 'scheduled_at'] },
+    } as const;
+    const first = await backend.enqueue({ type: 'cross', args: {}, queue: 'a', scheduled_at: '2099-01-01T00:00:00Z', unique });
+    const moved = updated(await backend.enqueue({ type: 'cross', args: {}, queue: 'b', priority: 7, unique }));
+    expect(moved.changed).to.deep.equal(['priority', 'scheduled_at']);
+    expect(moved.job).to.deep.include({ id: first.job.id, queue: 'a', state: 'available' });
+    expect(await ctx.redis.zscore(`${base('a')}delayed`, first.job.id)).to.equal(null);
+    expect(await ctx.redis.zscore(`${base('a')}prioritized`, first.job.id)).to.not.equal(null);
+    expect(await ctx.redis.exists(`${base('b')}delayed`, `${base('b')}prioritized`)).to.equal(0);
+  });
+
   it('declares every extension, on the backend and through withUniqueness', async function () {
     expect(backend.capabilities.unique_jobs.extensions).to.deep.equal(['x_period_anchor', 'x_key', 'x_update', 'x_max_wait']);
     const queue = withUniqueness(ctx.queue('wrapped'));

@@ -642,6 +642,53 @@ describe('bullmq host contract: facts the Lua scripts use (BULLMQ_LUA)', functio
     expect(Object.keys(hashes[0]!).sort()).to.deep.equal(Object.keys(hashes[1]!).sort());
   });
 
+  it("keepLastIfActive (x_successor's planned native path): a duplicate of the active holder is stored in <queue>:dn:<id> under the add's own id, the latest overwriting; BullMQ adds it when the holder completes or fails for good, and stores nothing for a duplicate of a waiting job", async function () {
+    const queue = ctx.queue('keeplast');
+    const where = `docs/design/successor.md (the native path of x_successor) relies on BullMQ's keepLastIfActive`;
+    const dn = (id: string) => `${ctx.prefix}:keeplast:dn:${id}`;
+    const dedup = (id: string) => ({ deduplication: { id, keepLastIfActive: true } });
+    const gates = new Map<string, () => void>();
+    const worker = new Worker(
+      'keeplast',
+      async (job) => {
+        await new Promise<void>((resolve) => gates.set(job.id!, resolve));
+        if (job.data.fail) throw new Error('fails for good');
+      },
+      { connection: ctx.connect(), prefix: ctx.prefix, concurrency: 4 },
+    );
+    ctx.closeLater(worker);
+    const running = async (id: string) => {
+      while (!gates.has(id)) await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    for (const [name, fail] of [
+      ['completes', false],
+      ['fails', true],
+    ] as const) {
+      const holder = await queue.add(name, { v: 1, fail }, dedup(name));
+      await running(holder.id!);
+      const second = await queue.add(name, { v: 2 }, { ...dedup(name), jobId: `${name}-2` });
+      const third = await queue.add(name, { v: 3 }, { ...dedup(name), jobId: `${name}-3` });
+      expect([second.id, third.id], `the add answers the active holder: ${where}`).to.deep.equal([holder.id, holder.id]);
+      expect(await ctx.redis.hmget(dn(name), 'jid', 'data'), `${name}: the latest duplicate, under its own id: ${where}`).to.deep.equal([
+        `${name}-3`,
+        JSON.stringify({ v: 3 }),
+      ]);
+      gates.get(holder.id!)!();
+      await running(`${name}-3`);
+      expect(await ctx.redis.exists(dn(name)), `${name}: consumed: ${where}`).to.equal(0);
+      expect((await queue.getJob(`${name}-3`))?.data, `${name}: added with the latest data: ${where}`).to.deep.equal({ v: 3 });
+      expect(await queue.getJob(`${name}-2`), `${name}: an overwritten duplicate never becomes a job: ${where}`).to.equal(undefined);
+      expect(await ctx.redis.get(`${ctx.prefix}:keeplast:de:${name}`), `${name}: the successor holds the key: ${where}`).to.equal(
+        `${name}-3`,
+      );
+      gates.get(`${name}-3`)!();
+    }
+    await worker.close();
+    const waiting = await queue.add('waits', {}, dedup('waits'));
+    expect((await queue.add('waits', { v: 2 }, dedup('waits'))).id, where).to.equal(waiting.id);
+    expect(await ctx.redis.exists(dn('waits')), `a duplicate of a waiting job is dropped: ${where}`).to.equal(0);
+  });
+
   it("the queue's keys are <prefix>:<queue>:<name> for every state key the scripts read", function () {
     const queue = ctx.queue('layout');
     const { keys } = internalsOf(queue);

@@ -14,7 +14,7 @@ describe('memory backend: lifecycle and options beyond the conformance suite', f
       strength: 'strong',
       mechanism: 'in-process per-key mutex around check-and-insert',
       replace_active: false,
-      extensions: ['x_period_anchor', 'x_key', 'x_update', 'x_max_wait'],
+      extensions: ['x_period_anchor', 'x_key', 'x_update', 'x_max_wait', 'x_successor'],
     });
   });
 

@@ -96,17 +96,19 @@ function jobOf(subject: ConformanceSubject, row: ExpressivenessRow, step: Enqueu
 
 async function runScenario(subject: ConformanceSubject, row: ExpressivenessRow): Promise<void> {
   const named = new Map<string, OjsJob>();
+  /** x_successor: pending successors' ids, by name (a `job` step names the job it finds). */
+  const successors = new Map<string, string>();
   const running = new Map<string, RunningAttempt>();
   const idOf = (alias: string): string => {
-    const job = named.get(alias);
-    if (!job) throw new Error(`row scenario: no job named ${alias}`);
-    return job.id;
+    const id = named.get(alias)?.id ?? successors.get(alias);
+    if (id === undefined) throw new Error(`row scenario: no job named ${alias}`);
+    return id;
   };
   try {
     for (const [index, step] of row.scenario.entries()) {
       const at = `step ${index + 1}`;
       if ('enqueue' in step) {
-        await enqueueStep(subject, row, step.enqueue, named, at);
+        await enqueueStep(subject, row, step.enqueue, named, successors, at);
       } else if ('start' in step) {
         running.set(step.start, await subject.start(idOf(step.start)));
       } else if ('finish' in step) {
@@ -116,6 +118,17 @@ async function runScenario(subject: ConformanceSubject, row: ExpressivenessRow):
       } else if ('run' in step) {
         const attempt = await subject.start(idOf(step.run));
         await (step.outcome === 'complete' ? attempt.complete() : attempt.fail('expressiveness: planned failure'));
+      } else if ('job' in step) {
+        const job = await subject.backend.getJob(idOf(step.job));
+        if (step.has === null) {
+          expect(job, `${at}: job ${step.job}`).to.equal(null);
+        } else {
+          expect(job, `${at}: job ${step.job}`).to.not.equal(null);
+          for (const [field, value] of Object.entries(step.has)) {
+            expect(job![field as keyof OjsJob], `${at}: ${step.job}.${field}`).to.deep.equal(value);
+          }
+          named.set(step.job, job!);
+        }
       } else if ('makeDue' in step) {
         await subject.makeDue(idOf(step.makeDue));
       } else if (subject.clock) {
@@ -135,6 +148,7 @@ async function enqueueStep(
   row: ExpressivenessRow,
   step: EnqueueStep,
   named: Map<string, OjsJob>,
+  successors: Map<string, string>,
   at: string,
 ): Promise<void> {
   const existing = step.existing === undefined ? undefined : named.get(step.existing)!.id;
@@ -167,6 +181,14 @@ async function enqueueStep(
   }
   for (const [field, value] of Object.entries(step.job_has ?? {})) {
     expect(result!.job[field as keyof OjsJob], `${at}: job.${field}`).to.deep.equal(value);
+  }
+  const successor = result!.outcome === 'deduplicated' ? result!.successor : undefined;
+  expect(successor !== undefined, `${at}: a pending successor`).to.equal(step.successor !== undefined);
+  if (step.successor !== undefined) {
+    for (const id of [...[...named.values()].map((job) => job.id), ...successors.values()]) {
+      expect(successor!.id, `${at}: the successor's own id`).to.not.equal(id);
+    }
+    successors.set(step.successor, successor!.id);
   }
   if (step.as !== undefined) named.set(step.as, result!.job);
 }

@@ -31,6 +31,11 @@ export interface EnqueueStep {
   job_has?: Partial<Record<'args' | 'priority' | 'queue', unknown>>;
   /** The returned job's scheduled_at is exactly its created_at plus this many ms (a capped debounce). */
   scheduled_after_created?: number;
+  /**
+   * `x_successor`: the answer names a pending successor (present exactly when this is set): name
+   * its id, to look it up later with a `job` step.
+   */
+  successor?: string;
 }
 
 export type Step =
@@ -44,7 +49,12 @@ export type Step =
   /** Make a scheduled job due now. */
   | { makeDue: string }
   /** Let this many ms pass. */
-  | { elapse: number };
+  | { elapse: number }
+  /**
+   * Look the named job (or pending successor) up by id: it must have these fields (`null`: no
+   * such job); found, it is named for later steps.
+   */
+  | { job: string; has: Partial<Record<'state' | 'args', unknown>> | null };
 
 export interface ExpressivenessRow {
   system: SystemName;
@@ -76,6 +86,17 @@ const INCOMPLETE = ['available', 'active', 'scheduled', 'retryable', 'pending'] 
 const QUEUED = ['scheduled', 'available', 'pending'] as const;
 const UNTIL_SUCCESS = ['scheduled', 'available', 'pending', 'active', 'retryable'] as const;
 const BULLMQ_EXISTING = ['scheduled', 'available', 'pending', 'active', 'retryable', 'completed', 'discarded'] as const;
+/** x_successor: duplicates of a running job, the latest kept and added once it finished. */
+const SUCCESSOR_SCENARIO: Step[] = [
+  { enqueue: { job: { args: { v: 1 } }, expect: 'created', as: 'a' } },
+  { start: 'a' },
+  { enqueue: { job: { args: { v: 2 } }, expect: 'deduplicated', existing: 'a', successor: 'first successor' } },
+  { enqueue: { job: { args: { v: 3 } }, expect: 'deduplicated', existing: 'a', successor: 'b' } },
+  { finish: 'a', outcome: 'complete' },
+  { job: 'b', has: { state: 'available', args: { v: 3 } } },
+  { job: 'first successor', has: null },
+  { enqueue: { job: { args: { v: 4 } }, expect: 'deduplicated', existing: 'b', job_has: { args: { v: 3 } } } },
+];
 const ALL_UPDATE_FIELDS = ['args', 'meta', 'priority', 'max_attempts', 'scheduled_at'] as const;
 const ALL_BUT_META = ['args', 'priority', 'max_attempts', 'scheduled_at'] as const;
 
@@ -540,6 +561,15 @@ export const ROWS: ExpressivenessRow[] = [
       { enqueue: { job: { args: { color: 'white 3' } }, ...same('a'), job_has: { args: { color: 'white 2' } } } },
     ],
   },
+  {
+    system: 'BullMQ',
+    option: 'deduplication.keepLastIfActive',
+    call: "fromBullMQ({ deduplication: { id: 'sync-1', keepLastIfActive: true } })",
+    translate: () => fromBullMQ({ deduplication: { id: 'sync-1', keepLastIfActive: true } }),
+    becomes: { keys: ['queue'], x_key: 'sync-1', states: UNTIL_SUCCESS, on_conflict: 'ignore', x_successor: 'latest' },
+    shows: 'while the job runs, the latest duplicate waits as its successor and is added when it finishes',
+    scenario: SUCCESSOR_SCENARIO,
+  },
   // --- Coalescing (the policy extensions no translator needs) ------------------------------
   {
     system: 'Coalescing',
@@ -596,6 +626,15 @@ export const ROWS: ExpressivenessRow[] = [
       { elapse: 2_250 },
       { enqueue: { expect: 'created' } },
     ],
+  },
+  {
+    system: 'Coalescing',
+    option: 'run again after the active one (Sidekiq / Oban Pro "until executing, then once more", River #1183, pg-boss #367)',
+    call: "{ on_conflict: 'ignore', x_successor: 'latest' }",
+    translate: () => ({ on_conflict: 'ignore', x_successor: 'latest' }),
+    becomes: { on_conflict: 'ignore', x_successor: 'latest' },
+    shows: 'a duplicate of the running job is kept, the latest one, and runs once the running one finished',
+    scenario: SUCCESSOR_SCENARIO,
   },
   // --- Graphile Worker --------------------------------------------------------------------
   {
@@ -716,12 +755,5 @@ export const INEXPRESSIBLE: InexpressibleRow[] = [
     call: "fromObanPro({ fields: ['args'] })",
     translate: () => fromObanPro({ fields: ['args'] }),
     names: 'fields',
-  },
-  {
-    system: 'BullMQ',
-    option: 'deduplication.keepLastIfActive',
-    call: "fromBullMQ({ deduplication: { id: 'd', keepLastIfActive: true } })",
-    translate: () => fromBullMQ({ deduplication: { id: 'd', keepLastIfActive: true } }),
-    names: 'deduplication.keepLastIfActive',
   },
 ];

@@ -284,6 +284,37 @@ const widerPolicyArb = fc.record(
   { requiredKeys: ['states'] },
 );
 
+/**
+ * The coalescing extensions every host declares (issue 23): a cooldown from the last run's finish
+ * (`x_period_anchor: "finished_at"`, with a terminal state), and a debounce of a scheduled job
+ * capped by `x_max_wait` (scheduled jobs are due in 2099: the cap always applies). `x_successor`
+ * is memory's alone so far, so no host could be compared on it.
+ */
+const coalescingPolicyArb = fc.oneof(
+  fc.record(
+    {
+      states: fc.constantFrom<readonly string[]>(
+        [...DEFAULT_STATES, 'completed'],
+        [...DEFAULT_STATES, 'completed', 'discarded', 'cancelled'],
+        ['completed', 'discarded'],
+      ),
+      on_conflict: fc.constantFrom('reject', 'ignore', 'replace'),
+      period: fc.constant('PT1H'),
+      x_period_anchor: fc.constant('finished_at'),
+    },
+    { requiredKeys: ['states', 'on_conflict', 'period', 'x_period_anchor'] },
+  ),
+  fc.record(
+    {
+      states: fc.constantFrom<readonly string[]>(DEFAULT_STATES, ['scheduled', 'available']),
+      on_conflict: fc.constantFrom('reject', 'ignore'),
+      x_update: fc.constantFrom({ scheduled: ['scheduled_at'] }, { scheduled: ['args', 'scheduled_at'] }),
+      x_max_wait: fc.constant('PT30M'),
+    },
+    { requiredKeys: ['states', 'on_conflict', 'x_update', 'x_max_wait'] },
+  ),
+);
+
 /** A step of a lifecycle scenario; `pick` chooses among the jobs the step applies to (in memory's view). */
 export type LifecycleStep =
   | { kind: 'enqueue'; policy: number; queue: number; scheduled: boolean; max_attempts: 1 | 2 }
@@ -331,7 +362,8 @@ const stepArb: fc.Arbitrary<LifecycleStep> = fc.oneof(
 
 /**
  * A lifecycle scenario: 2–4 policies of one key (the first with default states, reject/ignore and
- * no period; the second with terminal or narrow states, a period or a replace; the rest either),
+ * no period; the second with terminal or narrow states, a period or a replace; the rest either, or
+ * a coalescing one: a cooldown from the finish, a capped debounce),
  * and 2–20 steps, the first an enqueue, with at most 8 enqueues, so a key never has more than eight finished jobs (the
  * BullMQ index keeps a key's eight newest uncounted finished entries: docs/design/bullmq.md,
  * "Reclaim").
@@ -341,7 +373,7 @@ export const lifecycleScenarioArb: fc.Arbitrary<LifecycleScenario> = fc
     shape: fc.constantFrom(...LIFECYCLE_KEYS),
     native: nativePolicyArb,
     wider: widerPolicyArb,
-    more: fc.array(fc.oneof(nativePolicyArb, widerPolicyArb), { maxLength: 2 }),
+    more: fc.array(fc.oneof(nativePolicyArb, widerPolicyArb, coalescingPolicyArb), { maxLength: 2 }),
     steps: fc.tuple(enqueueStepArb, fc.array(stepArb, { minLength: 1, maxLength: 19 })).map(([first, rest]) => [first, ...rest]),
   })
   .map(({ shape, native, wider, more, steps }) => {

@@ -9,7 +9,9 @@
  * dimensions (`type` + `queue`, `type` + `queue` + `args` with `args_keys`, or `type` alone over
  * two queues); the first has the default states, `reject` or `ignore` and no period (a policy
  * BullMQ's own deduplication key could answer), the second terminal or narrow states, a period
- * (far longer than a scenario) or a replace, the others either.
+ * (far longer than a scenario) or a replace, the others either, or one of the coalescing
+ * extensions: a cooldown from the finish (`x_period_anchor: "finished_at"`) or a debounce capped
+ * by `x_max_wait` (`x_successor` is memory's alone so far: nothing to compare).
  *
  * Lifecycle, each through the host's own machinery as the conformance subjects drive it
  * (test/conformance/subjects/*.ts), never by writing its keys: a worker takes a job (BullMQ
@@ -222,7 +224,10 @@ function bump(map: Map<string, number>, key: string): void {
 
 function describePolicy(policy: Record<string, unknown>): string {
   const states = Array.isArray(policy.states) ? `[${policy.states.join(',')}]` : 'default states';
-  return [states, policy.on_conflict ?? 'reject (default)', policy.period ?? 'no period'].join(' ');
+  const extensions = Object.entries(policy)
+    .filter(([field]) => field.startsWith('x_'))
+    .map(([field, value]) => `${field} ${JSON.stringify(value)}`);
+  return [states, policy.on_conflict ?? 'reject (default)', policy.period ?? 'no period', ...extensions].join(' ');
 }
 
 /** What a lifecycle call answered: done, or the error's summary. */

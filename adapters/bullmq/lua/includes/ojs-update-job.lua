@@ -6,8 +6,10 @@
   place: it keeps its id, timestamp (created_at), name and queue. `new` is
   { data, meta ("" = {}), priority (BullMQ's, 0 = none), attempts (nil = BullMQ's default),
   due (epoch ms) }, the values the new job would have been inserted with; K, the adding queue's
-  keys in unique-add's order, which the spliced scripts take theirs from. Returns the fields whose
-  stored value differed, in the order given (an identical re-enqueue gives none).
+  keys in unique-add's order, which the spliced scripts take theirs from: the moves use the keys of
+  the existing job's own queue, in that order (under a policy without `queue` it may be another
+  queue's job, whose keys share the hash-tagged prefix's slot). Returns the fields whose stored
+  value differed, in the order given (an identical re-enqueue gives none).
 
   The moves are BullMQ's own, spliced (bullmq-host.ts, BULLMQ_MOVE_SCRIPTS): changePriority
   re-adds a waiting job to `wait` or `prioritized` under its new priority, changeDelay gives a
@@ -22,6 +24,12 @@
 local function ojsUpdateJob(existing, fields, new, nowMs, K)
   local base, jobId = existing.base, existing.id
   local jobKey = base .. jobId
+  -- Given the adding queue's keys, changePriority / changeDelay / promote would look for a job of
+  -- another queue in the wrong lists and do nothing (the job kept its old due time).
+  if K[1] ~= base .. "wait" then
+    K = { base .. "wait", base .. "paused", base .. "meta", base .. "id", base .. "completed", base .. "delayed",
+      base .. "active", base .. "events", base .. "marker", base .. "prioritized", base .. "pc" }
+  end
   local stored = rcall("HMGET", jobKey, "data", "ojsMeta", "priority", "opts", "timestamp")
   local changed = {}
   for _, name in ipairs(fields) do
