@@ -137,13 +137,19 @@ const run = (duration) =>
   });
 (async () => {
   await run(1);
+  process.send('measuring');
   const started = process.hrtime.bigint();
+  const cpu = process.cpuUsage();
   const result = await run(seconds);
   const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
+  const used = process.cpuUsage(cpu);
   if (result.non2xx > 0 || result.errors > 0) throw new Error('autocannon: ' + result.non2xx + ' non-2xx, ' + result.errors + ' errors');
-  process.stdout.write(String(result.requests.total / elapsed));
+  process.send({ perSecond: result.requests.total / elapsed, cores: (used.user + used.system) / 1e6 / elapsed });
 })().catch((error) => { console.error(error); process.exit(1); });
 `;
+
+/** Cores busy during the last autocannon run (measured part only): the client's, and this process's (the server). */
+const lastCores = { client: NaN, server: NaN };
 
 function measureHttp(url: string, client: Client = CLIENT): Promise<number> {
   return client === 'process' ? measureHttpProcess(url) : measureHttpThread(url);
@@ -153,13 +159,27 @@ function measureHttpProcess(url: string): Promise<number> {
   const work = { url, seconds: SECONDS, inFlight: IN_FLIGHT, base: ++run * 10_000_000, unique };
   const child = spawn(process.execPath, ['-e', AUTOCANNON_CLIENT], {
     env: { ...process.env, AUTOCANNON: createRequire(import.meta.url).resolve('autocannon'), BENCH_WORK: JSON.stringify(work) },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk));
+  let started = process.hrtime.bigint();
+  let cpu = process.cpuUsage();
+  let result: { perSecond: number; cores: number } | null = null;
+  child.on('message', (message: 'measuring' | { perSecond: number; cores: number }) => {
+    if (message === 'measuring') {
+      started = process.hrtime.bigint();
+      cpu = process.cpuUsage();
+      return;
+    }
+    const used = process.cpuUsage(cpu);
+    lastCores.server = (used.user + used.system) / 1e3 / (Number(process.hrtime.bigint() - started) / 1e6);
+    lastCores.client = message.cores;
+    result = message;
+  });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(Number(out)) : reject(new Error(`autocannon client exited with ${code}`))));
+    child.once('exit', (code) =>
+      code === 0 && result ? resolve(result.perSecond) : reject(new Error(`autocannon client exited with ${code}`)),
+    );
   });
 }
 
@@ -213,6 +233,9 @@ async function bench(backend: GatewayBackendName): Promise<{ direct: number; htt
   return { direct: median(results.direct), http: median(results.http) };
 }
 
+/** Cores the server (this process) and autocannon kept busy on the empty route, medians of the rounds. */
+const ceilingCores = { server: [] as number[], client: [] as number[] };
+
 /** What HTTP alone allows here: an empty Fastify route that parses the body and answers 201. */
 async function ceiling(client: Client): Promise<number> {
   const app = Fastify();
@@ -221,7 +244,13 @@ async function ceiling(client: Client): Promise<number> {
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   try {
     const rounds: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) rounds.push(await measureHttp(`${address}/ojs/v1/jobs`, client));
+    for (let round = 0; round < ROUNDS; round++) {
+      rounds.push(await measureHttp(`${address}/ojs/v1/jobs`, client));
+      if (client === 'process') {
+        ceilingCores.server.push(lastCores.server);
+        ceilingCores.client.push(lastCores.client);
+      }
+    }
     return median(rounds);
   } finally {
     await app.close();
@@ -337,6 +366,14 @@ console.log(
     `${Math.round(ceilings.thread)} with node:http in a worker thread`,
 );
 console.log(`the gateway server with a store that answers at once: ${Math.round(instant)} requests/s`);
+// Measured with autocannon only (the thread client shares this process).
+const serverCores = ceilingCores.server.length > 0 ? median(ceilingCores.server) : NaN;
+if (ceilingCores.server.length > 0) {
+  console.log(
+    `on the empty route the server kept ${serverCores.toFixed(2)} of a core busy and autocannon ${median(ceilingCores.client).toFixed(2)}` +
+      (serverCores >= 0.9 ? ': the server is the bottleneck, so its HTTP cost per request is 1 / that rate' : ''),
+  );
+}
 console.log('');
 console.log('| backend | direct enqueue (jobs/s) | over HTTP (jobs/s) | HTTP ÷ direct | store enqueue, no HTTP (jobs/s) |');
 console.log('| --- | --- | --- | --- | --- |');
@@ -346,6 +383,20 @@ for (const backend of BACKENDS) {
   const store = await storeRate(backend);
   rows.push({ backend, direct, http, store });
   console.log(`| ${backend} | ${Math.round(direct)} | ${Math.round(http)} | ${(http / direct).toFixed(2)} | ${Math.round(store)} |`);
+}
+const memory = rows.find((row) => row.backend === 'memory');
+if (memory) {
+  // The memory store runs in the server's one thread: each PUSH costs that thread the HTTP
+  // route's time plus the enqueue's, where the direct variant pays the enqueue's alone.
+  const http = 1e6 / ceilings[CLIENT];
+  const enqueue = 1e6 / memory.direct;
+  // Only a saturated server makes 1 / the route's rate its cost per request.
+  const bound =
+    serverCores >= 0.9 ? '' : ` (does not hold in this run: the server had ${serverCores.toFixed(2)} of a core, the machine is busy)`;
+  console.log(
+    `memory, the ceiling with a gateway that cost nothing: direct ${enqueue.toFixed(1)} µs ÷ (HTTP route ${http.toFixed(1)} µs + ${enqueue.toFixed(1)} µs) = ` +
+      `${(enqueue / (http + enqueue)).toFixed(2)}${bound}; measured ${(memory.http / memory.direct).toFixed(2)}`,
+  );
 }
 console.log('');
 console.log('µs per request at saturation (1 / throughput of each part measured alone; they overlap on the cores):');

@@ -12,12 +12,14 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { SIDECAR_LAYOUT_VERSION, globLiteral } from '../adapters/bullmq/bullmq-sidecar-keys.js';
 import { judgeInstall, readInstallState } from '../adapters/graphile-worker/graphile-worker-install-state.js';
 import { MIGRATIONS, SCHEMA_VERSION } from '../adapters/graphile-worker/graphile-worker-schema.js';
+import { withDefaultUser } from '../adapters/graphile-worker/graphile-worker-pg.js';
 import { GraphileWorkerSql } from '../adapters/graphile-worker/graphile-worker-sql.js';
 
 /** The oldest Redis BullMQ 6 supports (its documentation: 6.2 or newer). */
@@ -152,7 +154,8 @@ async function checkPostgres(
     return;
   }
   const { workerSchema, uniqueSchema: adapterSchema } = sql.names;
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 });
+  // The OS user where the URL names none and $USER is unset, as the gateway and the adapter connect.
+  const client = new pg.Client({ connectionString: withDefaultUser(url, () => userInfo().username), connectionTimeoutMillis: 10_000 });
   client.on('error', () => undefined);
   try {
     await client.connect();

@@ -16,8 +16,10 @@
  * a heartbeat is failed back (retried) at the next fetch, ack, nack or heartbeat of any of them.
  */
 import { makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
+import { userInfo } from 'node:os';
 import pg from 'pg';
 import { createGraphileWorkerBackend, type GraphileWorkerBackend } from '../adapters/graphile-worker/index.js';
+import { withDefaultUser } from '../adapters/graphile-worker/graphile-worker-pg.js';
 import { GraphileWorkerSql } from '../adapters/graphile-worker/graphile-worker-sql.js';
 import { installGatewaySchema } from './graphile-worker-gateway-schema.js';
 import { createGraphileJobFetcher, type GraphileJobFetcher } from './graphile-worker-job-fetcher.js';
@@ -124,7 +126,9 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   readonly workflows: GraphileWorkflowRecords;
 
   constructor(options: GraphileWorkerGatewayStoreOptions) {
-    this.#pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.maxPoolSize ?? 10, connectionTimeoutMillis: 10_000 });
+    // The OS user where the URL names none and $USER is unset, as the adapter's own pools do.
+    const connectionString = withDefaultUser(options.databaseUrl, () => userInfo().username);
+    this.#pool = new pg.Pool({ connectionString, max: options.maxPoolSize ?? 10, connectionTimeoutMillis: 10_000 });
     this.#pool.on('error', () => undefined);
     this.#pool.on('connect', (client) => client.on('error', () => undefined));
     this.#backend = createGraphileWorkerBackend({

@@ -353,7 +353,9 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('OJS-Version', '1.0');
     reply.header('X-Request-Id', request.id);
-    if (!request.raw.complete) closeIfBodyLate(request.raw, reply.raw, requestTimeoutMs);
+    // Checked once the bytes already read are parsed: a body that came with its headers (nearly
+    // every request) needs no timer.
+    if (!request.raw.complete) process.nextTick(closeIfBodyLate, request.raw, reply.raw, requestTimeoutMs);
     if (!token || request.url === '/ojs/v1/health') return done();
     const given = Buffer.from(BEARER.exec(request.headers.authorization ?? '')?.[1] ?? '');
     if (given.length !== token.length || !timingSafeEqual(given, token)) {
@@ -458,7 +460,8 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   });
 
   const pushOne = async (parsed: ParsedPush): Promise<Answer> => {
-    await applyPushOptions(store, [parsed]);
+    // Most PUSHes ask for neither a relative time nor a rate limit: no await for them.
+    if (parsed.relative !== null || parsed.rateLimit) await applyPushOptions(store, [parsed]);
     let result: GatewayEnqueueResult;
     try {
       result = await store.enqueue(parsed.input);
@@ -918,6 +921,7 @@ function refusedJob(inputs: readonly GatewayJobInput[], key: string, extensions:
  * headers (unless an answer went out already: a body over the limit is refused at once).
  */
 function closeIfBodyLate(raw: IncomingMessage, response: ServerResponse, requestTimeoutMs: number): void {
+  if (raw.complete || response.headersSent) return;
   const timer = setTimeout(() => {
     if (raw.complete || response.headersSent || !raw.socket || raw.socket.destroyed) return;
     raw.socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');

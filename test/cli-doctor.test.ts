@@ -5,6 +5,7 @@
  * (exit 0). Never CONFIG SET on the shared Redis.
  */
 import { spawnSync } from 'node:child_process';
+import { userInfo } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
@@ -15,8 +16,9 @@ import { databaseUrl } from './conformance/subjects/graphile-worker.js';
 const FILE = fileURLToPath(import.meta.url);
 
 /** Without the runner's REDIS_URL/DATABASE_URL: only the stores a test names are checked. */
-function cli(args: string[]) {
+function cli(args: string[], without: string[] = []) {
   const { REDIS_URL: _redis, DATABASE_URL: _database, ...env } = process.env;
+  for (const name of without) delete env[name];
   const result = spawnSync(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', ...args], { encoding: 'utf8', env });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -69,5 +71,12 @@ describe('ojs-unique doctor', function () {
       await own.stop();
     }
     expect(cli(['doctor', '--bogus']).status).to.equal(2);
+  });
+
+  it('connects as the OS user where the URL names none and $USER and $PGUSER are unset (as psql)', () => {
+    const url = new URL(databaseUrl());
+    url.username = '';
+    const { stdout } = cli(['doctor', '--database-url', url.href], ['USER', 'PGUSER']);
+    expect(stdout).to.include(`connected as role "${userInfo().username}"`);
   });
 });

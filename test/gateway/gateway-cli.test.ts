@@ -9,8 +9,8 @@ import { cliArgs } from '../cli-command.js';
 import { databaseUrl } from '../conformance/subjects/graphile-worker.js';
 import { gatewayNames } from './gateway-test-server.js';
 
-function startServe(args: string[]) {
-  const child = spawn(process.execPath, cliArgs('serve', ...args), { stdio: ['ignore', 'pipe', 'pipe'] });
+function startServe(args: string[], env: NodeJS.ProcessEnv = process.env) {
+  const child = spawn(process.execPath, cliArgs('serve', ...args), { stdio: ['ignore', 'pipe', 'pipe'], env });
   let output = '';
   const address = new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer) => {
@@ -70,6 +70,37 @@ describe('ojs-unique serve', function () {
       body: JSON.stringify({ type: 'cli.job', args: [{ n: 1 }], options: { unique: { key: ['n'] } } }),
     });
     expect(pushed.status).to.equal(201);
+    serve.child.kill('SIGTERM');
+    expect(await serve.exited).to.equal(0);
+  });
+
+  it('serves Graphile Worker from a URL naming no user where $USER and $PGUSER are unset (the OS user, as psql)', async () => {
+    const names = gatewayNames('cli-nouser');
+    const url = new URL(databaseUrl());
+    url.username = '';
+    const { USER: _user, PGUSER: _pguser, ...env } = process.env;
+    const serve = startServe(
+      [
+        '--port',
+        '0',
+        '--backend',
+        'graphile-worker',
+        '--database-url',
+        url.href,
+        '--prefix',
+        names.graphileSchema,
+        '--unique-schema',
+        names.uniqueSchema,
+      ],
+      env,
+    );
+    const address = await serve.address;
+    const pushed = await fetch(`${address}/ojs/v1/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/openjobspec+json' },
+      body: JSON.stringify({ type: 'cli.job', args: [{ n: 1 }] }),
+    });
+    expect(pushed.status, await pushed.text()).to.equal(201);
     serve.child.kill('SIGTERM');
     expect(await serve.exited).to.equal(0);
   });
