@@ -23,7 +23,10 @@ const result = spawnSync(
   [
     'test/adapters/bullmq-*.test.ts',
     'test/faults/bullmq-*.test.ts',
-    'test/gateway/gateway-conformance-bullmq.test.ts',
+    // The gateway's public conformance on BullMQ (levels 0-4 but the per-minute overlap file,
+    // which waits two real minutes and exercises nothing version-specific the scheduled part does not).
+    'test/gateway/gateway-conformance-bullmq-core.test.ts',
+    'test/gateway/gateway-conformance-bullmq-scheduled.test.ts',
     'test/property/lifecycle-property.test.ts',
   ],
   { cwd: root, stdio: 'inherit', env },
