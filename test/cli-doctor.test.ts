@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { startOwnRedis } from './adapters/bullmq-own-redis.js';
+import { cliArgs } from './cli-command.js';
 import { isolatePerTest } from './adapters/graphile-worker-fixture.js';
 import { databaseUrl } from './conformance/subjects/graphile-worker.js';
 
@@ -17,7 +18,7 @@ const FILE = fileURLToPath(import.meta.url);
 /** Without the runner's REDIS_URL/DATABASE_URL: only the stores a test names are checked. */
 function cli(args: string[]) {
   const { REDIS_URL: _redis, DATABASE_URL: _database, ...env } = process.env;
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', ...args], { encoding: 'utf8', env });
+  const result = spawnSync(process.execPath, cliArgs(...args), { encoding: 'utf8', env });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
