@@ -3,7 +3,9 @@
 // the CPU). Each worker has a PostgreSQL database of its own (test/run-database.ts); the files
 // that take longest start first, so that no long file starts last. Arguments are passed to mocha
 // (`node scripts/run-tests.mjs --reporter dot`). `npx mocha <file>` still runs files serially.
-import { spawnSync } from 'node:child_process';
+// `--build` (npm test): first the type-check and the build, side by side (each tsc keeps one CPU
+// busy), then the tests on the built command.
+import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -55,10 +57,24 @@ const rank = (file) => {
 };
 files.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
 
+/** `npm run <script>`; resolves to its exit status. */
+const npmRun = (script) =>
+  new Promise((resolve) => {
+    const child = spawn(process.platform === 'win32' ? 'npm.cmd' : 'npm', ['run', script], { stdio: 'inherit' });
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    child.on('error', () => resolve(1));
+  });
+
+const build = process.argv.includes('--build');
+if (build) {
+  const statuses = await Promise.all([npmRun('typecheck'), npmRun('build')]);
+  if (statuses.some((status) => status !== 0)) process.exit(1);
+}
+
 const jobs = process.env.OJS_TEST_JOBS ?? '6';
-// `--built`: the run follows `npm run build`, so the tests start the built command (test/cli-command.ts).
-const built = process.argv.includes('--built');
-const mochaArgs = process.argv.slice(2).filter((arg) => arg !== '--built');
+// `--built` (or `--build`): the run follows `npm run build`, so the tests start the built command (test/cli-command.ts).
+const built = build || process.argv.includes('--built');
+const mochaArgs = process.argv.slice(2).filter((arg) => arg !== '--built' && arg !== '--build');
 const mocha = join('node_modules', 'mocha', 'bin', 'mocha.js');
 const { status, signal } = spawnSync(process.execPath, [mocha, '--parallel', '--jobs', jobs, ...mochaArgs, ...files], {
   stdio: 'inherit',
