@@ -13,6 +13,11 @@ const MIN_LOOK_MS = 1000;
 export interface MemoryCronSchedules extends CronSchedules {
   clear(): void;
   close(): void;
+  /**
+   * Fires what is due now and sleeps again. For a clock a test moved: the timer sleeps in real
+   * time, so it would not see the move until its sleep ends.
+   */
+  lookNow(): Promise<void>;
 }
 
 export function createMemoryCronSchedules(clock: { now(): number }): MemoryCronSchedules {
@@ -23,6 +28,8 @@ class MemoryCrons implements MemoryCronSchedules {
   readonly #records = new Map<string, CronRecord>();
   #fire: CronFire | null = null;
   #timer: NodeJS.Timeout | null = null;
+  /** The look under way, which a second look waits for (each fires a due tick once). */
+  #looking: Promise<void> | null = null;
   #lookedAt = 0;
   #closed = false;
 
@@ -73,6 +80,17 @@ class MemoryCrons implements MemoryCronSchedules {
     if (this.#timer) clearTimeout(this.#timer);
   }
 
+  async lookNow(): Promise<void> {
+    await this.#looking;
+    if (!this.#fire || this.#closed) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    await this.#look();
+  }
+
+  #look(): Promise<void> {
+    return (this.#looking = this.#tick().finally(() => (this.#looking = null)));
+  }
+
   #arm(): void {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
@@ -81,7 +99,7 @@ class MemoryCrons implements MemoryCronSchedules {
     const ticks = [...this.#records.values()].flatMap((record) => (record.next_run_at ? [Date.parse(record.next_run_at)] : []));
     const earliest = ticks.length > 0 ? Math.min(...ticks) : now + MAX_SLEEP_MS;
     const sleep = Math.min(Math.max(earliest - now, this.#lookedAt + MIN_LOOK_MS - now, 0), MAX_SLEEP_MS);
-    this.#timer = setTimeout(() => void this.#tick(), sleep);
+    this.#timer = setTimeout(() => void this.#look(), sleep);
     this.#timer.unref();
   }
 

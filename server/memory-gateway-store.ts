@@ -68,11 +68,16 @@ export interface MemoryGatewayStoreOptions {
   clock?: { now(): number };
 }
 
-export function createMemoryGatewayStore(options: MemoryGatewayStoreOptions = {}): GatewayStore {
-  return new MemoryGatewayStore(options.clock ?? { now: () => Date.now() });
+/** A memory store's crons can be told that its clock moved (`lookNow`). */
+export interface MemoryGatewayStore extends GatewayStore {
+  readonly cron: MemoryCronSchedules;
 }
 
-class MemoryGatewayStore implements GatewayStore {
+export function createMemoryGatewayStore(options: MemoryGatewayStoreOptions = {}): MemoryGatewayStore {
+  return new MemoryStore(options.clock ?? { now: () => Date.now() });
+}
+
+class MemoryStore implements MemoryGatewayStore {
   readonly backend = 'memory' as const;
   readonly #clock: { now(): number };
   #memory: MemoryBackend;

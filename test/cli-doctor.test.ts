@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import { startOwnRedis } from './adapters/bullmq-own-redis.js';
+import { cliArgs } from './cli-command.js';
 import { isolatePerTest } from './adapters/graphile-worker-fixture.js';
 import { databaseUrl } from './conformance/subjects/graphile-worker.js';
 
@@ -19,7 +20,7 @@ const FILE = fileURLToPath(import.meta.url);
 function cli(args: string[], without: string[] = []) {
   const { REDIS_URL: _redis, DATABASE_URL: _database, ...env } = process.env;
   for (const name of without) delete env[name];
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', ...args], { encoding: 'utf8', env });
+  const result = spawnSync(process.execPath, cliArgs(...args), { encoding: 'utf8', env });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

@@ -17,6 +17,7 @@ import { createBullMQBackend, withUniqueness } from '../../adapters/bullmq/index
 import { makeUniqueWorkerUtils } from '../../adapters/graphile-worker/index.js';
 import { computeUniquenessKey, isInvalidJobInputError, parseUniquePolicy, type JobInput, type UniqueExplanation } from '../../src/index.js';
 import type { ConformanceSubject } from '../conformance/conformance-subject.js';
+import { cliArgs } from '../cli-command.js';
 import createBullMQSubject from '../conformance/subjects/bullmq.js';
 import createMemorySubject from '../conformance/subjects/memory.js';
 import { createGraphileWorkerSubject, databaseUrl, quietLogger } from '../conformance/subjects/graphile-worker.js';
@@ -31,7 +32,7 @@ const FILE = fileURLToPath(import.meta.url);
 function cli(args: string[], job: unknown) {
   const path = join(mkdtempSync(join(tmpdir(), 'ojs-unique-explain-')), 'job.json');
   writeFileSync(path, JSON.stringify(job));
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', 'explain', path, ...args], { encoding: 'utf8' });
+  const result = spawnSync(process.execPath, cliArgs('explain', path, ...args), { encoding: 'utf8' });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

@@ -1,4 +1,4 @@
-/** The public OJS conformance suite's the per-minute cron overlap file (about 130 s of real time), against the gateway on memory (conformance-stores.ts). */
+/** The public OJS conformance suite's per-minute cron overlap file, against the gateway on memory, whose clock the waits move (conformance-stores.ts). */
 import { describeConformancePart } from './conformance-stores.js';
 
 describeConformancePart('memory', 'cron-overlap');

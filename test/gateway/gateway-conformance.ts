@@ -26,16 +26,25 @@ export const CONFORMANCE_PARTS = {
 
 export type ConformancePart = keyof typeof CONFORMANCE_PARTS;
 
-export function describeConformance(backend: string, part: ConformancePart, makeStore: () => Promise<GatewayStore>): void {
+/** The store a part's gateway serves, and how the suite's waits let time pass on it (default: real sleeps). */
+export interface ConformanceServer {
+  store: GatewayStore;
+  elapse?: (ms: number) => Promise<void>;
+}
+
+export function describeConformance(backend: string, part: ConformancePart, makeServer: () => Promise<ConformanceServer>): void {
   describe(`OJS conformance suites over HTTP: ${backend} (${part})`, function () {
     this.timeout(30_000);
     const inPart = CONFORMANCE_PARTS[part];
     const suites = loadSuites().filter(({ file }) => inPart(file.split('\\').join('/')));
     let app: FastifyInstance;
     let baseUrl = '';
+    let elapse: ConformanceServer['elapse'];
     before(async function () {
       if (suites.length === 0) return;
-      app = await createOjsServer({ store: await makeStore(), testReset: true });
+      const server = await makeServer();
+      elapse = server.elapse;
+      app = await createOjsServer({ store: server.store, testReset: true });
       baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
     });
     after(async () => {
@@ -55,14 +64,14 @@ export function describeConformance(backend: string, part: ConformancePart, make
       const gap = knownGap(file);
       if (gap !== null) {
         it(`${test.test_id} ${file} still fails, a known gap: ${gap}`, async () => {
-          const failures = await runConformanceTest(baseUrl, test, reset, { failFast: true });
+          const failures = await runConformanceTest(baseUrl, test, reset, { failFast: true, elapse });
           expect(failures, `${file} passes now: take it off test/gateway/conformance-known-gaps.ts`).to.not.deep.equal([]);
         });
         continue;
       }
       it(`${test.test_id} ${file}`, async function () {
-        this.timeout(30_000 + waitsOf(test));
-        const failures = await runConformanceTest(baseUrl, test, reset);
+        this.timeout(30_000 + (elapse ? 0 : waitsOf(test)));
+        const failures = await runConformanceTest(baseUrl, test, reset, { elapse });
         expect(failures, failures.join('\n')).to.deep.equal([]);
       });
     }

@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { REDIS_URL } from '../adapters/bullmq-test-redis.js';
+import { cliArgs } from '../cli-command.js';
 import { databaseUrl } from '../conformance/subjects/graphile-worker.js';
 import { gatewayNames, sendRequest, type HttpGateway, type Reply } from './gateway-test-server.js';
 
@@ -26,7 +27,7 @@ export interface GatewayPair extends HttpGateway {
 const NOT_FORWARDED = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive']);
 
 function startServe(args: string[]): { child: ChildProcess; address: Promise<string> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'cli/ojs-unique.ts', 'serve', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, cliArgs('serve', ...args), { stdio: ['ignore', 'pipe', 'pipe'] });
   // A start-up a hook gave up on is never closed by the test: the server must not outlive this
   // process (it would go on writing under the run's prefix).
   const killOnExit = () => child.kill('SIGKILL');

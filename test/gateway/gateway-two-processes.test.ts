@@ -20,21 +20,36 @@ import { describeWorkflows } from './workflow-scenarios.js';
 const SHARED_FILES = ['level-4-advanced/unique/', 'level-4-advanced/bulk/'];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * One pair per backend for the whole file, reset before each test by every section: two `serve`
+ * processes (and, on Graphile Worker, one migration) instead of a pair per section. A section's
+ * `close` leaves it running; the file's root hook closes it.
+ */
+const pairs = new Map<'bullmq' | 'graphile-worker', Promise<GatewayPair>>();
+async function filePair(backend: 'bullmq' | 'graphile-worker'): Promise<GatewayPair> {
+  let pair = pairs.get(backend);
+  if (!pair) pairs.set(backend, (pair = startGatewayPair(backend, 'pair')));
+  return { ...(await pair), close: async () => undefined };
+}
+after(async () => {
+  for (const pair of pairs.values()) await (await pair.catch(() => null))?.close();
+});
+
 for (const backend of ['bullmq', 'graphile-worker'] as const) {
-  describeUniqueJobs(`two gateway processes, §14 unique jobs: ${backend}`, () => startGatewayPair(backend, 'pair-uniq'), {
+  describeUniqueJobs(`two gateway processes, §14 unique jobs: ${backend}`, () => filePair(backend), {
     ownEvents: false,
   });
 
-  describeBatch(`two gateway processes, batch all-or-nothing: ${backend}`, () => startGatewayPair(backend, 'pair-batch'));
+  describeBatch(`two gateway processes, batch all-or-nothing: ${backend}`, () => filePair(backend));
 
-  describeWorkflows(`two gateway processes, workflows: ${backend}`, () => startGatewayPair(backend, 'pair-workflows'));
+  describeWorkflows(`two gateway processes, workflows: ${backend}`, () => filePair(backend));
 
   describe(`two gateway processes, the conformance suite's unique and bulk files: ${backend}`, function () {
     this.timeout(60_000);
     const suites = loadSuites().filter(({ file }) => SHARED_FILES.some((prefix) => file.split('\\').join('/').startsWith(prefix)));
     let pair: GatewayPair;
     before(async function () {
-      if (suites.length > 0) pair = await startGatewayPair(backend, 'pair-suite');
+      if (suites.length > 0) pair = await filePair(backend);
     });
     after(async () => {
       await pair?.close();
@@ -57,7 +72,7 @@ for (const backend of ['bullmq', 'graphile-worker'] as const) {
     this.timeout(60_000);
     let pair: GatewayPair;
     before(async () => {
-      pair = await startGatewayPair(backend, 'pair-idem');
+      pair = await filePair(backend);
     });
     after(async () => {
       await pair?.close();
@@ -110,7 +125,7 @@ for (const backend of ['bullmq', 'graphile-worker'] as const) {
     this.timeout(60_000);
     let pair: GatewayPair;
     before(async () => {
-      pair = await startGatewayPair(backend, 'pair-worker');
+      pair = await filePair(backend);
     });
     after(async () => {
       await pair?.close();

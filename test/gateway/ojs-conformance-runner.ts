@@ -76,7 +76,7 @@ export function loadSuites(): SuiteFile[] {
     .map((path) => ({ file: relative(SUITES_DIR, path), test: JSON.parse(readFileSync(path, 'utf8')) as ConformanceTest }));
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** How long a test's steps wait in all (`delay_ms`, WAIT steps): a per-minute cron's file waits over two minutes. */
 export function waitsOf(test: ConformanceTest): number {
@@ -87,15 +87,17 @@ export function waitsOf(test: ConformanceTest): number {
 /**
  * Runs one test against `baseUrl` (after `reset`), returning every failure (empty: passed). A
  * failing setup step is an error and stops the test, as in the official runner. `failFast`:
- * return at the first failing step.
+ * return at the first failing step. `elapse`: how a step's wait (`delay_ms`, WAIT) lets time
+ * pass (default: a real sleep; a server on a movable clock moves it instead).
  */
 export async function runConformanceTest(
   baseUrl: string,
   test: ConformanceTest,
   reset: () => Promise<void>,
-  options: { failFast?: boolean } = {},
+  options: { failFast?: boolean; elapse?: (ms: number) => Promise<void> } = {},
 ): Promise<string[]> {
   await reset();
+  const elapse = options.elapse ?? sleep;
   const responses = new Map<string, StepResponse | null>();
   const failures: string[] = [];
   const runList = async (steps: Step[], phase: string): Promise<string[]> => {
@@ -106,7 +108,7 @@ export async function runConformanceTest(
       const partner = step.parallel_with ? steps.find((other) => other.id === step.parallel_with && !done.has(other.id)) : undefined;
       const group = partner ? [step, partner] : [step];
       for (const member of group) done.add(member.id);
-      const results = await Promise.all(group.map((member) => runStep(baseUrl, member, responses)));
+      const results = await Promise.all(group.map((member) => runStep(baseUrl, member, responses, elapse)));
       results.forEach((problems, index) => collected.push(...problems.map((problem) => `${phase} ${group[index]!.id}: ${problem}`)));
       // A known gap only has to show that it still fails: no need to sit out its waits.
       if (options.failFast && collected.length > 0) return collected;
@@ -121,10 +123,15 @@ export async function runConformanceTest(
   return failures;
 }
 
-async function runStep(baseUrl: string, step: Step, responses: Map<string, StepResponse | null>): Promise<string[]> {
-  if (step.delay_ms) await sleep(step.delay_ms);
+async function runStep(
+  baseUrl: string,
+  step: Step,
+  responses: Map<string, StepResponse | null>,
+  elapse: (ms: number) => Promise<void>,
+): Promise<string[]> {
+  if (step.delay_ms) await elapse(step.delay_ms);
   if (step.action === 'WAIT') {
-    await sleep(step.duration_ms || step.delay_ms || 0);
+    await elapse(step.duration_ms || step.delay_ms || 0);
     return [];
   }
   if (step.action === 'ASSERT') return checkAssertStep(step, responses);
