@@ -12,6 +12,7 @@ import type { JobInput, JsonValue, OjsJob } from '../src/job.js';
 import type { OjsJobState } from '../src/job-state.js';
 import type { UniqueJobsCapabilities } from '../src/unique-jobs-backend.js';
 import type { UpdateField } from '../src/unique-policy.js';
+import type { WouldBe } from '../src/report-only.js';
 import type { RateLimit } from './queue-rate-limit.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { CronSchedules } from './cron-schedules.js';
@@ -94,7 +95,8 @@ export interface DeadLetters {
 }
 
 export type GatewayEnqueueResult =
-  | { outcome: 'created'; job: GatewayJob }
+  /** A report-only policy's add (src/report-only.ts) is always created; `wouldBe` says what the policy would have done. */
+  | { outcome: 'created'; job: GatewayJob; wouldBe?: WouldBe; existingJobId?: string }
   | { outcome: 'deduplicated'; job: GatewayJob }
   /** `replace`: as the backends' `EnqueueResult`, `also_replaced` naming further duplicates, oldest first. */
   | { outcome: 'replaced'; job: GatewayJob; replaced: GatewayJob; also_replaced?: GatewayJob[] }

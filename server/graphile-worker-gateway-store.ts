@@ -536,6 +536,9 @@ class GraphileWorkerGatewayStore implements GatewayStore {
       return replaced;
     }
     if (result.outcome === 'updated') return { outcome: 'updated', job: await this.#view(result.job), changed: result.changed };
+    if (result.outcome === 'created' && result.wouldBe !== undefined) {
+      return { outcome: 'created', job: await this.#view(result.job, side), wouldBe: result.wouldBe, existingJobId: result.existingJobId! };
+    }
     return { outcome: result.outcome, job: await this.#view(result.job, result.outcome === 'created' ? side : undefined) };
   }
 

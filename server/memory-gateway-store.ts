@@ -390,6 +390,9 @@ class MemoryStore implements MemoryGatewayStore {
       return replaced;
     }
     if (result.outcome === 'updated') return { outcome: 'updated', job: this.#view(result.job), changed: result.changed };
+    if (result.outcome === 'created' && result.wouldBe !== undefined) {
+      return { outcome: 'created', job: this.#view(result.job), wouldBe: result.wouldBe, existingJobId: result.existingJobId! };
+    }
     return { outcome: result.outcome, job: this.#view(result.job) };
   }
 

@@ -490,6 +490,14 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
       }
       return { ...created(result.job), body: { job: wireJob(result.job), replaced_job_id: result.replaced.id } };
     }
+    if (result.outcome === 'created' && result.wouldBe !== undefined) {
+      // A report-only policy (`x_report_only`): enqueued whatever it met; what it would have done, beside the job.
+      const answer = created(result.job);
+      return {
+        ...answer,
+        body: { job: wireJob(result.job), x_would_be: result.wouldBe, x_would_be_existing_job_id: result.existingJobId },
+      };
+    }
     return created(result.job);
   };
 
