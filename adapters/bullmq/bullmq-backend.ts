@@ -31,7 +31,7 @@ import { COMMANDS, runScript, composedScripts } from './bullmq-script-set.js';
 import { indexKey, layoutArgs, queueBase, queueLayoutKey, queueRegistryKey, type IndexKey } from './bullmq-sidecar-keys.js';
 import { BulkSpans, OUTCOME_ATTRIBUTE } from './bullmq-telemetry.js';
 import { isKeyRef, keyRefLookup, type KeyLookup, type UniquenessKeyRef } from '../../src/key-lookup.js';
-import { explainKey, findHeldJob, lookupIndexes, releaseKey } from './bullmq-lookups.js';
+import { explainKey, findHeldJob, lookupIndexes, readReplacedJobs, releaseKey } from './bullmq-lookups.js';
 import type { UniqueExplanation } from '../../src/unique-explain.js';
 import {
   decodeUniqueAddReply,
@@ -121,6 +121,12 @@ export interface BullMQBackend extends UniqueJobsBackend {
    * outcome. @throws InvalidJobInputError for a job without `unique` or a bad job, as `enqueue` would.
    */
   explainUnique(job: JobInput): Promise<UniqueExplanation>;
+  /**
+   * The jobs a `replace` by job `id` superseded, oldest first, as `getJob` reads them (a cancelled
+   * one from its archive, with `replaced_by: id`); one gone meanwhile (an archive past
+   * `cancelledRetentionMs`) is left out. [] when `id` replaced nothing or is unknown.
+   */
+  getReplacedJobs(id: string): Promise<OjsJob[]>;
 }
 
 /** An enqueue as the backend sends it (`#plan`). */
@@ -438,6 +444,13 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       throw typedErrorFor(error, { written: false }); // a read
     }
     return null;
+  }
+
+  async getReplacedJobs(id: string): Promise<OjsJob[]> {
+    const replacer = await this.getJob(id);
+    if (!replacer) return [];
+    const replaced = await readReplacedJobs(this.client, `${this.prefix}:`, replacer.queue, id);
+    return replaced.map((job) => ojsJobView(job.queue, job.id, job.state, job.hash));
   }
 
   async findUniqueJob(target: JobInput | UniquenessKeyRef): Promise<OjsJob | null> {

@@ -1,7 +1,8 @@
 /**
  * The key lookups BullMQ users know as `getDeduplicationJobId` / `removeDeduplicationKey`, for OJS
  * keys: the job holding a key (`unique-find`) and releasing a key (`unique-release`), shared by
- * `withUniqueness(queue)` and `createBullMQBackend`; and, for the wrapped queue's `obliterate`,
+ * `withUniqueness(queue)` and `createBullMQBackend`; the jobs a replace superseded, read from the
+ * job that replaced them (`getReplacedJobs`); and, for the wrapped queue's `obliterate`,
  * dropping an obliterated queue's entries from an index it shares with other queues.
  *
  * A key is named by a job as it would be added (its policy computes the key and says which jobs
@@ -16,7 +17,7 @@ import { explainUniqueAdd, type ExplainCandidate, type UniqueExplanation } from 
 import type { UniquePolicy } from '../../src/unique-policy.js';
 import { typedErrorFor, errorForReply } from './bullmq-errors.js';
 import { COMMANDS, runScript } from './bullmq-script-set.js';
-import { indexKey, layoutArgs, layoutKeyOfIndex, type IndexKey } from './bullmq-sidecar-keys.js';
+import { indexKey, layoutArgs, layoutKeyOfIndex, queueBase, queueLayoutKey, type IndexKey } from './bullmq-sidecar-keys.js';
 import { decisionArgs, pairs, terminalBits } from './bullmq-enqueue.js';
 
 /** The job holding a key, as `unique-find` read it. */
@@ -146,6 +147,38 @@ export async function releaseKey(client: object, rootPrefix: string, indexes: In
     released += Number(reply[1]);
   }
   return released;
+}
+
+/** Job `id` of queue `queueName` as `get-job` reads it (its archive for a cancelled job); null when gone. */
+export async function readJob(client: object, rootPrefix: string, queueName: string, id: string): Promise<HeldJob | null> {
+  const base = queueBase(rootPrefix, queueName);
+  const reply = (await runScript(client, COMMANDS.getJob, [`${base}${id}`, base, id, ...layoutArgs([queueLayoutKey(base)])])) as unknown[];
+  if (reply[0] !== 'found') return null;
+  return { id, queue: queueName, state: reply[1] as OjsJobState, hash: pairs(reply[3]) };
+}
+
+/**
+ * The jobs a `replace` superseded, read from the job that replaced them: the replacer's
+ * `ojsReplaced` ("<queue>:<id>" each, includes/ojs-split-member) names them, oldest first, and each
+ * is read where it is now, a cancelled one from its archive. One that is gone (an archive past
+ * its retention, a finished job BullMQ removed) is left out; [] for a job that replaced nothing.
+ * Each job is read atomically, the list is not.
+ */
+export async function readReplacedJobs(client: object, rootPrefix: string, queueName: string, id: string): Promise<HeldJob[]> {
+  let replacer: HeldJob | null;
+  try {
+    replacer = await readJob(client, rootPrefix, queueName, id);
+    if (!replacer?.hash.ojsReplaced) return [];
+    const found: HeldJob[] = [];
+    for (const member of JSON.parse(replacer.hash.ojsReplaced) as string[]) {
+      const colon = member.indexOf(':');
+      const job = await readJob(client, rootPrefix, member.slice(0, colon), member.slice(colon + 1));
+      if (job) found.push(job);
+    }
+    return found;
+  } catch (error) {
+    throw typedErrorFor(error, { written: false });
+  }
 }
 
 /** Drops the entries of queue `queueName` from a shared index, step by step. Returns how many. */

@@ -234,6 +234,14 @@ export interface UniqueAdds<DataType, ResultType, NameType extends string, Q> {
    */
   explainUnique(name: NameType, data: DataType, opts?: UniqueJobsOptions): Promise<UniqueExplanation>;
   /**
+   * The jobs a `replace` add of this queue's job `jobId` superseded, oldest first, each bound to
+   * its own queue: a cancelled one read from its archive (`ojsState` 'cancelled',
+   * `ojsReplacedBy` in its hash; BullMQ's `getJob` no longer finds it), a finished one as it is.
+   * One gone meanwhile (an archive past `cancelledRetentionMs`) is left out; [] when the job
+   * replaced nothing.
+   */
+  getReplacedJobs(jobId: string): Promise<FoundJob<DataType, ResultType, NameType>[]>;
+  /**
    * BullMQ's `upsertJobScheduler`; a template whose `opts.unique` is set (or the queue's default
    * policy) schedules relay jobs that add each tick's job through the unique path: run the
    * queue's worker with `makeUniqueSchedulerProcessor` (docs/bullmq.md, "Job schedulers").

@@ -33,7 +33,7 @@ import { entryPointPolicies } from '../../src/registered-policies.js';
 import { composedScripts } from './bullmq-script-set.js';
 import { archiveKey, globLiteral, indexKey } from './bullmq-sidecar-keys.js';
 import { isKeyRef, keyRefLookup, type KeyLookup } from '../../src/key-lookup.js';
-import { dropQueueEntries, explainKey, findHeldJob, lookupIndexes, releaseKey } from './bullmq-lookups.js';
+import { dropQueueEntries, explainKey, findHeldJob, lookupIndexes, readReplacedJobs, releaseKey } from './bullmq-lookups.js';
 import { deleteMatching } from './remove-uniqueness-index.js';
 import { DEFAULT_CANCELLED_RETENTION_MS } from './bullmq-retention.js';
 import type { FlowNodeSeam } from './with-unique-flows.js';
@@ -229,6 +229,11 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     return Object.assign(relink(jobFromHash(siblings.of(held.queue), held.id, held.hash)), { ojsState: held.state });
   };
 
+  const getReplacedJobs = async (jobId: string): Promise<FoundJob[]> => {
+    const replaced = await readReplacedJobs(await handle.client(), handle.rootPrefix, queue.name, jobId);
+    return replaced.map((job) => Object.assign(relink(jobFromHash(siblings.of(job.queue), job.id, job.hash)), { ojsState: job.state }));
+  };
+
   const explainUnique = async (name: unknown, data?: unknown, opts?: UniqueJobsOptions): Promise<UniqueExplanation> => {
     const { prepared } = preparedOf(name, data, opts);
     return explainKey(await handle.client(), handle.rootPrefix, indexKey(handle.rootPrefix, queue.name, prepared.policy), prepared);
@@ -304,6 +309,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     ['findUniqueJob', findUniqueJob],
     ['releaseUniqueKey', releaseUniqueKey],
     ['explainUnique', explainUnique],
+    ['getReplacedJobs', getReplacedJobs],
     ['obliterate', obliterate],
     ['upsertJobScheduler', upsertJobScheduler],
   ]);
