@@ -56,8 +56,6 @@ export const SERVER_FIELDS: ReadonlySet<string> = new Set([
   'updated',
   'changed',
   'replaced_job_id',
-  'duplicate_count',
-  'duplicate_last_at',
 ]);
 /** Options the store has a field for; the others (`timeout_ms`, `tags`, `expires_at` …) are kept on the envelope. */
 const STORED_OPTIONS = new Set(['queue', 'priority', 'delay_until', 'scheduled_at', 'retry', 'unique', 'pending']);
