@@ -13,7 +13,7 @@ import { createMemoryBackend, type MemoryBackend } from '../adapters/memory/inde
 import { InvalidJobInputError, InvalidTransitionError, JobNotFoundError } from '../src/errors.js';
 import type { JsonValue, OjsJob } from '../src/job.js';
 import type { OjsJobState } from '../src/job-state.js';
-import type { EnqueueResult } from '../src/unique-jobs-backend.js';
+import type { EnqueueResult, UniqueJobsCapabilities } from '../src/unique-jobs-backend.js';
 import type {
   DeadLetterPage,
   DeadLetters,
@@ -30,6 +30,7 @@ import type {
 } from './gateway-store.js';
 import { executionDeadline, lapseError, reservationOf, type Lapse } from './job-reservation.js';
 import { atBatchPaths, validateAt } from './batch-input.js';
+import { prepareUnique } from '../src/unique-enqueue.js';
 import { DEFAULT_RETRY_POLICY, isNonRetryable, retryDelayMs } from './retry-policy.js';
 import { withFailure } from './error-history.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
@@ -97,6 +98,7 @@ class MemoryStore implements MemoryGatewayStore {
   };
   readonly cron: MemoryCronSchedules;
   readonly workflows: ReturnType<typeof createMemoryWorkflowRecords>;
+  readonly #capabilities: UniqueJobsCapabilities;
 
   constructor(clock: { now(): number }) {
     this.#clock = clock;
@@ -104,15 +106,24 @@ class MemoryStore implements MemoryGatewayStore {
     this.idempotency = createMemoryIdempotencyRecords(clock);
     this.cron = createMemoryCronSchedules(clock);
     this.workflows = createMemoryWorkflowRecords(clock);
+    // `x_successor` stays the memory backend's own: the gateway does not yet keep a successor's
+    // envelope (its extras) or answer its id, so a PUSH asking for it is refused, naming the field.
+    const { unique_jobs } = this.#memory.capabilities;
+    this.#capabilities = {
+      unique_jobs: { ...unique_jobs, extensions: (unique_jobs.extensions ?? []).filter((name) => name !== 'x_successor') },
+    };
   }
 
   get capabilities() {
-    return this.#memory.capabilities;
+    return this.#capabilities;
   }
 
   async enqueue(input: GatewayJobInput): Promise<GatewayEnqueueResult> {
     await this.#tick();
     const { extras, ...job } = input;
+    // Refused as the other stores refuse an extension they lack (the backend alone would take it).
+    if (job.unique != null && 'x_successor' in job.unique)
+      prepareUnique(job, { extensions: this.#capabilities.unique_jobs.extensions ?? [] });
     const result = await this.#memory.enqueue(job);
     this.#record(result, extras);
     return this.#result(result);

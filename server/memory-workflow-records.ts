@@ -64,7 +64,8 @@ export function createMemoryWorkflowRecords(clock: { now(): number } = { now: ()
       if (!stored || stored.version !== version) return false;
       const expiresAt = isTerminalWorkflow(record) ? clock.now() + WORKFLOW_RETENTION_MS : Infinity;
       records.set(record.id, { text: JSON.stringify(record), version: version + 1, expiresAt });
-      if (isSettledWorkflow(record)) for (const entry of entriesOf(record)) byJob.delete(entry.job_id);
+      if (isSettledWorkflow(record))
+        for (const entry of entriesOf(record)) if (byJob.get(entry.job_id) === record.id) byJob.delete(entry.job_id);
       return true;
     },
     clear() {

@@ -161,7 +161,7 @@ export async function readJob(client: object, rootPrefix: string, queueName: str
  * The jobs a `replace` superseded, read from the job that replaced them: the replacer's
  * `ojsReplaced` ("<queue>:<id>" each, includes/ojs-split-member) names them, oldest first, and each
  * is read where it is now, a cancelled one from its archive. One that is gone (an archive past
- * its retention, a finished job BullMQ removed) is left out; [] for a job that replaced nothing.
+ * its retention, a finished job BullMQ removed, its id now another job's) is left out; [] for a job that replaced nothing.
  * Each job is read atomically, the list is not.
  */
 export async function readReplacedJobs(client: object, rootPrefix: string, queueName: string, id: string): Promise<HeldJob[]> {
@@ -173,7 +173,8 @@ export async function readReplacedJobs(client: object, rootPrefix: string, queue
     for (const member of JSON.parse(replacer.hash.ojsReplaced) as string[]) {
       const colon = member.indexOf(':');
       const job = await readJob(client, rootPrefix, member.slice(0, colon), member.slice(colon + 1));
-      if (job) found.push(job);
+      // Under the replacer's key still: an id reused after the job was removed is another job.
+      if (job && job.hash.ojsKey === replacer.hash.ojsKey) found.push(job);
     }
     return found;
   } catch (error) {

@@ -19,7 +19,7 @@ describe('bullmq adapter: replaced jobs found from their replacer', function () 
   it('withUniqueness getReplacedJobs: the cancelled one from its archive, the finished one as it is, across queues', async () => {
     const mail = withUniqueness(ctx.queue('mail'));
     const sms = withUniqueness(ctx.queue('sms'));
-    const done = await mail.add('notify', { v: 1 }, { unique: replace });
+    const done = await mail.add('notify', { v: 1 }, { unique: replace, jobId: 'notify-1' });
     const worker = new Worker('mail', null, { connection: ctx.connect(), prefix: ctx.prefix, autorun: false });
     ctx.closeLater(worker);
     const next = (await worker.getNextJob('token', { block: false }))!;
@@ -49,5 +49,10 @@ describe('bullmq adapter: replaced jobs found from their replacer', function () 
     // An archive past its retention is gone: left out.
     await ctx.redis.del(`${ctx.prefix}:sms:ojs:cancelled:${waiting.id}`);
     expect((await backend.getReplacedJobs(replacing.id!)).map((job) => job.id)).to.deep.equal([done.id]);
+
+    // The finished one removed, and its id taken by a job of no key: another job, left out.
+    await (await ctx.queue('mail').getJob(done.id!))!.remove();
+    await ctx.queue('mail').add('other', { v: 4 }, { jobId: done.id! });
+    expect(await backend.getReplacedJobs(replacing.id!)).to.deep.equal([]);
   });
 });

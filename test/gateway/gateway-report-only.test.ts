@@ -45,6 +45,15 @@ for (const backend of GATEWAY_BACKENDS) {
       expect(info.status).to.equal(200);
     });
 
+    it('x_successor is refused over HTTP on every backend, naming the field, nothing enqueued', async () => {
+      // The memory backend implements it, but the gateway keeps no successor's envelope yet.
+      const reply = await push({ keys: ['type'], states: ['active', 'available'], on_conflict: 'ignore', x_successor: 'latest' });
+      expect(reply.status, JSON.stringify(reply.body)).to.equal(400);
+      expect(JSON.stringify(reply.body)).to.contain('x_successor');
+      const stats = await gateway.request('GET', '/ojs/v1/queues/reports/stats');
+      expect(JSON.stringify(stats.body)).to.not.match(/"available":[1-9]/);
+    });
+
     it('a report-only mark that is not a boolean is refused, naming the field', async () => {
       const reply = await push({ keys: ['type'], x_report_only: 'yes' });
       expect(reply.status).to.equal(400);
