@@ -634,6 +634,8 @@ describe('bullmq host contract: facts the Lua scripts use (BULLMQ_LUA)', functio
       }
     } finally {
       active[0] = hooked;
+      // The fallback's function library is this test's own: the run's clean-up knows only the default one.
+      if (fallback.library) await ctx.redis.call('FUNCTION', 'DELETE', fallback.library.name).catch(() => undefined);
     }
     for (const hash of hashes) {
       expect(Object.keys(hash)).to.include.members(['name', 'data', 'opts', 'timestamp', 'ojsKey', 'ojsPolicy', 'ojsReq', 'deid']);
