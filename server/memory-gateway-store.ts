@@ -61,6 +61,9 @@ interface SideRecord {
   expiredAt?: number;
 }
 
+/** The memory backend's extension the gateway does not serve yet (it keeps no successor's envelope). */
+const UNSERVED_EXTENSION = 'x_successor';
+
 export interface MemoryGatewayStoreOptions {
   /**
    * The clock of the store and of its backend, in epoch ms: reservations, retries, rate-limit
@@ -110,7 +113,7 @@ class MemoryStore implements MemoryGatewayStore {
     // envelope (its extras) or answer its id, so a PUSH asking for it is refused, naming the field.
     const { unique_jobs } = this.#memory.capabilities;
     this.#capabilities = {
-      unique_jobs: { ...unique_jobs, extensions: (unique_jobs.extensions ?? []).filter((name) => name !== 'x_successor') },
+      unique_jobs: { ...unique_jobs, extensions: (unique_jobs.extensions ?? []).filter((name) => name !== UNSERVED_EXTENSION) },
     };
   }
 
@@ -122,7 +125,7 @@ class MemoryStore implements MemoryGatewayStore {
     await this.#tick();
     const { extras, ...job } = input;
     // Refused as the other stores refuse an extension they lack (the backend alone would take it).
-    if (job.unique != null && 'x_successor' in job.unique)
+    if (job.unique != null && UNSERVED_EXTENSION in job.unique)
       prepareUnique(job, { extensions: this.#capabilities.unique_jobs.extensions ?? [] });
     const result = await this.#memory.enqueue(job);
     this.#record(result, extras);
