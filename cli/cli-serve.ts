@@ -5,7 +5,7 @@
  *   ojs-unique serve [--backend memory|bullmq|graphile-worker] [--port 8080] [--host 127.0.0.1]
  *                    [--prefix <p>] [--unique-schema <s>] [--redis-url <url>] [--database-url <url>] [--token <t>]
  *                    [--test-reset] [--body-limit <bytes>] [--request-timeout <ms>] [--max-connections <n>]
- *                    [--no-prepared-statements] [--idempotency-retention <s>] [--log-level <level>]
+ *                    [--no-prepared-statements] [--max-pool-size <n>] [--idempotency-retention <s>] [--log-level <level>]
  *
  * `REDIS_URL`, `DATABASE_URL` and `OJS_GATEWAY_TOKEN` are read when the flags are absent.
  * Exit codes: 0 after a clean shutdown, 2 for bad usage, 1 when the server cannot start (`fastify`,
@@ -22,11 +22,13 @@ export const SERVE_USAGE = `usage:
                    [--prefix <BullMQ key prefix | Graphile schema>] [--unique-schema <adapter schema>]
                    [--redis-url <url>] [--database-url <url>] [--token <t>] [--test-reset]
                    [--body-limit <bytes>] [--request-timeout <ms>] [--max-connections <n>]
-                   [--no-prepared-statements] [--idempotency-retention <s>] [--log-level <level>]
+                   [--no-prepared-statements] [--max-pool-size <n>] [--idempotency-retention <s>]
+                   [--log-level <level>]
 
   --request-timeout      ms to receive a whole request; a stalled one is answered 408 and closed (30000)
   --max-connections      connections held open at once; one more is closed as it opens (${DEFAULT_MAX_CONNECTIONS})
   --no-prepared-statements  graphile-worker: no named prepared statements (PgBouncer in transaction mode)
+  --max-pool-size        graphile-worker: PostgreSQL connections the gateway holds at most (10)
   --idempotency-retention   seconds an Idempotency-Key of PUSH is kept on the backend after its answer (86400)`;
 
 const BACKENDS: readonly GatewayBackendName[] = ['memory', 'bullmq', 'graphile-worker'];
@@ -55,6 +57,7 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
         'request-timeout': { type: 'string', default: '30000' },
         'max-connections': { type: 'string', default: String(DEFAULT_MAX_CONNECTIONS) },
         'no-prepared-statements': { type: 'boolean', default: false },
+        'max-pool-size': { type: 'string', default: '10' },
         'idempotency-retention': { type: 'string', default: String(DEFAULT_IDEMPOTENCY_RETENTION_MS / 1000) },
         'log-level': { type: 'string', default: 'info' },
       },
@@ -70,12 +73,14 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
   const requestTimeoutMs = Number(values['request-timeout']);
   const maxConnections = Number(values['max-connections']);
   const idempotencyRetention = Number(values['idempotency-retention']);
+  const maxPoolSize = Number(values['max-pool-size']);
   const problems: string[] = [];
   if (!BACKENDS.includes(backend)) problems.push(`--backend must be one of ${BACKENDS.join(', ')}`);
   if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push('--port must be an integer from 0 to 65535');
   if (!Number.isInteger(bodyLimit) || bodyLimit <= 0) problems.push('--body-limit must be a positive integer');
   if (!Number.isInteger(requestTimeoutMs) || requestTimeoutMs <= 0) problems.push('--request-timeout must be a positive integer');
   if (!Number.isInteger(maxConnections) || maxConnections <= 0) problems.push('--max-connections must be a positive integer');
+  if (!Number.isInteger(maxPoolSize) || maxPoolSize <= 0) problems.push('--max-pool-size must be a positive integer');
   if (!Number.isInteger(idempotencyRetention) || idempotencyRetention <= 0) {
     problems.push('--idempotency-retention must be a positive integer (seconds)');
   }
@@ -98,6 +103,7 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
       ...(values.prefix ? { prefix: values.prefix } : {}),
       ...(values['unique-schema'] ? { uniqueSchema: values['unique-schema'] } : {}),
       ...(values['no-prepared-statements'] ? { preparedStatements: false } : {}),
+      ...(backend === 'graphile-worker' ? { maxPoolSize } : {}),
     });
     const app = await createOjsServer({
       store,

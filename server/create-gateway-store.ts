@@ -39,6 +39,8 @@ export interface GatewayStoreOptions {
    * before 1.21. (Default: true.) The other backends have none.
    */
   preparedStatements?: boolean;
+  /** Graphile Worker: the size of the gateway's PostgreSQL pool. (Default: 10.) */
+  maxPoolSize?: number;
 }
 
 export async function createGatewayStore(options: GatewayStoreOptions): Promise<GatewayStore> {
@@ -67,6 +69,7 @@ export async function createGatewayStore(options: GatewayStoreOptions): Promise<
         ...(options.prefix ? { graphileSchema: options.prefix } : {}),
         ...(options.uniqueSchema ? { uniqueSchema: options.uniqueSchema } : {}),
         ...(options.preparedStatements === undefined ? {} : { preparedStatements: options.preparedStatements }),
+        ...(options.maxPoolSize === undefined ? {} : { maxPoolSize: options.maxPoolSize }),
       });
     }
   }

@@ -15,7 +15,7 @@
  * Services that do not answer (a run of the memory tests alone) are skipped.
  */
 import { appendFileSync } from 'node:fs';
-import { relative } from 'node:path';
+import { basename, relative } from 'node:path';
 import { Redis } from 'ioredis';
 import { loadedLibraries } from '../adapters/bullmq/bullmq-script-command.js';
 import { composedScripts } from '../adapters/bullmq/bullmq-script-set.js';
@@ -71,6 +71,9 @@ export const mochaHooks = {
   async beforeAll(this: Mocha.Context): Promise<void> {
     this.timeout(30_000);
     fileStarted = Date.now();
+    // Each PostgreSQL connection names its test file (pg_stat_activity.application_name), also in the programs a test starts.
+    const file = this.test?.parent?.suites[0]?.file;
+    if (file) process.env.PGAPPNAME = basename(file).slice(0, 63);
     await ensureProcessDatabase();
   },
   afterAll(this: Mocha.Context): void {

@@ -7,4 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 
-export const RUN_SALT = (process.env.OJS_TEST_SALT ??= randomBytes(3).toString('hex'));
+// Lower case: PostgreSQL folds unquoted names, and some of the tests' schema names are unquoted.
+export const RUN_SALT = (process.env.OJS_TEST_SALT = (process.env.OJS_TEST_SALT ?? randomBytes(3).toString('hex')).toLowerCase());
+if (!/^[a-z0-9_]{1,16}$/.test(RUN_SALT))
+  throw new Error(`OJS_TEST_SALT must be 1 to 16 letters, digits or _ (got ${JSON.stringify(RUN_SALT)})`);

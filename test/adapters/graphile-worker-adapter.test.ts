@@ -41,7 +41,7 @@ describe('graphile-worker adapter', function () {
   let subject: GraphileWorkerSubject | null;
 
   beforeEach(() => {
-    pool = makePool(10);
+    pool = makePool(4);
     utils = null;
     subject = null;
   });

@@ -1,6 +1,6 @@
 /**
  * §8.1 strong uniqueness on Graphile Worker, under real contention: 200 concurrent enqueues of
- * one uniqueness key over a pool of 20 connections, 10 rounds per strategy. Every round must end
+ * one uniqueness key over a pool of 8 connections, 10 rounds per strategy. Every round must end
  * with exactly one live job for the key, and the outcomes must account for every call.
  *
  * The control: with the head-row lock removed from lock_and_read, the reject rounds admit
@@ -27,10 +27,10 @@ import { isolatePerTest, makePool } from './graphile-worker-fixture.js';
 const FILE = fileURLToPath(import.meta.url);
 const CALLS = 200;
 const ROUNDS = 10;
-const POOL_SIZE = 20;
+const POOL_SIZE = 8;
 
 describe('graphile-worker adapter: concurrency (§8.1)', function () {
-  this.timeout(120_000);
+  this.timeout(300_000);
   const schemas = isolatePerTest(FILE);
   let pool: pg.Pool;
   let backend: GraphileWorkerBackend;
@@ -140,7 +140,7 @@ describe('graphile-worker adapter: concurrency (§8.1)', function () {
     const KEYS = 40;
     const WAVES = 6;
     const before = await deadlocks();
-    const workerPool = makePool(6);
+    const workerPool = makePool(3);
     // Each task ends a moment after it starts, so completions land while the replaces run; every
     // third one fails (max_attempts 1: discarded, and a replace cancels it).
     const task: Task = async (payload) => {

@@ -28,7 +28,7 @@ describe('graphile-worker: cron items with a policy', function () {
   let runner: Runner | null;
 
   beforeEach(async () => {
-    pool = makePool(8);
+    pool = makePool(4);
     runner = null;
     const { graphileSchema, uniqueSchema } = schemas.current();
     // Migrates both schemas.

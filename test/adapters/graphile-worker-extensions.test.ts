@@ -32,7 +32,7 @@ describe('graphile-worker: policy extensions', function () {
   let utils: UniqueWorkerUtils | null;
 
   beforeEach(() => {
-    pool = makePool(8);
+    pool = makePool(4);
     subject = null;
     utils = null;
   });

@@ -52,7 +52,7 @@ describe('graphile-worker host contract', function () {
   let pool: pg.Pool;
 
   beforeEach(() => {
-    pool = makePool(6);
+    pool = makePool(4);
   });
   afterEach(async () => {
     await pool.end();

@@ -21,7 +21,7 @@ describe('graphile-worker: key lookups', function () {
   let utils: UniqueWorkerUtils | null;
 
   beforeEach(() => {
-    pool = makePool(6);
+    pool = makePool(4);
     subject = null;
     utils = null;
   });

@@ -53,7 +53,7 @@ describe('graphile-worker schema version', function () {
   let pool: pg.Pool;
 
   beforeEach(() => {
-    pool = makePool(6);
+    pool = makePool(4);
   });
   afterEach(async () => {
     await pool.end();

@@ -54,7 +54,7 @@ describe('graphile-worker: seams (entry points, transactions, outages, input)', 
   const backends: UniqueJobsBackend[] = [];
 
   beforeEach(() => {
-    pool = makePool(10);
+    pool = makePool(4);
     utils = null;
   });
   afterEach(async () => {

@@ -37,7 +37,7 @@ describe('graphile-worker adapter: telemetry (ojs.unique.adds, producer spans, t
   let utils: UniqueWorkerUtils;
 
   beforeEach(async () => {
-    pool = makePool(10);
+    pool = makePool(4);
     const { graphileSchema, uniqueSchema } = schemas.current();
     utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: graphileSchema, uniqueSchema, logger: quietLogger });
   });

@@ -59,7 +59,7 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
     const viaProxy = new URL(target.href);
     viaProxy.host = `127.0.0.1:${proxy.port}`;
     viaProxy.searchParams.set('application_name', applicationName);
-    pool = new pg.Pool({ connectionString: viaProxy.href, max: 8, connectionTimeoutMillis: 5_000 });
+    pool = new pg.Pool({ connectionString: viaProxy.href, max: 5, connectionTimeoutMillis: 5_000 });
     // Cut connections are expected here: nothing to report, pg drops the broken client.
     pool.on('error', () => undefined);
     pool.on('connect', (client) => client.on('error', () => undefined));

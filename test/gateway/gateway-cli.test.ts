@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import { spawn, spawnSync } from 'node:child_process';
+import pg from 'pg';
 import { cliArgs } from '../cli-command.js';
 import { databaseUrl } from '../conformance/subjects/graphile-worker.js';
 import { gatewayNames } from './gateway-test-server.js';
@@ -46,31 +47,53 @@ describe('ojs-unique serve', function () {
     expect(await serve.exited).to.equal(0);
   });
 
-  it('serves Graphile Worker with --no-prepared-statements and --max-connections', async () => {
+  it('serves Graphile Worker with --no-prepared-statements, --max-connections and --max-pool-size', async () => {
     const names = gatewayNames('cli');
-    const serve = startServe([
-      '--port',
-      '0',
-      '--backend',
-      'graphile-worker',
-      '--database-url',
-      databaseUrl(),
-      '--prefix',
-      names.graphileSchema,
-      '--unique-schema',
-      names.uniqueSchema,
-      '--no-prepared-statements',
-      '--max-connections',
-      '8',
-    ]);
-    const address = await serve.address;
-    const pushed = await fetch(`${address}/ojs/v1/jobs`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/openjobspec+json' },
-      body: JSON.stringify({ type: 'cli.job', args: [{ n: 1 }], options: { unique: { key: ['n'] } } }),
-    });
-    expect(pushed.status).to.equal(201);
-    serve.child.kill('SIGTERM');
+    const appName = `${names.graphileSchema}-serve`;
+    const serve = startServe(
+      [
+        '--port',
+        '0',
+        '--backend',
+        'graphile-worker',
+        '--database-url',
+        databaseUrl(),
+        '--prefix',
+        names.graphileSchema,
+        '--unique-schema',
+        names.uniqueSchema,
+        '--no-prepared-statements',
+        '--max-connections',
+        '8',
+        '--max-pool-size',
+        '2',
+      ],
+      { ...process.env, PGAPPNAME: appName },
+    );
+    try {
+      const address = await serve.address;
+      const pushes = await Promise.all(
+        Array.from({ length: 8 }, (_, n) =>
+          fetch(`${address}/ojs/v1/jobs`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/openjobspec+json' },
+            body: JSON.stringify({ type: 'cli.job', args: [{ n }], options: { unique: { key: ['n'] } } }),
+          }),
+        ),
+      );
+      expect(pushes.map((pushed) => pushed.status)).to.deep.equal(Array(8).fill(201));
+      const pool = new pg.Pool({ connectionString: databaseUrl(), max: 1 });
+      try {
+        const { rows } = await pool.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where application_name = $1', [
+          appName,
+        ]);
+        expect(rows[0]!.n, 'connections the gateway holds after 8 concurrent pushes').to.be.within(1, 2);
+      } finally {
+        await pool.end();
+      }
+    } finally {
+      serve.child.kill('SIGTERM');
+    }
     expect(await serve.exited).to.equal(0);
   });
 
@@ -109,11 +132,18 @@ describe('ojs-unique serve', function () {
     const result = spawnSync(process.execPath, cliArgs('serve', '--help'), { encoding: 'utf8' });
     expect(result.status).to.equal(0);
     expect(result.stdout).to.include('ojs-unique serve [--backend memory|bullmq|graphile-worker]');
-    expect(result.stdout).to.include('--max-connections').and.include('--no-prepared-statements');
+    expect(result.stdout).to.include('--max-connections').and.include('--no-prepared-statements').and.include('--max-pool-size');
   });
 
   it('refuses bad flags with exit code 2 and the usage', () => {
-    for (const args of [['--backend', 'sqs'], ['--port', 'x'], ['--nope'], ['--max-connections', '0'], ['--request-timeout', '-1']]) {
+    for (const args of [
+      ['--backend', 'sqs'],
+      ['--port', 'x'],
+      ['--nope'],
+      ['--max-connections', '0'],
+      ['--request-timeout', '-1'],
+      ['--max-pool-size', '0'],
+    ]) {
       const result = spawnSync(process.execPath, cliArgs('serve', ...args), { encoding: 'utf8' });
       expect(result.status, args.join(' ')).to.equal(2);
       expect(result.stderr).to.include('usage:');

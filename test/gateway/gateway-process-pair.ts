@@ -61,6 +61,8 @@ export async function startGatewayPair(backend: 'bullmq' | 'graphile-worker', ta
           names.graphileSchema,
           '--unique-schema',
           names.uniqueSchema,
+          '--max-pool-size',
+          '3',
         ];
   const serves = [startServe(['--port', '0', '--test-reset', ...args]), startServe(['--port', '0', '--test-reset', ...args])];
   const stop = async () => {

@@ -81,6 +81,7 @@ export function makeStore(backend: GatewayBackend, names: ReturnType<typeof gate
         databaseUrl: databaseUrl(),
         graphileSchema: names.graphileSchema,
         uniqueSchema: names.uniqueSchema,
+        maxPoolSize: 4,
       });
   }
 }

@@ -135,7 +135,7 @@ export class GraphileEntry {
       this.#utils = await makeUniqueWorkerUtils({ pgPool: this.pool, schema: graphileSchema, uniqueSchema, logger: quietLogger });
     }
     if (this.entry === 'withUniqueHelpers.addJob') {
-      this.#driverPool = makeSubjectPool(databaseUrl(), 6);
+      this.#driverPool = makeSubjectPool(databaseUrl(), 4);
       this.#driverUtils = await makeWorkerUtils({ pgPool: this.#driverPool, schema: graphileSchema, logger: quietLogger });
       const taskList = withUniqueHelpers(
         {

@@ -68,7 +68,7 @@ export function makeSubjectPool(connectionString: string, max: number): pg.Pool 
 }
 
 export async function createGraphileWorkerSubject(options: GraphileWorkerSubjectOptions): Promise<GraphileWorkerSubject> {
-  const pool = makeSubjectPool(options.connectionString ?? databaseUrl(), 10);
+  const pool = makeSubjectPool(options.connectionString ?? databaseUrl(), 4);
   const logger = options.logger ?? quietLogger;
   const backend = createGraphileWorkerBackend({
     pgPool: pool,
