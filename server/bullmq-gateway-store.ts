@@ -703,7 +703,11 @@ class BullmqGatewayStore implements GatewayStore {
     ) {
       view.scheduled_at = side.scheduledAt;
     }
-    if (job.state === 'available' || job.state === 'scheduled') return view;
+    if (job.state === 'available' || job.state === 'scheduled') {
+      // Waiting for its next attempt: the last failure stays readable, as on memory.
+      if (side.error) view.error = side.error;
+      return view;
+    }
     if (side.expiredAt !== undefined && job.state === 'discarded') {
       // It never ran: no start, no completion.
       delete view.completed_at;

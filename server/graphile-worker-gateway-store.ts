@@ -561,9 +561,11 @@ class GraphileWorkerGatewayStore implements GatewayStore {
       view.discarded_at = side.expired_at;
     }
     if (job.state === 'completed' && side.result !== undefined) view.result = side.result;
-    if (job.state === 'retryable' || job.state === 'discarded' || job.state === 'active') {
+    // The last failure, while the job is failed or waits for its next attempt (`available` or
+    // `scheduled` once its backoff is due or set), as on memory.
+    if (job.state !== 'completed' && job.state !== 'active' && job.state !== 'cancelled') {
       const error = side.error ?? (lastError ? { type: 'error', message: lastError } : undefined);
-      if (error && job.state !== 'active') view.error = error;
+      if (error) view.error = error;
     }
     return view;
   }

@@ -47,6 +47,8 @@ for (const backend of GATEWAY_BACKENDS) {
       await fetchOne('dl-fatal');
       // Retried at once (`none`): `retryable` until the next read on memory, `available` already elsewhere.
       expect((await nack(id, { type: 'Timeout', message: 'slow' })).body.state).to.be.oneOf(['retryable', 'available']);
+      // The last error stays readable while the job waits for its next attempt, in either state.
+      expect((await gateway.request('GET', `/ojs/v1/jobs/${id}`)).body.job.error).to.include({ type: 'Timeout', message: 'slow' });
       expect(await fetchOne('dl-fatal')).to.include({ id, attempt: 2, retry_delay_ms: 0 });
       const discarded = await nack(id, { type: 'AuthenticationError', message: 'bad token', retryable: true });
       expect(discarded.body).to.include({ state: 'discarded', attempt: 2 });
