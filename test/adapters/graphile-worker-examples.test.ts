@@ -18,7 +18,7 @@ function runExample(name: string): string {
 }
 
 describe('graphile-worker examples', function () {
-  this.timeout(30_000);
+  this.timeout(120_000); // a safety net: two runs at once on 2 CPUs take several times longer
   let failed = false;
   afterEach(function () {
     if (this.currentTest?.state === 'failed') failed = true;

@@ -34,7 +34,7 @@ export interface ConformanceServer {
 
 export function describeConformance(backend: string, part: ConformancePart, makeServer: () => Promise<ConformanceServer>): void {
   describe(`OJS conformance suites over HTTP: ${backend} (${part})`, function () {
-    this.timeout(30_000);
+    this.timeout(90_000);
     const inPart = CONFORMANCE_PARTS[part];
     const suites = loadSuites().filter(({ file }) => inPart(file.split('\\').join('/')));
     let app: FastifyInstance;
@@ -70,7 +70,7 @@ export function describeConformance(backend: string, part: ConformancePart, make
         continue;
       }
       it(`${test.test_id} ${file}`, async function () {
-        this.timeout(30_000 + (elapse ? 0 : waitsOf(test)));
+        this.timeout(90_000 + (elapse ? 0 : waitsOf(test)));
         const failures = await runConformanceTest(baseUrl, test, reset, { elapse });
         expect(failures, failures.join('\n')).to.deep.equal([]);
       });
