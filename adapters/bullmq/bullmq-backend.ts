@@ -310,11 +310,12 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       case 'created':
         if (reply.report !== undefined) return { outcome: 'created', job: await this.#readBack(reply.job.id!), ...reply.report };
         return { outcome: 'created', job: this.#viewOfNew(queueName, reply.job.id!, input, reply.job.timestamp, prepared, opts) };
-      case 'deduplicated':
-        return {
-          outcome: 'deduplicated',
-          job: ojsJobView(reply.existing.queue, reply.existing.id, reply.existing.state, reply.existing.hash),
-        };
+      case 'deduplicated': {
+        const job = ojsJobView(reply.existing.queue, reply.existing.id, reply.existing.state, reply.existing.hash);
+        return reply.successor === undefined
+          ? { outcome: 'deduplicated', job }
+          : { outcome: 'deduplicated', job, successor: { id: reply.successor } };
+      }
       case 'updated':
         return {
           outcome: 'updated',

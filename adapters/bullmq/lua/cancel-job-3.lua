@@ -38,6 +38,7 @@ local rcall = redis.call
 --- @include "includes/ojs-job-state"
 --- @include "includes/ojs-period-end"
 --- @include "includes/ojs-is-job"
+--- @include "includes/ojs-successor-id"
 --- @include "includes/ojs-own-policy"
 --- @include "includes/ojs-archive-job"
 --- @include "includes/ojs-read-job"
@@ -59,7 +60,15 @@ if state == "completed" or state == "discarded" or state == "cancelled" then ret
 local maxEvents = bullmqMaxEvents(KEYS[3])
 local heldKey = ojsArchiveJob(base, jobId, location, state, nil, "ojs-cancelled", nowMs, tonumber(ARGV[3]), KEYS[2], maxEvents,
   ojsDetachChild)
-if heldKey then
+-- x_successor (includes/ojs-successor-id): the cancelled job's pending successor is dropped with it
+-- (BullMQ's finishing script, which would add it, never runs for an archived job), and the
+-- deduplication key of a successor's own chain is no native job's.
+if rcall("HGET", ojsArchiveKey(base, jobId), "deid") == OJS_SUCCESSOR_DEID .. jobId then
+  local dropped = rcall("HGET", base .. "dn:" .. OJS_SUCCESSOR_DEID .. jobId, "jid")
+  rcall("DEL", base .. "dn:" .. OJS_SUCCESSOR_DEID .. jobId)
+  if dropped then rcall("HDEL", base .. "ojs:successors", dropped) end
+end
+if heldKey and string.sub(heldKey, 1, #OJS_SUCCESSOR_DEID) ~= OJS_SUCCESSOR_DEID then
   -- The native path's job (includes/ojs-native-add) has no index entry, and the deduplication key
   -- that named it went with it: listed in its key's field now (own policy: the default), so that
   -- it is its key's cancelled job as an index job is: an add re-sent after a lost reply finds its
