@@ -35,7 +35,7 @@ local function ojsSuccessorAdd(existing, candidates, kept, touch, policy, nowMs,
     local ojs = { key = uniquenessKey, policy = ARGV[12], req = request, meta = ARGV[13], period = ARGV[20],
       bits = tonumber(ARGV[17]), anchor = policy.anchor }
     if policy.fixedMs ~= nil then ojs.win = { policy.years, policy.months, policy.fixedMs } end
-    local replaced = ojsSuccessorKeep(existing, successorId, args[3], ARGV[2], opts, ojs, request)
+    local replaced = ojsSuccessorKeep(existing, successorId, args[3], ARGV[2], opts, ojs, request, ARGV[1])
     local entries = {}
     for _, entry in ipairs(kept) do
       if not (entry.id == replaced and entry.base == existing.base) then entries[#entries + 1] = entry end

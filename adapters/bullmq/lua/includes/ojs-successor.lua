@@ -7,7 +7,9 @@
 
   Keys, in the holder's queue (`base`):
     <base>dn:ojs:s:<holder id>   BullMQ's next-job hash (name, data, opts, jid), plus `ojsReq` (the
-                                 token of the add that stored it, for a re-sent add)
+                                 token of the add that stored it, for a re-sent add) and `ojsArgs`
+                                 (its msgpacked BullMQ arguments, for a promotion of our own:
+                                 includes/ojs-successor-promote)
     <base>de:ojs:s:<holder id>   the holder's id: BullMQ's deduplication key for the holder's
                                  `deid`, so BullMQ's own removal of the holder drops the successor
                                  with it (it deletes `dn` only beside the key naming the job) and
@@ -25,7 +27,7 @@
   ojsSuccessorTaken(base, id) -> whether `id` is a pending successor's of this queue
   ojsSuccessorOwn(base, id, request) -> whether that successor was stored by the add carrying `request`
   ojsSuccessorPending(base, holderId) -> the pending successor's id, its token, or nil
-  ojsSuccessorKeep(holder, successorId, name, data, opts, ojs, request)
+  ojsSuccessorKeep(holder, successorId, name, data, opts, ojs, request, packedArgs)
       stores (or replaces) the holder's successor; returns the replaced successor's id or nil
   ojsSuccessorDrop(base, holderId) -> the dropped successor's id or nil (a replace, a key release)
   ojsSuccessorOjs(jobKey) -> the `ojs` member of a job's stored options, or nil
@@ -39,7 +41,7 @@ local function ojsSuccessorPending(base, holderId)
   return stored[1], stored[2]
 end
 
-local function ojsSuccessorKeep(holder, successorId, name, data, opts, ojs, request)
+local function ojsSuccessorKeep(holder, successorId, name, data, opts, ojs, request, packedArgs)
   local base, holderId = holder.base, holder.id
   local deid = OJS_SUCCESSOR_DEID .. holderId
   local holderKey = base .. holderId
@@ -57,7 +59,8 @@ local function ojsSuccessorKeep(holder, successorId, name, data, opts, ojs, requ
   opts["de"] = { id = deid, keepLastIfActive = true }
   opts["ojs"] = ojs
   rcall("DEL", nextKey)
-  rcall("HSET", nextKey, "name", name, "data", data, "opts", cjson.encode(opts), "jid", successorId, "ojsReq", request)
+  rcall("HSET", nextKey, "name", name, "data", data, "opts", cjson.encode(opts), "jid", successorId, "ojsReq", request,
+    "ojsArgs", packedArgs)
   rcall("HSET", base .. "ojs:successors", successorId, holderId)
   return replaced
 end
