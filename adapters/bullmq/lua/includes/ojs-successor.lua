@@ -29,7 +29,9 @@
   ojsSuccessorPending(base, holderId) -> the pending successor's id, its token, or nil
   ojsSuccessorKeep(holder, successorId, name, data, opts, ojs, request, packedArgs)
       stores (or replaces) the holder's successor; returns the replaced successor's id or nil
-  ojsSuccessorDrop(base, holderId) -> the dropped successor's id or nil (a replace, a key release)
+  ojsSuccessorDrop(base, holderId) -> the dropped successor's id or nil (a key release)
+  ojsSuccessorDropOfKey(entries) drops the pending successor listed among a key's index entries,
+      whichever job holds it (a replace of the key)
   ojsSuccessorOjs(jobKey) -> the `ojs` member of a job's stored options, or nil
   ojsSuccessorAdopt(jobKey, ojs, entry) -> the OJS fields written onto a promoted job
 ]]
@@ -96,4 +98,11 @@ local function ojsSuccessorAdopt(jobKey, ojs, entry)
   if ojs.req ~= nil and ojs.req ~= "" then fields[#fields + 1], fields[#fields + 2] = "ojsReq", ojs.req end
   rcall("HSET", jobKey, unpack(fields))
   entry.us, entry.bits, entry.periodEnd = created * 1000, bits, periodEnd
+end
+
+local function ojsSuccessorDropOfKey(entries)
+  for _, entry in ipairs(entries) do
+    local holder = rcall("HGET", entry.base .. "ojs:successors", entry.id)
+    if holder and ojsSuccessorTaken(entry.base, entry.id) then ojsSuccessorDrop(entry.base, holder) end
+  end
 end

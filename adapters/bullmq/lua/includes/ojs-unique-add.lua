@@ -159,6 +159,9 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
   local replaced = {}
   local replacedMembers = {}
   if action == "replace" then
+    -- x_successor: the replacing job carries the latest add; the key's pending successor (whoever
+    -- holds it) would make a second live job of the key once its holder finished.
+    ojsSuccessorDropOfKey(kept)
     for _, duplicate in ipairs(supersede) do
       if duplicate.state == "completed" or duplicate.state == "discarded" or duplicate.state == "cancelled" then
         -- A terminal state is never left: the finished job keeps its state, result, times and its
@@ -175,8 +178,6 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
       end
       -- Superseded: no later add counts it, so the work of an add never grows with the key's
       -- replaced history (includes/ojs-observe keeps the entry for the replay grace only).
-      -- x_successor: the replacing job carries the latest add; a pending successor would make two.
-      ojsSuccessorDrop(duplicate.base, duplicate.id)
       if duplicate.entry ~= nil then duplicate.entry.bits, duplicate.entry.periodEnd = OJS_SUPERSEDED_BIT, 0 end
       replacedMembers[#replacedMembers + 1] = duplicate.queue .. ":" .. duplicate.id
     end
