@@ -349,6 +349,9 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
         throw underPath(error, `[${index}].`);
       }
       if (plan.prepared?.reportOnly) throw reportOnlyUnsupported(`[${index}].unique.x_report_only`, 'in enqueueMany on BullMQ');
+      // The batch is one unique-flow script, whose all-or-nothing check pass does not keep a successor.
+      if (plan.prepared?.policy.x_successor !== undefined)
+        throw new InvalidJobInputError([{ path: `[${index}].unique.x_successor`, message: 'is not supported in enqueueMany on BullMQ' }]);
       return plan;
     });
     // Every job of a batch joins its queue to the id-claim set in the script (one by one, an

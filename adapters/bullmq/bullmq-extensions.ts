@@ -11,7 +11,8 @@ export const BULLMQ_EXTENSIONS: readonly UniqueExtension[] = ['x_period_anchor',
 /**
  * What the BullMQ adapter refuses of a declared extension, beside `prepareUnique`'s checks, each
  * naming the field: a flow node cannot keep an `x_successor` (its parent would wait for a job that
- * does not exist yet). An `x_successor` add whose active job is in another queue (a key without
+ * does not exist yet), nor can a job of the backend's `enqueueMany` (bullmq-backend.ts: one
+ * unique-flow script, whose check pass does not keep one). An `x_successor` add whose active job is in another queue (a key without
  * the `queue` dimension) is refused when met, by unique-add (`successor_queue`): BullMQ's finishing
  * script adds a successor to the queue of the job it waited for (docs/design/successor.md).
  */

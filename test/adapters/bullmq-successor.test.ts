@@ -2,7 +2,7 @@
  * x_successor on BullMQ beyond the reference rows (test/expressiveness): the holder's ends (BullMQ's
  * own finish, a final failure, an OJS cancel, BullMQ's removal), the successor's id reservation,
  * what a replace and a key release drop, the OJS fields and index entry a promoted job is given,
- * the refusals (another queue's holder, a flow node), explain. docs/design/successor.md.
+ * the refusals (another queue's holder, a flow node, enqueueMany), explain. docs/design/successor.md.
  */
 import { randomUUID } from 'node:crypto';
 import { FlowProducer, Worker, type Job } from 'bullmq';
@@ -167,6 +167,14 @@ describe('bullmq adapter: x_successor', function () {
       .add({ name: 'parent', queueName: 'default', children: [{ name: 't', queueName: 'default', data: {}, opts: { unique } }] })
       .catch((caught: unknown) => caught);
     expect(isInvalidJobInputError(error) && error.issues.map((issue) => issue.path)).to.deep.equal(['children[0].unique.x_successor']);
+  });
+
+  it("refused in the backend's enqueueMany (one unique-flow script), naming the job's field, nothing written", async function () {
+    const error = await backend
+      .enqueueMany([input({}, { type: 'plain', unique: { keys: ['type'] } }), input({})])
+      .catch((caught: unknown) => caught);
+    expect(isInvalidJobInputError(error) && error.issues.map((issue) => issue.path)).to.deep.equal(['[1].unique.x_successor']);
+    expect(await backend.queue('default').count()).to.equal(0);
   });
 
   it('withUniqueness: the deduplicated job names the pending successor', async function () {
