@@ -116,6 +116,8 @@ describe('bullmq adapter: x_successor', function () {
     expect(await ctx.redis.exists(`${ctx.prefix}:default:dn:ojs:s:${first.job.id}`)).to.equal(0);
     expect(await backend.getJob(successorId(dup)!)).to.equal(null);
     expect((await backend.enqueue(input({ v: 3 }))).outcome).to.equal('created');
+    // The key's next add dropped the id's reservation the removal left.
+    expect(await ctx.redis.hlen(`${ctx.prefix}:default:ojs:successors`)).to.equal(0);
   });
 
   it("a successor's id is taken while it waits, on any queue of the backend; free again once it was replaced", async function () {

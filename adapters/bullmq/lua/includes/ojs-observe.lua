@@ -69,8 +69,11 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
       candidate.hashKey = hashKey
     end
     -- A job of another key sharing the field: not a candidate, and not this add's to drop.
-    -- A pending successor (x_successor): its entry waits for its job.
-    local keep, entryOnly = state ~= nil, location == "other" or (location == "gone" and ojsSuccessorTaken(base, jobId))
+    -- A pending successor (x_successor): its entry waits for its job. One whose holder BullMQ
+    -- removed (and its next-job hash with it) leaves its id's reservation, dropped here.
+    local pending = location == "gone" and ojsSuccessorTaken(base, jobId)
+    if location == "gone" and not pending and adopt then rcall("HDEL", base .. "ojs:successors", jobId) end
+    local keep, entryOnly = state ~= nil, location == "other" or pending
     if state == "completed" or state == "discarded" or state == "cancelled" then
       local hashKey = base .. jobId
       if location == "archive" then hashKey = ojsArchiveKey(base, jobId) end
