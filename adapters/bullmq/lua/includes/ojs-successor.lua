@@ -16,7 +16,8 @@
                                  its finish deletes the key
     <base>ojs:successors         hash: a pending successor's id -> its holder's id (the id is
                                  taken: includes/ojs-id-taken); valid while the holder's `dn`
-                                 still names that id (a removed holder leaves a stale field)
+                                 still names that id (a removed holder leaves a stale field,
+                                 dropped by the key's next observe)
   The successor's `opts` carry `de` (BullMQ sets the promoted job's `deid` and deduplication key
   from it, and deletes the key when that job finishes) and `ojs`: the OJS fields BullMQ's
   promotion does not write (key, policy, token, meta, period, terminal bits, window). The key's
@@ -24,15 +25,13 @@
   while reserved); the first script that observes it promoted adopts it (ojsSuccessorAdopt): the
   OJS fields onto the job hash, the entry's time and window from the job's own `timestamp`.
 
-  ojsSuccessorTaken(base, id) -> whether `id` is a pending successor's of this queue
-  ojsSuccessorOwn(base, id, request) -> whether that successor was stored by the add carrying `request`
+  ojsSuccessorTaken, ojsSuccessorOwn, ojsSuccessorOjs: includes/ojs-successor-id
   ojsSuccessorPending(base, holderId) -> the pending successor's id, its token, or nil
   ojsSuccessorKeep(holder, successorId, name, data, opts, ojs, request, packedArgs)
       stores (or replaces) the holder's successor; returns the replaced successor's id or nil
   ojsSuccessorDrop(base, holderId) -> the dropped successor's id or nil (a key release)
   ojsSuccessorDropOfKey(entries) drops the pending successor listed among a key's index entries,
       whichever job holds it (a replace of the key)
-  ojsSuccessorOjs(jobKey) -> the `ojs` member of a job's stored options, or nil
   ojsSuccessorAdopt(jobKey, ojs, entry) -> the OJS fields written onto a promoted job
 ]]
 --- @include "includes/ojs-successor-id"
