@@ -9,6 +9,7 @@ import { FlowProducer, Worker, type Job } from 'bullmq';
 import { expect } from 'chai';
 import { createBullMQBackend, withUniqueness, type BullMQBackend } from '../../adapters/bullmq/index.js';
 import { isInvalidJobInputError, type EnqueueResult, type JobInput } from '../../src/index.js';
+import { flowScriptsProblem } from '../../adapters/bullmq/bullmq-script-set.js';
 import { indexEntries, useRedisPrefix } from './bullmq-test-redis.js';
 
 describe('bullmq adapter: x_successor', function () {
@@ -163,6 +164,8 @@ describe('bullmq adapter: x_successor', function () {
   });
 
   it('refused on a flow node, before anything is sent', async function () {
+    // A tree needs BullMQ's release step (not in 6.0.0), refused before any node is looked at.
+    if (flowScriptsProblem() !== null) this.skip();
     const flows = withUniqueness(new FlowProducer({ connection: ctx.redis, prefix: ctx.prefix }));
     ctx.closeLater(flows);
     const error = await flows
