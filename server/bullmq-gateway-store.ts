@@ -45,6 +45,7 @@ import type {
 import { createBullmqJobReservations, type BullmqJobReservations } from './bullmq-job-reservations.js';
 import { executionDeadline, lapseError, reservationOf, type Lapse } from './job-reservation.js';
 import { atBatchPaths, checkBatch } from './batch-input.js';
+import { gatewayCapabilities, refuseUnservedExtension } from './unserved-extensions.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
 import type { RateLimit } from './queue-rate-limit.js';
 import { createBullmqIdempotencyRecords } from './bullmq-idempotency-records.js';
@@ -159,13 +160,15 @@ class BullmqGatewayStore implements GatewayStore {
     this.workflows = createBullmqWorkflowRecords(this.#redis, this.#prefix);
   }
 
+  /** The backend's, but for `x_successor` (server/unserved-extensions.ts). */
   get capabilities() {
-    return this.#backend.capabilities;
+    return gatewayCapabilities(this.#backend.capabilities);
   }
 
   async enqueue(input: GatewayJobInput): Promise<GatewayEnqueueResult> {
     const { extras: _extras, pending, ...job } = input;
     if (pending) throw new InvalidJobInputError([{ path: 'options.pending', message: PENDING_UNSUPPORTED }]);
+    refuseUnservedExtension(job, this.capabilities);
     // Every job POSTed here has an OJS priority (0 by default): BullMQ then serves them higher
     // first (adapters/bullmq/bullmq-job-view.ts), where a job without one would be served
     // before every prioritized job.

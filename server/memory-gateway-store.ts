@@ -30,7 +30,7 @@ import type {
 } from './gateway-store.js';
 import { executionDeadline, lapseError, reservationOf, type Lapse } from './job-reservation.js';
 import { atBatchPaths, validateAt } from './batch-input.js';
-import { prepareUnique } from '../src/unique-enqueue.js';
+import { gatewayCapabilities, refuseUnservedExtension } from './unserved-extensions.js';
 import { DEFAULT_RETRY_POLICY, isNonRetryable, retryDelayMs } from './retry-policy.js';
 import { withFailure } from './error-history.js';
 import { EXPIRED_ERROR, isExpired } from './job-expiry.js';
@@ -60,9 +60,6 @@ interface SideRecord {
   /** When a fetch found it expired and discarded it (job-expiry.ts). */
   expiredAt?: number;
 }
-
-/** The memory backend's extension the gateway does not serve yet (it keeps no successor's envelope). */
-const UNSERVED_EXTENSION = 'x_successor';
 
 export interface MemoryGatewayStoreOptions {
   /**
@@ -109,12 +106,8 @@ class MemoryStore implements MemoryGatewayStore {
     this.idempotency = createMemoryIdempotencyRecords(clock);
     this.cron = createMemoryCronSchedules(clock);
     this.workflows = createMemoryWorkflowRecords(clock);
-    // `x_successor` stays the memory backend's own: the gateway does not yet keep a successor's
-    // envelope (its extras) or answer its id, so a PUSH asking for it is refused, naming the field.
-    const { unique_jobs } = this.#memory.capabilities;
-    this.#capabilities = {
-      unique_jobs: { ...unique_jobs, extensions: (unique_jobs.extensions ?? []).filter((name) => name !== UNSERVED_EXTENSION) },
-    };
+    // `x_successor` stays the backend's own (server/unserved-extensions.ts).
+    this.#capabilities = gatewayCapabilities(this.#memory.capabilities);
   }
 
   get capabilities() {
@@ -124,9 +117,7 @@ class MemoryStore implements MemoryGatewayStore {
   async enqueue(input: GatewayJobInput): Promise<GatewayEnqueueResult> {
     await this.#tick();
     const { extras, ...job } = input;
-    // Refused as the other stores refuse an extension they lack (the backend alone would take it).
-    if (job.unique != null && UNSERVED_EXTENSION in job.unique)
-      prepareUnique(job, { extensions: this.#capabilities.unique_jobs.extensions ?? [] });
+    refuseUnservedExtension(job, this.#capabilities);
     const result = await this.#memory.enqueue(job);
     this.#record(result, extras);
     return this.#result(result);

@@ -310,11 +310,12 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       case 'created':
         if (reply.report !== undefined) return { outcome: 'created', job: await this.#readBack(reply.job.id!), ...reply.report };
         return { outcome: 'created', job: this.#viewOfNew(queueName, reply.job.id!, input, reply.job.timestamp, prepared, opts) };
-      case 'deduplicated':
-        return {
-          outcome: 'deduplicated',
-          job: ojsJobView(reply.existing.queue, reply.existing.id, reply.existing.state, reply.existing.hash),
-        };
+      case 'deduplicated': {
+        const job = ojsJobView(reply.existing.queue, reply.existing.id, reply.existing.state, reply.existing.hash);
+        return reply.successor === undefined
+          ? { outcome: 'deduplicated', job }
+          : { outcome: 'deduplicated', job, successor: { id: reply.successor } };
+      }
       case 'updated':
         return {
           outcome: 'updated',
@@ -348,6 +349,9 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
         throw underPath(error, `[${index}].`);
       }
       if (plan.prepared?.reportOnly) throw reportOnlyUnsupported(`[${index}].unique.x_report_only`, 'in enqueueMany on BullMQ');
+      // The batch is one unique-flow script, whose all-or-nothing check pass does not keep a successor.
+      if (plan.prepared?.policy.x_successor !== undefined)
+        throw new InvalidJobInputError([{ path: `[${index}].unique.x_successor`, message: 'is not supported in enqueueMany on BullMQ' }]);
       return plan;
     });
     // Every job of a batch joins its queue to the id-claim set in the script (one by one, an

@@ -83,7 +83,8 @@ export interface ObservedJob {
 export type UniqueAddReply =
   /** `report`: a report-only add (src/report-only.ts), inserted whatever its policy would have done. */
   | { outcome: 'created'; job: Job; now: number; report?: ReportOnlyAnswer }
-  | { outcome: 'deduplicated'; existing: ObservedJob; now: number }
+  /** `successor`: x_successor kept the add as the active job's pending successor, which will have this id. */
+  | { outcome: 'deduplicated'; existing: ObservedJob; now: number; successor?: string }
   /** x_update: `existing` after the update in place; `changed` in UPDATE_FIELDS order. */
   | { outcome: 'updated'; existing: ObservedJob; now: number; changed: UpdateField[] }
   | { outcome: 'replaced'; job: Job; now: number; replaced: ObservedJob[] };
@@ -323,11 +324,14 @@ function anchoredPeriodArg(policy: UniquePolicy): string {
 
 /**
  * `x_update` as unique-add reads it (ARGV[21]): per state, the fields in UPDATE_FIELDS order, and
- * `x_max_wait` as "~maxWait": [years, months, fixed ms] (lua/includes/ojs-read-policy); '' for none.
+ * `x_max_wait` as "~maxWait": [years, months, fixed ms], `x_successor` as "~successor": its mode
+ * (lua/includes/ojs-read-policy); '' for none.
  */
 function updateArg(policy: UniquePolicy): string {
-  if (!policy.x_update) return '';
-  const update: Record<string, UpdateField[] | number[]> = {};
+  if (!policy.x_update && policy.x_successor === undefined) return '';
+  const update: Record<string, UpdateField[] | number[] | string> = {};
+  if (policy.x_successor !== undefined) update['~successor'] = policy.x_successor;
+  if (!policy.x_update) return JSON.stringify(update);
   for (const [state, fields] of Object.entries(policy.x_update)) update[state] = UPDATE_FIELDS.filter((field) => fields!.includes(field));
   if (policy.x_max_wait !== undefined) {
     const cap = parsePeriod(policy.x_max_wait);
@@ -350,11 +354,12 @@ export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddRep
   const validated = request.bullmqOptionsChecked === true ? undefined : validatedJob(request);
   const unique = request.prepared;
   // Only reject and ignore can end without a write; a replace always writes, so it is never probed,
-  // nor is a policy with x_update (its answer may be an update).
+  // nor is a policy with x_update or x_successor (its answer may be an update, or keep a successor).
   const probeable =
     unique !== null &&
     request.probe !== false &&
     unique.policy.x_update === undefined &&
+    unique.policy.x_successor === undefined &&
     (unique.policy.on_conflict === 'reject' || unique.policy.on_conflict === 'ignore');
   const hints = probeable ? constants.hints : undefined;
   // A hint is per key and index (a policy with and without `queue` can share a key).
@@ -470,6 +475,13 @@ function noInsertOutcome(request: UniqueAddRequest, reply: unknown): UniqueAddRe
         existing: { id: String(reply[1]), state: reply[2] as OjsJobState, queue: String(reply[3]), hash: pairs(reply[5]) },
         now: Number(reply[4]),
       };
+    case 'successor':
+      return {
+        outcome: 'deduplicated',
+        existing: { id: String(reply[1]), state: reply[2] as OjsJobState, queue: String(reply[3]), hash: pairs(reply[5]) },
+        now: Number(reply[4]),
+        successor: String(reply[6]),
+      };
     case 'updated':
       return {
         outcome: 'updated',
@@ -493,6 +505,8 @@ function noInsertOutcome(request: UniqueAddRequest, reply: unknown): UniqueAddRe
       return { code: 'bullmq_error', bullmqCode: Number(reply[1]) };
     case 'counter_id_taken':
       return { code: 'counter_id_taken', jobId: String(reply[1]) };
+    case 'successor_queue':
+      return { code: 'successor_queue', queue: String(reply[1]) };
     default:
       return { code: 'unknown', reply };
   }

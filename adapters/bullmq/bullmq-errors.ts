@@ -25,6 +25,7 @@ export type ReplyProblem =
   | { code: 'refused_option'; path: string }
   | { code: 'bullmq_error'; bullmqCode: number }
   | { code: 'counter_id_taken'; jobId: string }
+  | { code: 'successor_queue'; queue: string }
   | { code: 'not_found'; jobId: string }
   | { code: 'terminal'; jobId: string; state: OjsJobState }
   | { code: 'unknown'; reply: unknown };
@@ -44,6 +45,14 @@ export function errorForReply(problem: ReplyProblem): Error {
     case 'refused_option':
       return new InvalidJobInputError([
         { path: problem.path, message: 'cannot be combined with unique (see docs/bullmq.md, "Combining with BullMQ options")' },
+      ]);
+    case 'successor_queue':
+      // Nothing written: unique-add refuses before any write.
+      return new InvalidJobInputError([
+        {
+          path: 'unique.x_successor',
+          message: `needs the active job it waits for in the same queue on BullMQ (that job is in queue ${problem.queue}; give the policy the 'queue' dimension)`,
+        },
       ]);
     case 'bullmq_error':
       // Negative codes are BullMQ's own (src/enums/error-code.ts); unique-add checks their causes

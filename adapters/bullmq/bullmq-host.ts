@@ -23,11 +23,13 @@
  *     job hash (`:lock`, `:logs` …), the attempts-made field `atm`, the `finishedOn` field present
  *     exactly while a job is finished, the state keys of a queue; the deduplication key
  *     `<base>de:<id>` named by a job hash's `deid`, deleted by BullMQ when that job completes,
- *     fails for good or is removed (the native path, lua/includes/ojs-native-add.lua). Checked
- *     for the planned native path of `x_successor` (docs/design/successor.md), used by no script
- *     yet: `keepLastIfActive` stores a duplicate of the active holder in `<base>dn:<id>` under the
- *     add's own id (the latest overwriting), and BullMQ's finishing script adds it when the holder
- *     completes or fails for good (6.0.0 and the newest 6.x alike).
+ *     fails for good or is removed (the native path, lua/includes/ojs-native-add.lua).
+ *     `keepLastIfActive`'s next job: BullMQ's finishing script adds the `<base>dn:<deid>` hash
+ *     (name, data, opts, jid) of a job's `deid` when that job completes or fails for good (not on
+ *     a retry, before removeOnComplete), with its stored opts (unknown members kept), `deid` and
+ *     the deduplication key from `opts.de`; its removal of a job its deduplication key names
+ *     deletes the hash. `x_successor` writes that hash itself (lua/includes/ojs-successor.lua,
+ *     docs/design/successor.md; 6.0.0 and the newest 6.x alike).
  *  6. Job hash field names, read back into a `Job` (`jobFromHash`) and an OJS view.
  *  7. ioredis: the scripts run through ioredis only (a node-redis, Bun or Valkey GLIDE client,
  *     which BullMQ 6 also accepts, is refused: `checkConnection`), as the adapter's own `Command`

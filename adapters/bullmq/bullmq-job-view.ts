@@ -28,7 +28,19 @@ export function bullmqPriority(ojsPriority: number | undefined): number | undefi
   return Math.min(BULLMQ_MAX_PRIORITY, Math.max(1, PRIORITY_BASE - ojsPriority));
 }
 
-export function ojsJobView(queue: string, id: string, state: OjsJobState, hash: Record<string, string>, dueMs?: number): OjsJob {
+/** x_successor: the OJS fields a successor BullMQ promoted carries in its options until a script adopts it (lua/includes/ojs-successor.lua). */
+function withPromotedFields(hash: Record<string, string>): Record<string, string> {
+  if (hash.ojsKey !== undefined || hash.opts === undefined || !hash.opts.includes('"ojs"')) return hash;
+  const ojs = (JSON.parse(hash.opts) as { ojs?: { key?: string; policy?: string; meta?: string } }).ojs;
+  if (typeof ojs?.key !== 'string') return hash;
+  const adopted: Record<string, string> = { ...hash, ojsKey: ojs.key };
+  if (typeof ojs.policy === 'string') adopted.ojsPolicy = ojs.policy;
+  if (typeof ojs.meta === 'string' && ojs.meta !== '') adopted.ojsMeta = ojs.meta;
+  return adopted;
+}
+
+export function ojsJobView(queue: string, id: string, state: OjsJobState, stored: Record<string, string>, dueMs?: number): OjsJob {
+  const hash = withPromotedFields(stored);
   const opts = jobOptsFromHash(hash);
   const timestamp = Number(hash.timestamp ?? 0);
   const bullPriority = Number(hash.priority ?? 0);
@@ -79,14 +91,14 @@ export function jobForReply(
     }
     case 'deduplicated': {
       const existing = jobFromHash(queueOf(reply.existing.queue), reply.existing.id, reply.existing.hash);
-      return Object.assign(existing, {
-        unique: {
-          outcome: 'deduplicated',
-          uniquenessKey,
-          existingJobId: reply.existing.id,
-          existingJobState: reply.existing.state,
-        } satisfies UniqueOutcome<'deduplicated'>,
-      });
+      const unique: UniqueOutcome<'deduplicated'> = {
+        outcome: 'deduplicated',
+        uniquenessKey,
+        existingJobId: reply.existing.id,
+        existingJobState: reply.existing.state,
+      };
+      if (reply.successor !== undefined) unique.successor = { id: reply.successor };
+      return Object.assign(existing, { unique });
     }
     case 'updated': {
       const existing = jobFromHash(queueOf(reply.existing.queue), reply.existing.id, reply.existing.hash);

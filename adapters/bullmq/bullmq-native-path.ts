@@ -8,7 +8,8 @@
  *   looks across queues, through the prefix's index);
  * - the states are the default ones, every live state and no terminal one;
  * - no period (the key has no created_at of its own to measure a window from), no
- *   `x_period_anchor` or `x_update` (`x_key` only changes how the key is made);
+ *   `x_period_anchor`, `x_update` or `x_successor` (`x_key` only changes how the key is made;
+ *   a successor is stored beside the holder the general path reads, docs/design/successor.md);
  * - `reject` or `ignore` (a replace or an update acts on the stored job; the general path does);
  * - a lone add: no parent (flows), no id claimed across queues (the backend's OJS ids), to a
  *   queue whose name is in NFC (its NFD twin shares its index, not its deduplication keys).
@@ -25,6 +26,7 @@ export function nativePathServes(policy: UniquePolicy, lone: boolean): boolean {
     policy.period === null &&
     policy.x_period_anchor === undefined &&
     policy.x_update === undefined &&
+    policy.x_successor === undefined &&
     policy.keys.includes('queue') &&
     hasDefaultStates(policy.states)
   );

@@ -10,7 +10,7 @@ import { InvalidJobInputError, isInvalidJobInputError, type ValidationIssue } fr
 import type { JobInput } from '../../src/job.js';
 import { prepareUnique, scheduledAtMs, type PreparedUnique } from '../../src/unique-enqueue.js';
 import { uuidv7 } from '../../src/uuid-v7.js';
-import { BULLMQ_EXTENSIONS } from './bullmq-extensions.js';
+import { BULLMQ_EXTENSIONS, bullmqExtensionIssues } from './bullmq-extensions.js';
 import type { FlowParentKeyOpts } from './bullmq-host.js';
 import { bullmqPriority } from './bullmq-job-view.js';
 import { bullmqOptionIssues } from './bullmq-job-options.js';
@@ -123,7 +123,7 @@ export function queueAddRequest(
     if (!isInvalidJobInputError(error)) throw error;
     throw new InvalidJobInputError(error.issues.map((issue) => (issue.path === 'id' ? { ...issue, path: 'opts.jobId' } : issue)));
   }
-  const retention = retentionIssues(prepared.policy, merged);
+  const retention = [...bullmqExtensionIssues(prepared.policy, how.flowNode === true), ...retentionIssues(prepared.policy, merged)];
   if (retention.length > 0) throw new InvalidJobInputError(retention);
   // An explicit keep option on the job, so a Worker's removeOnComplete/removeOnFail cannot apply.
   Object.assign(merged, keepOptionsFor(prepared.policy, merged));

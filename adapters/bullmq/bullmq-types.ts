@@ -81,6 +81,8 @@ export type Outcomes =
       wouldBe?: undefined;
       existingJobId: string;
       existingJobState: OjsJobState;
+      /** x_successor: the add was kept as the active job's pending successor, which will have this id once that job finishes. */
+      successor?: { id: string };
       replaced?: undefined;
       also_replaced?: undefined;
       error?: undefined;

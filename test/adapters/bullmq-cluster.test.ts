@@ -8,7 +8,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { FlowProducer, Queue } from 'bullmq';
+import { FlowProducer, Queue, Worker } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import { expect } from 'chai';
 import createSubject, { clusterOf } from '../conformance/subjects/bullmq.js';
@@ -16,7 +16,7 @@ import { createBullMQBackend, removeUniquenessIndex, withUniqueness, type Unique
 import { queueClient } from '../../adapters/bullmq/bullmq-host.js';
 import { scriptModeOf } from '../../adapters/bullmq/bullmq-script-command.js';
 import { composedScripts, flowScriptsProblem } from '../../adapters/bullmq/bullmq-script-set.js';
-import { BackendError, DuplicateJobError, isBackendError } from '../../src/index.js';
+import { BackendError, DuplicateJobError, isBackendError, type EnqueueResult } from '../../src/index.js';
 import { describeConformance } from '../conformance/describe-conformance.js';
 import { rejection } from '../conformance/suite-context.js';
 import { RUN_SALT } from '../run-salt.js';
@@ -121,6 +121,28 @@ describeCluster('bullmq adapter on a 3-master Redis Cluster', function () {
         { name: 'plain', data: {} },
       ]);
       expect(bulk.map((job) => job.unique?.outcome ?? 'plain')).to.deep.equal(['created', 'deduplicated', 'plain']);
+    });
+
+    it('x_successor on a Cluster, hash-tagged prefix: kept beside the running job, added by BullMQ when it completes and by an OJS cancel', async function () {
+      const backend = createBullMQBackend({ connection: cluster, prefix });
+      closables.push(backend);
+      const unique = { keys: ['type'], on_conflict: 'ignore', x_successor: 'latest' } as const;
+      const worker = new Worker('default', null, { connection: cluster as unknown as Redis, prefix, autorun: false });
+      closables.push(worker);
+      const successorOf = (result: EnqueueResult) => (result.outcome === 'deduplicated' ? result.successor?.id : undefined);
+      for (const end of ['complete', 'cancel'] as const) {
+        const holder = await backend.enqueue({ type: end, args: { v: 1 }, unique });
+        const job = await worker.getNextJob('token', { block: false });
+        expect(job?.id).to.equal(holder.job.id);
+        const id = successorOf(await backend.enqueue({ type: end, args: { v: 2 }, unique }));
+        expect(id, end).to.be.a('string');
+        if (end === 'complete') await job!.moveToCompleted('done', 'token', false);
+        else await backend.cancel(holder.job.id);
+        expect(await backend.getJob(id!), end).to.deep.include({ state: 'available', args: { v: 2 } });
+        const again = await backend.enqueue({ type: end, args: { v: 3 }, unique });
+        expect(again.job.id, end).to.equal(id);
+        await backend.cancel(id!);
+      }
     });
 
     it('§8.1 withUniqueness(flowProducer) on a Cluster, hash-tagged prefix: a flow with a unique child inserts it, the next deduplicates it', async function () {

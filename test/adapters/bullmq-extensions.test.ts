@@ -66,7 +66,13 @@ describe('bullmq adapter: policy extensions', function () {
   });
 
   it('declares every extension, on the backend and through withUniqueness', async function () {
-    expect(backend.capabilities.unique_jobs.extensions).to.deep.equal(['x_period_anchor', 'x_key', 'x_update', 'x_max_wait']);
+    expect(backend.capabilities.unique_jobs.extensions).to.deep.equal([
+      'x_period_anchor',
+      'x_key',
+      'x_update',
+      'x_max_wait',
+      'x_successor',
+    ]);
     const queue = withUniqueness(ctx.queue('wrapped'));
     const unique = { keys: [], x_key: 'k', period: 'PT1M', x_period_anchor: 'last_duplicate', x_update: { available: ['args'] } } as const;
     const first = await queue.add('a', { n: 1 }, { unique });

@@ -691,6 +691,81 @@ describe('bullmq host contract: facts the Lua scripts use (BULLMQ_LUA)', functio
     expect(await ctx.redis.exists(dn('waits')), `a duplicate of a waiting job is dropped: ${where}`).to.equal(0);
   });
 
+  it("x_successor's general path: a `dn:<deid>` hash written by another script, for a holder whose `deid` was set on its hash, is added by BullMQ's finish (completed or failed for good, not a retry) with its `opts` as stored (unknown members kept), `deid` and the deduplication key from opts.de, `timestamp` the finish; dropped by BullMQ's removal of a holder its key names; before removeOnComplete", async function () {
+    const queue = ctx.queue('successor');
+    const base = `${ctx.prefix}:successor:`;
+    const where = `x_successor's general path (lua/includes/ojs-successor.lua, ${HOST}) relies on BullMQ's promotion of a stored next job`;
+    const worker = new Worker('successor', null, { connection: ctx.connect(), prefix: ctx.prefix, autorun: false });
+    ctx.closeLater(worker);
+    /** The holder taken by the worker, with a next job stored for it the way ojsSuccessorKeep stores one. */
+    const holding = async (name: string, opts: object = {}) => {
+      const holder = await queue.add(name, { v: 1 }, opts);
+      const token = randomUUID();
+      const taken = await worker.getNextJob(token, { block: false });
+      expect(taken?.id).to.equal(holder.id);
+      const deid = `ojs:s:${holder.id}`;
+      await ctx.redis.hset(`${base}${holder.id}`, 'deid', deid);
+      await ctx.redis.set(`${base}de:${deid}`, holder.id!);
+      const opts2 = { attempts: 1, priority: 4, de: { id: deid, keepLastIfActive: true }, ojs: { key: 'k', bits: 0 } };
+      await ctx.redis.hset(
+        `${base}dn:${deid}`,
+        'name',
+        name,
+        'data',
+        JSON.stringify({ v: 2 }),
+        'opts',
+        JSON.stringify(opts2),
+        'jid',
+        `${name}-next`,
+      );
+      return { job: taken!, token, deid };
+    };
+    const completes = await holding('completes');
+    await completes.job.moveToCompleted('done', completes.token, false);
+    const promoted = await ctx.redis.hgetall(`${base}completes-next`);
+    expect(promoted, `completed: ${where}`).to.include({
+      name: 'completes',
+      data: JSON.stringify({ v: 2 }),
+      deid: completes.deid,
+      priority: '4',
+    });
+    expect(JSON.parse(promoted.opts!), `the stored opts, unknown members kept: ${where}`).to.deep.include({ ojs: { key: 'k', bits: 0 } });
+    expect(Number(promoted.timestamp), `created at the finish: ${where}`).to.be.at.least(
+      Number(await ctx.redis.hget(`${base}${completes.job.id}`, 'finishedOn')),
+    );
+    expect(await ctx.redis.get(`${base}de:${completes.deid}`), `the key names the promoted job: ${where}`).to.equal('completes-next');
+    expect(await ctx.redis.zscore(`${base}prioritized`, 'completes-next'), where).to.not.equal(null);
+    await ctx.redis.del(`${base}prioritized`, `${base}completes-next`, `${base}de:${completes.deid}`);
+
+    const retried = await holding('retried', { attempts: 2 });
+    await retried.job.moveToFailed(new Error('once'), retried.token, false);
+    expect(await ctx.redis.exists(`${base}retried-next`), `not on a retry: ${where}`).to.equal(0);
+    expect(await ctx.redis.exists(`${base}dn:${retried.deid}`), `kept for the retry: ${where}`).to.equal(1);
+    await ctx.redis.del(
+      `${base}${retried.job.id}`,
+      `${base}dn:${retried.deid}`,
+      `${base}de:${retried.deid}`,
+      `${base}delayed`,
+      `${base}wait`,
+    );
+
+    const fails = await holding('fails');
+    await fails.job.moveToFailed(new Error('for good'), fails.token, false);
+    expect(await ctx.redis.hget(`${base}fails-next`, 'data'), `failed for good: ${where}`).to.equal(JSON.stringify({ v: 2 }));
+    await ctx.redis.del(`${base}prioritized`, `${base}fails-next`, `${base}de:${fails.deid}`);
+
+    const kept = await holding('kept', { removeOnComplete: true });
+    await kept.job.moveToCompleted('done', kept.token, false);
+    expect(await ctx.redis.exists(`${base}${kept.job.id}`), 'removed by its removeOnComplete').to.equal(0);
+    expect(await ctx.redis.exists(`${base}kept-next`), `promoted before removeOnComplete: ${where}`).to.equal(1);
+    await ctx.redis.del(`${base}prioritized`, `${base}kept-next`, `${base}de:${kept.deid}`);
+
+    const removed = await holding('removed');
+    await ctx.redis.del(`${base}${removed.job.id}:lock`);
+    await removed.job.remove();
+    expect(await ctx.redis.exists(`${base}dn:${removed.deid}`), `dropped with the holder its key names: ${where}`).to.equal(0);
+  });
+
   it("the queue's keys are <prefix>:<queue>:<name> for every state key the scripts read", function () {
     const queue = ctx.queue('layout');
     const { keys } = internalsOf(queue);

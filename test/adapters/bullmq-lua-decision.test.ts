@@ -35,6 +35,7 @@ end
 policy.anchor = input.anchor or ""
 if input.update ~= nil and input.update ~= cjson.null then policy.update = input.update end
 if input.maxWait ~= nil and input.maxWait ~= cjson.null then policy.maxWait = input.maxWait end
+if input.successor ~= nil and input.successor ~= cjson.null then policy.successor = input.successor end
 for _, c in ipairs(input.candidates) do
   if c.finished == cjson.null then c.finished = nil end
   if c.due == cjson.null then c.due = nil end
@@ -187,7 +188,7 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
       }
     }
   });
-  it('with the extensions (x_period_anchor, x_update, x_max_wait): ojsDecideConflict decides as decideUniqueConflict on 3,000 random candidate sets', async function () {
+  it('with the extensions (x_period_anchor, x_update, x_max_wait, x_successor): ojsDecideConflict decides as decideUniqueConflict on 3,000 random candidate sets', async function () {
     const random = prng(1207);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     const strategies = ['reject', 'ignore', 'replace', 'replace_except_schedule'] as const;
@@ -218,6 +219,8 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
         ...(Object.values(update).some((fields) => fields.includes('scheduled_at')) && random() < 0.7
           ? { x_max_wait: pick(['PT30S', 'PT1H', 'P1M', 'P1Y2M3DT4H']) }
           : {}),
+        // x_successor needs `active` in states and no x_update entry for it.
+        ...(states.includes('active') && update.active === undefined && random() < 0.4 ? { x_successor: 'latest' } : {}),
       } as UniquePolicyInput;
       const policy = parseUniquePolicy(input);
       const now = Math.floor(random() * Date.UTC(2100, 0, 1)) + 1e12;
@@ -251,6 +254,7 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
           policy.x_max_wait === undefined
             ? null
             : (({ years, months, fixedPartMs }) => [years, months, fixedPartMs])(parsePeriod(policy.x_max_wait)),
+        successor: policy.x_successor ?? null,
         candidates: candidates.map((c) => ({
           id: c.id,
           state: c.state,
@@ -291,6 +295,9 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
           if (policy.x_period_anchor === 'finished_at') seen.finished = (seen.finished ?? 0) + 1;
           break;
           break;
+        case 'successor':
+          expect([action, existing, touched], context).to.deep.equal(['successor', expected.existing.id, touch]);
+          break;
         case 'ignore':
           if (policy.x_period_anchor === 'finished_at') seen.finished = (seen.finished ?? 0) + 1;
           expect([action, existing, touched], context).to.deep.equal(['ignore', expected.existing.id, touch]);
@@ -314,7 +321,7 @@ describe('bullmq adapter: the Lua decision is the core decision', function () {
       }
     }
     // Every answer, and the touch of last_duplicate, came up often enough to be compared.
-    for (const kind of ['insert', 'update', 'ignore', 'reject', 'replace', 'touch', 'limit', 'finished'])
+    for (const kind of ['insert', 'update', 'successor', 'ignore', 'reject', 'replace', 'touch', 'limit', 'finished'])
       expect(seen[kind] ?? 0, kind).to.be.greaterThan(50);
   });
 });

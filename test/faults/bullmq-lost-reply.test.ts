@@ -117,6 +117,28 @@ describe('faults: a BullMQ unique add whose reply is lost runs twice and still a
     });
   }
 
+  it('§8.1 x_successor: the re-sent add answers with the first run’s pending successor (its counter id, not a second one)', async function () {
+    const queue = await wrapped('q');
+    const unique = { keys: ['type'], on_conflict: 'ignore', x_successor: 'latest' } as const;
+    const first = await queue.add('t', { marker: 'lost-s' }, { unique });
+    const connection = new Redis(REDIS_URL, CLIENT);
+    clients.push(connection);
+    const worker = new Worker('q', null, { connection, prefix, autorun: false });
+    closables.push(worker);
+    const running = await worker.getNextJob('token', { block: false });
+    expect(running?.id).to.equal(first.id);
+    const dropped = dropReplyOf('lost-s', 'successor');
+    const dup = await queue.add('t', { marker: 'lost-s', v: 2 }, { unique });
+    await dropped;
+    expect(proxy.accepted, 'the client reconnected').to.be.at.least(2);
+    const id = dup.unique?.outcome === 'deduplicated' ? dup.unique.successor?.id : undefined;
+    expect(id).to.be.a('string');
+    expect(await direct.hget(`${prefix}:q:dn:ojs:s:${first.id}`, 'jid')).to.equal(id);
+    expect(await direct.hkeys(`${prefix}:q:ojs:successors`)).to.deep.equal([id]);
+    await running!.moveToCompleted('done', 'token', false);
+    expect(await waitingIds(direct, prefix, 'q')).to.deep.equal([id]);
+  });
+
   it('§8.1 replace: the re-sent add returns the job it replaced, and keeps its own new job live', async function () {
     const queue = await wrapped('q');
     const old = await queue.add('t', { marker: 'lost-2' }, { unique: { on_conflict: 'replace' } });

@@ -46,7 +46,8 @@ for (const backend of GATEWAY_BACKENDS) {
     });
 
     it('x_successor is refused over HTTP on every backend, naming the field, nothing enqueued', async () => {
-      // The memory backend implements it, but the gateway keeps no successor's envelope yet.
+      // The memory backend and the BullMQ adapter implement it, but the gateway keeps no successor's
+      // envelope yet (server/unserved-extensions.ts).
       const reply = await push({ keys: ['type'], states: ['active', 'available'], on_conflict: 'ignore', x_successor: 'latest' });
       expect(reply.status, JSON.stringify(reply.body)).to.equal(400);
       expect(JSON.stringify(reply.body)).to.contain('x_successor');

@@ -288,7 +288,7 @@ const widerPolicyArb = fc.record(
  * The coalescing extensions every host declares (issue 23): a cooldown from the last run's finish
  * (`x_period_anchor: "finished_at"`, with a terminal state), and a debounce of a scheduled job
  * capped by `x_max_wait` (scheduled jobs are due in 2099: the cap always applies). `x_successor`
- * is memory's alone so far, so no host could be compared on it.
+ * has a sample of its own (`lifecycleSuccessorScenarioArb`).
  */
 const coalescingPolicyArb = fc.oneof(
   fc.record(
@@ -376,18 +376,65 @@ export const lifecycleScenarioArb: fc.Arbitrary<LifecycleScenario> = fc
     more: fc.array(fc.oneof(nativePolicyArb, widerPolicyArb, coalescingPolicyArb), { maxLength: 2 }),
     steps: fc.tuple(enqueueStepArb, fc.array(stepArb, { minLength: 1, maxLength: 19 })).map(([first, rest]) => [first, ...rest]),
   })
-  .map(({ shape, native, wider, more, steps }) => {
-    const { queues, ...keys } = shape;
-    const dimensions = { ...keys, keys: [...keys.keys] } as LifecycleScenario['keys'];
-    if ('args_keys' in keys) dimensions.args_keys = [...keys.args_keys];
-    const policies = [native, wider, ...more].map(({ states, ...rest }) => ({
-      ...dimensions,
-      ...rest,
-      ...(states ? { states: [...states] } : {}),
-    }));
-    let enqueues = 0;
-    const kept = steps
-      .filter((step) => step.kind !== 'enqueue' || ++enqueues <= 8)
-      .map((step) => (step.kind === 'enqueue' ? { ...step, policy: step.policy % policies.length } : step));
-    return { keys: dimensions, queues: [...queues], policies, steps: kept };
-  });
+  .map(({ shape, native, wider, more, steps }) => lifecycleScenario(shape, [native, wider, ...more], steps));
+
+function lifecycleScenario(
+  shape: (typeof LIFECYCLE_KEYS)[number],
+  drawn: { states?: readonly string[] }[],
+  steps: LifecycleStep[],
+): LifecycleScenario {
+  const { queues, ...keys } = shape;
+  const dimensions = { ...keys, keys: [...keys.keys] } as LifecycleScenario['keys'];
+  if ('args_keys' in keys) dimensions.args_keys = [...keys.args_keys];
+  const policies = drawn.map(({ states, ...rest }) => ({
+    ...dimensions,
+    ...rest,
+    ...(states ? { states: [...states] } : {}),
+  }));
+  let enqueues = 0;
+  const kept = steps
+    .filter((step) => step.kind !== 'enqueue' || ++enqueues <= 8)
+    .map((step) => (step.kind === 'enqueue' ? { ...step, policy: step.policy % policies.length } : step));
+  return { keys: dimensions, queues: [...queues], policies, steps: kept };
+}
+
+/**
+ * x_successor (run again after the active one): a policy keeping a successor, beside the others
+ * of its key. A sample of its own, so that adding it left the scenarios of `lifecycleScenarioArb`
+ * (and the reproductions that name them) as they were. Keys with the `queue` dimension only: on
+ * BullMQ, a successor's holder must be in its own queue (refused otherwise, docs/design/successor.md).
+ */
+const successorPolicyArb = fc.record(
+  {
+    states: fc.constantFrom<readonly string[]>(
+      DEFAULT_STATES,
+      [...DEFAULT_STATES, 'completed'],
+      [...DEFAULT_STATES, 'completed', 'discarded', 'cancelled'],
+    ),
+    on_conflict: fc.constantFrom('reject', 'ignore', 'replace'),
+    x_successor: fc.constant('latest'),
+  },
+  { requiredKeys: ['states', 'on_conflict', 'x_successor'] },
+);
+
+/** More jobs left running than `stepArb` leaves: a successor needs an active job to wait for. */
+const successorStepArb: fc.Arbitrary<LifecycleStep> = fc.oneof(
+  { weight: 5, arbitrary: enqueueStepArb },
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant('start' as const), pick: fc.nat(1) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('finish' as const), pick: fc.nat(3), outcome: outcomeArb }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('run' as const), pick: fc.nat(1), outcome: outcomeArb }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('promote' as const), pick: fc.nat(3) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const), pick: fc.nat(7) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('remove' as const), pick: fc.nat(7) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('retry' as const), pick: fc.nat(3) }) },
+);
+
+export const lifecycleSuccessorScenarioArb: fc.Arbitrary<LifecycleScenario> = fc
+  .record({
+    shape: fc.constantFrom(LIFECYCLE_KEYS[0], LIFECYCLE_KEYS[1]),
+    native: nativePolicyArb,
+    successor: successorPolicyArb,
+    more: fc.array(fc.oneof(widerPolicyArb, successorPolicyArb), { maxLength: 2 }),
+    steps: fc.tuple(enqueueStepArb, fc.array(successorStepArb, { minLength: 1, maxLength: 19 })).map(([first, rest]) => [first, ...rest]),
+  })
+  .map(({ shape, native, successor, more, steps }) => lifecycleScenario(shape, [native, successor, ...more], steps));

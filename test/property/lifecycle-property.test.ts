@@ -11,7 +11,10 @@
  * BullMQ's own deduplication key could answer), the second terminal or narrow states, a period
  * (far longer than a scenario) or a replace, the others either, or one of the coalescing
  * extensions: a cooldown from the finish (`x_period_anchor: "finished_at"`) or a debounce capped
- * by `x_max_wait` (`x_successor` is memory's alone so far: nothing to compare).
+ * by `x_max_wait`; `x_successor` in a sample of its own (its policy beside the others of its key,
+ * keys with the `queue` dimension: BullMQ refuses a successor beside another queue's job), where
+ * a job a pending successor waits for is never removed (BullMQ's removal drops the successor,
+ * memory adds it: docs/design/successor.md).
  *
  * Lifecycle, each through the host's own machinery as the conformance subjects drive it
  * (test/conformance/subjects/*.ts), never by writing its keys: a worker takes a job (BullMQ
@@ -63,7 +66,7 @@ import {
   type BullMQEntryPoint,
 } from '../conformance/entry-points/bullmq-entry-points.js';
 import { RUN_SALT } from '../run-salt.js';
-import { lifecycleScenarioArb, type LifecycleScenario, type LifecycleStep } from './enqueue-cases.js';
+import { lifecycleScenarioArb, lifecycleSuccessorScenarioArb, type LifecycleScenario, type LifecycleStep } from './enqueue-cases.js';
 import { answerOf, settle, summary, type Answer } from './property-answers.js';
 import { indexEntries } from '../adapters/bullmq-test-redis.js';
 import { queueClient } from '../../adapters/bullmq/bullmq-host.js';
@@ -254,6 +257,8 @@ async function runScenario(
   const retried = new Set<number>();
   /** Jobs ever retried by hand (a native job revived so no longer holds its key). */
   const revived = new Set<number>();
+  /** x_successor: pending successors (numbered as jobs, gone until added) by the job they wait for. */
+  const successorOf = new Map<number, number>();
   const log: string[] = [
     `key: ${JSON.stringify(scenario.keys)}, queues ${scenario.queues.join(', ')}`,
     ...scenario.policies.map((policy, i) => `policy ${i}: ${describePolicy(policy)}`),
@@ -299,6 +304,14 @@ async function runScenario(
       }
       for (const job of replacedM) superseded.add(job);
       if (m.kind !== 'deduplicated') jobs.push({ memory: m.job.id, target: t.job.id });
+      if (m.kind === 'deduplicated' && t.kind === 'deduplicated') {
+        if ((m.successor === undefined) !== (t.successor === undefined))
+          return diverge(`${signature}: a successor`, `target ${t.successor ?? 'none'}, memory ${m.successor ?? 'none'}`);
+        if (m.successor !== undefined) {
+          successorOf.set(indexOf(m.job.id, 'memory'), jobs.length);
+          jobs.push({ memory: m.successor, target: t.successor! });
+        }
+      }
     }
     return null;
   };
@@ -326,15 +339,26 @@ async function runScenario(
     const policy = parseUniquePolicy(job.unique ?? {});
     const states = await memoryStates();
     const queueOf = new Map(memory.jobs().map((stored) => [stored.id, stored.queue]));
-    const missed = jobs.flatMap((_, i) => {
-      const sameKey = !policy.keys.includes('queue') || queueOf.get(jobs[i]!.memory) === job.queue;
-      const counted = sameKey && (policy.states as string[]).includes(states[i]!) && !superseded.has(i);
-      return counted && !seen(i) ? [i] : [];
-    });
+    // A replace on both: the jobs memory replaced that the target did not (read after the add,
+    // memory's are cancelled by then, which its policy may not count).
+    const missed =
+      m.kind === 'replaced' && t.kind === 'replaced'
+        ? m.replaced.map((r) => indexOf(r.id, 'memory')).filter((i) => !seen(i))
+        : jobs.flatMap((_, i) => {
+            const sameKey = !policy.keys.includes('queue') || queueOf.get(jobs[i]!.memory) === job.queue;
+            const counted = sameKey && (policy.states as string[]).includes(states[i]!) && !superseded.has(i);
+            return counted && !seen(i) ? [i] : [];
+          });
     if (missed.length === 0) return false;
     for (const i of missed) {
       // Only what docs/bullmq.md says is forgotten: a finished job, or one revived by hand.
-      if (states[i] !== 'completed' && states[i] !== 'discarded' && !revived.has(i)) return false;
+      if (
+        states[i] !== 'completed' &&
+        states[i] !== 'discarded' &&
+        !revived.has(i) &&
+        !(m.kind === 'replaced' && states[i] === 'cancelled')
+      )
+        return false;
       const stored = await memory.getJob(jobs[i]!.memory);
       if (!(await target.forgotten(jobs[i]!.target, key || stored!.uniqueness_key!))) return false;
     }
@@ -388,7 +412,10 @@ async function runScenario(
         const m = answerOf(await settle(() => memory.enqueue(job)), String);
         const t = answerOf(await settle(() => target.enqueue(job)), String);
         message = t.kind === 'error' ? t.message : '';
-        bump(tally.outcomes, m.kind === 'duplicate' ? `duplicate (${m.existingJobState})` : m.kind);
+        bump(
+          tally.outcomes,
+          m.kind === 'duplicate' ? `duplicate (${m.existingJobState})` : m.kind === 'deduplicated' && m.successor ? 'successor' : m.kind,
+        );
         log.push(`  memory: ${summary(m)}; target: ${summary(t)}`);
         const divergence = compareEnqueue(m, t);
         if (divergence && (await nativeForgot(m, t, job))) return diverge(NATIVE_FORGOT, divergence.detail.split('\n')[0]!);
@@ -450,7 +477,11 @@ async function runScenario(
         );
       }
       case 'remove': {
-        const job = await eligible(s.pick, (state) => state !== 'gone' && state !== 'active' && state !== 'cancelled');
+        // Not a job a pending successor waits for: BullMQ's removal drops it, memory adds it
+        // (docs/design/successor.md, the one divergence).
+        const states = await memoryStates();
+        const waitedFor = (i: number) => successorOf.has(i) && states[successorOf.get(i)!] === 'gone';
+        const job = await eligible(s.pick, (state, i) => state !== 'gone' && state !== 'active' && state !== 'cancelled' && !waitedFor(i));
         if (job === null) return 'skipped';
         log.push(`remove #${job}`);
         return both(
@@ -503,6 +534,40 @@ async function runScenario(
   }
 }
 
+function reportDivergences(name: string, scenarios: number, tally: Tally, divergences: Divergence[]): void {
+  const list = (map: Map<string, number>) => [...map].map(([kind, n]) => `${kind} ${n}`).join(', ');
+  console.log(
+    `      ${name}: ${scenarios} scenarios; steps ${list(tally.steps)}; skipped (nothing to apply them to) ${list(tally.skipped)}`,
+  );
+  console.log(`        enqueues (memory): ${list(tally.outcomes)}`);
+  const bySignature = new Map<string, Divergence[]>();
+  for (const divergence of divergences)
+    bySignature.set(divergence.signature, [...(bySignature.get(divergence.signature) ?? []), divergence]);
+  const known = [...bySignature].filter(([signature]) => KNOWN_DIVERGENCES.some((k) => k.signature === signature));
+  for (const [signature, found] of known) console.log(`        known divergence, ${found.length}×: ${signature}`);
+  const unknown = [...bySignature].filter(([signature]) => !KNOWN_DIVERGENCES.some((k) => k.signature === signature));
+  if (unknown.length > 0) {
+    const report = unknown.map(([signature, found]) => `  ${found.length}× ${signature}\n      first: ${found[0]!.detail}`).join('\n');
+    throw new Error(`${name} diverged from memory (${divergences.length} scenarios):\n${report}`);
+  }
+}
+
+async function runTarget(
+  definition: { name: string; make(scenario: number): Promise<LifecycleTarget> },
+  scenarios: LifecycleScenario[],
+  offset = 0,
+): Promise<void> {
+  const tally: Tally = { steps: new Map(), skipped: new Map(), outcomes: new Map() };
+  const divergences: Divergence[] = [];
+  for (const [index, scenario] of scenarios.entries()) {
+    const divergence = await runScenario(scenario, index, () => definition.make(offset + index), tally);
+    if (!divergence) continue;
+    divergences.push(divergence);
+    if (process.env.OJS_PROPERTY_DUMP) console.log(`DIVERGENCE\t${definition.name}\t${divergence.signature}\t${divergence.message}`);
+  }
+  reportDivergences(definition.name, scenarios.length, tally, divergences);
+}
+
 describe(`property: lifecycle on one key, every step as the memory backend answers it (fast-check, seed ${SEED})`, function () {
   // CPU-bound (hundreds of scenarios): under `npm test`'s parallel workers on two cores it shares
   // the CPU with the other files. A stuck step fails sooner, through the answers' own time limit.
@@ -511,29 +576,18 @@ describe(`property: lifecycle on one key, every step as the memory backend answe
 
   for (const definition of TARGETS) {
     it(`${definition.name}: enqueues under several policies of one key and lifecycle events give memory's outcomes, existing jobs and states`, async function () {
-      const tally: Tally = { steps: new Map(), skipped: new Map(), outcomes: new Map() };
-      const divergences: Divergence[] = [];
-      for (const [index, scenario] of scenarios.slice(0, definition.scenarios).entries()) {
-        const divergence = await runScenario(scenario, index, () => definition.make(index), tally);
-        if (!divergence) continue;
-        divergences.push(divergence);
-        if (process.env.OJS_PROPERTY_DUMP) console.log(`DIVERGENCE\t${definition.name}\t${divergence.signature}\t${divergence.message}`);
-      }
-      const list = (map: Map<string, number>) => [...map].map(([kind, n]) => `${kind} ${n}`).join(', ');
-      console.log(
-        `      ${definition.name}: ${definition.scenarios} scenarios; steps ${list(tally.steps)}; skipped (nothing to apply them to) ${list(tally.skipped)}`,
-      );
-      console.log(`        enqueues (memory): ${list(tally.outcomes)}`);
-      const bySignature = new Map<string, Divergence[]>();
-      for (const divergence of divergences)
-        bySignature.set(divergence.signature, [...(bySignature.get(divergence.signature) ?? []), divergence]);
-      const known = [...bySignature].filter(([signature]) => KNOWN_DIVERGENCES.some((k) => k.signature === signature));
-      for (const [signature, found] of known) console.log(`        known divergence, ${found.length}×: ${signature}`);
-      const unknown = [...bySignature].filter(([signature]) => !KNOWN_DIVERGENCES.some((k) => k.signature === signature));
-      if (unknown.length > 0) {
-        const report = unknown.map(([signature, found]) => `  ${found.length}× ${signature}\n      first: ${found[0]!.detail}`).join('\n');
-        throw new Error(`${definition.name} diverged from memory (${divergences.length} scenarios):\n${report}`);
-      }
+      await runTarget(definition, scenarios.slice(0, definition.scenarios));
+    });
+  }
+
+  // x_successor, a sample of its own (test/property/enqueue-cases.ts): the successor's answers, and
+  // the job it becomes once the job it waits for finished, on BullMQ as on memory. Store names
+  // after the main sample's (`offset`), so no scenario meets another's keys.
+  const successorScenarios = fc.sample(lifecycleSuccessorScenarioArb, { seed: SEED, numRuns: 150 });
+  for (const definition of TARGETS.filter((t) => t.name !== 'withUniqueness.addBulk')) {
+    const count = definition.name === 'memory' ? 150 : definition.name === 'createBullMQBackend' ? 150 : 60;
+    it(`x_successor, ${definition.name}: a policy keeping a successor among the policies of one key gives memory's outcomes, successors and states`, async function () {
+      await runTarget(definition, successorScenarios.slice(0, count), 10_000);
     });
   }
 });

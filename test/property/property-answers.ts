@@ -7,7 +7,8 @@ import { isDuplicateJobError, isInvalidJobInputError, type EnqueueResult, type O
 
 /** What one call answered, in terms every target shares. */
 export type Answer =
-  | { kind: 'created' | 'deduplicated' | 'replaced' | 'updated'; job: OjsJob; replaced: OjsJob[] }
+  /** `successor`: x_successor's pending successor, when the answer names one. */
+  | { kind: 'created' | 'deduplicated' | 'replaced' | 'updated'; job: OjsJob; replaced: OjsJob[]; successor?: string }
   | { kind: 'duplicate'; existingJobId: string; existingJobState: string }
   | { kind: 'invalid'; paths: string[] }
   | { kind: 'cancelled'; job: OjsJob }
@@ -20,6 +21,8 @@ export function answerOf(
   if (settled.ok) {
     const { value } = settled;
     const replaced = value.outcome === 'replaced' ? [value.replaced, ...(value.also_replaced ?? [])] : [];
+    if (value.outcome === 'deduplicated' && value.successor !== undefined)
+      return { kind: value.outcome, job: value.job, replaced, successor: value.successor.id };
     return { kind: value.outcome, job: value.job, replaced };
   }
   const { error } = settled;

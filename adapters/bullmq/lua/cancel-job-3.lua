@@ -22,6 +22,9 @@
     { "not_found" }           also for a key that is not a job (includes/ojs-is-job): BullMQ's own
                               keys under the prefix ("meta", "events" …) are never archived
 
+  x_successor: a cancelled holder's pending successor is added as a job (includes/ojs-successor-promote),
+  as BullMQ's finishing script adds it when the holder completes or fails for good.
+
   A flow child leaves its parent's dependencies (includes/ojs-detach-child). A job of the native
   path (BullMQ's deduplication key named it) is listed in its key's field of the queue's index
   (ARGV[4]), as a cancelled index job is.
@@ -42,6 +45,11 @@ local rcall = redis.call
 --- @include "includes/ojs-archive-job"
 --- @include "includes/ojs-read-job"
 
+--- @bullmq "addStandardJob"
+--- @bullmq "addDelayedJob"
+--- @bullmq "addPrioritizedJob"
+--- @include "includes/ojs-bullmq-add"
+--- @include "includes/ojs-successor-promote"
 --- @bullmq-raw "releaseParentIfNoPendingDependencies"
 --- @include "includes/ojs-detach-child"
 --- @include "includes/ojs-layout"
@@ -59,7 +67,11 @@ if state == "completed" or state == "discarded" or state == "cancelled" then ret
 local maxEvents = bullmqMaxEvents(KEYS[3])
 local heldKey = ojsArchiveJob(base, jobId, location, state, nil, "ojs-cancelled", nowMs, tonumber(ARGV[3]), KEYS[2], maxEvents,
   ojsDetachChild)
-if heldKey then
+-- x_successor: the cancelled job's pending successor is added now (BullMQ's finishing script,
+-- which would add it, never runs for an archived job); the deduplication key of a successor's own
+-- chain is no native job's.
+if rcall("HGET", ojsArchiveKey(base, jobId), "deid") == OJS_SUCCESSOR_DEID .. jobId then ojsSuccessorPromote(base, jobId, nowMs) end
+if heldKey and string.sub(heldKey, 1, #OJS_SUCCESSOR_DEID) ~= OJS_SUCCESSOR_DEID then
   -- The native path's job (includes/ojs-native-add) has no index entry, and the deduplication key
   -- that named it went with it: listed in its key's field now (own policy: the default), so that
   -- it is its key's cancelled job as an index job is: an add re-sent after a lost reply finds its

@@ -81,6 +81,9 @@
                   (includes/ojs-answer-duplicate)
                   XADD `deduplicated` (BullMQ's own event name and fields: jobId = the existing
                   job, deduplicatedJobId = the incoming id, "" for a counter id), nothing inserted.
+    5''. successor (x_successor: the oldest duplicate is active, in this queue) -> the add kept as
+                  its pending successor in BullMQ's keepLastIfActive layout, replacing any
+                  (includes/ojs-successor-add); answered as for ignore, with the successor's id.
     5'. update (x_update) -> the existing job updated in place (includes/ojs-update-job, with
                   BullMQ's own changePriority / changeDelay / promote spliced), now recorded as
                   for ignore under "last_duplicate", the key's entries written back, and the
@@ -123,6 +126,8 @@
     { "created", jobId, nowMs [, deduplicationId] }   the native path's: the `deid` it set
     { "ignored", existingId, existingState, existingQueue, nowMs, existingHash }
     { "duplicate" | "active", existingId, existingState, existingQueue, nowMs }
+    { "successor", existingId, existingState, existingQueue, nowMs, existingHash, successorId }
+                                x_successor: the active job, and the id its pending successor will have
     { "updated", existingId, existingState, existingQueue, nowMs, existingHash, { field, … } }
                                 x_update: the existing job after the update, and what changed
     { "replaced", jobId, nowMs, { { id, queue, state, hash }, … } }
@@ -130,6 +135,7 @@
                                 finished one's own state and hash
     { "id_exists", jobId }
     { "refused_option", path }  an option BullMQ's add would not insert with, nothing written
+    { "successor_queue", queue }   x_successor met an active job in another queue (`queue`), nothing written
     { "counter_id_taken", id }  a replace's counter id already names a job (step 4), nothing written
     { "bullmq_error", code }    BullMQ's add returned a negative code (its causes are checked in
                                 step 4, so never expected; a replace has archived by then)

@@ -105,7 +105,7 @@ if ARGV[15] == "n" and rcall("HEXISTS", KEYS[1], field) == 0 then
 end
 local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[14])
 local entries = ojsIndexRead(KEYS[1], field, ARGV[13], rootPrefix)
-local candidates, _, _, _, widened = ojsObserve(entries, uniquenessKey, policy, tonumber(ARGV[12]), nowMs, "")
+local candidates, _, _, _, widened = ojsObserve(entries, uniquenessKey, policy, tonumber(ARGV[12]), nowMs, "", true)
 local action, existing, _, _, touch = ojsDecideConflict(candidates, policy, nowMs)
 if action == "ignore" or action == "reject" then
   if ojsTouch(touch, policy, tonumber(ARGV[12]), nowMs) then widened = true end

@@ -47,6 +47,12 @@ for _, entry in ipairs(entries) do
     released = released + 1
     -- The native path's job (includes/ojs-index): its deduplication key goes, or the next add would still meet it.
     if rcall("GET", entry.base .. "de:" .. field) == entry.id then rcall("DEL", entry.base .. "de:" .. field) end
+    -- x_successor: its pending successor goes with the key (includes/ojs-successor-id).
+    local pending = rcall("HGET", entry.base .. "dn:" .. OJS_SUCCESSOR_DEID .. entry.id, "jid")
+    if pending then
+      rcall("DEL", entry.base .. "dn:" .. OJS_SUCCESSOR_DEID .. entry.id)
+      rcall("HDEL", entry.base .. "ojs:successors", pending)
+    end
   elseif rcall("EXISTS", entry.base .. entry.id) == 1 or rcall("EXISTS", ojsArchiveKey(entry.base, entry.id)) == 1 then
     -- Another key sharing the field (or an id reused by another job, which the next observe drops).
     kept[#kept + 1] = entry

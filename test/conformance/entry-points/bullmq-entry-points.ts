@@ -153,7 +153,9 @@ export class BullMQEntry {
       case 'deduplicated':
         if (outcome.existingJobId !== job.id)
           throw new Error(`${this.entry}: deduplicated job ${job.id} is not existingJobId ${outcome.existingJobId}`);
-        return { outcome: 'deduplicated', job: await read(job.id!) };
+        return outcome.successor === undefined
+          ? { outcome: 'deduplicated', job: await read(job.id!) }
+          : { outcome: 'deduplicated', job: await read(job.id!), successor: outcome.successor };
       case 'updated':
         if (outcome.existingJobId !== job.id)
           throw new Error(`${this.entry}: updated job ${job.id} is not existingJobId ${outcome.existingJobId}`);

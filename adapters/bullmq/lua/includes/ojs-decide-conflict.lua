@@ -12,13 +12,17 @@
     policy:     { states = set of OJS states, onConflict, years, months, fixedMs (nil = no
                 period), anchor ("" | "scheduled_at" | "last_duplicate" | "finished_at"), update
                 (nil or a map OJS state -> array of fields, in the core's UPDATE_FIELDS order),
-                maxWait (nil or { years, months, fixedMs }: x_max_wait) }
+                maxWait (nil or { years, months, fixedMs }: x_max_wait), successor (nil or
+                "latest": x_successor) }
   A candidate is a duplicate iff its state is in `states` AND (no period OR now < anchor + period),
   the anchor being `created` (the spec's), `sched`, max(created, last) or, for a finished job,
   `finished` (created when unknown) (ojsPeriodAnchor); under "finished_at" a live job's window has
   not started: it is a duplicate whatever the period.
   The oldest duplicate (created, then seq, then id: the core's `insertionOrder`) is `existing`.
     "insert"        no duplicate
+    "successor"     x_successor and existing is active: the add is kept as the key's pending
+                    successor (includes/ojs-successor), nothing inserted; before x_update and
+                    on_conflict, so a replace never cancels an active holder
     "update"        x_update has an entry for existing's state: fields = that entry; dueLimit =
                     existing's created + maxWait when the fields hold scheduled_at (x_max_wait: the
                     caller gives it min(the new due time, dueLimit)), else nil
@@ -67,6 +71,7 @@ local function ojsDecideConflict(candidates, policy, nowMs)
   local existing = duplicates[1]
   local touch = nil
   if policy.anchor == "last_duplicate" then touch = duplicates end
+  if policy.successor ~= nil and existing.state == "active" then return "successor", existing, nil, nil, touch end
   local fields = policy.update and policy.update[existing.state]
   if fields ~= nil then
     local dueLimit = nil

@@ -2,7 +2,8 @@
   ojsIdTaken(rootPrefix, queueName, queueBase, customId, queueSet, joining) -> whether a
   caller-chosen id is already in use
 
-  Taken = a job hash or a cancelled archive under that id, in this queue, or, when `queueSet`
+  Taken = a job hash, a cancelled archive or a pending successor (x_successor,
+  includes/ojs-successor-id) under that id, in this queue, or, when `queueSet`
   is not "" (the backend's OJS ids, unique across queues), in any queue of that set. Shared by
   unique-add (which refuses before writing) and unique-probe (which answers the same way, so a
   probe can never turn an id clash into a duplicate). `joining` (nil, or a set of queue names):
@@ -10,9 +11,11 @@
   its check pass, which writes nothing.
 ]]
 --- @include "includes/ojs-archive-key"
+--- @include "includes/ojs-successor-id"
 local function ojsIdTaken(rootPrefix, queueName, queueBase, customId, queueSet, joining)
   local function exists(base)
     return rcall("EXISTS", base .. customId) == 1 or rcall("EXISTS", ojsArchiveKey(base, customId)) == 1
+      or ojsSuccessorTaken(base, customId)
   end
   if exists(queueBase) then return true end
   if queueSet ~= "" then

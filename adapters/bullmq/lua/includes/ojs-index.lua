@@ -33,6 +33,7 @@
     the retention of finished jobs.
 ]]
 --- @include "includes/ojs-archive-key"
+--- @include "includes/ojs-successor-id"
 local function ojsIndexEntry(us, queue, id, bits, periodEnd, homeQueue, rootPrefix)
   local queueName = queue
   if queue == "" then queueName = homeQueue end
@@ -118,6 +119,8 @@ end
 local function ojsSweepDrops(entry, field, nowMs)
   local jobKey = entry.base .. entry.id
   local own = rcall("HMGET", jobKey, "ojsKey", BULLMQ_FINISHED_ON)
+  -- x_successor: a pending successor, or one BullMQ promoted that no writer adopted yet.
+  if not own[1] and (ojsSuccessorTaken(entry.base, entry.id) or ojsSuccessorOjs(jobKey) ~= nil) then return false end
   if not own[1] or string.sub(own[1], 1, 32) ~= field then
     local archived = rcall("HGET", ojsArchiveKey(entry.base, entry.id), "ojsKey")
     return not archived or string.sub(archived, 1, 32) ~= field

@@ -27,9 +27,12 @@
   Anything else is nil: "other" when the hash (or archive) carries another key with the same
   first 32 hex digits (the entry is that key's: keep it), "gone" otherwise (the indexed job no
   longer exists). Also returns the request token of the add that inserted it (`ojsReq`, false
-  when none), read in the same HMGET.
+  when none), read in the same HMGET. x_successor: a job BullMQ promoted from a pending
+  successor carries its OJS fields in its options until a writer adopts it (includes/ojs-successor):
+  it is the key's job when those name the key, and the 5th value is them (nil otherwise).
 ]]
 --- @include "includes/ojs-archive-key"
+--- @include "includes/ojs-successor-id"
 local function ojsUnfinishedJobState(base, jobId, nowMs)
   local jobKey = base .. jobId
   local score = rcall("ZSCORE", base .. "delayed", jobId)
@@ -70,6 +73,13 @@ local function ojsIndexedJobState(base, jobId, uniquenessKey, nowMs)
   if own[1] == uniquenessKey then
     local state, location, due = ojsLiveJobState(base, jobId, nowMs)
     return state, location, due, own[2]
+  end
+  if not own[1] then
+    local ojs = ojsSuccessorOjs(base .. jobId)
+    if ojs ~= nil and ojs.key == uniquenessKey then
+      local state, location, due = ojsLiveJobState(base, jobId, nowMs)
+      return state, location, due, (ojs.req ~= nil and ojs.req ~= "" and ojs.req) or false, ojs
+    end
   end
   local field = string.sub(uniquenessKey, 1, 32)
   local other = own[1] and string.sub(own[1], 1, 32) == field

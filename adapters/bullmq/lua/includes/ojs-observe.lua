@@ -1,12 +1,15 @@
 --[[
-  ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request) -> candidates, kept, changed, own, widened
+  ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request, adopt) -> candidates, kept, changed, own, widened
 
   Every job of a key's index entries (includes/ojs-index, ojsIndexRead) with its OJS state, as
   candidates for ojsDecideConflict: { id, queue, base, state, location, created, seq, due, entry },
   and for a policy with `x_period_anchor` or `x_update` also sched, last, finished (a finished
   job's BullMQ `finishedOn`, or its archive's `ojsCancelledOn`) and hashKey (the job's hash or archive).
 
-  Reads only; writes nothing. `kept` is `entries` without those no decision can need again:
+  Reads only; writes nothing, but with `adopt` (a caller that writes the entries back) for adopting
+  a successor BullMQ promoted (x_successor, includes/ojs-successor: its OJS fields onto its hash,
+  `changed` and `widened` set so the caller writes its entry's new time and window back); an
+  entry of a pending successor stays. `kept` is `entries` without those no decision can need again:
   their job is gone (or the id now holds a job of no key sharing the field), or the job is
   cancelled or completed past the replay grace, and neither the policy it was added with (its
   entry's own policy) nor this add's counts it. A live job is never dropped, nor a failed one (a
@@ -27,6 +30,7 @@
   it: this add is a re-execution (see unique-add, "Idempotent").
 ]]
 --- @include "includes/ojs-archive-key"
+--- @include "includes/ojs-successor"
 -- At most this many entries of one key are kept only because ojsFinishedKept or ojsInReplayGrace
 -- says so (failed, or finished or cancelled within the replay grace), the newest: without a cap
 -- a key whose jobs keep failing, or a hot key of short jobs or of replaces, would hold an entry
@@ -34,13 +38,20 @@
 -- uncounted finished entry is (docs/bullmq.md).
 local OJS_KEPT_FINISHED_MAX = 8
 
-local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request)
+local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request, adopt)
   local candidates, kept, changed, own, widened = {}, {}, false, nil, false
   local finishedOnly = {}
   for _, entry in ipairs(entries) do
     local jobId, base = entry.id, entry.base
+    local state, location, due, madeBy, promoted = ojsIndexedJobState(base, jobId, uniquenessKey, nowMs)
+    if promoted ~= nil and adopt then
+      -- x_successor: a successor BullMQ promoted, adopted here (includes/ojs-successor); its entry
+      -- takes the job's own created_at and window.
+      ojsSuccessorAdopt(base .. jobId, promoted, entry)
+      rcall("HDEL", base .. "ojs:successors", jobId)
+      changed, widened = true, true
+    end
     local created = math.floor(entry.us / 1000)
-    local state, location, due, madeBy = ojsIndexedJobState(base, jobId, uniquenessKey, nowMs)
     if state ~= nil and request ~= "" and madeBy == request then
       own = { id = jobId, queue = entry.queue, base = base, location = location }
     end
@@ -58,7 +69,11 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
       candidate.hashKey = hashKey
     end
     -- A job of another key sharing the field: not a candidate, and not this add's to drop.
-    local keep, entryOnly = state ~= nil, location == "other"
+    -- A pending successor (x_successor): its entry waits for its job. One whose holder BullMQ
+    -- removed (and its next-job hash with it) leaves its id's reservation, dropped here.
+    local pending = location == "gone" and ojsSuccessorTaken(base, jobId)
+    if location == "gone" and not pending and adopt then rcall("HDEL", base .. "ojs:successors", jobId) end
+    local keep, entryOnly = state ~= nil, location == "other" or pending
     if state == "completed" or state == "discarded" or state == "cancelled" then
       local hashKey = base .. jobId
       if location == "archive" then hashKey = ojsArchiveKey(base, jobId) end

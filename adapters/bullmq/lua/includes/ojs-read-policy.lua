@@ -5,7 +5,9 @@
   { states = set of OJS states, onConflict, years, months, fixedMs, anchor, update, maxWait } — no
   period when `years` is ""; anchor "" = created_at; update: "" = no x_update, else JSON
   { state: [field, …] } with the fields in the core's UPDATE_FIELDS order, and for x_max_wait
-  also "~maxWait": [years, months, fixedMs] (no state is spelt with "~"), read into maxWait.
+  also "~maxWait": [years, months, fixedMs] (no state is spelt with "~"), read into maxWait; for
+  x_successor "~successor": its mode, read into successor (the JSON then holds no state when the
+  policy has no x_update: update stays nil).
   Shared by unique-add and unique-probe so both decide on the same policy.
 ]]
 local function ojsReadPolicy(onConflict, states, years, months, fixedMs, anchor, update)
@@ -14,6 +16,9 @@ local function ojsReadPolicy(onConflict, states, years, months, fixedMs, anchor,
     policy.update = cjson.decode(update)
     policy.maxWait = policy.update["~maxWait"]
     policy.update["~maxWait"] = nil
+    policy.successor = policy.update["~successor"]
+    policy.update["~successor"] = nil
+    if next(policy.update) == nil then policy.update = nil end
   end
   for state in string.gmatch(states, "[^,]+") do policy.states[state] = true end
   if years ~= "" then

@@ -21,6 +21,7 @@
   passed through to BullMQ's add, which makes the job a dependency of its parent; unique-flow has
   checked the parent exists.
 ]]
+--- @include "includes/ojs-successor-add"
 local function ojsUniqueAdd(KEYS, ARGV, flow)
   local nowMs, nowUs
   if flow ~= nil and flow.nowUs ~= nil then
@@ -59,7 +60,8 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
       if flow ~= nil and flow.check then return nil, "replay" end
       return ojsReplay(rootPrefix, queueBase, customId, location)
     end
-    return { "id_exists", customId }
+    -- x_successor: the id of this very add's pending successor goes on to its replay (below).
+    if not ojsSuccessorOwn(queueBase, customId, request) then return { "id_exists", customId } end
   end
 
   -- 3. Observe. No policy (ARGV[6] ""): nothing to observe, the decision is an insert.
@@ -67,7 +69,7 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
   if uniquenessKey ~= "" then
     local own
     candidates, kept, changed, own = ojsObserve(ojsIndexRead(indexKey, field, homeQueue, rootPrefix), uniquenessKey,
-      policy, tonumber(ARGV[17]), nowMs, request)
+      policy, tonumber(ARGV[17]), nowMs, request, true)
     if own then
       if flow ~= nil and flow.check then return nil, "replay" end
       return ojsReplay(rootPrefix, own.base, own.id, own.location)
@@ -84,6 +86,14 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
   local action, existing, supersede, scheduledAt, touch, updateFields, dueLimit = ojsDecideConflict(deciding, policy, nowMs)
   local checking = flow ~= nil and flow.check
 
+  if action == "successor" then
+    -- BullMQ's finishing script adds a successor to its holder's queue: refused, before any
+    -- write, beside another queue's holder (a key without the `queue` dimension); a flow node is
+    -- refused before it is sent (bullmq-extensions.ts), here again.
+    if existing.base ~= queueBase then return { "successor_queue", existing.queue } end
+    if flow ~= nil then return { "refused_option", "unique.x_successor" } end
+    return ojsSuccessorAdd(existing, candidates, kept, touch, policy, nowMs, nowUs, KEYS, ARGV, args)
+  end
   if action ~= "insert" and action ~= "replace" and action ~= "update" then
     if checking then
       -- Only a refusal stops a flow. One met in the flow itself has nothing stored to touch.
@@ -149,6 +159,9 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
   local replaced = {}
   local replacedMembers = {}
   if action == "replace" then
+    -- x_successor: the replacing job carries the latest add; the key's pending successor (whoever
+    -- holds it) would make a second live job of the key once its holder finished.
+    ojsSuccessorDropOfKey(kept)
     for _, duplicate in ipairs(supersede) do
       if duplicate.state == "completed" or duplicate.state == "discarded" or duplicate.state == "cancelled" then
         -- A terminal state is never left: the finished job keeps its state, result, times and its
