@@ -15,8 +15,16 @@ export function instantStore(): GatewayStore {
     priority: 0,
     created_at: new Date(0).toISOString(),
     scheduled_at: new Date(0).toISOString(),
-    unique: null,
-    uniqueness_key: null,
+    // What a real store answers for the bench's body: the answer is as long as theirs (586 bytes).
+    unique: {
+      keys: ['type', 'args'],
+      args_keys: ['n'],
+      meta_keys: null,
+      period: null,
+      states: ['available', 'active', 'scheduled', 'retryable', 'pending'],
+      on_conflict: 'reject',
+    },
+    uniqueness_key: '604b1f36c248de03226cb18e1d0024baef0c6d4ce92fb549ae80dfead81276a8',
     enqueued_at: new Date(0).toISOString(),
     envelope: {},
   };
