@@ -11,7 +11,8 @@
  *   BENCH_CLIENT=autocannon BENCH_SECONDS=5 BENCH_ROUNDS=3 npx tsx bench/gateway-cpu.ts instant
  *
  * Subjects: `empty` (a Fastify route that parses the body and answers 201), `instant` (the gateway
- * over a store that answers at once), `memory`, `bullmq`, `graphile-worker` (the gateway over that
+ * over a store that answers at once), `instant-later` (the same store answering a turn of the event
+ * loop later), `memory`, `bullmq`, `graphile-worker` (the gateway over that
  * store; REDIS_URL, DATABASE_URL, the bench's prefix and schemas).
  */
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -40,6 +41,14 @@ if (COMPARE) {
   checkouts.push({ name: COMPARE, server });
 }
 
+/** The instant store answering a turn of the event loop later, as a store waiting on I/O does. */
+function laterStore(): ReturnType<typeof instantStore> {
+  const store = instantStore();
+  const enqueue = store.enqueue.bind(store);
+  store.enqueue = (input) => new Promise((resolve) => setImmediate(() => resolve(enqueue(input))));
+  return store;
+}
+
 async function start(subject: string, server: ServerModule): Promise<{ app: FastifyInstance; close: () => Promise<void> }> {
   if (subject === 'empty') {
     const app = Fastify();
@@ -50,13 +59,15 @@ async function start(subject: string, server: ServerModule): Promise<{ app: Fast
   const store =
     subject === 'instant'
       ? instantStore()
-      : await server.createGatewayStore({
-          backend: subject as here.GatewayBackendName,
-          redisUrl: REDIS_URL,
-          databaseUrl: DATABASE_URL,
-          prefix: subject === 'bullmq' ? 'ojs-bench:gateway' : 'ojs_bench_gw_graphile_worker',
-          uniqueSchema: 'ojs_bench_gw_unique',
-        });
+      : subject === 'instant-later'
+        ? laterStore()
+        : await server.createGatewayStore({
+            backend: subject as here.GatewayBackendName,
+            redisUrl: REDIS_URL,
+            databaseUrl: DATABASE_URL,
+            prefix: subject === 'bullmq' ? 'ojs-bench:gateway' : 'ojs_bench_gw_graphile_worker',
+            uniqueSchema: 'ojs_bench_gw_unique',
+          });
   await store.reset();
   const app = await server.createOjsServer({ store });
   return {

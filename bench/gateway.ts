@@ -59,20 +59,26 @@ let run_ = 0;
 const WARMUP = Math.max(200, Math.floor(CALLS / 10));
 /** This process's CPU µs per call of the last `measure`. */
 let lastDirectCpu = NaN;
-/** Jobs per second of `CALLS` calls of `call` (after WARMUP unmeasured ones), `IN_FLIGHT` at a time. */
+/**
+ * Jobs per second of `CALLS` calls of `call`, `IN_FLIGHT` at a time, after a second of unmeasured
+ * ones (at least WARMUP): the HTTP clients warm up for a second too, so that neither variant's
+ * first round is measured colder than the other's.
+ */
 async function measure(call: (n: number) => Promise<void>): Promise<number> {
   const base = ++run_ * 10_000_000;
   let next = 0;
-  const lanes = async (until: number) => {
+  const warmUntil = Date.now() + 1000;
+  const lanes = async (until: () => boolean) => {
     const lane = async () => {
-      while (next < until) await call(base + next++);
+      while (!until()) await call(base + next++);
     };
     await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
   };
-  await lanes(WARMUP);
+  await lanes(() => next >= WARMUP && Date.now() >= warmUntil);
   const started = process.hrtime.bigint();
   const cpu = process.cpuUsage();
-  await lanes(WARMUP + CALLS);
+  const first = next;
+  await lanes(() => next >= first + CALLS);
   const used = process.cpuUsage(cpu);
   lastDirectCpu = (used.user + used.system) / CALLS;
   return CALLS / (Number(process.hrtime.bigint() - started) / 1e9);
