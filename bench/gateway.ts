@@ -1,71 +1,86 @@
 /**
  * The OJS gateway's unique enqueue throughput over HTTP, as a ratio against the same backend's
- * direct unique enqueue measured in the same run (not a test: read the ratios, not the figures).
+ * direct unique enqueue measured in the same round of the same run (not a test: read the ratios,
+ * not the figures).
  *
  *   npm run bench:gateway                  # REDIS_URL, DATABASE_URL (default postgres://127.0.0.1:5432/test)
  *   BENCH_CALLS=1000 BENCH_ROUNDS=1 BENCH_BACKENDS=bullmq npm run bench:gateway
- *   BENCH_CLIENT=thread npm run bench:gateway   # the in-process client instead of autocannon
- *   BENCH_SECONDS=5 npm run bench:gateway       # autocannon's measured run (default 3 s)
+ *   BENCH_CLIENT=autocannon npm run bench:gateway   # autocannon as the HTTP client (default: raw)
+ *   BENCH_CLIENT=thread npm run bench:gateway       # node:http in a worker thread of this process
+ *   BENCH_SECONDS=5 npm run bench:gateway           # the HTTP client's measured run (default 3 s)
  *
- * Per backend: the gateway runs in this process on a loopback port. The HTTP client is
- * autocannon in a child process (as producers are other processes; it writes requests straight
- * onto 50 keep-alive sockets, no pipelining), each request a POST /ojs/v1/jobs with a policy and
- * a new key; `BENCH_CLIENT=thread` uses node:http from a worker thread of this process instead.
- * The direct variant is the backend's own `enqueue` (the adapter the gateway is built on), 50
- * calls in flight, same jobs. The two alternate for BENCH_ROUNDS rounds; medians.
+ * Per backend: the gateway runs in this process on a loopback port. The HTTP client runs in a
+ * child process (as producers are other processes; bench/gateway-client.ts): by default a raw
+ * node:net client, autocannon with `BENCH_CLIENT=autocannon`, each writing requests onto 50
+ * keep-alive connections, one at a time on each (no pipelining), each request a POST
+ * /ojs/v1/jobs with a policy and a new key. The client shares the machine's cores with the
+ * server and Redis or PostgreSQL, so the cheapest one is the default; the bench prints the CPU
+ * each spent per request. The direct variant is the backend's own `enqueue` (the adapter the
+ * gateway is built on), 50 calls in flight, same jobs. The two alternate for BENCH_ROUNDS rounds;
+ * a round's ratio divides its HTTP rate by its direct rate, and the run reports the median round.
  *
- * Then where a request's time goes (µs per request at saturation, 1 / throughput, each measured
- * alone): the HTTP ceiling (an empty Fastify route, both clients), the gateway server with a
- * store that answers at once (routing, parse, hooks, validation, wire view, serialisation), the
- * request validation alone (ojs-request.ts, one thread), the store's enqueue without HTTP, and
- * the backend's enqueue. The parts overlap on two cores (the server, the client and Redis or
- * PostgreSQL run at once), so they do not add up to the HTTP figure: they name the floor.
+ * Then where a request's time goes, each part measured alone: as µs per request at saturation
+ * (1 / throughput) the HTTP ceiling (an empty Fastify route), the gateway server with a store that
+ * answers at once (routing, parse, hooks, validation, wire view, serialisation), the request
+ * validation alone (ojs-request.ts, one thread), the store's enqueue without HTTP, and the
+ * backend's enqueue; and as CPU µs per request of the server process and of the client (what a
+ * loaded machine changes least). The parts overlap on two cores (the server, the client and
+ * Redis or PostgreSQL run at once), so they do not add up to the HTTP figure: they name the floor.
  * Uses its own prefix (`ojs-bench:gateway`) and schemas (`ojs_bench_gw_*`), emptied before each
  * variant.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
-import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { createBullMQBackend } from '../adapters/bullmq/index.js';
 import { createGraphileWorkerBackend } from '../adapters/graphile-worker/index.js';
 import { createMemoryBackend } from '../adapters/memory/index.js';
 import type { UniqueJobsBackend } from '../src/index.js';
 import { createGatewayStore, createOjsServer, type GatewayBackendName } from '../server/index.js';
-import type { GatewayJob, GatewayStore } from '../server/gateway-store.js';
 import { parsePush } from '../server/ojs-request.js';
+import { IN_FLIGHT, runHttpClient, type HttpClient } from './gateway-client.js';
+import { instantStore } from './gateway-instant-store.js';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 3000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-/** The autocannon client runs for a time, not a count (see AUTOCANNON_CLIENT). */
+/** The HTTP clients run for a time, not a count. */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const IN_FLIGHT = 50;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://127.0.0.1:5432/test';
-const CLIENT = (process.env.BENCH_CLIENT ?? 'process') as Client;
-type Client = 'thread' | 'process';
+const CLIENT = (process.env.BENCH_CLIENT ?? 'raw') as Client;
+type Client = HttpClient | 'thread';
 const BACKENDS = (process.env.BENCH_BACKENDS ?? 'memory,bullmq,graphile-worker').split(',') as GatewayBackendName[];
 const PREFIX = 'ojs-bench:gateway';
 const GRAPHILE_SCHEMA = 'ojs_bench_gw_graphile_worker';
 const UNIQUE_SCHEMA = 'ojs_bench_gw_unique';
 const unique = { keys: ['type', 'args'], args_keys: ['n'] } as const;
 
-let run = 0;
+let run_ = 0;
 
 const WARMUP = Math.max(200, Math.floor(CALLS / 10));
-/** Jobs per second of `CALLS` calls of `call` (after WARMUP unmeasured ones), `IN_FLIGHT` at a time. */
+/** This process's CPU µs per call of the last `measure`. */
+let lastDirectCpu = NaN;
+/**
+ * Jobs per second of `CALLS` calls of `call`, `IN_FLIGHT` at a time, after a second of unmeasured
+ * ones (at least WARMUP): the HTTP clients warm up for a second too, so that neither variant's
+ * first round is measured colder than the other's.
+ */
 async function measure(call: (n: number) => Promise<void>): Promise<number> {
-  const base = ++run * 10_000_000;
+  const base = ++run_ * 10_000_000;
   let next = 0;
-  const lanes = async (until: number) => {
+  const warmUntil = Date.now() + 1000;
+  const lanes = async (until: () => boolean) => {
     const lane = async () => {
-      while (next < until) await call(base + next++);
+      while (!until()) await call(base + next++);
     };
     await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
   };
-  await lanes(WARMUP);
+  await lanes(() => next >= WARMUP && Date.now() >= warmUntil);
   const started = process.hrtime.bigint();
-  await lanes(WARMUP + CALLS);
+  const cpu = process.cpuUsage();
+  const first = next;
+  await lanes(() => next >= first + CALLS);
+  const used = process.cpuUsage(cpu);
+  lastDirectCpu = (used.user + used.system) / CALLS;
   return CALLS / (Number(process.hrtime.bigint() - started) / 1e9);
 }
 
@@ -86,8 +101,10 @@ function directBackend(backend: GatewayBackendName): UniqueJobsBackend {
 }
 
 /**
- * The HTTP variant, from a worker thread: WARMUP then CALLS POSTs, IN_FLIGHT at a time, each a new
- * key; resolves with the measured calls per second. Plain JavaScript, so the thread needs no loader.
+ * The HTTP variant from a worker thread of this process (`BENCH_CLIENT=thread`, the bench's first
+ * client; it shares this process with the server, which caps both): WARMUP then CALLS POSTs,
+ * IN_FLIGHT at a time, each a new key; resolves with the measured calls per second. Plain
+ * JavaScript, so the thread needs no loader.
  */
 const HTTP_CLIENT = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -118,75 +135,27 @@ function post(n) {
 })().catch((error) => { throw error; });
 `;
 
-/**
- * The HTTP variant from a child process: autocannon, one second of warm-up then BENCH_SECONDS
- * over IN_FLIGHT connections, each body with a new key; prints the measured requests per second.
- */
-const AUTOCANNON_CLIENT = `
-const autocannon = require(process.env.AUTOCANNON);
-const { url, seconds, inFlight, base, unique } = JSON.parse(process.env.BENCH_WORK);
-let n = base;
-const body = () => JSON.stringify({ type: 'bench.job', args: [{ n: n++, pad: 'x' }], options: { queue: 'bench', unique } });
-// autocannon stops on its one-second tick: runs are timed in whole seconds, not in requests.
-const run = (duration) =>
-  autocannon({
-    url,
-    connections: inFlight,
-    duration,
-    requests: [{ method: 'POST', headers: { 'content-type': 'application/openjobspec+json' }, setupRequest: (request) => ({ ...request, body: body() }) }],
-  });
-(async () => {
-  await run(1);
-  process.send('measuring');
-  const started = process.hrtime.bigint();
-  const cpu = process.cpuUsage();
-  const result = await run(seconds);
-  const elapsed = Number(process.hrtime.bigint() - started) / 1e9;
-  const used = process.cpuUsage(cpu);
-  if (result.non2xx > 0 || result.errors > 0) throw new Error('autocannon: ' + result.non2xx + ' non-2xx, ' + result.errors + ' errors');
-  process.send({ perSecond: result.requests.total / elapsed, cores: (used.user + used.system) / 1e6 / elapsed });
-})().catch((error) => { console.error(error); process.exit(1); });
-`;
+/** CPU µs per request of the last HTTP measure: the server's (this process) and the client's; NaN for the thread client. */
+let lastCpu = { server: NaN, client: NaN, serverCores: NaN };
 
-/** Cores busy during the last autocannon run (measured part only): the client's, and this process's (the server). */
-const lastCores = { client: NaN, server: NaN };
-
-function measureHttp(url: string, client: Client = CLIENT): Promise<number> {
-  return client === 'process' ? measureHttpProcess(url) : measureHttpThread(url);
-}
-
-function measureHttpProcess(url: string): Promise<number> {
-  const work = { url, seconds: SECONDS, inFlight: IN_FLIGHT, base: ++run * 10_000_000, unique };
-  const child = spawn(process.execPath, ['-e', AUTOCANNON_CLIENT], {
-    env: { ...process.env, AUTOCANNON: createRequire(import.meta.url).resolve('autocannon'), BENCH_WORK: JSON.stringify(work) },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  let started = process.hrtime.bigint();
-  let cpu = process.cpuUsage();
-  let result: { perSecond: number; cores: number } | null = null;
-  child.on('message', (message: 'measuring' | { perSecond: number; cores: number }) => {
-    if (message === 'measuring') {
-      started = process.hrtime.bigint();
-      cpu = process.cpuUsage();
-      return;
-    }
-    const used = process.cpuUsage(cpu);
-    lastCores.server = (used.user + used.system) / 1e3 / (Number(process.hrtime.bigint() - started) / 1e6);
-    lastCores.client = message.cores;
-    result = message;
-  });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) =>
-      code === 0 && result ? resolve(result.perSecond) : reject(new Error(`autocannon client exited with ${code}`)),
-    );
-  });
+async function measureHttp(url: string, client: Client = CLIENT): Promise<number> {
+  if (client === 'thread') {
+    lastCpu = { server: NaN, client: NaN, serverCores: NaN };
+    return measureHttpThread(url);
+  }
+  const run = await runHttpClient(client, url, { seconds: SECONDS, base: ++run_ * 10_000_000, unique });
+  lastCpu = {
+    server: (run.serverCores * 1e6) / run.perSecond,
+    client: (run.clientCores * 1e6) / run.perSecond,
+    serverCores: run.serverCores,
+  };
+  return run.perSecond;
 }
 
 function measureHttpThread(url: string): Promise<number> {
   const worker = new Worker(HTTP_CLIENT, {
     eval: true,
-    workerData: { url, warmup: WARMUP, calls: CALLS, inFlight: IN_FLIGHT, base: ++run * 10_000_000, unique },
+    workerData: { url, warmup: WARMUP, calls: CALLS, inFlight: IN_FLIGHT, base: ++run_ * 10_000_000, unique },
   });
   return new Promise((resolve, reject) => {
     worker.once('message', (perSecond: number) => resolve(perSecond));
@@ -196,7 +165,19 @@ function measureHttpThread(url: string): Promise<number> {
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-async function bench(backend: GatewayBackendName): Promise<{ direct: number; http: number }> {
+interface BackendRow {
+  backend: GatewayBackendName;
+  /** Medians of the rounds. */
+  direct: number;
+  http: number;
+  /** The median round's HTTP ÷ direct, and every round's. */
+  ratio: number;
+  ratios: number[];
+  store: number;
+  cpu: { direct: number; server: number; client: number };
+}
+
+async function bench(backend: GatewayBackendName): Promise<Omit<BackendRow, 'store'>> {
   const store = await createGatewayStore({
     backend,
     redisUrl: REDIS_URL,
@@ -212,108 +193,81 @@ async function bench(backend: GatewayBackendName): Promise<{ direct: number; htt
     const reply = await fetch(`${address}/ojs/v1/admin/reset`, { method: 'POST' });
     if (reply.status !== 200) throw new Error(`reset: ${reply.status} ${await reply.text()}`);
   };
-  const results = { direct: [] as number[], http: [] as number[] };
+  const rounds = { direct: [] as number[], http: [] as number[], ratios: [] as number[] };
+  const cpu = { direct: [] as number[], server: [] as number[], client: [] as number[] };
   try {
     await reset();
     for (let round = 0; round < ROUNDS; round++) {
       await reset();
-      results.direct.push(
-        await measure(async (n) => {
-          await direct.enqueue({ type: 'bench.job', args: { n, pad: 'x' }, queue: 'bench', unique });
-        }),
-      );
+      const directRate = await measure(async (n) => {
+        await direct.enqueue({ type: 'bench.job', args: { n, pad: 'x' }, queue: 'bench', unique });
+      });
+      cpu.direct.push(lastDirectCpu);
       await reset();
-      results.http.push(await measureHttp(jobsUrl.href));
+      const httpRate = await measureHttp(jobsUrl.href);
+      cpu.server.push(lastCpu.server);
+      cpu.client.push(lastCpu.client);
+      rounds.direct.push(directRate);
+      rounds.http.push(httpRate);
+      rounds.ratios.push(httpRate / directRate);
     }
     await reset();
   } finally {
     await direct.close();
     await app.close();
   }
-  return { direct: median(results.direct), http: median(results.http) };
+  return {
+    backend,
+    direct: median(rounds.direct),
+    http: median(rounds.http),
+    ratio: median(rounds.ratios),
+    ratios: rounds.ratios,
+    cpu: { direct: median(cpu.direct), server: median(cpu.server), client: median(cpu.client) },
+  };
 }
 
-/** Cores the server (this process) and autocannon kept busy on the empty route, medians of the rounds. */
-const ceilingCores = { server: [] as number[], client: [] as number[] };
+/** The empty route's rate, and the server's and the client's CPU µs per request and cores there, medians of the rounds. */
+interface Ceiling {
+  perSecond: number;
+  server: number;
+  client: number;
+  serverCores: number;
+}
 
 /** What HTTP alone allows here: an empty Fastify route that parses the body and answers 201. */
-async function ceiling(client: Client): Promise<number> {
+async function ceiling(client: Client): Promise<Ceiling> {
   const app = Fastify();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, JSON.parse(String(body))));
   app.post('/ojs/v1/jobs', async (_request, reply) => reply.status(201).send({ job: {} }));
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   try {
-    const rounds: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      rounds.push(await measureHttp(`${address}/ojs/v1/jobs`, client));
-      if (client === 'process') {
-        ceilingCores.server.push(lastCores.server);
-        ceilingCores.client.push(lastCores.client);
-      }
-    }
-    return median(rounds);
+    return await rounds(`${address}/ojs/v1/jobs`, client);
   } finally {
     await app.close();
   }
 }
 
-/** A store that answers every PUSH at once with a fixed job: the gateway server's own cost. */
-function instantStore(): GatewayStore {
-  const job: GatewayJob = {
-    id: '019abcde-0000-7000-8000-000000000000',
-    type: 'bench.job',
-    queue: 'bench',
-    args: { n: 0, pad: 'x' },
-    meta: {},
-    state: 'available',
-    attempt: 0,
-    max_attempts: 3,
-    priority: 0,
-    created_at: new Date(0).toISOString(),
-    scheduled_at: new Date(0).toISOString(),
-    unique: null,
-    uniqueness_key: null,
-    enqueued_at: new Date(0).toISOString(),
-    envelope: {},
-  };
-  const unused = () => Promise.reject(new Error('not in this bench'));
+async function rounds(url: string, client: Client): Promise<Ceiling> {
+  const measured = { perSecond: [] as number[], server: [] as number[], client: [] as number[], serverCores: [] as number[] };
+  for (let round = 0; round < ROUNDS; round++) {
+    measured.perSecond.push(await measureHttp(url, client));
+    measured.server.push(lastCpu.server);
+    measured.client.push(lastCpu.client);
+    measured.serverCores.push(lastCpu.serverCores);
+  }
   return {
-    backend: 'memory',
-    capabilities: { unique_jobs: { strength: 'strong', mechanism: 'none', replace_active: false } },
-    enqueue: async () => ({ outcome: 'created', job }),
-    enqueueBatch: unused,
-    getJob: unused,
-    cancel: unused,
-    activate: unused,
-    fetch: unused,
-    ack: unused,
-    nack: unused,
-    heartbeat: unused,
-    release: unused,
-    workerState: unused,
-    setWorkerState: unused,
-    queueStats: unused,
-    setPaused: unused,
-    isPaused: unused,
-    setRateLimit: unused,
-    now: unused,
-    health: async () => ({ ok: true, type: 'none' }),
-    reset: async () => undefined,
-    close: async () => undefined,
-    idempotency: { claim: unused, finish: unused, abandon: unused },
-    deadLetters: { list: unused, retry: unused, remove: unused },
-    cron: { register: unused, list: unused, get: unused, remove: unused, start: () => undefined },
-    workflows: { create: unused, read: unused, ofJob: unused, write: unused },
+    perSecond: median(measured.perSecond),
+    server: median(measured.server),
+    client: median(measured.client),
+    serverCores: median(measured.serverCores),
   };
 }
 
-async function instantGateway(): Promise<number> {
+async function instantGateway(): Promise<Ceiling> {
   const app = await createOjsServer({ store: instantStore() });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   try {
-    const rounds: number[] = [];
-    for (let round = 0; round < ROUNDS; round++) rounds.push(await measureHttp(`${address}/ojs/v1/jobs`));
-    return median(rounds);
+    return await rounds(`${address}/ojs/v1/jobs`, CLIENT);
   } finally {
     await app.close();
   }
@@ -356,46 +310,55 @@ async function storeRate(backend: GatewayBackendName): Promise<number> {
 }
 
 const us = (perSecond: number) => (1e6 / perSecond).toFixed(0);
+const cpuUs = (micros: number) => (Number.isNaN(micros) ? 'n/a' : micros.toFixed(0));
 
-console.log(`gateway bench: ${CALLS} unique enqueues per variant, ${IN_FLIGHT} in flight, ${ROUNDS} round(s), medians, client: ${CLIENT}`);
-const ceilings = { process: await ceiling('process'), thread: await ceiling('thread') };
+console.log(
+  `gateway bench: ${CALLS} direct unique enqueues, ${SECONDS} s of HTTP per variant, ${IN_FLIGHT} in flight, ${ROUNDS} round(s), client: ${CLIENT}`,
+);
+const empty = await ceiling(CLIENT);
 const instant = await instantGateway();
 const validation = validationMicros();
-console.log(
-  `HTTP ceiling (empty Fastify route): ${Math.round(ceilings.process)} requests/s with autocannon in a child process, ` +
-    `${Math.round(ceilings.thread)} with node:http in a worker thread`,
-);
-console.log(`the gateway server with a store that answers at once: ${Math.round(instant)} requests/s`);
-// Measured with autocannon only (the thread client shares this process).
-const serverCores = ceilingCores.server.length > 0 ? median(ceilingCores.server) : NaN;
-if (ceilingCores.server.length > 0) {
+console.log(`HTTP ceiling (empty Fastify route): ${Math.round(empty.perSecond)} requests/s`);
+console.log(`the gateway server with a store that answers at once: ${Math.round(instant.perSecond)} requests/s`);
+if (CLIENT !== 'thread') {
   console.log(
-    `on the empty route the server kept ${serverCores.toFixed(2)} of a core busy and autocannon ${median(ceilingCores.client).toFixed(2)}` +
-      (serverCores >= 0.9 ? ': the server is the bottleneck, so its HTTP cost per request is 1 / that rate' : ''),
+    `CPU µs per request, server / client: empty route ${cpuUs(empty.server)} / ${cpuUs(empty.client)}, ` +
+      `gateway with the instant store ${cpuUs(instant.server)} / ${cpuUs(instant.client)}: the gateway's own ${cpuUs(instant.server - empty.server)}`,
+  );
+  console.log(
+    `on the empty route the server kept ${empty.serverCores.toFixed(2)} of a core busy` +
+      (empty.serverCores >= 0.9 ? ': the server is the bottleneck, so its HTTP cost per request is 1 / that rate' : ''),
   );
 }
 console.log('');
-console.log('| backend | direct enqueue (jobs/s) | over HTTP (jobs/s) | HTTP ÷ direct | store enqueue, no HTTP (jobs/s) |');
+console.log(
+  '| backend | direct enqueue (jobs/s) | over HTTP (jobs/s) | HTTP ÷ direct (median round; rounds) | store enqueue, no HTTP (jobs/s) |',
+);
 console.log('| --- | --- | --- | --- | --- |');
-const rows: { backend: GatewayBackendName; direct: number; http: number; store: number }[] = [];
+const rows: BackendRow[] = [];
 for (const backend of BACKENDS) {
-  const { direct, http } = await bench(backend);
+  const measured = await bench(backend);
   const store = await storeRate(backend);
-  rows.push({ backend, direct, http, store });
-  console.log(`| ${backend} | ${Math.round(direct)} | ${Math.round(http)} | ${(http / direct).toFixed(2)} | ${Math.round(store)} |`);
+  const row = { ...measured, store };
+  rows.push(row);
+  console.log(
+    `| ${backend} | ${Math.round(row.direct)} | ${Math.round(row.http)} | ${row.ratio.toFixed(2)} (${row.ratios.map((r) => r.toFixed(2)).join(', ')}) | ${Math.round(store)} |`,
+  );
 }
 const memory = rows.find((row) => row.backend === 'memory');
 if (memory) {
   // The memory store runs in the server's one thread: each PUSH costs that thread the HTTP
   // route's time plus the enqueue's, where the direct variant pays the enqueue's alone.
-  const http = 1e6 / ceilings[CLIENT];
+  const http = 1e6 / empty.perSecond;
   const enqueue = 1e6 / memory.direct;
   // Only a saturated server makes 1 / the route's rate its cost per request.
   const bound =
-    serverCores >= 0.9 ? '' : ` (does not hold in this run: the server had ${serverCores.toFixed(2)} of a core, the machine is busy)`;
+    empty.serverCores >= 0.9
+      ? ''
+      : ` (does not hold in this run: the server had ${empty.serverCores.toFixed(2)} of a core, the machine is busy)`;
   console.log(
     `memory, the ceiling with a gateway that cost nothing: direct ${enqueue.toFixed(1)} µs ÷ (HTTP route ${http.toFixed(1)} µs + ${enqueue.toFixed(1)} µs) = ` +
-      `${(enqueue / (http + enqueue)).toFixed(2)}${bound}; measured ${(memory.http / memory.direct).toFixed(2)}`,
+      `${(enqueue / (http + enqueue)).toFixed(2)}${bound}; measured ${memory.ratio.toFixed(2)}`,
   );
 }
 console.log('');
@@ -406,6 +369,11 @@ console.log(
 console.log('| --- | --- | --- | --- | --- | --- | --- |');
 for (const row of rows) {
   console.log(
-    `| ${row.backend} | ${us(ceilings[CLIENT])} | ${us(instant)} | ${validation.toFixed(1)} | ${us(row.store)} | ${us(row.direct)} | ${us(row.http)} |`,
+    `| ${row.backend} | ${us(empty.perSecond)} | ${us(instant.perSecond)} | ${validation.toFixed(1)} | ${us(row.store)} | ${us(row.direct)} | ${us(row.http)} |`,
   );
 }
+console.log('');
+console.log('CPU µs per request (process CPU time ÷ requests, medians of the rounds):');
+console.log('| backend | direct enqueue, the calling process | PUSH over HTTP, the server | PUSH over HTTP, the client |');
+console.log('| --- | --- | --- | --- |');
+for (const row of rows) console.log(`| ${row.backend} | ${cpuUs(row.cpu.direct)} | ${cpuUs(row.cpu.server)} | ${cpuUs(row.cpu.client)} |`);

@@ -176,13 +176,19 @@ function positiveInteger(value: unknown, field: string, fallback: number, max = 
   return value as number;
 }
 
+/** GatewayJob fields wireJob writes in another form or place. */
+const WIRE_LATER: ReadonlySet<string> = new Set(['envelope', 'args', 'unique', 'uniqueness_key']);
+
 /** The job as the wire shows it: OJS `args` from the host payload, the kept envelope fields, `error`/`result` when set. */
 export function wireJob(job: GatewayJob): Record<string, unknown> {
-  const { envelope, args, unique, uniqueness_key, ...rest } = job;
+  const { envelope, unique, uniqueness_key } = job;
   const wire: Record<string, unknown> = { specversion: '1.0' };
   // Kept client fields first, never one the server sets (a record written before SERVER_FIELDS existed).
-  for (const [field, value] of Object.entries(envelope)) if (!SERVER_FIELDS.has(field)) wire[field] = value;
-  Object.assign(wire, rest, { specversion: '1.0', args: payloadToArgs(args) });
+  for (const field in envelope) if (!SERVER_FIELDS.has(field)) wire[field] = envelope[field];
+  // Then the job's own fields in its order, `args` in OJS's form last (a loop: this runs on every PUSH).
+  for (const field in job) if (!WIRE_LATER.has(field)) wire[field] = job[field as keyof GatewayJob];
+  wire.specversion = '1.0';
+  wire.args = payloadToArgs(job.args);
   if (unique !== null) wire.unique = unique;
   if (uniqueness_key !== null) wire.uniqueness_key = uniqueness_key;
   if (job.state === 'discarded' && !job.discarded_at && job.completed_at) wire.discarded_at = job.completed_at;
@@ -281,6 +287,22 @@ const WORKER_SCHEMAS = {
   },
 } as const;
 
+/** A reply's body as sent: a string (an idempotent replay's stored answer) is JSON already. */
+const serializeBody = (payload: unknown): string => (typeof payload === 'string' ? payload : JSON.stringify(payload));
+
+/** An event as kept: `id` made on its first listing, from `at`. */
+interface EventRecord {
+  at: number;
+  id: string | null;
+  type: string;
+  data: Record<string, JsonValue>;
+}
+
+function eventView(event: EventRecord): OjsEvent {
+  event.id ??= uuidv7(event.at);
+  return { id: event.id, type: event.type, time: new Date(event.at).toISOString(), data: event.data };
+}
+
 /** An empty body is OJS's `invalid_payload`, before schema validation would call it a bad field. */
 async function bodyRequired(request: FastifyRequest): Promise<void> {
   requireObject(request.body);
@@ -297,7 +319,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   const { store } = options;
   const startedAt = Date.now();
   const token = options.token ? Buffer.from(options.token) : null;
-  const events: OjsEvent[] = [];
+  const events: EventRecord[] = [];
   const uniqueAdds = new UniqueAddCounts();
   /** Counts a PUSH of a job with a policy under the queue it named (the stats' `unique_adds`). */
   const countUnique = (input: GatewayJobInput, outcome: GatewayEnqueueResult['outcome'] | 'rejected') => {
@@ -306,7 +328,8 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   const requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   const app = Fastify({
     logger: options.logger ?? false,
-    logController: debugRequestLog(LogController),
+    // Without a logger, Fastify's per-request lines are skipped before they are built.
+    logController: options.logger ? debugRequestLog(LogController) : new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     requestTimeout: requestTimeoutMs,
     // Node closes a connection whose headers are late (or never come) only when it checks, every
@@ -324,7 +347,8 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   });
 
   const emit = (type: string, data: Record<string, JsonValue>) => {
-    events.push({ id: uuidv7(), type, time: new Date().toISOString(), data });
+    // Its id and time are written out when it is first listed: most events never are.
+    events.push({ at: Date.now(), id: null, type, data });
     // Trimmed a slice at a time: a shift of the whole array on every event would cost each request.
     if (events.length >= MAX_EVENTS + EVENTS_TRIM) events.splice(0, events.length - MAX_EVENTS);
   };
@@ -349,13 +373,17 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
 
   app.server.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
 
-  // Callback hooks, not async ones: they run on every request, and a promise each is measurable.
+  // One callback hook, not an async one: it runs on every request, and a promise each is measurable.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('OJS-Version', '1.0');
     reply.header('X-Request-Id', request.id);
-    // Checked once the bytes already read are parsed: a body that came with its headers (nearly
-    // every request) needs no timer.
-    if (!request.raw.complete) process.nextTick(closeIfBodyLate, request.raw, reply.raw, requestTimeoutMs);
+    // The reply's own serializer: Fastify then sends the content type as set, without the
+    // `; charset=utf-8` it adds to a JSON type otherwise, and no onSend hook is needed to undo it.
+    reply.header('content-type', OJS_CONTENT_TYPE);
+    reply.serializer(serializeBody);
+    // Checked once the bytes already read are parsed (Node parses a body that came with its
+    // headers after the request's ticks, before its immediates): such a body needs no timer.
+    if (!request.raw.complete) setImmediate(closeIfBodyLate, request.raw, reply.raw, requestTimeoutMs);
     if (!token || request.url === '/ojs/v1/health') return done();
     const given = Buffer.from(BEARER.exec(request.headers.authorization ?? '')?.[1] ?? '');
     if (given.length !== token.length || !timingSafeEqual(given, token)) {
@@ -365,11 +393,6 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     }
     done();
   });
-  // After serialisation: Fastify would add `; charset=utf-8` to a JSON content type set before.
-  app.addHook('onSend', (_request, reply, payload, done) => {
-    reply.header('Content-Type', OJS_CONTENT_TYPE);
-    done(null, payload);
-  });
 
   // The PUSHes that carried an Idempotency-Key: a retry of theirs is safe whatever was written.
   const keyed = new WeakSet<FastifyRequest>();
@@ -377,6 +400,8 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const http = toHttpError(error, request.method !== 'GET');
     if (http.status >= 500) request.log.error({ err: error }, 'request failed');
+    // Fastify drops the content type before calling this handler.
+    void reply.header('content-type', OJS_CONTENT_TYPE);
     void reply.status(http.status).send(errorBody(http, request.id, retryableFor(http, request)));
   });
 
@@ -858,7 +883,7 @@ export async function createOjsServer(options: OjsServerOptions): Promise<Fastif
     const selected = events.filter(
       (event) => (!types || types.includes(event.type)) && (!queues || queues.includes(String(event.data.queue))),
     );
-    return { events: selected.slice(-limit) };
+    return { events: selected.slice(-limit).map(eventView) };
   });
 
   app.get<{ Params: { name: string } }>('/ojs/v1/queues/:name/stats', async (request) => {

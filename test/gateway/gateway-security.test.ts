@@ -101,11 +101,51 @@ describe('gateway security and limits', function () {
     });
 
     it('answers every response, errors included, with the OJS content type (no charset), OJS-Version and X-Request-Id', async () => {
-      for (const reply of [await send('GET', '/ojs/manifest'), await send('GET', '/nowhere'), await send('POST', '/ojs/v1/jobs', '{}')]) {
+      const push = JSON.stringify({ type: 'wire.headers', args: [] });
+      const keyed = (key: string) =>
+        fetch(gateway.baseUrl + '/ojs/v1/jobs', {
+          method: 'POST',
+          body: push,
+          headers: { 'content-type': 'application/openjobspec+json', 'idempotency-key': key },
+        });
+      const first = await keyed('wire-headers-1');
+      const replayed = await keyed('wire-headers-1');
+      const replies = [
+        await send('GET', '/ojs/manifest'),
+        await send('GET', '/nowhere'),
+        await send('POST', '/ojs/v1/jobs', '{}'),
+        await send('POST', '/ojs/v1/jobs', push),
+        await send('POST', '/ojs/v1/jobs', JSON.stringify({ type: 'a.b', args: ['x'.repeat(2000)] })),
+        await send('GET', '/ojs/v1/events'),
+        first,
+        replayed,
+      ];
+      expect(replies.map((reply) => reply.status)).to.deep.equal([200, 404, 400, 201, 413, 200, 201, 201]);
+      expect(replayed.headers.get('idempotent-replayed')).to.equal('true');
+      // The stored answer is sent as it was stored: the same JSON text, not a JSON string of it.
+      const answer = (await first.json()) as { job: { type: string } };
+      expect(answer.job.type).to.equal('wire.headers');
+      expect(await replayed.json()).to.deep.equal(answer);
+      for (const reply of replies) {
         expect(reply.headers.get('content-type')).to.equal('application/openjobspec+json');
         expect(reply.headers.get('ojs-version')).to.equal('1.0');
         expect(reply.headers.get('x-request-id')).to.match(/^req_[0-9a-f-]{36}$/);
       }
+    });
+
+    it('lists an event with a UUIDv7 id and an RFC 3339 time, the same on every listing', async () => {
+      const pushed = await send('POST', '/ojs/v1/jobs', JSON.stringify({ type: 'events.listed', args: [] }));
+      const { job } = (await pushed.json()) as { job: { id: string } };
+      const list = async () => {
+        const reply = await send('GET', '/ojs/v1/events?types=job.enqueued');
+        const { events } = (await reply.json()) as { events: { id: string; type: string; time: string; data: { job_id: string } }[] };
+        return events.find((event) => event.data.job_id === job.id)!;
+      };
+      const event = await list();
+      expect(Object.keys(event)).to.deep.equal(['id', 'type', 'time', 'data']);
+      expect(event.id).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(new Date(event.time).toISOString()).to.equal(event.time);
+      expect(await list()).to.deep.equal(event);
     });
 
     it('validates the worker routes against their schemas: invalid_request naming the field, no coercion', async () => {
