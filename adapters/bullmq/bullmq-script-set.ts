@@ -39,6 +39,7 @@ export type { ShippedScript as BullMQScriptSource } from './bullmq-host.js';
 /** The names the scripts go by in messages and tests. */
 export const COMMANDS = {
   uniqueAdd: 'ojsUniqueAdd',
+  uniqueNativeAdd: 'ojsUniqueNativeAdd',
   uniqueProbe: 'ojsUniqueProbe',
   getJob: 'ojsGetJob',
   cancelJob: 'ojsCancelJob',
@@ -72,6 +73,11 @@ export const UNIQUE_ADD_ARGV = SCRIPT_HEAD + UNIQUE_ADD_QUEUE_KEYS.length + 1;
 export const UNIQUE_ADD_ARGV_COUNT = 22;
 /** unique-probe's ARGV[1] (after its 3 keys), and its count of arguments before the layout check. */
 export const UNIQUE_PROBE_ARGV = SCRIPT_HEAD + 3;
+/**
+ * unique-native-add's count of arguments before the layout check (lua/unique-native-add-12.lua:
+ * unique-add's keys, then only what its native path reads). Its ARGV[1] is at `UNIQUE_ADD_ARGV`.
+ */
+export const UNIQUE_NATIVE_ADD_ARGV_COUNT = 12;
 export const UNIQUE_PROBE_ARGV_COUNT = 15;
 
 /**
@@ -182,7 +188,7 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
     return new OjsScript(command, source.numberOfKeys, definitions + compose(source.lua.slice(at)), definitions.length, resent);
   };
   const scripts = [
-    script(COMMANDS.uniqueAdd, luaScripts['unique-add'], splice, markNativeResent),
+    script(COMMANDS.uniqueAdd, luaScripts['unique-add'], splice, markNativeResent(UNIQUE_ADD_ARGV_COUNT)),
     script(COMMANDS.uniqueProbe, luaScripts['unique-probe'], withHost),
     script(COMMANDS.getJob, luaScripts['get-job'], withHost),
     script(COMMANDS.cancelJob, luaScripts['cancel-job'], splice),
@@ -190,6 +196,7 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
     script(COMMANDS.uniqueExplain, luaScripts['unique-explain'], withHost),
     script(COMMANDS.uniqueRelease, luaScripts['unique-release'], withHost),
     script(COMMANDS.dropQueueEntries, luaScripts['drop-queue-entries'], withHost),
+    script(COMMANDS.uniqueNativeAdd, luaScripts['unique-native-add'], splice, markNativeResent(UNIQUE_NATIVE_ADD_ARGV_COUNT)),
   ];
   childProblem = problems.addParentJob ?? null;
   treeProblem = childProblem ?? problems.releaseParentIfNoPendingDependencies ?? null;
@@ -203,11 +210,14 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
  * unique-add's ARGV[22] "n" (the native path) becomes "r" when ioredis writes the add again after
  * a lost reply: a native job that finished meanwhile has no deduplication key left to find its
  * token by, so the re-run looks among the jobs finished within the replay grace
- * (lua/includes/ojs-native-add.lua).
+ * (lua/includes/ojs-native-add.lua). unique-native-add's flag is its last argument before the
+ * layout check too (ARGV[12]); both scripts take unique-add's keys.
  */
-function markNativeResent(args: unknown[], first: number): void {
-  const native = first + luaScripts['unique-add'].numberOfKeys + 21;
-  if (args[native] === 'n') args[native] = 'r';
+function markNativeResent(argvCount: number): (args: unknown[], first: number) => void {
+  return (args, first) => {
+    const native = first + luaScripts['unique-add'].numberOfKeys + argvCount - 1;
+    if (args[native] === 'n') args[native] = 'r';
+  };
 }
 
 /**
@@ -263,6 +273,7 @@ function splicedKeyIndex(name: string): number {
 export function printedName(script: ComposedScript): string {
   const names: Record<string, string> = {
     [COMMANDS.uniqueAdd]: 'unique-add',
+    [COMMANDS.uniqueNativeAdd]: 'unique-native-add',
     [COMMANDS.uniqueProbe]: 'unique-probe',
     [COMMANDS.getJob]: 'get-job',
     [COMMANDS.cancelJob]: 'cancel-job',
