@@ -478,10 +478,22 @@ export function decodeUniqueAddReply(prepared: PreparedUniqueAdd, reply: unknown
   return decoded;
 }
 
+const CREATED_PREFIX = 'created:';
+
 /** unique-add's reply: the outcome, or the problem to throw (errorForReply). */
 function uniqueAddOutcome(prepared: PreparedUniqueAdd, reply: unknown): UniqueAddReply | ReplyProblem {
-  if (!Array.isArray(reply) || typeof reply[0] !== 'string') return { code: 'unknown', reply };
   const { job } = prepared;
+  // unique-native-add's created job, one string: "created:<nowMs>:<deduplication id or ''>:<jobId>".
+  if (typeof reply === 'string' && reply.startsWith(CREATED_PREFIX)) {
+    const nowEnd = reply.indexOf(':', CREATED_PREFIX.length);
+    const idStart = reply.indexOf(':', nowEnd + 1) + 1;
+    const now = Number(reply.slice(CREATED_PREFIX.length, nowEnd));
+    job.id = reply.slice(idStart);
+    job.timestamp = now;
+    if (idStart - 1 > nowEnd + 1) job.deduplicationId = reply.slice(nowEnd + 1, idStart - 1);
+    return { outcome: 'created', job, now };
+  }
+  if (!Array.isArray(reply) || typeof reply[0] !== 'string') return { code: 'unknown', reply };
   switch (reply[0]) {
     case 'created':
     case 'replaced': {

@@ -33,7 +33,7 @@
   archives nothing), no queue set (ARGV[15] ""), no terminal state counted (ARGV[17] 0), no
   anchor, anchored period or update (ARGV[19..21] "").
 
-  Output: unique-add's.
+  Output: unique-add's, but "created" as one string: "created:<nowMs>:<deduplication id or "">:<jobId>".
 ]]
 local rcall = redis.call
 -- As unique-add's (the general path this script falls back on sweeps too).
@@ -80,4 +80,10 @@ local argv = { ARGV[1], ARGV[2], ARGV[3], ARGV[4], queueName, ARGV[6], ARGV[7], 
 local reply = ojsNativeAdd(KEYS, argv)
 if reply == nil then reply = ojsUniqueAdd(KEYS, argv, nil) end
 if reply[1] == "created" or reply[1] == "replaced" or reply[1] == "updated" then ojsLayoutRecord(layoutMissing) end
+-- A created job as one string, "created:<nowMs>:<deduplication id or empty>:<jobId>" (the id last: a
+-- caller's may hold anything): ioredis decodes an array reply element by element, which a plain
+-- add's one-string reply does not pay (bullmq-enqueue.ts, uniqueAddOutcome).
+if reply[1] == "created" then
+  return "created:" .. string.format("%.0f", reply[3]) .. ":" .. (reply[4] or "") .. ":" .. reply[2]
+end
 return reply
