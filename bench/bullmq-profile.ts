@@ -4,7 +4,7 @@
  * (process.cpuUsage, user + system) and Redis time per add (INFO commandstats: usec of every
  * command run, divided by the adds). Paths given as arguments run alone, e.g.
  *
- *   npx tsx bench/bullmq-profile.ts insert reject
+ *   npx tsx bench/bullmq-profile.ts insert reject native-insert native-reject native-ignore
  *   node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx bench/bullmq-profile.ts insert
  */
 import { randomUUID } from 'node:crypto';
@@ -22,6 +22,8 @@ const swallow = (promise: Promise<unknown>) =>
     if (error.code !== 'duplicate') throw error;
   });
 
+const NATIVE = { keys: ['type', 'queue', 'args'] } as const;
+
 const PATHS: Record<string, { setup?: (q: UniqueQueue) => Promise<unknown>; add: (q: UniqueQueue, i: number) => Promise<unknown> }> = {
   plain: { add: (q, i) => q.add('job', { user_id: i }) },
   dedup: { add: (q, i) => q.add('job', { user_id: i }, { deduplication: { id: `d${i}` } }) },
@@ -35,6 +37,16 @@ const PATHS: Record<string, { setup?: (q: UniqueQueue) => Promise<unknown>; add:
     add: (q) => q.add('job', { user_id: -1 }, { unique: { keys: ['type', 'args'], on_conflict: 'ignore' } }),
   },
   replace: { add: (q, i) => q.add('job', { user_id: -1, i }, { unique: { keys: ['type'], on_conflict: 'replace' } }) },
+  // The native path (a policy with the `queue` dimension: BullMQ's deduplication key).
+  'native-insert': { add: (q, i) => q.add('job', { user_id: i }, { unique: NATIVE }) },
+  'native-reject': {
+    setup: (q) => q.add('job', { user_id: -1 }, { unique: NATIVE }),
+    add: (q) => swallow(q.add('job', { user_id: -1 }, { unique: NATIVE })),
+  },
+  'native-ignore': {
+    setup: (q) => q.add('job', { user_id: -1 }, { unique: { ...NATIVE, on_conflict: 'ignore' } }),
+    add: (q) => q.add('job', { user_id: -1 }, { unique: { ...NATIVE, on_conflict: 'ignore' } }),
+  },
 };
 
 /**

@@ -28,6 +28,7 @@ import {
   UNIQUE_ADD_ARGV,
   UNIQUE_ADD_ARGV_COUNT,
   UNIQUE_ADD_QUEUE_KEYS,
+  UNIQUE_NATIVE_ADD_ARGV_COUNT,
   UNIQUE_PROBE_ARGV,
 } from './bullmq-script-set.js';
 import { countAddReply } from './bullmq-telemetry.js';
@@ -94,7 +95,12 @@ export interface PreparedUniqueAdd {
   request: UniqueAddRequest;
   job: Job;
   /**
-   * The command, built once: `SCRIPT_HEAD` slots, unique-add's KEYS, its ARGV, then the layout
+   * The script: unique-add, or unique-native-add for an add that tries the native path first
+   * (the same add with the arguments that path reads: lua/unique-native-add-12.lua).
+   */
+  command: typeof COMMANDS.uniqueAdd | typeof COMMANDS.uniqueNativeAdd;
+  /**
+   * The command, built once: `SCRIPT_HEAD` slots, the script's KEYS, its ARGV, then the layout
    * check (`layoutArgs`). `sendUniqueAdd` hands it to the script as it is.
    */
   args: ScriptArgument[];
@@ -109,7 +115,16 @@ export interface PreparedUniqueAdd {
 /** unique-add's KEYS and ARGV (without the layout check) of a prepared add, as copies (a flow node's). */
 export function uniqueAddKeysAndArgv(prepared: PreparedUniqueAdd): { keys: string[]; argv: ScriptArgument[] } {
   const keysEnd = SCRIPT_HEAD + UNIQUE_ADD_KEY_COUNT;
-  return { keys: prepared.args.slice(SCRIPT_HEAD, keysEnd) as string[], argv: prepared.args.slice(keysEnd, prepared.argvEnd) };
+  const keys = prepared.args.slice(SCRIPT_HEAD, keysEnd) as string[];
+  const argv = prepared.args.slice(keysEnd, prepared.argvEnd);
+  if (prepared.command === COMMANDS.uniqueAdd) return { keys, argv };
+  // unique-native-add's: unique-add's ARGV as that script fills it in (lua/unique-native-add-12.lua).
+  const [a1, a2, a3, a4, queueName, key, onConflict, states, stored, meta, token, flag] = argv;
+  // prettier-ignore
+  return { keys, argv: [
+    a1!, a2!, a3!, a4!, queueName!, key!, onConflict!, states!, '', '', '', stored!, meta!,
+    prepared.request.cancelledRetentionMs, '', token!, 0, queueName!, '', '', '', flag!,
+  ] };
 }
 
 const UNIQUE_ADD_KEY_COUNT = UNIQUE_ADD_QUEUE_KEYS.length + 1;
@@ -155,6 +170,27 @@ function preparedAdd(
   const [l1, l2, l3, l4] = layout.args;
   let args: ScriptArgument[];
   let segments: EncodedArguments[];
+  if (p !== undefined && nativeFlag(p, request, idClaimQueues, index.home, queue.name) === 'n') {
+    // The native path's arguments only (lua/unique-native-add-12.lua); its layout check is the
+    // queue index's alone (no id claimed across queues).
+    segments = [constants.encodedKeys.queue, constants.encodedNames, p.encodedNative, layout.encodedForNative];
+    // prettier-ignore
+    args = [
+      '', 0, k1!, k2!, k3!, k4!, k5!, k6!, k7!, k8!, k9!, k10!, k11!, index.key,
+      packedArgs, data, packedOpts, rootPrefix, queue.name,
+      unique!.key, p.onConflict, p.states, p.stored, metaArg(request.meta), requestToken(), 'n',
+      l1!, l2!, l3!,
+    ];
+    return {
+      request,
+      job,
+      command: COMMANDS.uniqueNativeAdd,
+      args,
+      argvEnd: UNIQUE_ADD_ARGV + UNIQUE_NATIVE_ADD_ARGV_COUNT,
+      segments,
+      layout: layout.keys,
+    };
+  }
   if (p === undefined) {
     segments = [constants.encodedKeys.meta, constants.encodedNames, layout.encoded];
     // prettier-ignore
@@ -184,7 +220,15 @@ function preparedAdd(
     ];
   }
   if (l4 !== undefined) args.push(l4);
-  return { request, job, args, argvEnd: UNIQUE_ADD_ARGV + UNIQUE_ADD_ARGV_COUNT, segments, layout: layout.keys };
+  return {
+    request,
+    job,
+    command: COMMANDS.uniqueAdd,
+    args,
+    argvEnd: UNIQUE_ADD_ARGV + UNIQUE_ADD_ARGV_COUNT,
+    segments,
+    layout: layout.keys,
+  };
 }
 
 /**
@@ -223,6 +267,8 @@ interface PolicyArgs {
   /** unique-add's ARGV[7..12] (on_conflict … stored) and ARGV[19..21] (anchor … update), in RESP. */
   encodedDecision: EncodedArguments;
   encodedExtensions: EncodedArguments;
+  /** unique-native-add's ARGV[7..9] (on_conflict, states, stored), in RESP. */
+  encodedNative: EncodedArguments;
   /** unique-probe's ARGV[7..12] (on_conflict … terminal bits), in RESP. */
   encodedProbeDecision: EncodedArguments;
 }
@@ -235,7 +281,7 @@ function policyArgsOf(prepared: PreparedUnique): PolicyArgs {
   if (args === undefined) {
     const policy = prepared.policy;
     const period = periodArgs(policy);
-    const decision: Omit<PolicyArgs, 'encodedDecision' | 'encodedExtensions' | 'encodedProbeDecision'> = {
+    const decision: Omit<PolicyArgs, 'encodedDecision' | 'encodedExtensions' | 'encodedNative' | 'encodedProbeDecision'> = {
       queueDimension: policy.keys.includes('queue'),
       onConflict: policy.on_conflict,
       states: policy.states.join(','),
@@ -260,6 +306,7 @@ function policyArgsOf(prepared: PreparedUnique): PolicyArgs {
         decision.stored,
       ]),
       encodedExtensions: encodedArguments(UNIQUE_ADD_ARGV + 18, [decision.anchor, decision.anchoredPeriod, decision.update]),
+      encodedNative: encodedArguments(UNIQUE_ADD_ARGV + 6, [decision.onConflict, decision.states, decision.stored]),
       encodedProbeDecision: encodedArguments(UNIQUE_PROBE_ARGV + 6, [
         decision.onConflict,
         decision.states,
@@ -342,7 +389,7 @@ function updateArg(policy: UniquePolicy): string {
 
 /** Sends a prepared add on `target` (the queue's client, or a pipeline of it). */
 export function sendUniqueAdd(target: object, prepared: PreparedUniqueAdd): Promise<unknown> {
-  return sendScript(target, COMMANDS.uniqueAdd, prepared.args, prepared.segments);
+  return sendScript(target, prepared.command, prepared.args, prepared.segments);
 }
 
 export async function uniqueAdd(request: UniqueAddRequest): Promise<UniqueAddReply> {
@@ -436,10 +483,22 @@ export function decodeUniqueAddReply(prepared: PreparedUniqueAdd, reply: unknown
   return decoded;
 }
 
+const CREATED_PREFIX = 'created:';
+
 /** unique-add's reply: the outcome, or the problem to throw (errorForReply). */
 function uniqueAddOutcome(prepared: PreparedUniqueAdd, reply: unknown): UniqueAddReply | ReplyProblem {
-  if (!Array.isArray(reply) || typeof reply[0] !== 'string') return { code: 'unknown', reply };
   const { job } = prepared;
+  // unique-native-add's created job, one string: "created:<nowMs>:<deduplication id or ''>:<jobId>".
+  if (typeof reply === 'string' && reply.startsWith(CREATED_PREFIX)) {
+    const nowEnd = reply.indexOf(':', CREATED_PREFIX.length);
+    const idStart = reply.indexOf(':', nowEnd + 1) + 1;
+    const now = Number(reply.slice(CREATED_PREFIX.length, nowEnd));
+    job.id = reply.slice(idStart);
+    job.timestamp = now;
+    if (idStart - 1 > nowEnd + 1) job.deduplicationId = reply.slice(nowEnd + 1, idStart - 1);
+    return { outcome: 'created', job, now };
+  }
+  if (!Array.isArray(reply) || typeof reply[0] !== 'string') return { code: 'unknown', reply };
   switch (reply[0]) {
     case 'created':
     case 'replaced': {

@@ -82,8 +82,8 @@ export type BullMQAddScript = keyof typeof BULLMQ_ADD_SCRIPTS;
 /**
  * Where unique-add hands BullMQ's add its own job-hash fields, so the job is written by one
  * HMSET: `storeJob` (included in every add script) ends its HMSET of the job hash with
- * `unpack(optionalValues))`, which the splice makes `ojsUnpackWith(optionalValues, ARGV.ojsFields))`
- * (bullmq-script-set.ts). Saves the native insert a separate HSET. When a script lacks exactly
+ * `unpack(optionalValues))`, which the splice makes `ojsUnpackWith(optionalValues, ojsStoreFields))`
+ * (bullmq-script-set.ts: the `ojsFields` of the call's argument table). Saves the native insert a separate HSET. When a script lacks exactly
  * one such HMSET (a BullMQ release changed storeJob), nothing is rewritten and the scripts write
  * their fields with their own HSET, as before (`BULLMQ_STORES_OJS_FIELDS` false).
  */

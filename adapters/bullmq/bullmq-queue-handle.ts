@@ -14,6 +14,7 @@ import { encodedArguments, SCRIPT_HEAD, type EncodedArguments } from './bullmq-s
 import {
   UNIQUE_ADD_ARGV,
   UNIQUE_ADD_ARGV_COUNT,
+  UNIQUE_NATIVE_ADD_ARGV_COUNT,
   UNIQUE_ADD_QUEUE_KEYS,
   UNIQUE_PROBE_ARGV,
   UNIQUE_PROBE_ARGV_COUNT,
@@ -33,9 +34,10 @@ import {
 export interface QueueLayout {
   keys: readonly string[];
   args: readonly (string | number)[];
-  /** `args` in RESP where unique-add and unique-probe have them, after their ARGV. */
+  /** `args` in RESP where unique-add, unique-probe and unique-native-add have them, after their ARGV. */
   encoded: EncodedArguments;
   encodedForProbe: EncodedArguments;
+  encodedForNative: EncodedArguments;
 }
 
 export interface QueueHandle {
@@ -152,6 +154,7 @@ function layout(keys: string[]): QueueLayout {
     args,
     encoded: encodedArguments(UNIQUE_ADD_ARGV + UNIQUE_ADD_ARGV_COUNT, args),
     encodedForProbe: encodedArguments(UNIQUE_PROBE_ARGV + UNIQUE_PROBE_ARGV_COUNT, args),
+    encodedForNative: encodedArguments(UNIQUE_ADD_ARGV + UNIQUE_NATIVE_ADD_ARGV_COUNT, args),
   };
 }
 

@@ -124,7 +124,20 @@ export class OjsScriptLibrary {
   readonly #loading = new WeakMap<object, Promise<boolean>>();
 
   constructor(readonly scripts: readonly OjsScript[]) {
-    const blocks = scripts.map((script) => libraryBlock(script));
+    // A script whose definitions are another's (the same code after its opening comment) is one
+    // more function of that script's block rather than a block of its own: the library's Lua heap
+    // holds those definitions once.
+    const sharing = new Map<OjsScript, OjsScript[]>();
+    const guests = new Set<OjsScript>();
+    scripts.forEach((script, at) => {
+      if (guests.has(script)) return;
+      for (const other of scripts.slice(at + 1)) {
+        if (guests.has(other) || !sameDefinitions(script, other)) continue;
+        guests.add(other);
+        sharing.set(script, [...(sharing.get(script) ?? []), other]);
+      }
+    });
+    const blocks = scripts.filter((script) => !guests.has(script)).map((script) => libraryBlock(script, sharing.get(script) ?? []));
     const digest = createHash('sha1').update(blocks.join('\n')).digest('hex').slice(0, 24);
     this.name = `ojs_unique_${digest}`;
     const header = `#!lua name=${this.name}\n-- ojs-unique's scripts as one function library (adapters/bullmq/bullmq-script-command.ts).`;
@@ -177,8 +190,24 @@ export function loadedLibraries(): string[] {
 
 const FUNCTION_PREFIX = '\u0000ojs-function\u0000';
 
-/** A script as a block of the library (its function named with FUNCTION_PREFIX until the digest is known). */
-function libraryBlock(script: OjsScript): string {
+/** `script`'s definitions without their comment lines and blocks, for `sameDefinitions`. */
+function definitionsCode(script: OjsScript): string {
+  return script.lua
+    .slice(0, script.mainAt)
+    .replace(/^--\[\[[\s\S]*?\]\]\n/gm, '')
+    .replace(/^--.*\n/gm, '');
+}
+
+/** Whether two scripts define the same functions and constants (their comments aside). */
+function sameDefinitions(a: OjsScript, b: OjsScript): boolean {
+  return a.mainAt > 0 && b.mainAt > 0 && definitionsCode(a) === definitionsCode(b);
+}
+
+/**
+ * A script as a block of the library (its function named with FUNCTION_PREFIX until the digest is
+ * known), with the functions of `guests`, scripts of the same definitions (`sameDefinitions`).
+ */
+function libraryBlock(script: OjsScript, guests: readonly OjsScript[] = []): string {
   const bound: string[] = ['KEYS, ARGV = keys, args'];
   const values = new Map<string, string>();
   const definitions = script.lua
@@ -192,14 +221,17 @@ function libraryBlock(script: OjsScript): string {
       bound.push(`${name} = ${value}`);
       return `local ${name}`;
     });
+  const register = (each: OjsScript) => [
+    `redis.register_function('${FUNCTION_PREFIX}${each.command}', function(keys, args)`,
+    ...bound,
+    each.lua.slice(each.mainAt).trimEnd(),
+    'end)',
+  ];
   return [
-    `do -- ${script.command}`,
+    `do -- ${[script, ...guests].map((each) => each.command).join(', ')}`,
     'local KEYS, ARGV',
     definitions.trimEnd(),
-    `redis.register_function('${FUNCTION_PREFIX}${script.command}', function(keys, args)`,
-    ...bound,
-    script.lua.slice(script.mainAt).trimEnd(),
-    'end)',
+    ...[script, ...guests].flatMap(register),
     'end',
   ].join('\n');
 }

@@ -39,6 +39,7 @@ export type { ShippedScript as BullMQScriptSource } from './bullmq-host.js';
 /** The names the scripts go by in messages and tests. */
 export const COMMANDS = {
   uniqueAdd: 'ojsUniqueAdd',
+  uniqueNativeAdd: 'ojsUniqueNativeAdd',
   uniqueProbe: 'ojsUniqueProbe',
   getJob: 'ojsGetJob',
   cancelJob: 'ojsCancelJob',
@@ -72,6 +73,11 @@ export const UNIQUE_ADD_ARGV = SCRIPT_HEAD + UNIQUE_ADD_QUEUE_KEYS.length + 1;
 export const UNIQUE_ADD_ARGV_COUNT = 22;
 /** unique-probe's ARGV[1] (after its 3 keys), and its count of arguments before the layout check. */
 export const UNIQUE_PROBE_ARGV = SCRIPT_HEAD + 3;
+/**
+ * unique-native-add's count of arguments before the layout check (lua/unique-native-add-12.lua:
+ * unique-add's keys, then only what its native path reads). Its ARGV[1] is at `UNIQUE_ADD_ARGV`.
+ */
+export const UNIQUE_NATIVE_ADD_ARGV_COUNT = 12;
 export const UNIQUE_PROBE_ARGV_COUNT = 15;
 
 /**
@@ -136,7 +142,7 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
   const hooked = (name: string, content: string) =>
     storesFields && name in BULLMQ_ADD_SCRIPTS
       ? content.replace(BULLMQ_STORE_JOB_HMSET, (hmset) =>
-          hmset.replace(/unpack\(optionalValues\)\)$/, 'ojsUnpackWith(optionalValues, ARGV.ojsFields))'),
+          hmset.replace(/unpack\(optionalValues\)\)$/, 'ojsUnpackWith(optionalValues, ojsStoreFields))'),
         )
       : content;
   const shimText = `${BULLMQ_MSGPACK_SHIM}\nlocal BULLMQ_STORES_OJS_FIELDS = ${storesFields}\n${STORE_FIELDS_HOOK}`;
@@ -159,7 +165,24 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
         const keys = queueKeys.map((key) => `K[${splicedKeyIndex(key)}]`).join(', ');
         const shim = shimmed ? '' : `${shimText}\n`;
         shimmed = true;
-        return `${shim}local function __bullmq_${name}(K, ARGV)\nlocal KEYS = { ${keys} }\nlocal cmsgpack = OJS_BULLMQ_MSGPACK\n${hooked(name, script.content)}\nend`;
+        const { helpers, body } = hoistHelpers(hooked(name, script.content));
+        // The helpers are defined once per block (once per library load), the body runs per call;
+        // storeJob's hook reads the fields of the call (ojsStoreFields) rather than its ARGV.
+        return [
+          `${shim}local __bullmq_${name}`,
+          'do',
+          'local rcall = redis.call',
+          'local cmsgpack = OJS_BULLMQ_MSGPACK',
+          'local ojsStoreFields',
+          helpers,
+          `__bullmq_${name} = function(K, ARGV)`,
+          `local KEYS = { ${keys} }`,
+          'local cmsgpack = OJS_BULLMQ_MSGPACK',
+          'ojsStoreFields = ARGV.ojsFields',
+          body,
+          'end',
+          'end',
+        ].join('\n');
       })
       .replace(/^--- @bullmq-raw "(\w+)"\s*$/gm, (_line, name: string) => {
         if (name !== 'releaseParentIfNoPendingDependencies')
@@ -182,7 +205,7 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
     return new OjsScript(command, source.numberOfKeys, definitions + compose(source.lua.slice(at)), definitions.length, resent);
   };
   const scripts = [
-    script(COMMANDS.uniqueAdd, luaScripts['unique-add'], splice, markNativeResent),
+    script(COMMANDS.uniqueAdd, luaScripts['unique-add'], splice, markNativeResent(UNIQUE_ADD_ARGV_COUNT)),
     script(COMMANDS.uniqueProbe, luaScripts['unique-probe'], withHost),
     script(COMMANDS.getJob, luaScripts['get-job'], withHost),
     script(COMMANDS.cancelJob, luaScripts['cancel-job'], splice),
@@ -190,6 +213,7 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
     script(COMMANDS.uniqueExplain, luaScripts['unique-explain'], withHost),
     script(COMMANDS.uniqueRelease, luaScripts['unique-release'], withHost),
     script(COMMANDS.dropQueueEntries, luaScripts['drop-queue-entries'], withHost),
+    script(COMMANDS.uniqueNativeAdd, luaScripts['unique-native-add'], splice, markNativeResent(UNIQUE_NATIVE_ADD_ARGV_COUNT)),
   ];
   childProblem = problems.addParentJob ?? null;
   treeProblem = childProblem ?? problems.releaseParentIfNoPendingDependencies ?? null;
@@ -203,11 +227,14 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
  * unique-add's ARGV[22] "n" (the native path) becomes "r" when ioredis writes the add again after
  * a lost reply: a native job that finished meanwhile has no deduplication key left to find its
  * token by, so the re-run looks among the jobs finished within the replay grace
- * (lua/includes/ojs-native-add.lua).
+ * (lua/includes/ojs-native-add.lua). unique-native-add's flag is its last argument before the
+ * layout check too (ARGV[12]); both scripts take unique-add's keys.
  */
-function markNativeResent(args: unknown[], first: number): void {
-  const native = first + luaScripts['unique-add'].numberOfKeys + 21;
-  if (args[native] === 'n') args[native] = 'r';
+function markNativeResent(argvCount: number): (args: unknown[], first: number) => void {
+  return (args, first) => {
+    const native = first + luaScripts['unique-add'].numberOfKeys + argvCount - 1;
+    if (args[native] === 'n') args[native] = 'r';
+  };
 }
 
 /**
@@ -240,6 +267,93 @@ const DEFINITION = new RegExp(
   String.raw`^local (?:\w+ = redis\.\w+|[A-Z][A-Z0-9_]*(?:, [A-Z][A-Z0-9_]*)* = ${LITERAL}(?:, ${LITERAL})*)\s*(?:--.*)?$`,
 );
 
+/**
+ * A BullMQ script split into its helper functions and the rest. BullMQ's scripts define their
+ * helpers (`local function`, about 25 in an add script) among their statements; spliced as the
+ * body of one function, they would be made again (a closure each) on every call. Hoisted before
+ * it, they are made once per block: once per function library load (Redis >= 7), once per call
+ * as a script, as before. Only where that changes nothing, checked on the text: every top-level
+ * `local function` of the script is defined once, and reads no top-level local declared before
+ * it (`KEYS` and `ARGV` included), except `rcall`, which the block binds to `redis.call` too, and
+ * its own parameters. Otherwise nothing is hoisted (the script is spliced whole, as before).
+ */
+export function hoistHelpers(content: string): { helpers: string; body: string } {
+  const lines = content.split('\n');
+  const helpers: string[] = [];
+  const body: string[] = [];
+  const names = new Set<string>();
+  // The top-level locals declared so far (the main statements' and the helpers').
+  const declared = new Set<string>(['KEYS', 'ARGV']);
+  const whole = { helpers: '', body: content };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!;
+    if (!line.startsWith('local function ')) {
+      const local = /^local (?!function\b)([\w, ]+?)\s*(?:=|$)/.exec(line);
+      if (local) for (const name of local[1]!.split(',')) if (name.trim() !== 'rcall') declared.add(name.trim());
+      body.push(line);
+      continue;
+    }
+    let last = i;
+    if (!/\bend\s*$/.test(line)) while (last < lines.length && !/^end\b/.test(lines[last]!)) last++;
+    const text = lines.slice(i, last + 1).join('\n');
+    const header = /^local function (\w+)\(([^)]*)\)/.exec(text);
+    if (last >= lines.length || !header || names.has(header[1]!)) return whole;
+    names.add(header[1]!);
+    const params = new Set(header[2]!.split(',').map((param) => param.trim()));
+    const code = luaCode(text.slice(header[0].length)).split('\n');
+    for (const name of declared) if (!params.has(name) && !ownLocalOnly(code, name)) return whole;
+    helpers.push(text);
+    i = last;
+  }
+  return { helpers: helpers.join('\n'), body: body.join('\n') };
+}
+
+/**
+ * Whether every use of `name` in a function's lines (comments and strings removed) is within the
+ * scope of a `local name` of the function's own: at or after the declaration, before the first
+ * line indented less than it (the end of its block; BullMQ's scripts are indented by block).
+ */
+function ownLocalOnly(lines: readonly string[], name: string): boolean {
+  const use = new RegExp(`(?<![\\w.:])${name}\\b`);
+  const declaration = new RegExp(`^(\\s*)local (?:[\\w\\s]+,\\s*)*${name}\\b`);
+  let scopeIndent = -1;
+  for (const line of lines) {
+    const indent = line.length - line.trimStart().length;
+    if (scopeIndent >= 0 && line.trim() !== '' && indent < scopeIndent) scopeIndent = -1;
+    const declared = declaration.exec(line);
+    if (declared) scopeIndent = declared[1]!.length;
+    else if (scopeIndent < 0 && use.test(line)) return false;
+  }
+  return true;
+}
+
+/** Lua source without its comments and string literals (each left as `""`), for looking up names. */
+function luaCode(lua: string): string {
+  let out = '';
+  for (let i = 0; i < lua.length;) {
+    const c = lua[i]!;
+    if (c === '-' && lua[i + 1] === '-') {
+      const long = /^--\[(=*)\[/.exec(lua.slice(i, i + 8));
+      const end = long ? lua.indexOf(`]${long[1]}]`, i) : lua.indexOf('\n', i);
+      i = end < 0 ? lua.length : long ? end + long[1]!.length + 2 : end;
+    } else if (c === '"' || c === "'") {
+      let j = i + 1;
+      while (j < lua.length && lua[j] !== c) j += lua[j] === '\\' ? 2 : 1;
+      out += '""';
+      i = j + 1;
+    } else if (c === '[' && /^\[=*\[/.test(lua.slice(i, i + 8))) {
+      const level = /^\[(=*)\[/.exec(lua.slice(i, i + 8))![1]!;
+      const end = lua.indexOf(`]${level}]`, i);
+      out += '""';
+      i = end < 0 ? lua.length : end + level.length + 2;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+
 let childProblem: string | null = null;
 let treeProblem: string | null = null;
 
@@ -263,6 +377,7 @@ function splicedKeyIndex(name: string): number {
 export function printedName(script: ComposedScript): string {
   const names: Record<string, string> = {
     [COMMANDS.uniqueAdd]: 'unique-add',
+    [COMMANDS.uniqueNativeAdd]: 'unique-native-add',
     [COMMANDS.uniqueProbe]: 'unique-probe',
     [COMMANDS.getJob]: 'get-job',
     [COMMANDS.cancelJob]: 'cancel-job',

@@ -31,8 +31,10 @@ async function watchScripts(ctx: RedisTestContext): Promise<{ seen(): Promise<st
   const functionName = (command: string) => composedScripts().find((script) => script.command === command)!.functionName;
   const names = new Map([
     [sha(COMMANDS.uniqueAdd), 'add'],
+    [sha(COMMANDS.uniqueNativeAdd), 'add'],
     [sha(COMMANDS.uniqueProbe), 'probe'],
     [functionName(COMMANDS.uniqueAdd), 'add'],
+    [functionName(COMMANDS.uniqueNativeAdd), 'add'],
     [functionName(COMMANDS.uniqueProbe), 'probe'],
   ]);
   // Loaded first, so that no call meets "Function not found" and is sent again (seen twice).
@@ -51,9 +53,10 @@ async function watchScripts(ctx: RedisTestContext): Promise<{ seen(): Promise<st
   monitor.on('monitor', (_time: string, args: string[]) => {
     const command = String(args[0]).toLowerCase();
     if ((command === 'fcall' || command === 'evalsha' || command === 'eval') && String(args[3] ?? '').startsWith(`${ctx.prefix}:`)) {
-      // A function (FCALL, Redis >= 7), or the script: its first call on a connection as EVAL
+      // A function (FCALL, Redis >= 7; unique-native-add is the add too), or the script: its first call on a connection as EVAL
       // (MONITOR escapes its text), then EVALSHA.
-      const name = command !== 'eval' ? names.get(String(args[1])) : /^--\[\[\\n {2}unique-(add|probe):/.exec(String(args[1]))?.[1];
+      const name =
+        command !== 'eval' ? names.get(String(args[1])) : /^--\[\[\\n {2}unique-(?:native-)?(add|probe):/.exec(String(args[1]))?.[1];
       if (name) seen.push(name);
     }
     if (command === 'echo') markers.add(String(args[1]));

@@ -30,6 +30,21 @@ async function commandCalls(redis: Redis, name: string): Promise<number> {
 describe('bullmq adapter: the scripts as a function library', function () {
   this.timeout(30_000);
 
+  it("a script of another's definitions (unique-native-add, unique-add's) is a function of that script's block, its definitions loaded once", function () {
+    const code = composedScripts()[0]!.library!.code;
+    expect(code).to.match(/^do -- ojsUniqueAdd, ojsUniqueNativeAdd$/m);
+    expect(code.split('\nlocal function ojsNativeAdd(').length - 1).to.equal(1);
+    expect(code.split("redis.register_function('").length - 1).to.equal(composedScripts().length);
+    // Two scripts whose definitions differ in code keep a block each.
+    const one = new OjsScript('one', 0, 'local A = 1\nreturn A', 'local A = 1\n'.length);
+    const other = new OjsScript('other', 0, '-- same code\nlocal A = 1\nreturn A + 1', '-- same code\nlocal A = 1\n'.length);
+    const third = new OjsScript('third', 0, 'local A = 2\nreturn A', 'local A = 2\n'.length);
+    const library = new OjsScriptLibrary([one, other, third]);
+    expect(library.code)
+      .to.match(/^do -- one, other$/m)
+      .and.match(/^do -- third$/m);
+  });
+
   describe('on the shared Redis', function () {
     const loaded: string[] = [];
     // Before useRedisPrefix's own afterEach, which closes ctx.redis (a delete on a closed client
