@@ -403,7 +403,7 @@ function probeArgs(request: UniqueAddRequest, constants: QueueHandle): { args: S
     '', 0, index.key, queue.keys.events!, queue.keys.meta!,
     constants.rootPrefix, queue.name, constants.base, request.opts.jobId ?? '', idClaimQueues,
     key, p.onConflict, p.states, p.years, p.months, p.fixedMs, p.terminalBits, index.home, p.anchor,
-    nativeFlag(p, request, idClaimQueues, index.home, queue.name),
+    nativeFlag(p, request, idClaimQueues, index.home, queue.name), requestToken(),
     l1!, l2!, l3!,
   ];
   if (l4 !== undefined) args.push(l4);

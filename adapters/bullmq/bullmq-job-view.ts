@@ -50,6 +50,9 @@ export function ojsJobView(queue: string, id: string, state: OjsJobState, hash: 
     uniqueness_key: hash.ojsKey ?? null,
     completed_at: finished ? Number(finished) : null,
     replaced_by: hash.ojsReplacedBy || null,
+    // Duplicate counts (lua/includes/ojs-count-duplicate.lua).
+    duplicate_count: hash.ojsDups ? Number(hash.ojsDups) : null,
+    last_duplicate_at: hash.ojsDupAt ? Number(hash.ojsDupAt) : null,
   });
 }
 

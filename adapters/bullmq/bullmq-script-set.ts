@@ -72,7 +72,7 @@ export const UNIQUE_ADD_ARGV = SCRIPT_HEAD + UNIQUE_ADD_QUEUE_KEYS.length + 1;
 export const UNIQUE_ADD_ARGV_COUNT = 22;
 /** unique-probe's ARGV[1] (after its 3 keys), and its count of arguments before the layout check. */
 export const UNIQUE_PROBE_ARGV = SCRIPT_HEAD + 3;
-export const UNIQUE_PROBE_ARGV_COUNT = 15;
+export const UNIQUE_PROBE_ARGV_COUNT = 16;
 
 /**
  * The keys a script that splices BullMQ's scripts by name hands each of them (`K`): unique-add's

@@ -120,7 +120,10 @@ interface KeyJobs {
 }
 
 /** A job as the memory backend keeps it: the envelope's fields, with times as epoch ms. */
-interface StoredJob extends Omit<OjsJob, 'created_at' | 'scheduled_at' | 'completed_at' | 'uniqueness_key'> {
+interface StoredJob extends Omit<
+  OjsJob,
+  'created_at' | 'scheduled_at' | 'completed_at' | 'uniqueness_key' | 'duplicate_count' | 'last_duplicate_at'
+> {
   /** The state as last written. `scheduled`/`retryable` read as `available` once due (see #stateOf). */
   state: OjsJobState;
   created_at: number;
@@ -132,6 +135,9 @@ interface StoredJob extends Omit<OjsJob, 'created_at' | 'scheduled_at' | 'comple
   seq: number;
   /** The last enqueue that found this job a duplicate under `x_period_anchor: "last_duplicate"`. */
   last_duplicate_at?: number;
+  /** Duplicate counts (OjsJob.duplicate_count): the adds counted on this job, and when the last one was. */
+  duplicates?: number;
+  counted_duplicate_at?: number;
 }
 
 export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryBackend {
@@ -297,6 +303,12 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
       if (decision.action !== 'insert' && decision.action !== 'replace' && decision.touch) {
         const now = this.#clock.now();
         for (const candidate of decision.touch) await this.#write(candidate.id, { last_duplicate_at: now }, batch);
+      }
+      // Duplicate counts: the job this add met and left holding the key counts it, as a write of
+      // the batch's journal (a refused batch undoes it), before a reject throws.
+      if (decision.action !== 'insert' && decision.action !== 'replace') {
+        const holder = this.#jobs.get(decision.existing.id)!;
+        await this.#write(holder.id, { duplicates: (holder.duplicates ?? 0) + 1, counted_duplicate_at: this.#clock.now() }, batch);
       }
       switch (decision.action) {
         case 'insert': {
@@ -701,6 +713,8 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
       meta: structuredClone(job.meta),
       state: this.#stateOf(job),
       uniqueness_key: job.key,
+      duplicate_count: job.duplicates ?? null,
+      last_duplicate_at: job.counted_duplicate_at ?? null,
     });
   }
 

@@ -93,7 +93,7 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
     if ojsTouch(touch, policy, tonumber(ARGV[17]), nowMs) then changed = true end
     if changed then ojsIndexWrite(indexKey, field, kept, homeQueue) end
     ojsKeepArchives(candidates, nowMs)
-    return ojsAnswerDuplicate(action, existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs)
+    return ojsAnswerDuplicate(action, existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs, request)
   end
 
   -- The options are only read to insert (delay, priority): a duplicate never unpacks them.
@@ -123,7 +123,7 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
     ojsIndexWrite(indexKey, field, kept, homeQueue)
     local state, location = ojsLiveJobState(existing.base, existing.id, nowMs)
     existing.state, existing.location = state, location
-    local answer = ojsAnswerDuplicate("ignore", existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs)
+    local answer = ojsAnswerDuplicate("ignore", existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs, request)
     answer[1] = "updated"
     answer[#answer + 1] = changedFields
     return answer
