@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import { FlowProducer, Job, Worker } from 'bullmq';
-import { withUniqueness, type UniqueJob, type UniqueJobNode } from '../../adapters/bullmq/index.js';
+import { readUniqueFields, withUniqueness, type UniqueJob, type UniqueJobNode } from '../../adapters/bullmq/index.js';
 import { isBackendError, isDuplicateJobError, isInvalidJobInputError } from '../../src/index.js';
 import { COMMANDS, composedScripts, flowScriptsProblem } from '../../adapters/bullmq/bullmq-script-set.js';
 import { rejection } from '../conformance/suite-context.js';
@@ -528,6 +528,8 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
         'events of the re-sent flow',
       ).to.deep.equal([]);
       expect(await ctx.queue('p').getJobState(old.job.id!)).to.equal('waiting');
+      // Duplicate counts: the deduplicated node counted once on the job it met, not again when re-sent.
+      expect((await readUniqueFields(ctx.queue('c'), existing.job.id!))?.duplicate_count).to.equal(1);
     });
 
     it("the flow runs: a worker completes the unique child, then its parent, which sees the child's result", async () => {

@@ -47,6 +47,12 @@ export const GRAPHILE_ENTRY_POINTS = [
 ] as const;
 export type GraphileEntryPoint = (typeof GRAPHILE_ENTRY_POINTS)[number];
 
+/** The entry points whose refused add leaves nothing written, its duplicate count included. */
+const REFUSAL_UNDONE: Partial<Record<GraphileEntryPoint, string>> = {
+  'makeUniqueWorkerUtils.addJobs': 'addJobs is all-or-nothing: a refused entry rolls the batch back',
+  addJobWithClient: "the caller's transaction is rolled back on the refusal",
+};
+
 /** The task that enqueues through its helpers (withUniqueHelpers); it never runs a suite's job. */
 export const HELPERS_DRIVER_TASK = 'ojs_conformance_enqueue_through_helpers';
 
@@ -292,6 +298,7 @@ export async function createGraphileEntrySubject(
       close: () => backend.close(),
     },
     inexpressible: { plainCustomId: "a plain addJob (no unique) is Graphile Worker's own, which has no caller-chosen id" },
+    ...(REFUSAL_UNDONE[entry] ? { refusalUndone: REFUSAL_UNDONE[entry] } : {}),
     async close(result) {
       await through.close();
       await base.close(result);

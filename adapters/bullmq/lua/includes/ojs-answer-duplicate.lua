@@ -9,7 +9,7 @@
     { "duplicate" | "active", existingId, existingState, existingQueue, nowMs }
   Only `ignore` hands the existing job back to the caller, so only it reads the job's hash.
   Every answer counts the add on the existing job (includes/ojs-count-duplicate; request: the
-  add's token, "" for none).
+  add's token, "" for none; nil: not counted, the refusal of a flow's check pass).
   Shared by unique-add and unique-probe: one reply, one event, whichever script decided.
 ]]
 --- @include "includes/ojs-archive-key"
@@ -18,7 +18,7 @@ local function ojsAnswerDuplicate(action, existing, eventsKey, metaKey, uniquene
   bullmqEmitDeduplicated(eventsKey, bullmqMaxEvents(metaKey), existing.id, "ojs:" .. uniquenessKey, incomingId)
   local hashKey = (existing.location == "archive" and ojsArchiveKey(existing.base, existing.id)) or (existing.base .. existing.id)
   if action ~= "ignore" then
-    ojsCountDuplicate(hashKey, request, nowMs, nil)
+    if request ~= nil then ojsCountDuplicate(hashKey, request, nowMs, nil) end
     return { (action == "reject" and "duplicate") or "active", existing.id, existing.state, existing.queue, nowMs }
   end
   return { "ignored", existing.id, existing.state, existing.queue, nowMs,

@@ -93,7 +93,10 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
     if ojsTouch(touch, policy, tonumber(ARGV[17]), nowMs) then changed = true end
     if changed then ojsIndexWrite(indexKey, field, kept, homeQueue) end
     ojsKeepArchives(candidates, nowMs)
-    return ojsAnswerDuplicate(action, existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs, request)
+    -- Duplicate counts: a refusal in a flow's check pass refuses the whole flow or batch, which
+    -- writes nothing of its own, so the job that refused it does not count it (request nil).
+    return ojsAnswerDuplicate(action, existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs,
+      (not checking and request) or nil)
   end
 
   -- The options are only read to insert (delay, priority): a duplicate never unpacks them.
