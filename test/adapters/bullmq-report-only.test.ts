@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import { FlowProducer } from 'bullmq';
-import { createBullMQBackend, withUniqueness, type UniqueJob } from '../../adapters/bullmq/index.js';
+import { createBullMQBackend, readUniqueFields, withUniqueness, type UniqueJob } from '../../adapters/bullmq/index.js';
 import { InvalidJobInputError } from '../../src/index.js';
 import { useTelemetryCapture } from '../telemetry/telemetry-capture.js';
 import { expectReportOnlyScenario, type ReportOnlyAdd } from '../report-only-scenario.js';
@@ -22,6 +22,7 @@ describe('bullmq adapter: report-only policies', function () {
   const ctx = useRedisPrefix(FILE);
   const capture = useTelemetryCapture();
   const waiting = async () => (await ctx.queue(QUEUE).getJobCounts('wait')).wait!;
+  const duplicateCount = async (id: string) => (await readUniqueFields(ctx.queue(QUEUE), id))?.duplicate_count || undefined;
 
   it('withUniqueness add: always inserts, wouldBe on job.unique, enforcing later is clean', async () => {
     const queue = withUniqueness(ctx.queue(QUEUE));
@@ -31,6 +32,7 @@ describe('bullmq adapter: report-only policies', function () {
       system: 'bullmq',
       capture,
       jobs: waiting,
+      duplicateCount,
     });
   });
 
@@ -42,7 +44,7 @@ describe('bullmq adapter: report-only policies', function () {
         if (job!.unique?.error) throw job!.unique.error;
         return normalised(job!);
       },
-      { type: 'report.build', queue: QUEUE, system: 'bullmq', capture, jobs: waiting },
+      { type: 'report.build', queue: QUEUE, system: 'bullmq', capture, jobs: waiting, duplicateCount },
     );
   });
 
@@ -51,7 +53,7 @@ describe('bullmq adapter: report-only policies', function () {
     ctx.closeLater(backend);
     await expectReportOnlyScenario(
       (type, args, unique) => backend.enqueue({ type, args, queue: QUEUE, unique }).then((result) => ({ ...result, id: result.job.id })),
-      { type: 'report.build', queue: QUEUE, system: 'bullmq', capture, jobs: waiting },
+      { type: 'report.build', queue: QUEUE, system: 'bullmq', capture, jobs: waiting, duplicateCount },
     );
     const error = await rejection(backend.enqueueMany([{ type: 'x', args: [], unique: { x_report_only: true } }]));
     expect(error).to.be.instanceOf(InvalidJobInputError);
@@ -63,7 +65,7 @@ describe('bullmq adapter: report-only policies', function () {
     ctx.closeLater(flows);
     await expectReportOnlyScenario(
       (type, data, unique) => flows.add({ name: type, queueName: QUEUE, data, opts: { unique } }).then((node) => normalised(node.job)),
-      { type: 'report.build', queue: QUEUE, system: 'bullmq', capture, jobs: waiting },
+      { type: 'report.build', queue: QUEUE, system: 'bullmq', capture, jobs: waiting, duplicateCount },
     );
   });
 

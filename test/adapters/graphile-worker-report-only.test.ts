@@ -49,8 +49,16 @@ describe('graphile-worker adapter: report-only policies', function () {
     );
     return rows[0]!.n;
   };
+  const duplicateCount = async (id: string): Promise<number | undefined> => {
+    const { rows } = await pool.query<{ n: number }>(
+      `select c.duplicate_count as n from ${schemas.current().uniqueSchema}.jobs l
+       join ${schemas.current().uniqueSchema}.duplicate_counts c on c.job_id = l.job_id where l.ojs_id = $1`,
+      [id],
+    );
+    return rows[0]?.n;
+  };
   const scenario = (add: AddThrough) =>
-    expectReportOnlyScenario(add, { type: TYPE, queue: 'default', system: 'graphile-worker', capture, jobs });
+    expectReportOnlyScenario(add, { type: TYPE, queue: 'default', system: 'graphile-worker', capture, jobs, duplicateCount });
 
   it('utils addJob: always inserts, wouldBe on the result, enforcing later is clean', async () => {
     await scenario((type, payload, unique) => utils.addJob(type, payload, { unique }).then(normalised));

@@ -22,6 +22,7 @@ describe('memory backend: report-only policies', function () {
       system: 'memory',
       capture,
       jobs: async () => backend.jobs().filter((job) => job.type === 'report.build').length,
+      duplicateCount: async (id) => (await backend.getJob(id))?.duplicate_count,
     });
   });
 
@@ -35,6 +36,7 @@ describe('memory backend: report-only policies', function () {
         system: 'memory',
         capture,
         jobs: async () => backend.jobs().filter((job) => job.type === 'report.build').length,
+        duplicateCount: async (id) => (await backend.getJob(id))?.duplicate_count,
       },
     );
   });

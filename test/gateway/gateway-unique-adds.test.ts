@@ -83,6 +83,17 @@ for (const backend of GATEWAY_BACKENDS) {
       expect(stats).to.deep.equal(metric);
     });
 
+    it("a deduplicated PUSH counts on the job it met: the PUSH's job and GET /jobs/:id carry duplicate_count and last_duplicate_at", async function () {
+      const job = { type: 'tel.dup', args: [{ n: 1 }], options: { queue: QUEUE, unique: { keys: ['type'], on_conflict: 'ignore' } } };
+      const first = await gateway.request('POST', '/ojs/v1/jobs', job);
+      expect(first.body.job).to.not.have.any.keys('duplicate_count', 'last_duplicate_at');
+      const again = await gateway.request('POST', '/ojs/v1/jobs', job);
+      expect(again.body.job).to.include({ id: first.body.job.id, duplicate_count: 1 });
+      expect(Date.parse(again.body.job.last_duplicate_at)).to.be.at.least(Date.parse(first.body.job.created_at));
+      const read = await gateway.request('GET', `/ojs/v1/jobs/${first.body.job.id}`);
+      expect(read.body.job).to.include({ duplicate_count: 1, last_duplicate_at: again.body.job.last_duplicate_at });
+    });
+
     it('a plain PUSH (no policy) is not counted; the test reset clears the stats', async function () {
       await gateway.request('POST', '/ojs/v1/jobs', { type: 'plain', args: [], options: { queue: QUEUE } });
       await push({ type: 'tel.one', args: { account: 'a', n: 1 }, meta: { note: 'n' }, unique: {} });

@@ -1,0 +1,67 @@
+/**
+ * Duplicate counts on Graphile Worker (docs/decisions.md, "Duplicate counts"), beyond the
+ * conformance section every entry point runs: the count is taken once per request token (the same
+ * enqueue run again is not counted twice), and reclaim deletes the counts of the records it deletes.
+ */
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import type pg from 'pg';
+import { createGraphileWorkerBackend, type GraphileWorkerBackend } from '../../adapters/graphile-worker/index.js';
+import { isolatePerTest, makePool } from './graphile-worker-fixture.js';
+
+const FILE = fileURLToPath(import.meta.url);
+
+describe('graphile-worker adapter: duplicate counts', function () {
+  this.timeout(20_000);
+  const schemas = isolatePerTest(FILE);
+  let pool: pg.Pool;
+  let backend: GraphileWorkerBackend;
+
+  beforeEach(async () => {
+    pool = makePool(2);
+    const { graphileSchema, uniqueSchema } = schemas.current();
+    backend = await createGraphileWorkerBackend({ pgPool: pool, workerSchema: graphileSchema, uniqueSchema });
+  });
+  afterEach(async () => {
+    await backend.close();
+    await pool.end();
+  });
+
+  const graphileIdOf = async (id: string): Promise<string> =>
+    (await pool.query<{ job_id: string }>(`select job_id::text from ${schemas.current().uniqueSchema}.jobs where ojs_id = $1`, [id]))
+      .rows[0]!.job_id;
+  const countDuplicate = async (jobId: string, token: string): Promise<unknown> =>
+    (
+      await pool.query<{ result: unknown }>(`select ${schemas.current().uniqueSchema}.count_duplicate($1::bigint, $2::uuid) as result`, [
+        jobId,
+        token,
+      ])
+    ).rows[0]!.result;
+
+  it('the same request token counts once, and answers the count as it is; another token counts again', async () => {
+    const unique = { keys: ['type'], on_conflict: 'ignore' } as const;
+    const first = await backend.enqueue({ type: 'digest', args: {}, unique });
+    const again = await backend.enqueue({ type: 'digest', args: {}, unique });
+    expect(again.job).to.include({ id: first.job.id, duplicate_count: 1 });
+    const jobId = await graphileIdOf(first.job.id);
+    const token = randomUUID();
+    const counted = (await countDuplicate(jobId, token)) as { duplicate_count: number; last_duplicate_at: number };
+    expect(counted.duplicate_count).to.equal(2);
+    expect(await countDuplicate(jobId, token), 'the same enqueue run again').to.deep.equal(counted);
+    expect(((await countDuplicate(jobId, randomUUID())) as { duplicate_count: number }).duplicate_count).to.equal(3);
+    expect(await backend.getJob(first.job.id)).to.include({ duplicate_count: 3 });
+  });
+
+  it("reclaim deletes a reclaimed record's count with it", async () => {
+    const unique = { keys: ['type'], on_conflict: 'ignore' } as const;
+    const first = await backend.enqueue({ type: 'digest', args: {}, unique });
+    await backend.enqueue({ type: 'digest', args: {}, unique });
+    await backend.cancel(first.job.id);
+    const counts = async () =>
+      (await pool.query<{ n: number }>(`select count(*)::int as n from ${schemas.current().uniqueSchema}.duplicate_counts`)).rows[0]!.n;
+    expect(await counts()).to.equal(1);
+    expect((await backend.reclaim({ grace: 'PT0S' })).reclaimed).to.equal(1);
+    expect(await counts()).to.equal(0);
+  });
+});
