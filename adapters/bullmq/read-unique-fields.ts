@@ -6,6 +6,7 @@
 import type { Job, Queue } from 'bullmq';
 import { parseUniquePolicy, type UniquePolicy } from '../../src/unique-policy.js';
 import { queueClient } from './bullmq-host.js';
+import { duplicateCountOf } from './bullmq-job-view.js';
 
 /** A BullMQ job's unique fields, as the OJS job view names them (OjsJob). */
 export interface UniqueFields {
@@ -27,9 +28,14 @@ export async function readUniqueFields(queue: Queue, job: Pick<Job, 'id'> | stri
   const id = typeof job === 'string' ? job : job.id;
   if (id === undefined) return null;
   const client = await queueClient(queue);
-  const [policy, key, count, at] = (await client.hmget(queue.toKey(id), 'ojsPolicy', 'ojsKey', 'ojsDups', 'ojsDupAt')) as (string | null)[];
+  const [policy, key, duplicates] = (await client.hmget(queue.toKey(id), 'ojsPolicy', 'ojsKey', 'ojsDup')) as (string | null)[];
   if (!policy || !key) return null;
-  const fields: UniqueFields = { unique: parseUniquePolicy(JSON.parse(policy)), uniqueness_key: key, duplicate_count: Number(count ?? 0) };
-  if (at) fields.last_duplicate_at = new Date(Number(at)).toISOString();
+  const counted = duplicateCountOf(duplicates);
+  const fields: UniqueFields = {
+    unique: parseUniquePolicy(JSON.parse(policy)),
+    uniqueness_key: key,
+    duplicate_count: counted?.duplicate_count ?? 0,
+  };
+  if (counted) fields.last_duplicate_at = new Date(counted.last_duplicate_at).toISOString();
   return fields;
 }

@@ -99,9 +99,9 @@ local field = string.sub(uniquenessKey, 1, 32)
 -- The native path's key (ARGV[15]): its holder read as the native path reads it, without the
 -- index's reads of observing it as an entry.
 if ARGV[15] == "n" and rcall("HEXISTS", KEYS[1], field) == 0 then
-  local holder, state, location = ojsNativeHolder(ARGV[3], field, uniquenessKey, nowMs)
+  local holder, state, location, _, dup = ojsNativeHolder(ARGV[3], field, uniquenessKey, nowMs)
   if not holder then return { "miss" } end
-  local existing = { id = holder, queue = ARGV[2], base = ARGV[3], state = state, location = location }
+  local existing = { id = holder, queue = ARGV[2], base = ARGV[3], state = state, location = location, dup = dup }
   return ojsAnswerDuplicate((ARGV[7] == "ignore" and "ignore") or "reject", existing, KEYS[2], KEYS[3], uniquenessKey,
     customId, nowMs, ARGV[16])
 end

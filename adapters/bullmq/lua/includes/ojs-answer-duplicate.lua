@@ -18,9 +18,9 @@ local function ojsAnswerDuplicate(action, existing, eventsKey, metaKey, uniquene
   bullmqEmitDeduplicated(eventsKey, bullmqMaxEvents(metaKey), existing.id, "ojs:" .. uniquenessKey, incomingId)
   local hashKey = (existing.location == "archive" and ojsArchiveKey(existing.base, existing.id)) or (existing.base .. existing.id)
   if action ~= "ignore" then
-    if request ~= nil then ojsCountDuplicate(hashKey, request, nowMs, nil) end
+    if request ~= nil then ojsCountDuplicate(hashKey, request, nowMs, nil, existing.dup) end
     return { (action == "reject" and "duplicate") or "active", existing.id, existing.state, existing.queue, nowMs }
   end
   return { "ignored", existing.id, existing.state, existing.queue, nowMs,
-    ojsCountDuplicate(hashKey, request, nowMs, ojsReadJob(existing.base, existing.id, existing.location)) }
+    ojsCountDuplicate(hashKey, request, nowMs, ojsReadJob(existing.base, existing.id, existing.location), nil) }
 end

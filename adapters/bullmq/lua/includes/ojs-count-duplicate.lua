@@ -1,41 +1,47 @@
 --[[
-  ojsCountDuplicate(hashKey, request, nowMs, hash) -> hash
+  ojsCountDuplicate(hashKey, request, nowMs, hash, known) -> hash
 
   Duplicate counts (docs/decisions.md, "Duplicate counts"): the job an add met and left holding
-  its key (ignore, reject, an update, a replace refused by an active job) counts the add in its
-  own hash, beside the fields the job view reads:
-    ojsDups    how many adds were counted
-    ojsDupAt   when the last one was (Redis TIME, ms)
-    ojsDupReq  its request token: the same add written again by ioredis after a lost reply finds
-               its token there and is not counted again
+  its key (ignore, reject, an update, a replace refused by an active job) counts the add in one
+  field of its own hash, beside the fields the job view reads:
+    ojsDup  "<count>,<ms>,<request>": how many adds were counted, when the last one was (Redis
+            TIME), and its request token: the same add written again by ioredis after a lost
+            reply finds its token there and is not counted again (bullmq-job-view.ts parses it)
   hash: the job's hash already read by the caller (HGETALL, flat, as ojsReadJob returns it),
-  patched in place so that the reply carries the count; nil to read the two fields it needs.
-  One HSET beside the read the answer makes anyway (HMGET for a refusal).
+  patched in place so that the reply carries the count. known: the field as the caller's reads
+  found it (the existing job's `dup`: includes/ojs-observe, ojs-native-holder; false for none);
+  with neither, one HGET. So one HSET beside the reads the decision makes anyway.
 ]]
-local function ojsCountDuplicate(hashKey, request, nowMs, hash)
-  local count, last
-  local at = {}
+local function ojsCountDuplicate(hashKey, request, nowMs, hash, known)
+  local stored, at
   if hash ~= nil then
     for i = 1, #hash, 2 do
-      local name = hash[i]
-      if name == "ojsDups" or name == "ojsDupAt" or name == "ojsDupReq" then at[name] = i + 1 end
-    end
-    count, last = at.ojsDups and hash[at.ojsDups], at.ojsDupReq and hash[at.ojsDupReq]
-  else
-    local stored = rcall("HMGET", hashKey, "ojsDups", "ojsDupReq")
-    count, last = stored[1], stored[2]
-  end
-  if request ~= "" and last == request then return hash end
-  local values = { ojsDups = tostring((tonumber(count) or 0) + 1), ojsDupAt = tostring(nowMs), ojsDupReq = request }
-  rcall("HSET", hashKey, "ojsDups", values.ojsDups, "ojsDupAt", values.ojsDupAt, "ojsDupReq", request)
-  if hash ~= nil then
-    for _, name in ipairs({ "ojsDups", "ojsDupAt", "ojsDupReq" }) do
-      if at[name] then
-        hash[at[name]] = values[name]
-      else
-        hash[#hash + 1] = name
-        hash[#hash + 1] = values[name]
+      if hash[i] == "ojsDup" then
+        at = i + 1
+        stored = hash[at]
+        break
       end
+    end
+  elseif known ~= nil then
+    stored = known
+  else
+    stored = rcall("HGET", hashKey, "ojsDup")
+  end
+  local count = 0
+  if stored then
+    local comma = string.find(stored, ",", 1, true)
+    -- The same add again: its token is the last one counted.
+    if request ~= "" and string.sub(stored, string.find(stored, ",", comma + 1, true) + 1) == request then return hash end
+    count = tonumber(string.sub(stored, 1, comma - 1))
+  end
+  local value = (count + 1) .. "," .. nowMs .. "," .. request
+  rcall("HSET", hashKey, "ojsDup", value)
+  if hash ~= nil then
+    if at then
+      hash[at] = value
+    else
+      hash[#hash + 1] = "ojsDup"
+      hash[#hash + 1] = value
     end
   end
   return hash

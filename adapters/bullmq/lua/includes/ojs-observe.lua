@@ -2,7 +2,8 @@
   ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request) -> candidates, kept, changed, own, widened
 
   Every job of a key's index entries (includes/ojs-index, ojsIndexRead) with its OJS state, as
-  candidates for ojsDecideConflict: { id, queue, base, state, location, created, seq, due, entry },
+  candidates for ojsDecideConflict: { id, queue, base, state, location, created, seq, due, entry,
+  dup (its `ojsDup`, for includes/ojs-count-duplicate) },
   and for a policy with `x_period_anchor` or `x_update` also sched, last, finished (a finished
   job's BullMQ `finishedOn`, or its archive's `ojsCancelledOn`) and hashKey (the job's hash or archive).
 
@@ -40,12 +41,12 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
   for _, entry in ipairs(entries) do
     local jobId, base = entry.id, entry.base
     local created = math.floor(entry.us / 1000)
-    local state, location, due, madeBy = ojsIndexedJobState(base, jobId, uniquenessKey, nowMs)
+    local state, location, due, madeBy, dup = ojsIndexedJobState(base, jobId, uniquenessKey, nowMs)
     if state ~= nil and request ~= "" and madeBy == request then
       own = { id = jobId, queue = entry.queue, base = base, location = location }
     end
     local candidate = { id = jobId, queue = entry.queue, base = base, state = state, location = location,
-      created = created, seq = entry.us, due = due, entry = entry }
+      created = created, seq = entry.us, due = due, entry = entry, dup = dup }
     if state ~= nil and (policy.anchor ~= "" or policy.update ~= nil) then
       -- x_period_anchor, x_update: the job's current due time (as getJob reports it) and its last
       -- duplicate attempt, read only for a policy that needs them.
