@@ -144,7 +144,7 @@ async function decideAndApply(
   if ((early.action === 'ignore' || early.action === 'reject') && !early.touch) {
     await refuseTakenId(client, handle, request, attempt);
     // Duplicate counts: the one write of this path (in autocommit on the adapter's own path).
-    return settle(early, attempt, await countDuplicate(client, handle, request, attempt, early.existing.id));
+    return settle(early, attempt, await countDuplicate(client, handle, request, attempt, early.existing.id, ownTransaction));
   }
 
   // An insert beside other records, a replace, an update or a touch: write under the key's lock,
@@ -191,7 +191,7 @@ async function decideAndApply(
         await statement(client, handle, 'touch-jobs', [touched, prepared.policy.period]);
       }
       // Duplicate counts: before an update, whose answer reads the job back with its count.
-      const counted = await countDuplicate(client, handle, request, read, decision.existing.id);
+      const counted = await countDuplicate(client, handle, request, read, decision.existing.id, false);
       if (decision.action === 'update') {
         const existing = read.candidates.find((candidate) => candidate.id === decision.existing.id)!;
         result = await updateJob(client, handle, request, existing, decision.fields, read.now, decision.scheduledAtLimit);
@@ -368,6 +368,8 @@ interface DuplicateCount {
 /**
  * Duplicate counts (docs/decisions.md): counts this enqueue on the job it met (`existingId`, an
  * OJS id among `read`'s candidates), once per request token; the job's count after it.
+ * `ownStatement`: the statement runs in autocommit (the adapter's own read-only path), so its
+ * commit may skip the WAL flush wait; never in a transaction of the caller's or the adapter's.
  */
 async function countDuplicate(
   client: PgClientLike,
@@ -375,9 +377,11 @@ async function countDuplicate(
   request: PreparedGraphileEnqueue,
   read: LockAndRead,
   existingId: string,
+  ownStatement: boolean,
 ): Promise<DuplicateCount | null> {
   const jobId = read.candidates.find((candidate) => candidate.id === existingId)!.job_id;
-  return (await statement<{ result: DuplicateCount | null }>(client, handle, 'count-duplicate', [jobId, request.token])).rows[0]!.result;
+  return (await statement<{ result: DuplicateCount | null }>(client, handle, 'count-duplicate', [jobId, request.token, ownStatement]))
+    .rows[0]!.result;
 }
 
 async function insertJob(

@@ -33,10 +33,10 @@ describe('graphile-worker adapter: duplicate counts', function () {
       .rows[0]!.job_id;
   const countDuplicate = async (jobId: string, token: string): Promise<unknown> =>
     (
-      await pool.query<{ result: unknown }>(`select ${schemas.current().uniqueSchema}.count_duplicate($1::bigint, $2::uuid) as result`, [
-        jobId,
-        token,
-      ])
+      await pool.query<{ result: unknown }>(
+        `select ${schemas.current().uniqueSchema}.count_duplicate($1::bigint, $2::uuid, false) as result`,
+        [jobId, token],
+      )
     ).rows[0]!.result;
 
   it('the same request token counts once, and answers the count as it is; another token counts again', async () => {
