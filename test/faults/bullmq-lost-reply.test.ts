@@ -117,6 +117,31 @@ describe('faults: a BullMQ unique add whose reply is lost runs twice and still a
     });
   }
 
+  for (const [path, keys] of [
+    ['general', ['type']],
+    ['native', ['type', 'queue']],
+  ] as const) {
+    for (const [onConflict, reply] of [
+      ['ignore', 'ignored'],
+      ['reject', 'duplicate'],
+    ] as const) {
+      it(`§8.1 ${path} path, ${onConflict}: a re-sent duplicate add is counted once on the job it met`, async function () {
+        const queue = await wrapped('q');
+        const unique = { keys: [...keys], on_conflict: onConflict };
+        const first = await queue.add('t', { n: 0 }, { unique });
+        const dropped = dropReplyOf('dup-1', reply);
+        const again = queue.add('t', { marker: 'dup-1' }, { unique });
+        if (onConflict === 'reject') expect(isDuplicateJobError(await again.catch((error: unknown) => error))).to.equal(true);
+        else expect((await again).unique).to.include({ outcome: 'deduplicated', existingJobId: first.id });
+        await dropped;
+        expect(proxy.accepted, 'the client reconnected').to.be.at.least(2);
+        const backend = createBullMQBackend({ connection: direct, prefix });
+        closables.push(backend);
+        expect((await backend.getJob(first.id!))!.duplicate_count).to.equal(1);
+      });
+    }
+  }
+
   it('§8.1 replace: the re-sent add returns the job it replaced, and keeps its own new job live', async function () {
     const queue = await wrapped('q');
     const old = await queue.add('t', { marker: 'lost-2' }, { unique: { on_conflict: 'replace' } });
