@@ -14,7 +14,7 @@ import { type OjsJob } from '../../src/job.js';
 import { LIVE_STATES, OJS_JOB_STATES, TERMINAL_STATES, type OjsJobState } from '../../src/job-state.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
 import { explainUniqueAdd, type UniqueExplanation } from '../../src/unique-explain.js';
-import { candidateFinishedAt, candidateView, type CandidateRow } from './graphile-worker-job-view.js';
+import { candidateFinishedAt, candidateView, readJob, type CandidateRow } from './graphile-worker-job-view.js';
 import { isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import type { PreparedGraphileEnqueue } from './graphile-worker-request.js';
@@ -97,7 +97,18 @@ export async function findUniqueJob(client: PgClientLike, sql: GraphileWorkerSql
       policy ? isDuplicate({ ...candidate, seq: Number(candidate.job_id) }, policy, read.now) : !TERMINAL_STATES.includes(candidate.state),
     )
     .sort((a, b) => insertionOrder({ ...a, seq: Number(a.job_id) }, { ...b, seq: Number(b.job_id) }));
-  return holding[0] ? read.view(holding[0]) : null;
+  if (!holding[0]) return null;
+  const view = read.view(holding[0]);
+  // Its duplicate count, which the candidates' read leaves out (it is every enqueue's read):
+  // get-job's, one more statement for a lookup.
+  const counted = await readJob(client, sql, view.id).catch((error: unknown) => {
+    throw translatePgError(error, { operation: 'findUniqueJob', rolledBack: false });
+  });
+  if (counted?.duplicate_count !== undefined) {
+    view.duplicate_count = counted.duplicate_count;
+    view.last_duplicate_at = counted.last_duplicate_at!;
+  }
+  return view;
 }
 
 /**

@@ -61,6 +61,10 @@ describe('bullmq adapter: duplicate counts', function () {
       const backend = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix });
       ctx.closeLater(backend);
       expect(await backend.getJob(first.id!)).to.include({ duplicate_count: 2, last_duplicate_at: counted.last_duplicate_at });
+      expect(await backend.findUniqueJob({ type: 'digest', queue: 'mail', args: { n: 1 }, unique })).to.include({
+        id: first.id,
+        duplicate_count: 2,
+      });
     });
   }
 

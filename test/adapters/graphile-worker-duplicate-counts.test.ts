@@ -50,7 +50,13 @@ describe('graphile-worker adapter: duplicate counts', function () {
     expect(counted.duplicate_count).to.equal(2);
     expect(await countDuplicate(jobId, token), 'the same enqueue run again').to.deep.equal(counted);
     expect(((await countDuplicate(jobId, randomUUID())) as { duplicate_count: number }).duplicate_count).to.equal(3);
-    expect(await backend.getJob(first.job.id)).to.include({ duplicate_count: 3 });
+    const read = await backend.getJob(first.job.id);
+    expect(read).to.include({ duplicate_count: 3 });
+    // The lookup of the key's holder reads it too.
+    expect(await backend.findUniqueJob({ type: 'digest', args: {}, unique })).to.include({
+      duplicate_count: 3,
+      last_duplicate_at: read!.last_duplicate_at,
+    });
   });
 
   it("reclaim deletes a reclaimed record's count with it", async () => {
