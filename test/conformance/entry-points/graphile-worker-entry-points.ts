@@ -50,7 +50,7 @@ export type GraphileEntryPoint = (typeof GRAPHILE_ENTRY_POINTS)[number];
 /** The entry points whose refused add leaves nothing written, its duplicate count included. */
 const REFUSAL_UNDONE: Partial<Record<GraphileEntryPoint, string>> = {
   'makeUniqueWorkerUtils.addJobs': 'addJobs is all-or-nothing: a refused entry rolls the batch back',
-  addJobWithClient: "the caller's transaction is rolled back on the refusal",
+  addJobWithClient: 'a refused add is rolled back to its savepoint, in your transaction',
 };
 
 /** The task that enqueues through its helpers (withUniqueHelpers); it never runs a suite's job. */
