@@ -204,7 +204,12 @@ async function decideAndApply(
       }
     }
     if (ownTransaction) {
-      const wrote = decision.action === 'insert' || decision.action === 'replace' ? 'token' : 'untracked';
+      const wrote =
+        decision.action === 'insert' || decision.action === 'replace'
+          ? 'token'
+          : decision.action === 'update' || decision.touch || handle.countDuplicates
+            ? 'untracked'
+            : false;
       await commit(client, mode, handle, prepared.key, request.token, wrote);
     }
     return result;
@@ -366,7 +371,7 @@ interface DuplicateCount {
 }
 
 /**
- * Duplicate counts (docs/decisions.md): counts this enqueue on the job it met (`existingId`, an
+ * Duplicate counts (docs/decisions.md), with the entry point's `countDuplicates`: counts this enqueue on the job it met (`existingId`, an
  * OJS id among `read`'s candidates), once per request token; the job's count after it.
  * `ownStatement`: the statement runs in autocommit (the adapter's own read-only path), so its
  * commit may skip the WAL flush wait; never in a transaction of the caller's or the adapter's.
@@ -379,6 +384,8 @@ async function countDuplicate(
   existingId: string,
   ownStatement: boolean,
 ): Promise<DuplicateCount | null> {
+  // Off (the default): no statement, nothing written.
+  if (!handle.countDuplicates) return null;
   const jobId = read.candidates.find((candidate) => candidate.id === existingId)!.job_id;
   return (await statement<{ result: DuplicateCount | null }>(client, handle, 'count-duplicate', [jobId, request.token, ownStatement]))
     .rows[0]!.result;

@@ -84,7 +84,12 @@ export async function explainUniqueJob(
  * existing job" (the oldest it counts), or with no policy the oldest live job under the key; null
  * when none. A read of committed state, without the key's lock.
  */
-export async function findUniqueJob(client: PgClientLike, sql: GraphileWorkerSql, lookup: KeyLookup): Promise<OjsJob | null> {
+export async function findUniqueJob(
+  client: PgClientLike,
+  sql: GraphileWorkerSql,
+  lookup: KeyLookup,
+  countDuplicates: boolean,
+): Promise<OjsJob | null> {
   let read: KeyCandidates;
   try {
     read = await readCandidates(client, sql, lookup.key, lookup.policy?.states ?? LIVE_STATES);
@@ -99,8 +104,9 @@ export async function findUniqueJob(client: PgClientLike, sql: GraphileWorkerSql
     .sort((a, b) => insertionOrder({ ...a, seq: Number(a.job_id) }, { ...b, seq: Number(b.job_id) }));
   if (!holding[0]) return null;
   const view = read.view(holding[0]);
+  if (!countDuplicates) return view;
   // Its duplicate count, which the candidates' read leaves out (it is every enqueue's read):
-  // get-job's, one more statement for a lookup.
+  // get-job's, one more statement for a lookup, only where counts are kept.
   const counted = await readJob(client, sql, view.id).catch((error: unknown) => {
     throw translatePgError(error, { operation: 'findUniqueJob', rolledBack: false });
   });

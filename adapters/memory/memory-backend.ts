@@ -43,6 +43,11 @@ export interface MemoryBackendOptions {
   replaceActive?: boolean;
   /** Simulated latency of each storage operation, in ms; 0 still yields to the event loop. (Default: 0.) */
   latencyMs?: number;
+  /**
+   * Count each duplicate add on the job it met: `duplicate_count` and `last_duplicate_at` on the
+   * OJS job view (docs/decisions.md, "Duplicate counts"). (Default: false: neither field.)
+   */
+  countDuplicates?: boolean;
 }
 
 /** A memory job may also be staged as `pending` until {@link MemoryBackend.activate} (ojs-core §6.1). */
@@ -151,6 +156,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
   readonly #retryDelayMs: (attempt: number) => number;
   readonly #replaceActive: boolean;
   readonly #latencyMs: number;
+  readonly #countDuplicates: boolean;
   readonly #jobs = new Map<string, StoredJob>();
   /**
    * uniqueness key -> the jobs recorded under it: `open` holds every job not yet seen finished,
@@ -175,6 +181,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     this.#retryDelayMs = options.retryDelayMs ?? ((attempt) => 1000 * 2 ** (attempt - 1));
     this.#replaceActive = options.replaceActive ?? false;
     this.#latencyMs = options.latencyMs ?? 0;
+    this.#countDuplicates = options.countDuplicates ?? false;
     this.capabilities = {
       unique_jobs: {
         strength: 'strong',
@@ -306,7 +313,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
       }
       // Duplicate counts: the job this add met and left holding the key counts it, as a write of
       // the batch's journal (a refused batch undoes it), before a reject throws.
-      if (decision.action !== 'insert' && decision.action !== 'replace') {
+      if (this.#countDuplicates && decision.action !== 'insert' && decision.action !== 'replace') {
         const holder = this.#jobs.get(decision.existing.id)!;
         await this.#write(holder.id, { duplicates: (holder.duplicates ?? 0) + 1, counted_duplicate_at: this.#clock.now() }, batch);
       }
