@@ -69,10 +69,10 @@ export const UNIQUE_ADD_QUEUE_KEYS = [
  * ARGV[n] is at `UNIQUE_ADD_ARGV + n - 1`. Its 22 arguments are followed by the layout check.
  */
 export const UNIQUE_ADD_ARGV = SCRIPT_HEAD + UNIQUE_ADD_QUEUE_KEYS.length + 1;
-export const UNIQUE_ADD_ARGV_COUNT = 22;
+export const UNIQUE_ADD_ARGV_COUNT = 23;
 /** unique-probe's ARGV[1] (after its 3 keys), and its count of arguments before the layout check. */
 export const UNIQUE_PROBE_ARGV = SCRIPT_HEAD + 3;
-export const UNIQUE_PROBE_ARGV_COUNT = 16;
+export const UNIQUE_PROBE_ARGV_COUNT = 17;
 
 /**
  * The keys a script that splices BullMQ's scripts by name hands each of them (`K`): unique-add's

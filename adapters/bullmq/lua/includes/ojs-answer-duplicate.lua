@@ -9,7 +9,8 @@
     { "duplicate" | "active", existingId, existingState, existingQueue, nowMs }
   Only `ignore` hands the existing job back to the caller, so only it reads the job's hash.
   Every answer counts the add on the existing job (includes/ojs-count-duplicate; request: the
-  add's token, "" for none; nil: not counted, the refusal of a flow's check pass).
+  add's token, "" for none; nil: not counted: counting is off (the `countDuplicates` option,
+  unique-add's ARGV[23]), or the refusal of a flow's check pass).
   Shared by unique-add and unique-probe: one reply, one event, whichever script decided.
 ]]
 --- @include "includes/ojs-archive-key"
@@ -20,6 +21,9 @@ local function ojsAnswerDuplicate(action, existing, eventsKey, metaKey, uniquene
   if action ~= "ignore" then
     if request ~= nil then ojsCountDuplicate(hashKey, request, nowMs, nil, existing.dup) end
     return { (action == "reject" and "duplicate") or "active", existing.id, existing.state, existing.queue, nowMs }
+  end
+  if request == nil then
+    return { "ignored", existing.id, existing.state, existing.queue, nowMs, ojsReadJob(existing.base, existing.id, existing.location) }
   end
   return { "ignored", existing.id, existing.state, existing.queue, nowMs,
     ojsCountDuplicate(hashKey, request, nowMs, ojsReadJob(existing.base, existing.id, existing.location), nil) }

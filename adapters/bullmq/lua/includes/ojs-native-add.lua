@@ -83,7 +83,7 @@ local function ojsNativeAdd(KEYS, ARGV)
     if request ~= "" and holderRequest == request then return ojsReplay(rootPrefix, queueBase, holder, "live") end
     local existing = { id = holder, queue = queueName, base = queueBase, state = state, location = location, dup = dup }
     return ojsAnswerDuplicate((ARGV[7] == "ignore" and "ignore") or "reject", existing, KEYS[8], KEYS[3],
-      uniquenessKey, customId, nowMs, request)
+      uniquenessKey, customId, nowMs, (ARGV[23] == "c" and request) or nil)
   end
 
   local opts = cmsgpack.unpack(ARGV[3])

@@ -37,6 +37,8 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
   local uniquenessKey = ARGV[6]
   local queueSet = ARGV[15]
   local request = ARGV[16]
+  -- Duplicate counts, on with ARGV[23] (the `countDuplicates` option): the token to count under, nil for none.
+  local countAs = (ARGV[23] == "c" and request) or nil
   local indexKey = KEYS[12]
   local field = string.sub(uniquenessKey, 1, 32)
   local homeQueue = ARGV[18]
@@ -96,7 +98,7 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
     -- Duplicate counts: a refusal in a flow's check pass refuses the whole flow or batch, which
     -- writes nothing of its own, so the job that refused it does not count it (request nil).
     return ojsAnswerDuplicate(action, existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs,
-      (not checking and request) or nil)
+      (not checking and countAs) or nil)
   end
 
   -- The options are only read to insert (delay, priority): a duplicate never unpacks them.
@@ -126,7 +128,7 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
     ojsIndexWrite(indexKey, field, kept, homeQueue)
     local state, location = ojsLiveJobState(existing.base, existing.id, nowMs)
     existing.state, existing.location = state, location
-    local answer = ojsAnswerDuplicate("ignore", existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs, request)
+    local answer = ojsAnswerDuplicate("ignore", existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs, countAs)
     answer[1] = "updated"
     answer[#answer + 1] = changedFields
     return answer
