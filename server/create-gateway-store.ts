@@ -39,19 +39,28 @@ export interface GatewayStoreOptions {
    * before 1.21. (Default: true.) The other backends have none.
    */
   preparedStatements?: boolean;
+  /**
+   * Count each duplicate PUSH on the job it met: `duplicate_count` and `last_duplicate_at` in the
+   * job's JSON (docs/decisions.md, "Duplicate counts"); every backend. (Default: false.)
+   */
+  countDuplicates?: boolean;
 }
 
 export async function createGatewayStore(options: GatewayStoreOptions): Promise<GatewayStore> {
   switch (options.backend) {
     case 'memory':
-      return createMemoryGatewayStore();
+      return createMemoryGatewayStore({ countDuplicates: options.countDuplicates ?? false });
     case 'bullmq': {
       const { createBullmqGatewayStore } = await importGatewayDependency(
         () => import('./bullmq-gateway-store.js'),
         ['bullmq', 'ioredis'],
         "the gateway's bullmq backend",
       );
-      return createBullmqGatewayStore({ redisUrl: options.redisUrl ?? 'redis://127.0.0.1:6379', prefix: options.prefix ?? 'bull' });
+      return createBullmqGatewayStore({
+        redisUrl: options.redisUrl ?? 'redis://127.0.0.1:6379',
+        prefix: options.prefix ?? 'bull',
+        countDuplicates: options.countDuplicates ?? false,
+      });
     }
     case 'graphile-worker': {
       if (!options.databaseUrl) {
@@ -67,6 +76,7 @@ export async function createGatewayStore(options: GatewayStoreOptions): Promise<
         ...(options.prefix ? { graphileSchema: options.prefix } : {}),
         ...(options.uniqueSchema ? { uniqueSchema: options.uniqueSchema } : {}),
         ...(options.preparedStatements === undefined ? {} : { preparedStatements: options.preparedStatements }),
+        countDuplicates: options.countDuplicates ?? false,
       });
     }
   }
