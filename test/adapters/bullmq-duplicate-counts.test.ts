@@ -2,7 +2,8 @@
  * Duplicate counts on BullMQ (docs/decisions.md, "Duplicate counts"), beyond the conformance
  * section run on every backend: each path that answers a duplicate (the general path, the native
  * path, the probe) counts once per add, an add ioredis re-sends after a lost reply is not counted
- * again, a refused batch counts nothing, and `readUniqueFields` reads what bull-board cannot.
+ * again, a refused batch counts nothing, and `readUniqueFields` reads what bull-board cannot;
+ * all with `countDuplicates` on. Off (the default), nothing is counted on any of those paths.
  */
 import { Queue } from 'bullmq';
 import { expect } from 'chai';
@@ -28,7 +29,7 @@ describe('bullmq adapter: duplicate counts', function () {
       const client = ctx.connect();
       const raw = new Queue('mail', { connection: client, prefix: ctx.prefix });
       ctx.closeLater(raw);
-      const queue = withUniqueness(raw);
+      const queue = withUniqueness(raw, { countDuplicates: true });
       await raw.waitUntilReady();
       // What ioredis would re-send after a reconnect: the same command, byte for byte.
       const sent: { name: string; args: unknown[] }[] = [];
@@ -69,7 +70,7 @@ describe('bullmq adapter: duplicate counts', function () {
   }
 
   it('enqueueMany: a duplicate in a batch counts; a batch refused by a reject counts nothing', async function () {
-    const backend = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix });
+    const backend = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix, countDuplicates: true });
     ctx.closeLater(backend);
     const unique = { keys: ['type', 'args'], on_conflict: 'ignore' } as const;
     const stored = await backend.enqueue({ type: 'sync', args: { a: 1 }, unique });
@@ -88,6 +89,34 @@ describe('bullmq adapter: duplicate counts', function () {
     expect(error).to.be.instanceOf(DuplicateJobError);
     expect((await backend.getJob(stored.job.id))!.duplicate_count).to.equal(1);
     expect((await backend.getJob(other!.job.id))!.duplicate_count).to.equal(undefined);
+  });
+
+  it('countDuplicates off (the default): no path counts (add, probe, native, reject, the backend), no ojsDup field, neither view field', async function () {
+    const raw = ctx.queue('quiet');
+    const queue = withUniqueness(raw);
+    const backend = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix });
+    ctx.closeLater(backend);
+    const ids: string[] = [];
+    for (const unique of [...Object.values(PATHS), { keys: ['type', 'queue'], on_conflict: 'reject' } as const]) {
+      const name = `off-${ids.length}`;
+      const first = await queue.add(name, {}, { unique });
+      ids.push(first.id!);
+      // The second a full unique-add, the third a probe (its key met as a duplicate just now).
+      for (const n of [2, 3]) {
+        if (unique.on_conflict === 'reject') await rejection(queue.add(name, { n }, { unique }));
+        else expect((await queue.add(name, { n }, { unique })).unique!.outcome).to.equal('deduplicated');
+      }
+    }
+    const viaBackend = await backend.enqueue({ type: 'sync', queue: 'quiet', args: {}, unique: { keys: ['type'], on_conflict: 'ignore' } });
+    const again = await backend.enqueue({ type: 'sync', queue: 'quiet', args: {}, unique: { keys: ['type'], on_conflict: 'ignore' } });
+    expect(again.job.id).to.equal(viaBackend.job.id);
+    expect(again.job).to.not.have.any.keys('duplicate_count', 'last_duplicate_at');
+    ids.push(viaBackend.job.id);
+    for (const id of ids) {
+      expect(await ctx.redis.hexists(raw.toKey(id), 'ojsDup'), id).to.equal(0);
+      expect((await readUniqueFields(raw, id))!.duplicate_count).to.equal(0);
+      expect(await backend.getJob(id)).to.not.have.any.keys('duplicate_count', 'last_duplicate_at');
+    }
   });
 
   it('readUniqueFields: null for a plain job and for an id that names no job', async function () {

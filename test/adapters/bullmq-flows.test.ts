@@ -18,8 +18,8 @@ const FILE = 'bullmq-flows.test.ts';
 describe('bullmq adapter: withUniqueness(flowProducer)', function () {
   this.timeout(20_000);
   const ctx = useRedisPrefix(FILE);
-  const flows = () => {
-    const flow = withUniqueness(new FlowProducer({ connection: ctx.redis, prefix: ctx.prefix }));
+  const flows = (options: { countDuplicates?: boolean } = {}) => {
+    const flow = withUniqueness(new FlowProducer({ connection: ctx.redis, prefix: ctx.prefix }), options);
     ctx.closeLater(flow);
     return flow;
   };
@@ -459,7 +459,7 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
     });
 
     it('§8.1 a re-sent unique-flow (its reply lost) answers the first run: the same ids and outcomes, nothing written again', async () => {
-      const flow = flows();
+      const flow = flows({ countDuplicates: true });
       const replace = { keys: ['type', 'args'], on_conflict: 'replace' } as const;
       const existing = await flow.add({ name: 'fetch', queueName: 'c', data: { customer: 0 }, opts: { unique: byArgs } });
       const old = await flow.add({

@@ -25,7 +25,7 @@ describe('bullmq adapter: report-only policies', function () {
   const duplicateCount = async (id: string) => (await readUniqueFields(ctx.queue(QUEUE), id))?.duplicate_count || undefined;
 
   it('withUniqueness add: always inserts, wouldBe on job.unique, enforcing later is clean', async () => {
-    const queue = withUniqueness(ctx.queue(QUEUE));
+    const queue = withUniqueness(ctx.queue(QUEUE), { countDuplicates: true });
     await expectReportOnlyScenario((type, data, unique) => queue.add(type, data, { unique }).then(normalised), {
       type: 'report.build',
       queue: QUEUE,
@@ -37,7 +37,7 @@ describe('bullmq adapter: report-only policies', function () {
   });
 
   it('withUniqueness addBulk: the same, entry by entry', async () => {
-    const queue = withUniqueness(ctx.queue(QUEUE));
+    const queue = withUniqueness(ctx.queue(QUEUE), { countDuplicates: true });
     await expectReportOnlyScenario(
       async (type, data, unique) => {
         const [job] = await queue.addBulk([{ name: type, data, opts: { unique } }]);
@@ -49,7 +49,7 @@ describe('bullmq adapter: report-only policies', function () {
   });
 
   it('createBullMQBackend enqueue: the same; enqueueMany refuses it, naming the field', async () => {
-    const backend = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix });
+    const backend = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix, countDuplicates: true });
     ctx.closeLater(backend);
     await expectReportOnlyScenario(
       (type, args, unique) => backend.enqueue({ type, args, queue: QUEUE, unique }).then((result) => ({ ...result, id: result.job.id })),
@@ -61,7 +61,7 @@ describe('bullmq adapter: report-only policies', function () {
   });
 
   it('a lone flow node is the queue add: report-only there too', async () => {
-    const flows = withUniqueness(new FlowProducer({ connection: ctx.redis, prefix: ctx.prefix }));
+    const flows = withUniqueness(new FlowProducer({ connection: ctx.redis, prefix: ctx.prefix }), { countDuplicates: true });
     ctx.closeLater(flows);
     await expectReportOnlyScenario(
       (type, data, unique) => flows.add({ name: type, queueName: QUEUE, data, opts: { unique } }).then((node) => normalised(node.job)),

@@ -1,7 +1,8 @@
 /**
  * Duplicate counts on Graphile Worker (docs/decisions.md, "Duplicate counts"), beyond the
  * conformance section every entry point runs: the count is taken once per request token (the same
- * enqueue run again is not counted twice), and reclaim deletes the counts of the records it deletes.
+ * enqueue run again is not counted twice), and reclaim deletes the counts of the records it deletes;
+ * with `countDuplicates` on. Off (the default), no duplicate writes a count.
  */
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +22,7 @@ describe('graphile-worker adapter: duplicate counts', function () {
   beforeEach(async () => {
     pool = makePool(2);
     const { graphileSchema, uniqueSchema } = schemas.current();
-    backend = await createGraphileWorkerBackend({ pgPool: pool, workerSchema: graphileSchema, uniqueSchema });
+    backend = await createGraphileWorkerBackend({ pgPool: pool, workerSchema: graphileSchema, uniqueSchema, countDuplicates: true });
   });
   afterEach(async () => {
     await backend.close();
@@ -57,6 +58,35 @@ describe('graphile-worker adapter: duplicate counts', function () {
       duplicate_count: 3,
       last_duplicate_at: read!.last_duplicate_at,
     });
+  });
+
+  it('countDuplicates off (the default): ignore and reject count nothing, no duplicate_counts row, neither view field', async () => {
+    const { graphileSchema, uniqueSchema } = schemas.current();
+    const quiet = createGraphileWorkerBackend({ pgPool: pool, workerSchema: graphileSchema, uniqueSchema });
+    try {
+      const ignore = { keys: ['type'], on_conflict: 'ignore' } as const;
+      const first = await quiet.enqueue({ type: 'digest', args: {}, unique: ignore });
+      const again = await quiet.enqueue({ type: 'digest', args: {}, unique: ignore });
+      expect(again.job.id).to.equal(first.job.id);
+      expect(again.job).to.not.have.any.keys('duplicate_count', 'last_duplicate_at');
+      // The locked path too: x_update answers from under the key's lock.
+      const update = { keys: ['type'], on_conflict: 'ignore', x_update: { available: ['args'] } } as const;
+      await quiet.enqueue({ type: 'other', args: { v: 1 }, unique: update });
+      expect((await quiet.enqueue({ type: 'other', args: { v: 2 }, unique: update })).outcome).to.equal('updated');
+      const reject = { keys: ['type'], on_conflict: 'reject' } as const;
+      const held = await quiet.enqueue({ type: 'mail', args: {}, unique: reject });
+      expect(await quiet.enqueue({ type: 'mail', args: {}, unique: reject }).catch((error: unknown) => error)).to.have.property(
+        'code',
+        'duplicate',
+      );
+      const rows = await pool.query<{ n: number }>(`select count(*)::int as n from ${uniqueSchema}.duplicate_counts`);
+      expect(rows.rows[0]!.n).to.equal(0);
+      for (const id of [first.job.id, held.job.id])
+        expect(await quiet.getJob(id)).to.not.have.any.keys('duplicate_count', 'last_duplicate_at');
+      expect(await quiet.findUniqueJob({ type: 'digest', args: {}, unique: ignore })).to.not.have.any.keys('duplicate_count');
+    } finally {
+      await quiet.close();
+    }
   });
 
   it("reclaim deletes a reclaimed record's count with it", async () => {

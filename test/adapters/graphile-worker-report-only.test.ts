@@ -35,7 +35,7 @@ describe('graphile-worker adapter: report-only policies', function () {
   beforeEach(async () => {
     pool = makePool(4);
     const { graphileSchema, uniqueSchema } = schemas.current();
-    utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: graphileSchema, uniqueSchema, logger: quietLogger });
+    utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: graphileSchema, uniqueSchema, countDuplicates: true, logger: quietLogger });
   });
   afterEach(async () => {
     await utils.release();
@@ -76,7 +76,13 @@ describe('graphile-worker adapter: report-only policies', function () {
       const client = await pool.connect();
       try {
         await client.query('begin');
-        const result = await addJobWithClient(client, type, payload, { unique }, { workerSchema: graphileSchema, uniqueSchema });
+        const result = await addJobWithClient(
+          client,
+          type,
+          payload,
+          { unique },
+          { workerSchema: graphileSchema, uniqueSchema, countDuplicates: true },
+        );
         await client.query('commit');
         return normalised(result);
       } catch (error) {
@@ -90,7 +96,7 @@ describe('graphile-worker adapter: report-only policies', function () {
 
   it('createGraphileWorkerBackend enqueue: the same', async () => {
     const { graphileSchema, uniqueSchema } = schemas.current();
-    const backend = await createGraphileWorkerBackend({ pgPool: pool, workerSchema: graphileSchema, uniqueSchema });
+    const backend = await createGraphileWorkerBackend({ pgPool: pool, workerSchema: graphileSchema, uniqueSchema, countDuplicates: true });
     try {
       await scenario((type, args, unique) => backend.enqueue({ type, args, unique }).then(normalised));
     } finally {
@@ -110,7 +116,7 @@ describe('graphile-worker adapter: report-only policies', function () {
         },
         [TYPE]: async () => undefined,
       },
-      { uniqueSchema, workerSchema: graphileSchema },
+      { uniqueSchema, workerSchema: graphileSchema, countDuplicates: true },
     );
     const preset = { extends: [makeUniqueJobsPreset({ uniqueSchema })] };
     await runOnce({ pgPool: pool, schema: graphileSchema, taskList, logger: quietLogger, preset, concurrency: 1 });

@@ -90,13 +90,13 @@ describe('faults: a BullMQ unique add whose reply is lost runs twice and still a
     return client;
   }
 
-  async function wrapped(name: string, client = proxied()): Promise<UniqueQueue> {
+  async function wrapped(name: string, client = proxied(), countDuplicates = false): Promise<UniqueQueue> {
     const queue = new Queue(name, { connection: client, prefix });
     queue.on('error', () => undefined);
     closables.push(queue);
     await queue.waitUntilReady();
     await client.ping();
-    return withUniqueness(queue);
+    return withUniqueness(queue, { countDuplicates });
   }
 
   /** Drops the reply of the next script call whose request carries `marker` (in the job's data). */
@@ -126,7 +126,7 @@ describe('faults: a BullMQ unique add whose reply is lost runs twice and still a
       ['reject', 'duplicate'],
     ] as const) {
       it(`§8.1 ${path} path, ${onConflict}: a re-sent duplicate add is counted once on the job it met`, async function () {
-        const queue = await wrapped('q');
+        const queue = await wrapped('q', proxied(), true);
         const unique = { keys: [...keys], on_conflict: onConflict };
         const first = await queue.add('t', { n: 0 }, { unique });
         const dropped = dropReplyOf('dup-1', reply);

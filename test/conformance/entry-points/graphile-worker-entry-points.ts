@@ -138,7 +138,13 @@ export class GraphileEntry {
   async open(): Promise<void> {
     const { graphileSchema, uniqueSchema } = this.schemas;
     if (this.entry.startsWith('makeUniqueWorkerUtils.')) {
-      this.#utils = await makeUniqueWorkerUtils({ pgPool: this.pool, schema: graphileSchema, uniqueSchema, logger: quietLogger });
+      this.#utils = await makeUniqueWorkerUtils({
+        pgPool: this.pool,
+        schema: graphileSchema,
+        uniqueSchema,
+        countDuplicates: true,
+        logger: quietLogger,
+      });
     }
     if (this.entry === 'withUniqueHelpers.addJob') {
       this.#driverPool = makeSubjectPool(databaseUrl(), 6);
@@ -157,7 +163,7 @@ export class GraphileEntry {
             }
           },
         },
-        { uniqueSchema, workerSchema: graphileSchema },
+        { uniqueSchema, workerSchema: graphileSchema, countDuplicates: true },
       );
       this.#runner = await run({
         pgPool: this.#driverPool,
@@ -209,6 +215,7 @@ export class GraphileEntry {
           const result = await addJobWithClient(client, identifier, payload, spec as never, {
             uniqueSchema: this.schemas.uniqueSchema,
             workerSchema: this.schemas.graphileSchema,
+            countDuplicates: true,
           });
           await client.query('commit');
           return result;
