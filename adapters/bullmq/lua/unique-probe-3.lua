@@ -100,7 +100,7 @@ local field = string.sub(uniquenessKey, 1, 32)
 -- The native path's key (ARGV[15]): its holder read as the native path reads it, without the
 -- index's reads of observing it as an entry.
 if ARGV[15] == "n" and rcall("HEXISTS", KEYS[1], field) == 0 then
-  local holder, state, location, _, dup = ojsNativeHolder(ARGV[3], field, uniquenessKey, nowMs)
+  local holder, state, location, _, dup = ojsNativeHolder(ARGV[3], field, uniquenessKey, nowMs, ARGV[17] == "c")
   if not holder then return { "miss" } end
   local existing = { id = holder, queue = ARGV[2], base = ARGV[3], state = state, location = location, dup = dup }
   return ojsAnswerDuplicate((ARGV[7] == "ignore" and "ignore") or "reject", existing, KEYS[2], KEYS[3], uniquenessKey,
@@ -108,7 +108,7 @@ if ARGV[15] == "n" and rcall("HEXISTS", KEYS[1], field) == 0 then
 end
 local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[14])
 local entries = ojsIndexRead(KEYS[1], field, ARGV[13], rootPrefix)
-local candidates, _, _, _, widened = ojsObserve(entries, uniquenessKey, policy, tonumber(ARGV[12]), nowMs, "")
+local candidates, _, _, _, widened = ojsObserve(entries, uniquenessKey, policy, tonumber(ARGV[12]), nowMs, "", ARGV[17] == "c")
 local action, existing, _, _, touch = ojsDecideConflict(candidates, policy, nowMs)
 if action == "ignore" or action == "reject" then
   if ojsTouch(touch, policy, tonumber(ARGV[12]), nowMs) then widened = true end

@@ -17,14 +17,13 @@
 --- @include "includes/ojs-count-duplicate"
 local function ojsAnswerDuplicate(action, existing, eventsKey, metaKey, uniquenessKey, incomingId, nowMs, request)
   bullmqEmitDeduplicated(eventsKey, bullmqMaxEvents(metaKey), existing.id, "ojs:" .. uniquenessKey, incomingId)
-  local hashKey = (existing.location == "archive" and ojsArchiveKey(existing.base, existing.id)) or (existing.base .. existing.id)
+  local hashKey = request ~= nil
+    and ((existing.location == "archive" and ojsArchiveKey(existing.base, existing.id)) or (existing.base .. existing.id))
   if action ~= "ignore" then
-    if request ~= nil then ojsCountDuplicate(hashKey, request, nowMs, nil, existing.dup) end
+    if hashKey then ojsCountDuplicate(hashKey, request, nowMs, nil, existing.dup) end
     return { (action == "reject" and "duplicate") or "active", existing.id, existing.state, existing.queue, nowMs }
   end
-  if request == nil then
-    return { "ignored", existing.id, existing.state, existing.queue, nowMs, ojsReadJob(existing.base, existing.id, existing.location) }
-  end
-  return { "ignored", existing.id, existing.state, existing.queue, nowMs,
-    ojsCountDuplicate(hashKey, request, nowMs, ojsReadJob(existing.base, existing.id, existing.location), nil) }
+  local job = ojsReadJob(existing.base, existing.id, existing.location)
+  if hashKey then job = ojsCountDuplicate(hashKey, request, nowMs, job, nil) end
+  return { "ignored", existing.id, existing.state, existing.queue, nowMs, job }
 end

@@ -78,7 +78,7 @@ local function ojsNativeAdd(KEYS, ARGV)
     return { "id_exists", customId }
   end
 
-  local holder, state, location, holderRequest, dup = ojsNativeHolder(queueBase, field, uniquenessKey, nowMs)
+  local holder, state, location, holderRequest, dup = ojsNativeHolder(queueBase, field, uniquenessKey, nowMs, ARGV[23] == "c")
   if holder then
     if request ~= "" and holderRequest == request then return ojsReplay(rootPrefix, queueBase, holder, "live") end
     local existing = { id = holder, queue = queueName, base = queueBase, state = state, location = location, dup = dup }

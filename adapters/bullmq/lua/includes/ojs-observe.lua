@@ -1,9 +1,9 @@
 --[[
-  ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request) -> candidates, kept, changed, own, widened
+  ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request, counting) -> candidates, kept, changed, own, widened
 
   Every job of a key's index entries (includes/ojs-index, ojsIndexRead) with its OJS state, as
   candidates for ojsDecideConflict: { id, queue, base, state, location, created, seq, due, entry,
-  dup (its `ojsDup`, for includes/ojs-count-duplicate) },
+  dup (its `ojsDup`, for includes/ojs-count-duplicate; read only when `counting`) },
   and for a policy with `x_period_anchor` or `x_update` also sched, last, finished (a finished
   job's BullMQ `finishedOn`, or its archive's `ojsCancelledOn`) and hashKey (the job's hash or archive).
 
@@ -35,13 +35,13 @@
 -- uncounted finished entry is (docs/bullmq.md).
 local OJS_KEPT_FINISHED_MAX = 8
 
-local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request)
+local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request, counting)
   local candidates, kept, changed, own, widened = {}, {}, false, nil, false
   local finishedOnly = {}
   for _, entry in ipairs(entries) do
     local jobId, base = entry.id, entry.base
     local created = math.floor(entry.us / 1000)
-    local state, location, due, madeBy, dup = ojsIndexedJobState(base, jobId, uniquenessKey, nowMs)
+    local state, location, due, madeBy, dup = ojsIndexedJobState(base, jobId, uniquenessKey, nowMs, counting)
     if state ~= nil and request ~= "" and madeBy == request then
       own = { id = jobId, queue = entry.queue, base = base, location = location }
     end

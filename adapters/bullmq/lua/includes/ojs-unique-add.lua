@@ -69,7 +69,7 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
   if uniquenessKey ~= "" then
     local own
     candidates, kept, changed, own = ojsObserve(ojsIndexRead(indexKey, field, homeQueue, rootPrefix), uniquenessKey,
-      policy, tonumber(ARGV[17]), nowMs, request)
+      policy, tonumber(ARGV[17]), nowMs, request, countAs ~= nil)
     if own then
       if flow ~= nil and flow.check then return nil, "replay" end
       return ojsReplay(rootPrefix, own.base, own.id, own.location)
