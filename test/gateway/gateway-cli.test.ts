@@ -46,6 +46,28 @@ describe('ojs-unique serve', function () {
     expect(await serve.exited).to.equal(0);
   });
 
+  it('--count-duplicates: a duplicate PUSH is counted on the job it met; without the flag it is not', async () => {
+    const push = (address: string) =>
+      fetch(`${address}/ojs/v1/jobs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/openjobspec+json' },
+        body: JSON.stringify({ type: 'a.dup', args: [], options: { unique: { keys: ['type'], on_conflict: 'ignore' } } }),
+      }).then(async (reply) => (await reply.json()) as { job: Record<string, unknown> });
+    for (const [flags, counted] of [
+      [['--count-duplicates'], 1],
+      [[], undefined],
+    ] as const) {
+      const serve = startServe(['--port', '0', ...flags]);
+      const address = await serve.address;
+      const first = await push(address);
+      const again = await push(address);
+      expect(again.job.id).to.equal(first.job.id);
+      expect(again.job.duplicate_count, flags.join(' ') || 'no flag').to.equal(counted);
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).to.equal(0);
+    }
+  });
+
   it('serves Graphile Worker with --no-prepared-statements and --max-connections', async () => {
     const names = gatewayNames('cli');
     const serve = startServe([
@@ -109,7 +131,7 @@ describe('ojs-unique serve', function () {
     const result = spawnSync(process.execPath, cliArgs('serve', '--help'), { encoding: 'utf8' });
     expect(result.status).to.equal(0);
     expect(result.stdout).to.include('ojs-unique serve [--backend memory|bullmq|graphile-worker]');
-    expect(result.stdout).to.include('--max-connections').and.include('--no-prepared-statements');
+    expect(result.stdout).to.include('--max-connections').and.include('--no-prepared-statements').and.include('--count-duplicates');
   });
 
   it('refuses bad flags with exit code 2 and the usage', () => {
