@@ -6,6 +6,7 @@
  *                    [--prefix <p>] [--unique-schema <s>] [--redis-url <url>] [--database-url <url>] [--token <t>]
  *                    [--test-reset] [--body-limit <bytes>] [--request-timeout <ms>] [--max-connections <n>]
  *                    [--no-prepared-statements] [--max-pool-size <n>] [--idempotency-retention <s>] [--log-level <level>]
+ *                    [--count-duplicates]
  *
  * `REDIS_URL`, `DATABASE_URL` and `OJS_GATEWAY_TOKEN` are read when the flags are absent.
  * Exit codes: 0 after a clean shutdown, 2 for bad usage, 1 when the server cannot start (`fastify`,
@@ -23,13 +24,14 @@ export const SERVE_USAGE = `usage:
                    [--redis-url <url>] [--database-url <url>] [--token <t>] [--test-reset]
                    [--body-limit <bytes>] [--request-timeout <ms>] [--max-connections <n>]
                    [--no-prepared-statements] [--max-pool-size <n>] [--idempotency-retention <s>]
-                   [--log-level <level>]
+                   [--log-level <level>] [--count-duplicates]
 
   --request-timeout      ms to receive a whole request; a stalled one is answered 408 and closed (30000)
   --max-connections      connections held open at once; one more is closed as it opens (${DEFAULT_MAX_CONNECTIONS})
   --no-prepared-statements  graphile-worker: no named prepared statements (PgBouncer in transaction mode)
   --max-pool-size        graphile-worker: PostgreSQL connections the gateway holds at most (10)
-  --idempotency-retention   seconds an Idempotency-Key of PUSH is kept on the backend after its answer (86400)`;
+  --idempotency-retention   seconds an Idempotency-Key of PUSH is kept on the backend after its answer (86400)
+  --count-duplicates     count each duplicate PUSH on the job it met (duplicate_count, last_duplicate_at in the job's JSON)`;
 
 const BACKENDS: readonly GatewayBackendName[] = ['memory', 'bullmq', 'graphile-worker'];
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -58,6 +60,7 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
         'max-connections': { type: 'string', default: String(DEFAULT_MAX_CONNECTIONS) },
         'no-prepared-statements': { type: 'boolean', default: false },
         'max-pool-size': { type: 'string', default: '10' },
+        'count-duplicates': { type: 'boolean', default: false },
         'idempotency-retention': { type: 'string', default: String(DEFAULT_IDEMPOTENCY_RETENTION_MS / 1000) },
         'log-level': { type: 'string', default: 'info' },
       },
@@ -104,6 +107,7 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
       ...(values['unique-schema'] ? { uniqueSchema: values['unique-schema'] } : {}),
       ...(values['no-prepared-statements'] ? { preparedStatements: false } : {}),
       ...(backend === 'graphile-worker' ? { maxPoolSize } : {}),
+      ...(values['count-duplicates'] ? { countDuplicates: true } : {}),
     });
     const app = await createOjsServer({
       store,

@@ -61,6 +61,11 @@ export interface BullmqGatewayStoreOptions {
   prefix?: string;
   /** How long a Redis command may take before it fails, in ms (ioredis's `commandTimeout`). (Default: 5000.) */
   commandTimeoutMs?: number;
+  /**
+   * Count each duplicate PUSH on the job it met: `duplicate_count` and `last_duplicate_at` in the
+   * job's JSON (docs/decisions.md, "Duplicate counts"). (Default: false.)
+   */
+  countDuplicates?: boolean;
 }
 
 interface SideRecord {
@@ -153,7 +158,11 @@ class BullmqGatewayStore implements GatewayStore {
     this.#redis.on('error', () => undefined);
     this.#workerRedis = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
     this.#workerRedis.on('error', () => undefined);
-    this.#backend = createBullMQBackend({ connection: this.#redis, prefix: this.#prefix });
+    this.#backend = createBullMQBackend({
+      connection: this.#redis,
+      prefix: this.#prefix,
+      countDuplicates: options.countDuplicates ?? false,
+    });
     this.idempotency = createBullmqIdempotencyRecords(this.#redis, this.#prefix);
     this.#reservations = createBullmqJobReservations(this.#redis, this.#prefix);
     this.cron = createBullmqCronSchedules({ redis: this.#redis, workerRedis: this.#workerRedis, prefix: this.#prefix });

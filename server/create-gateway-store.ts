@@ -41,19 +41,28 @@ export interface GatewayStoreOptions {
   preparedStatements?: boolean;
   /** Graphile Worker: the size of the gateway's PostgreSQL pool. (Default: 10.) */
   maxPoolSize?: number;
+  /**
+   * Count each duplicate PUSH on the job it met: `duplicate_count` and `last_duplicate_at` in the
+   * job's JSON (docs/decisions.md, "Duplicate counts"); every backend. (Default: false.)
+   */
+  countDuplicates?: boolean;
 }
 
 export async function createGatewayStore(options: GatewayStoreOptions): Promise<GatewayStore> {
   switch (options.backend) {
     case 'memory':
-      return createMemoryGatewayStore();
+      return createMemoryGatewayStore({ countDuplicates: options.countDuplicates ?? false });
     case 'bullmq': {
       const { createBullmqGatewayStore } = await importGatewayDependency(
         () => import('./bullmq-gateway-store.js'),
         ['bullmq', 'ioredis'],
         "the gateway's bullmq backend",
       );
-      return createBullmqGatewayStore({ redisUrl: options.redisUrl ?? 'redis://127.0.0.1:6379', prefix: options.prefix ?? 'bull' });
+      return createBullmqGatewayStore({
+        redisUrl: options.redisUrl ?? 'redis://127.0.0.1:6379',
+        prefix: options.prefix ?? 'bull',
+        countDuplicates: options.countDuplicates ?? false,
+      });
     }
     case 'graphile-worker': {
       if (!options.databaseUrl) {
@@ -70,6 +79,7 @@ export async function createGatewayStore(options: GatewayStoreOptions): Promise<
         ...(options.uniqueSchema ? { uniqueSchema: options.uniqueSchema } : {}),
         ...(options.preparedStatements === undefined ? {} : { preparedStatements: options.preparedStatements }),
         ...(options.maxPoolSize === undefined ? {} : { maxPoolSize: options.maxPoolSize }),
+        countDuplicates: options.countDuplicates ?? false,
       });
     }
   }

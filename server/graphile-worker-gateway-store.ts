@@ -67,6 +67,11 @@ export interface GraphileWorkerGatewayStoreOptions {
    * (Default: true, as Graphile Worker.)
    */
   preparedStatements?: boolean;
+  /**
+   * Count each duplicate PUSH on the job it met: `duplicate_count` and `last_duplicate_at` in the
+   * job's JSON (docs/decisions.md, "Duplicate counts"). (Default: false.)
+   */
+  countDuplicates?: boolean;
 }
 
 interface Side {
@@ -136,6 +141,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
       ...(options.graphileSchema ? { workerSchema: options.graphileSchema } : {}),
       ...(options.uniqueSchema ? { uniqueSchema: options.uniqueSchema } : {}),
       ...(options.preparedStatements === undefined ? {} : { preparedStatements: options.preparedStatements }),
+      countDuplicates: options.countDuplicates ?? false,
     });
     this.#noPreparedStatements = options.preparedStatements === false;
     this.#fetcher = createGraphileJobFetcher(this.#pool, this.#backend.schemas);

@@ -67,6 +67,11 @@ export interface MemoryGatewayStoreOptions {
    * windows and expiry all read it. Inject one to move time in tests. (Default: `Date.now`.)
    */
   clock?: { now(): number };
+  /**
+   * Count each duplicate PUSH on the job it met: `duplicate_count` and `last_duplicate_at` in the
+   * job's JSON (docs/decisions.md, "Duplicate counts"). (Default: false.)
+   */
+  countDuplicates?: boolean;
 }
 
 /** A memory store's crons can be told that its clock moved (`lookNow`). */
@@ -75,12 +80,13 @@ export interface MemoryGatewayStore extends GatewayStore {
 }
 
 export function createMemoryGatewayStore(options: MemoryGatewayStoreOptions = {}): MemoryGatewayStore {
-  return new MemoryStore(options.clock ?? { now: () => Date.now() });
+  return new MemoryStore(options.clock ?? { now: () => Date.now() }, options.countDuplicates ?? false);
 }
 
 class MemoryStore implements MemoryGatewayStore {
   readonly backend = 'memory' as const;
   readonly #clock: { now(): number };
+  readonly #countDuplicates: boolean;
   #memory: MemoryBackend;
   #side = new Map<string, SideRecord>();
   /** Ids with a retry or a reservation pending: what #tick looks at (not every job). */
@@ -100,9 +106,10 @@ class MemoryStore implements MemoryGatewayStore {
   readonly workflows: ReturnType<typeof createMemoryWorkflowRecords>;
   readonly #capabilities: UniqueJobsCapabilities;
 
-  constructor(clock: { now(): number }) {
+  constructor(clock: { now(): number }, countDuplicates: boolean) {
     this.#clock = clock;
-    this.#memory = createMemoryBackend({ retryDelayMs: () => NEVER_MS, clock });
+    this.#countDuplicates = countDuplicates;
+    this.#memory = createMemoryBackend({ retryDelayMs: () => NEVER_MS, clock, countDuplicates });
     this.idempotency = createMemoryIdempotencyRecords(clock);
     this.cron = createMemoryCronSchedules(clock);
     this.workflows = createMemoryWorkflowRecords(clock);
@@ -277,7 +284,7 @@ class MemoryStore implements MemoryGatewayStore {
 
   async reset(): Promise<void> {
     await this.#memory.close();
-    this.#memory = createMemoryBackend({ retryDelayMs: () => NEVER_MS, clock: this.#clock });
+    this.#memory = createMemoryBackend({ retryDelayMs: () => NEVER_MS, clock: this.#clock, countDuplicates: this.#countDuplicates });
     this.#side.clear();
     this.#timed.clear();
     this.#paused.clear();

@@ -2,7 +2,8 @@
  * The OJS envelope of a job (`OjsJob`), built from what a store holds, in one place: every
  * backend's `getJob`, enqueue outcomes and lookups, and the gateway, read a job through
  * {@link buildJobView}, so the same job reads the same on every host: times as ISO 8601 UTC,
- * `completed_at` only once the job is finished, `replaced_by` only on a replaced job.
+ * `completed_at` only once the job is finished, `replaced_by` only on a replaced job,
+ * `duplicate_count` and `last_duplicate_at` only once a duplicate was counted on the job.
  */
 import type { OjsJob } from './job.js';
 import { TERMINAL_STATES } from './job-state.js';
@@ -11,13 +12,20 @@ import { TERMINAL_STATES } from './job-state.js';
 export type StoredTime = number | Date | string;
 
 /** A job's fields as a store read them; the times in whichever form the store keeps. */
-export interface JobViewSource extends Omit<OjsJob, 'created_at' | 'scheduled_at' | 'completed_at' | 'replaced_by'> {
+export interface JobViewSource extends Omit<
+  OjsJob,
+  'created_at' | 'scheduled_at' | 'completed_at' | 'replaced_by' | 'duplicate_count' | 'last_duplicate_at'
+> {
   created_at: StoredTime;
   scheduled_at: StoredTime;
   /** When the job finished; ignored unless its state is terminal (a retried job keeps an old one on some hosts). */
   completed_at?: StoredTime | null;
   /** The job that replaced this one; null or absent for none. */
   replaced_by?: string | null;
+  /** Duplicate adds counted on the job; 0, null or absent for none. */
+  duplicate_count?: number | null;
+  /** When the last counted duplicate met the job; read only with a `duplicate_count`. */
+  last_duplicate_at?: StoredTime | null;
 }
 
 export function buildJobView(source: JobViewSource): OjsJob {
@@ -38,6 +46,10 @@ export function buildJobView(source: JobViewSource): OjsJob {
   };
   if (source.completed_at != null && TERMINAL_STATES.includes(source.state)) view.completed_at = isoTime(source.completed_at);
   if (source.replaced_by != null) view.replaced_by = source.replaced_by;
+  if (source.duplicate_count != null && source.duplicate_count > 0 && source.last_duplicate_at != null) {
+    view.duplicate_count = source.duplicate_count;
+    view.last_duplicate_at = isoTime(source.last_duplicate_at);
+  }
   return view;
 }
 

@@ -63,4 +63,12 @@ export interface OjsJob {
   completed_at?: string;
   /** For a job cancelled by `replace`: the id of the job that replaced it. */
   replaced_by?: string;
+  /**
+   * How many duplicate adds met this job and left it holding its key: answered `deduplicated`,
+   * `rejected` or `updated` against it (docs/decisions.md, "Duplicate counts"). Absent until the
+   * first one; a re-sent add (the same request after a lost reply) counts once.
+   */
+  duplicate_count?: number;
+  /** ISO 8601 UTC, on the backend's clock: when the last counted duplicate met this job. With `duplicate_count`. */
+  last_duplicate_at?: string;
 }

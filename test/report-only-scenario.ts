@@ -2,7 +2,7 @@
  * The report-only scenario every backend and entry point runs (src/report-only.ts): a policy
  * marked `x_report_only` always inserts and says what it would have done; its jobs hold no key
  * the enforced policy sees; each add is counted once, as what the policy would have done, with
- * `ojs.unique.report_only`.
+ * `ojs.unique.report_only`; the job holding the report-only key counts the adds that met it.
  */
 import { expect } from 'chai';
 import type { UniquePolicyInput, WouldBe } from '../src/index.js';
@@ -25,7 +25,15 @@ export type AddThrough = (type: string, args: Record<string, unknown>, unique: U
  */
 export async function expectReportOnlyScenario(
   add: AddThrough,
-  options: { type: string; queue: string; system: string; capture: TelemetryCapture; jobs: () => Promise<number> },
+  options: {
+    type: string;
+    queue: string;
+    system: string;
+    capture: TelemetryCapture;
+    jobs: () => Promise<number>;
+    /** The job's duplicate count (OjsJob.duplicate_count), undefined for none. */
+    duplicateCount: (id: string) => Promise<number | undefined>;
+  },
 ): Promise<void> {
   const { type, capture } = options;
   const enforced = { keys: ['type'], on_conflict: 'reject' } as const;
@@ -39,6 +47,10 @@ export async function expectReportOnlyScenario(
   // Report-only adds see one another: a third meets the first again, not the second (which holds no key).
   const third = await add(type, { n: 3 }, { ...reportOnly, on_conflict: 'ignore' });
   expect(third).to.include({ wouldBe: 'deduplicated', existingJobId: first.id });
+  // Duplicate counts: the job holding the report-only key counts every add that met it, whatever
+  // the policy would have done (docs/decisions.md); the jobs inserted beside it count none.
+  expect(await options.duplicateCount(first.id)).to.equal(2);
+  expect(await options.duplicateCount(second.id)).to.equal(undefined);
   // Enforcing later is clean: no report-only job holds the enforced key.
   const enforcedFirst = await add(type, { n: 4 }, enforced);
   expect(enforcedFirst.outcome).to.equal('created');

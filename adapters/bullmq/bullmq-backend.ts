@@ -72,6 +72,8 @@ export interface BullMQBackendOptions {
   cancelledRetentionMs?: number;
   /** As `withUniqueness`'s `duplicateProbe` (docs/bullmq.md, "The duplicate probe"). (Default: true.) */
   duplicateProbe?: boolean;
+  /** As `withUniqueness`'s `countDuplicates` (docs/decisions.md, "Duplicate counts"). (Default: false.) */
+  countDuplicates?: boolean;
   /** ioredis `maxRetriesPerRequest` of a client the backend creates. (Default: 2.) */
   maxRetriesPerRequest?: number;
   /**
@@ -159,6 +161,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
   readonly #backoff: JobsOptions['backoff'];
   readonly #retentionMs: number;
   readonly #probe: boolean;
+  readonly #countDuplicates: boolean;
   readonly #telemetry: Telemetry | undefined;
   /** How long a call waits for a queue's connection; undefined: as long as the caller's client does. */
   readonly #connectTimeoutMs: number | undefined;
@@ -190,6 +193,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
     this.#backoff = options.backoff ?? { type: 'exponential', delay: 1000 };
     this.#retentionMs = options.cancelledRetentionMs ?? DEFAULT_CANCELLED_RETENTION_MS;
     this.#probe = options.duplicateProbe ?? true;
+    this.#countDuplicates = options.countDuplicates ?? false;
     this.#telemetry = options.telemetry;
   }
 
@@ -256,6 +260,7 @@ class BullMQUniqueJobsBackend implements BullMQBackend {
       backoff: this.#backoff,
       cancelledRetentionMs: this.#retentionMs,
       probe: this.#probe,
+      countDuplicates: this.#countDuplicates,
       idClaimQueues: queueRegistryKey(`${this.prefix}:`),
     });
     return { input, queueName, queue: added.request.queue, ...added };

@@ -55,6 +55,11 @@ export interface UniqueAddRequest {
    * the set, checked in the script that inserts. (Default: only this queue, BullMQ's own rule.)
    */
   idClaimQueues?: string;
+  /**
+   * Count a duplicate on the job it met (docs/decisions.md, "Duplicate counts"): unique-add's
+   * ARGV[23] and unique-probe's ARGV[17]. (Default: false: nothing counted, nothing written.)
+   */
+  countDuplicates?: boolean;
   /** The field an "id already exists" error names: `id` (OJS) or `opts.jobId` (BullMQ). (Default: `id`.) */
   idPath?: string;
   /**
@@ -179,6 +184,7 @@ function preparedAdd(
       '', 0, k1!, k2!, k3!, k4!, k5!, k6!, k7!, k8!, k9!, k10!, k11!, index.key,
       packedArgs, data, packedOpts, rootPrefix, queue.name,
       unique!.key, p.onConflict, p.states, p.stored, metaArg(request.meta), requestToken(), 'n',
+      request.countDuplicates ? 'c' : '',
       l1!, l2!, l3!,
     ];
     return {
@@ -197,7 +203,7 @@ function preparedAdd(
     args = [
       '', 0, k1!, k2!, k3!, k4!, k5!, k6!, k7!, k8!, k9!, k10!, k11!, queue.keys.meta!,
       packedArgs, data, packedOpts, rootPrefix, queue.name, '', 'reject', '', '', '', '', 'null', '{}',
-      request.cancelledRetentionMs, idClaimQueues, requestToken(), 0, '', '', '', '', '',
+      request.cancelledRetentionMs, idClaimQueues, requestToken(), 0, '', '', '', '', '', '',
       l1!, l2!, l3!,
     ];
   } else {
@@ -215,7 +221,7 @@ function preparedAdd(
       unique!.key, p.onConflict, p.states, p.years, p.months, p.fixedMs,
       p.stored, metaArg(request.meta), request.cancelledRetentionMs, idClaimQueues, requestToken(),
       p.terminalBits, index.home, p.anchor, p.anchoredPeriod, p.update,
-      nativeFlag(p, request, idClaimQueues, index.home, queue.name),
+      nativeFlag(p, request, idClaimQueues, index.home, queue.name), request.countDuplicates ? 'c' : '',
       l1!, l2!, l3!,
     ];
   }
@@ -455,7 +461,7 @@ function probeArgs(request: UniqueAddRequest, constants: QueueHandle): { args: S
     '', 0, index.key, queue.keys.events!, queue.keys.meta!,
     constants.rootPrefix, queue.name, constants.base, request.opts.jobId ?? '', idClaimQueues,
     key, p.onConflict, p.states, p.years, p.months, p.fixedMs, p.terminalBits, index.home, p.anchor,
-    nativeFlag(p, request, idClaimQueues, index.home, queue.name),
+    nativeFlag(p, request, idClaimQueues, index.home, queue.name), requestToken(), request.countDuplicates ? 'c' : '',
     l1!, l2!, l3!,
   ];
   if (l4 !== undefined) args.push(l4);

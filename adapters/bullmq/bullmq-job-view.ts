@@ -62,7 +62,18 @@ export function ojsJobView(queue: string, id: string, state: OjsJobState, stored
     uniqueness_key: hash.ojsKey ?? null,
     completed_at: finished ? Number(finished) : null,
     replaced_by: hash.ojsReplacedBy || null,
+    ...duplicateCountOf(hash.ojsDup),
   });
+}
+
+/**
+ * Duplicate counts as a job hash keeps them (lua/includes/ojs-count-duplicate.lua): one field,
+ * `"<count>,<ms>,<request token>"`; none before the first.
+ */
+export function duplicateCountOf(field: string | null | undefined): { duplicate_count: number; last_duplicate_at: number } | null {
+  if (!field) return null;
+  const [count, at] = field.split(',', 2);
+  return { duplicate_count: Number(count), last_duplicate_at: Number(at) };
 }
 
 /**

@@ -81,7 +81,7 @@ export function queueAddRequest(
   data: unknown,
   opts: UniqueJobsOptions,
   retentionMs: number,
-  how: { flowNode?: boolean; probe?: boolean; parentKeyOpts?: FlowParentKeyOpts } = {},
+  how: { flowNode?: boolean; probe?: boolean; parentKeyOpts?: FlowParentKeyOpts; countDuplicates?: boolean } = {},
 ): UniqueAddRequest & { prepared: PreparedUnique } {
   const { unique, ojsMeta, ...bullmqOpts } = opts;
   // Merged first, as Queue.addJob merges them: an option set in the queue's defaultJobOptions
@@ -139,6 +139,7 @@ export function queueAddRequest(
     bullmqOptionsChecked: true,
     probe: how.probe,
     parentKeyOpts: how.parentKeyOpts,
+    countDuplicates: how.countDuplicates,
   };
 }
 
@@ -169,6 +170,7 @@ export function ojsAddRequest(
     backoff: JobsOptions['backoff'];
     cancelledRetentionMs: number;
     probe: boolean;
+    countDuplicates: boolean;
     /** The prefix's queue set, where a caller-chosen id is claimed. */
     idClaimQueues: string;
   },
@@ -202,6 +204,7 @@ export function ojsAddRequest(
     // both pass. A generated UUIDv7 cannot collide.
     idClaimQueues: input.id === undefined ? undefined : settings.idClaimQueues,
     probe: settings.probe,
+    countDuplicates: settings.countDuplicates,
   };
   return { id, opts, prepared, request };
 }

@@ -70,15 +70,15 @@ export const UNIQUE_ADD_QUEUE_KEYS = [
  * ARGV[n] is at `UNIQUE_ADD_ARGV + n - 1`. Its 22 arguments are followed by the layout check.
  */
 export const UNIQUE_ADD_ARGV = SCRIPT_HEAD + UNIQUE_ADD_QUEUE_KEYS.length + 1;
-export const UNIQUE_ADD_ARGV_COUNT = 22;
+export const UNIQUE_ADD_ARGV_COUNT = 23;
 /** unique-probe's ARGV[1] (after its 3 keys), and its count of arguments before the layout check. */
 export const UNIQUE_PROBE_ARGV = SCRIPT_HEAD + 3;
 /**
  * unique-native-add's count of arguments before the layout check (lua/unique-native-add-12.lua:
  * unique-add's keys, then only what its native path reads). Its ARGV[1] is at `UNIQUE_ADD_ARGV`.
  */
-export const UNIQUE_NATIVE_ADD_ARGV_COUNT = 12;
-export const UNIQUE_PROBE_ARGV_COUNT = 15;
+export const UNIQUE_NATIVE_ADD_ARGV_COUNT = 13;
+export const UNIQUE_PROBE_ARGV_COUNT = 17;
 
 /**
  * The keys a script that splices BullMQ's scripts by name hands each of them (`K`): unique-add's
@@ -205,7 +205,7 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
     return new OjsScript(command, source.numberOfKeys, definitions + compose(source.lua.slice(at)), definitions.length, resent);
   };
   const scripts = [
-    script(COMMANDS.uniqueAdd, luaScripts['unique-add'], splice, markNativeResent(UNIQUE_ADD_ARGV_COUNT)),
+    script(COMMANDS.uniqueAdd, luaScripts['unique-add'], splice, markNativeResent(22)),
     script(COMMANDS.uniqueProbe, luaScripts['unique-probe'], withHost),
     script(COMMANDS.getJob, luaScripts['get-job'], withHost),
     script(COMMANDS.cancelJob, luaScripts['cancel-job'], splice),
@@ -213,7 +213,7 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
     script(COMMANDS.uniqueExplain, luaScripts['unique-explain'], withHost),
     script(COMMANDS.uniqueRelease, luaScripts['unique-release'], withHost),
     script(COMMANDS.dropQueueEntries, luaScripts['drop-queue-entries'], withHost),
-    script(COMMANDS.uniqueNativeAdd, luaScripts['unique-native-add'], splice, markNativeResent(UNIQUE_NATIVE_ADD_ARGV_COUNT)),
+    script(COMMANDS.uniqueNativeAdd, luaScripts['unique-native-add'], splice, markNativeResent(12)),
   ];
   childProblem = problems.addParentJob ?? null;
   treeProblem = childProblem ?? problems.releaseParentIfNoPendingDependencies ?? null;
@@ -230,9 +230,9 @@ export function composeScripts(bullmq: Pick<InstalledBullMQ, 'version' | 'script
  * (lua/includes/ojs-native-add.lua). unique-native-add's flag is its last argument before the
  * layout check too (ARGV[12]); both scripts take unique-add's keys.
  */
-function markNativeResent(argvCount: number): (args: unknown[], first: number) => void {
+function markNativeResent(flagArgv: number): (args: unknown[], first: number) => void {
   return (args, first) => {
-    const native = first + luaScripts['unique-add'].numberOfKeys + argvCount - 1;
+    const native = first + luaScripts['unique-add'].numberOfKeys + flagArgv - 1;
     if (args[native] === 'n') args[native] = 'r';
   };
 }

@@ -190,6 +190,13 @@ export interface WithUniquenessOptions<Name extends string = string> extends Ent
    * its job finished and stopped counting: each would pay a probe round trip. (Default: true.)
    */
   duplicateProbe?: boolean;
+  /**
+   * Count each duplicate add on the job it met (`duplicate_count`, `last_duplicate_at` on the OJS
+   * job view, `readUniqueFields`; docs/decisions.md, "Duplicate counts"): one `HSET` per counted
+   * duplicate, in the script that decides. Applies to every add through the wrapper, its flows
+   * and its schedulers. (Default: false: nothing counted, no field written.)
+   */
+  countDuplicates?: boolean;
 }
 
 export type DataOf<Q> = Q extends Queue<any, any, any, infer DataType, any, any> ? DataType : never;

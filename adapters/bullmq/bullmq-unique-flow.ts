@@ -42,8 +42,8 @@ export function uniqueNodeArgs(prepared: PreparedUniqueAdd, waitingChildrenKey: 
   return {
     kind: 'unique',
     keys: [...keys, waitingChildrenKey],
-    // ARGV[4..21]: a flow node always takes the general path, so not unique-add's ARGV[22].
-    argv: [bullmqArgs!, data!, bullmqOpts!, ...ojs.slice(0, 18).map(String)],
+    // ARGV[4..21] and ARGV[23]: a flow node always takes the general path, so not unique-add's ARGV[22].
+    argv: [bullmqArgs!, data!, bullmqOpts!, ...ojs.slice(0, 18).map(String), String(ojs[19])],
     layout: prepared.layout,
   };
 }

@@ -6,6 +6,7 @@
  *  - `createBullMQBackend({ connection })`: the core's `UniqueJobsBackend` over BullMQ.
  *  - `removeUniquenessIndex(queue)`: deletes the adapter's sidecar keys (BullMQ's `obliterate`
  *    does not know them).
+ *  - `readUniqueFields(queue, job)`: a job's policy, key and duplicate count, for a dashboard.
  */
 export { withUniqueness } from './with-uniqueness.js';
 export { DEFAULT_CANCELLED_RETENTION_MS } from './bullmq-retention.js';
@@ -21,6 +22,8 @@ export type {
 export { createBullMQBackend, DEFAULT_COMMAND_TIMEOUT_MS, DEFAULT_MAX_RETRIES_PER_REQUEST } from './bullmq-backend.js';
 export type { BullMQBackend, BullMQBackendOptions } from './bullmq-backend.js';
 export { removeUniquenessIndex } from './remove-uniqueness-index.js';
+export { readUniqueFields } from './read-unique-fields.js';
+export type { UniqueFields } from './read-unique-fields.js';
 export { SUPPORTED_BULLMQ_RANGE } from './bullmq-host.js';
 export {
   makeUniqueSchedulerProcessor,

@@ -82,6 +82,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
   composedScripts();
   const retentionMs = options.cancelledRetentionMs ?? DEFAULT_CANCELLED_RETENTION_MS;
   const probe = options.duplicateProbe ?? true;
+  const countDuplicates = options.countDuplicates ?? false;
   const policies = entryPointPolicies(options);
   const siblings = new Siblings(queue, options);
   // Assigned below; every closure here runs after the Proxy exists.
@@ -139,7 +140,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
     }
     // A unique add throws only the core's typed errors (a plain add above stays BullMQ's own).
     try {
-      const request = queueAddRequest(queue, name, data, opts, retentionMs, { probe });
+      const request = queueAddRequest(queue, name, data, opts, retentionMs, { probe, countDuplicates });
       const reply = await uniqueAdd(request);
       const inserted = reply.outcome === 'created' || reply.outcome === 'replaced';
       if (!handle.registered && inserted) await handle.register();
@@ -171,6 +172,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
           siblings,
           context ? jobs.map((job) => ({ ...job, opts: withTraceContext(job.opts ?? {}, context) })) : jobs,
           retentionMs,
+          countDuplicates,
         );
         // Each job's outcome, in the order of BullMQ's bulk names (a job without a policy was created).
         span?.setAttributes({ [OUTCOME_ATTRIBUTE]: added.map((job) => job.unique?.outcome ?? 'created') });
@@ -340,6 +342,7 @@ function wrapQueue<Q extends Queue>(queue: Q, options: WithUniquenessOptions = {
       const request = queueAddRequest(queue, name, data, withDefaultPolicy(queue, opts, policies, name) ?? opts, retentionMs, {
         flowNode: true,
         parentKeyOpts,
+        countDuplicates,
       });
       // A flow's nodes go in all or nothing, in one script: a report-only node's plain insert
       // would be a second one (a lone root is the queue's add, which supports it).
@@ -421,6 +424,7 @@ async function uniqueAddBulk(
   siblings: Siblings,
   jobs: readonly { name: string; data: unknown; opts?: UniqueJobsOptions }[],
   retentionMs: number,
+  countDuplicates: boolean,
 ): Promise<BulkAddedJob[]> {
   const queue = siblings.queue;
   const handle = queueHandle(queue);
@@ -457,7 +461,7 @@ async function uniqueAddBulk(
       );
       entries.push({ kind: 'child', flow, jobId: spec.opts.jobId });
     } else {
-      const request = queueAddRequest(queue, spec.name, spec.data, spec.opts ?? {}, retentionMs);
+      const request = queueAddRequest(queue, spec.name, spec.data, spec.opts ?? {}, retentionMs, { countDuplicates });
       // A report-only entry is sent as its shadow; a duplicate there is added plain after the pipeline.
       const real = request.prepared;
       entries.push({

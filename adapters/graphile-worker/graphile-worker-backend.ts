@@ -75,6 +75,11 @@ export interface GraphileWorkerBackendOptions {
    * (Default: true, as Graphile Worker.)
    */
   preparedStatements?: boolean;
+  /**
+   * Count each duplicate add on the job it met (`duplicate_count`, `last_duplicate_at` on the job
+   * view; docs/decisions.md, "Duplicate counts"): one more statement per duplicate. (Default: false.)
+   */
+  countDuplicates?: boolean;
   /** Graphile `queue_name` for an OJS queue: named queues serialise their jobs. (Default: always null.) */
   queueNameFor?: (queue: string) => string | null;
 }
@@ -142,6 +147,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
       workerSchema: options.workerSchema,
       replaceActive: options.replaceActive,
       preparedStatements: options.preparedStatements,
+      countDuplicates: options.countDuplicates,
     });
     this.#sql = this.#handle.sql;
     this.schemas = this.#sql.names;
@@ -270,7 +276,7 @@ class GraphileWorkerUniqueJobsBackend implements GraphileWorkerBackend {
     this.#assertOpen();
     const lookup = this.#lookupOf(target);
     await this.ready();
-    return findUniqueJob(await this.#pool, this.#sql, lookup);
+    return findUniqueJob(await this.#pool, this.#sql, lookup, this.#handle.countDuplicates);
   }
 
   async explainUnique(job: JobInput): Promise<UniqueExplanation> {

@@ -143,7 +143,8 @@ async function decideAndApply(
   // (touch), even on ignore and reject, so those take the locked path too.
   if ((early.action === 'ignore' || early.action === 'reject') && !early.touch) {
     await refuseTakenId(client, handle, request, attempt);
-    return settle(early, attempt);
+    // Duplicate counts: the one write of this path (in autocommit on the adapter's own path).
+    return settle(early, attempt, await countDuplicate(client, handle, request, attempt, early.existing.id, ownTransaction));
   }
 
   // An insert beside other records, a replace, an update or a touch: write under the key's lock,
@@ -189,6 +190,8 @@ async function decideAndApply(
         const touched = decision.touch.map((candidate) => read.candidates.find((c) => c.id === candidate.id)!.job_id);
         await statement(client, handle, 'touch-jobs', [touched, prepared.policy.period]);
       }
+      // Duplicate counts: before an update, whose answer reads the job back with its count.
+      const counted = await countDuplicate(client, handle, request, read, decision.existing.id, false);
       if (decision.action === 'update') {
         const existing = read.candidates.find((candidate) => candidate.id === decision.existing.id)!;
         result = await updateJob(client, handle, request, existing, decision.fields, read.now, decision.scheduledAtLimit);
@@ -197,14 +200,14 @@ async function decideAndApply(
         if (ownTransaction) await commit(client, mode, handle, prepared.key, request.token, 'untracked');
         throw decision.error;
       } else {
-        result = settle(decision, read);
+        result = settle(decision, read, counted);
       }
     }
     if (ownTransaction) {
       const wrote =
         decision.action === 'insert' || decision.action === 'replace'
           ? 'token'
-          : decision.action === 'update' || decision.touch
+          : decision.action === 'update' || decision.touch || handle.countDuplicates
             ? 'untracked'
             : false;
       await commit(client, mode, handle, prepared.key, request.token, wrote);
@@ -346,10 +349,46 @@ async function refuseTakenId(
   if (taken) throw new InvalidJobInputError([{ path: 'id', message: `a job with id ${id} already exists` }]);
 }
 
-/** The outcome of an `ignore` or `reject` decision, from the read it was made on. */
-function settle(decision: Extract<UniqueConflictDecision, { action: 'ignore' | 'reject' }>, read: LockAndRead): EnqueueResult {
+/** The outcome of an `ignore` or `reject` decision, from the read it was made on and the count it took. */
+function settle(
+  decision: Extract<UniqueConflictDecision, { action: 'ignore' | 'reject' }>,
+  read: LockAndRead,
+  counted: DuplicateCount | null,
+): EnqueueResult {
   if (decision.action === 'reject') throw decision.error;
-  return { outcome: 'deduplicated', job: candidateView(read.candidates.find((candidate) => candidate.id === decision.existing.id)!) };
+  const job = candidateView(read.candidates.find((candidate) => candidate.id === decision.existing.id)!);
+  if (counted) {
+    job.duplicate_count = counted.duplicate_count;
+    job.last_duplicate_at = new Date(counted.last_duplicate_at).toISOString();
+  }
+  return { outcome: 'deduplicated', job };
+}
+
+interface DuplicateCount {
+  duplicate_count: number;
+  /** Epoch ms, database clock. */
+  last_duplicate_at: number;
+}
+
+/**
+ * Duplicate counts (docs/decisions.md), with the entry point's `countDuplicates`: counts this enqueue on the job it met (`existingId`, an
+ * OJS id among `read`'s candidates), once per request token; the job's count after it.
+ * `ownStatement`: the statement runs in autocommit (the adapter's own read-only path), so its
+ * commit may skip the WAL flush wait; never in a transaction of the caller's or the adapter's.
+ */
+async function countDuplicate(
+  client: PgClientLike,
+  handle: SchemaHandle,
+  request: PreparedGraphileEnqueue,
+  read: LockAndRead,
+  existingId: string,
+  ownStatement: boolean,
+): Promise<DuplicateCount | null> {
+  // Off (the default): no statement, nothing written.
+  if (!handle.countDuplicates) return null;
+  const jobId = read.candidates.find((candidate) => candidate.id === existingId)!.job_id;
+  return (await statement<{ result: DuplicateCount | null }>(client, handle, 'count-duplicate', [jobId, request.token, ownStatement]))
+    .rows[0]!.result;
 }
 
 async function insertJob(

@@ -106,6 +106,9 @@ interface JobRow {
   scheduled_at: Date | string;
   completed_at: Date | string | null;
   replaced_by: string | null;
+  /** Duplicate counts: get-job's (duplicate_counts); a candidate's view leaves them out. */
+  duplicate_count?: number | null;
+  last_duplicate_at?: Date | string | null;
 }
 
 /** OJS INFO for a job the adapter enqueued, or null. */

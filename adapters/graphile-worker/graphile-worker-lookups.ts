@@ -14,7 +14,7 @@ import { type OjsJob } from '../../src/job.js';
 import { LIVE_STATES, OJS_JOB_STATES, TERMINAL_STATES, type OjsJobState } from '../../src/job-state.js';
 import type { PreparedUnique } from '../../src/unique-enqueue.js';
 import { explainUniqueAdd, type UniqueExplanation } from '../../src/unique-explain.js';
-import { candidateFinishedAt, candidateView, type CandidateRow } from './graphile-worker-job-view.js';
+import { candidateFinishedAt, candidateView, readJob, type CandidateRow } from './graphile-worker-job-view.js';
 import { isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
 import type { PgClientLike } from './graphile-worker-pg.js';
 import type { PreparedGraphileEnqueue } from './graphile-worker-request.js';
@@ -84,7 +84,12 @@ export async function explainUniqueJob(
  * existing job" (the oldest it counts), or with no policy the oldest live job under the key; null
  * when none. A read of committed state, without the key's lock.
  */
-export async function findUniqueJob(client: PgClientLike, sql: GraphileWorkerSql, lookup: KeyLookup): Promise<OjsJob | null> {
+export async function findUniqueJob(
+  client: PgClientLike,
+  sql: GraphileWorkerSql,
+  lookup: KeyLookup,
+  countDuplicates: boolean,
+): Promise<OjsJob | null> {
   let read: KeyCandidates;
   try {
     read = await readCandidates(client, sql, lookup.key, lookup.policy?.states ?? LIVE_STATES);
@@ -97,7 +102,19 @@ export async function findUniqueJob(client: PgClientLike, sql: GraphileWorkerSql
       policy ? isDuplicate({ ...candidate, seq: Number(candidate.job_id) }, policy, read.now) : !TERMINAL_STATES.includes(candidate.state),
     )
     .sort((a, b) => insertionOrder({ ...a, seq: Number(a.job_id) }, { ...b, seq: Number(b.job_id) }));
-  return holding[0] ? read.view(holding[0]) : null;
+  if (!holding[0]) return null;
+  const view = read.view(holding[0]);
+  if (!countDuplicates) return view;
+  // Its duplicate count, which the candidates' read leaves out (it is every enqueue's read):
+  // get-job's, one more statement for a lookup, only where counts are kept.
+  const counted = await readJob(client, sql, view.id).catch((error: unknown) => {
+    throw translatePgError(error, { operation: 'findUniqueJob', rolledBack: false });
+  });
+  if (counted?.duplicate_count !== undefined) {
+    view.duplicate_count = counted.duplicate_count;
+    view.last_duplicate_at = counted.last_duplicate_at!;
+  }
+  return view;
 }
 
 /**

@@ -23,6 +23,8 @@ export interface SchemaHandle {
   policies: EntryPointPolicies;
   /** The entry point's `onUniqueAdd` hook (graphile-worker-unique-add-hook.ts), or undefined. */
   onUniqueAdd: UniqueAddHook | undefined;
+  /** Count duplicates on the job they met (docs/decisions.md, "Duplicate counts"). */
+  countDuplicates: boolean;
 }
 
 export interface UniqueEnqueueOptions {
@@ -39,6 +41,12 @@ export interface UniqueEnqueueOptions {
    * Graphile Worker.)
    */
   preparedStatements?: boolean;
+  /**
+   * Count each duplicate add on the job it met: `duplicate_count` and `last_duplicate_at` on the
+   * OJS job view (docs/decisions.md, "Duplicate counts"). Off, a duplicate answered from the
+   * read-only snapshot writes nothing and the view has neither field. (Default: false.)
+   */
+  countDuplicates?: boolean;
 }
 
 /** @param optionNames what the caller's options call the two schemas, for the error refusing one. */
@@ -58,6 +66,7 @@ export function schemaHandle(
     ),
     replaceActive: options.replaceActive ?? false,
     preparedStatements: options.preparedStatements ?? true,
+    countDuplicates: options.countDuplicates ?? false,
   };
 }
 

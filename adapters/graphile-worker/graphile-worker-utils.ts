@@ -33,7 +33,7 @@ import { uniqueAddFunctions, type UniqueAddJob, type UniqueAddJobs } from './gra
 export interface UniqueWorkerUtilsOptions
   extends
     WorkerUtilsOptions,
-    Pick<UniqueEnqueueOptions, 'replaceActive' | 'preparedStatements'>,
+    Pick<UniqueEnqueueOptions, 'replaceActive' | 'preparedStatements' | 'countDuplicates'>,
     EntryPointPolicyOptions,
     Pick<UniqueEntryPointOptions, 'onUniqueAdd'> {
   /** The adapter's own schema. (Default: `ojs_unique`.) */
@@ -90,6 +90,7 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
     uniqueSchema,
     replaceActive,
     preparedStatements,
+    countDuplicates,
     connectionTimeoutMillis = DEFAULT_CONNECTION_TIMEOUT_MS,
     policies,
     reportOnly,
@@ -102,6 +103,7 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
     {
       uniqueSchema,
       replaceActive,
+      countDuplicates,
       policies,
       reportOnly,
       onUniqueAdd,
@@ -167,7 +169,7 @@ export async function makeUniqueWorkerUtils(options: UniqueWorkerUtilsOptions): 
     reclaim: (reclaimOptions) => onClient('reclaim', (client) => reclaimUniqueJobs(client, handle.sql, reclaimOptions)),
     findUniqueJob: (async (target: UniquenessKeyRef | string, payload?: unknown, spec?: UniqueTaskSpecWithPolicy) => {
       const lookup = await lookupOf(target, payload, spec);
-      return onClient('findUniqueJob', (client) => findUniqueJob(client, handle.sql, lookup));
+      return onClient('findUniqueJob', (client) => findUniqueJob(client, handle.sql, lookup, handle.countDuplicates));
     }) as UniqueKeyLookup<OjsJob | null>,
     explainUnique: async (identifier, payload, spec) => {
       const prepared = requestPrepared(

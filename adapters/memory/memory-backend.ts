@@ -43,6 +43,11 @@ export interface MemoryBackendOptions {
   replaceActive?: boolean;
   /** Simulated latency of each storage operation, in ms; 0 still yields to the event loop. (Default: 0.) */
   latencyMs?: number;
+  /**
+   * Count each duplicate add on the job it met: `duplicate_count` and `last_duplicate_at` on the
+   * OJS job view (docs/decisions.md, "Duplicate counts"). (Default: false: neither field.)
+   */
+  countDuplicates?: boolean;
 }
 
 /** A memory job may also be staged as `pending` until {@link MemoryBackend.activate} (ojs-core §6.1). */
@@ -120,7 +125,10 @@ interface KeyJobs {
 }
 
 /** A job as the memory backend keeps it: the envelope's fields, with times as epoch ms. */
-interface StoredJob extends Omit<OjsJob, 'created_at' | 'scheduled_at' | 'completed_at' | 'uniqueness_key'> {
+interface StoredJob extends Omit<
+  OjsJob,
+  'created_at' | 'scheduled_at' | 'completed_at' | 'uniqueness_key' | 'duplicate_count' | 'last_duplicate_at'
+> {
   /** The state as last written. `scheduled`/`retryable` read as `available` once due (see #stateOf). */
   state: OjsJobState;
   created_at: number;
@@ -132,6 +140,9 @@ interface StoredJob extends Omit<OjsJob, 'created_at' | 'scheduled_at' | 'comple
   seq: number;
   /** The last enqueue that found this job a duplicate under `x_period_anchor: "last_duplicate"`. */
   last_duplicate_at?: number;
+  /** Duplicate counts (OjsJob.duplicate_count): the adds counted on this job, and when the last one was. */
+  duplicates?: number;
+  counted_duplicate_at?: number;
 }
 
 export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryBackend {
@@ -145,6 +156,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
   readonly #retryDelayMs: (attempt: number) => number;
   readonly #replaceActive: boolean;
   readonly #latencyMs: number;
+  readonly #countDuplicates: boolean;
   readonly #jobs = new Map<string, StoredJob>();
   /**
    * uniqueness key -> the jobs recorded under it: `open` holds every job not yet seen finished,
@@ -169,6 +181,7 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
     this.#retryDelayMs = options.retryDelayMs ?? ((attempt) => 1000 * 2 ** (attempt - 1));
     this.#replaceActive = options.replaceActive ?? false;
     this.#latencyMs = options.latencyMs ?? 0;
+    this.#countDuplicates = options.countDuplicates ?? false;
     this.capabilities = {
       unique_jobs: {
         strength: 'strong',
@@ -297,6 +310,12 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
       if (decision.action !== 'insert' && decision.action !== 'replace' && decision.touch) {
         const now = this.#clock.now();
         for (const candidate of decision.touch) await this.#write(candidate.id, { last_duplicate_at: now }, batch);
+      }
+      // Duplicate counts: the job this add met and left holding the key counts it, as a write of
+      // the batch's journal (a refused batch undoes it), before a reject throws.
+      if (this.#countDuplicates && decision.action !== 'insert' && decision.action !== 'replace') {
+        const holder = this.#jobs.get(decision.existing.id)!;
+        await this.#write(holder.id, { duplicates: (holder.duplicates ?? 0) + 1, counted_duplicate_at: this.#clock.now() }, batch);
       }
       switch (decision.action) {
         case 'insert': {
@@ -701,6 +720,8 @@ class MemoryUniqueJobsBackend implements MemoryBackend {
       meta: structuredClone(job.meta),
       state: this.#stateOf(job),
       uniqueness_key: job.key,
+      duplicate_count: job.duplicates ?? null,
+      last_duplicate_at: job.counted_duplicate_at ?? null,
     });
   }
 

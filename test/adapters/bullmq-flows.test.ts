@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import { FlowProducer, Job, Worker } from 'bullmq';
-import { withUniqueness, type UniqueJob, type UniqueJobNode } from '../../adapters/bullmq/index.js';
+import { readUniqueFields, withUniqueness, type UniqueJob, type UniqueJobNode } from '../../adapters/bullmq/index.js';
 import { isBackendError, isDuplicateJobError, isInvalidJobInputError } from '../../src/index.js';
 import { COMMANDS, composedScripts, flowScriptsProblem } from '../../adapters/bullmq/bullmq-script-set.js';
 import { rejection } from '../conformance/suite-context.js';
@@ -18,8 +18,8 @@ const FILE = 'bullmq-flows.test.ts';
 describe('bullmq adapter: withUniqueness(flowProducer)', function () {
   this.timeout(20_000);
   const ctx = useRedisPrefix(FILE);
-  const flows = () => {
-    const flow = withUniqueness(new FlowProducer({ connection: ctx.redis, prefix: ctx.prefix }));
+  const flows = (options: { countDuplicates?: boolean } = {}) => {
+    const flow = withUniqueness(new FlowProducer({ connection: ctx.redis, prefix: ctx.prefix }), options);
     ctx.closeLater(flow);
     return flow;
   };
@@ -459,7 +459,7 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
     });
 
     it('§8.1 a re-sent unique-flow (its reply lost) answers the first run: the same ids and outcomes, nothing written again', async () => {
-      const flow = flows();
+      const flow = flows({ countDuplicates: true });
       const replace = { keys: ['type', 'args'], on_conflict: 'replace' } as const;
       const existing = await flow.add({ name: 'fetch', queueName: 'c', data: { customer: 0 }, opts: { unique: byArgs } });
       const old = await flow.add({
@@ -528,6 +528,8 @@ describe('bullmq adapter: withUniqueness(flowProducer)', function () {
         'events of the re-sent flow',
       ).to.deep.equal([]);
       expect(await ctx.queue('p').getJobState(old.job.id!)).to.equal('waiting');
+      // Duplicate counts: the deduplicated node counted once on the job it met, not again when re-sent.
+      expect((await readUniqueFields(ctx.queue('c'), existing.job.id!))?.duplicate_count).to.equal(1);
     });
 
     it("the flow runs: a worker completes the unique child, then its parent, which sees the child's result", async () => {

@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import { FlowProducer } from 'bullmq';
-import { createBullMQBackend, withUniqueness, type UniqueJob } from '../../adapters/bullmq/index.js';
+import { createBullMQBackend, readUniqueFields, withUniqueness, type UniqueJob } from '../../adapters/bullmq/index.js';
 import { InvalidJobInputError } from '../../src/index.js';
 import { useTelemetryCapture } from '../telemetry/telemetry-capture.js';
 import { expectReportOnlyScenario, type ReportOnlyAdd } from '../report-only-scenario.js';
@@ -22,36 +22,38 @@ describe('bullmq adapter: report-only policies', function () {
   const ctx = useRedisPrefix(FILE);
   const capture = useTelemetryCapture();
   const waiting = async () => (await ctx.queue(QUEUE).getJobCounts('wait')).wait!;
+  const duplicateCount = async (id: string) => (await readUniqueFields(ctx.queue(QUEUE), id))?.duplicate_count || undefined;
 
   it('withUniqueness add: always inserts, wouldBe on job.unique, enforcing later is clean', async () => {
-    const queue = withUniqueness(ctx.queue(QUEUE));
+    const queue = withUniqueness(ctx.queue(QUEUE), { countDuplicates: true });
     await expectReportOnlyScenario((type, data, unique) => queue.add(type, data, { unique }).then(normalised), {
       type: 'report.build',
       queue: QUEUE,
       system: 'bullmq',
       capture,
       jobs: waiting,
+      duplicateCount,
     });
   });
 
   it('withUniqueness addBulk: the same, entry by entry', async () => {
-    const queue = withUniqueness(ctx.queue(QUEUE));
+    const queue = withUniqueness(ctx.queue(QUEUE), { countDuplicates: true });
     await expectReportOnlyScenario(
       async (type, data, unique) => {
         const [job] = await queue.addBulk([{ name: type, data, opts: { unique } }]);
         if (job!.unique?.error) throw job!.unique.error;
         return normalised(job!);
       },
-      { type: 'report.build', queue: QUEUE, system: 'bullmq', capture, jobs: waiting },
+      { type: 'report.build', queue: QUEUE, system: 'bullmq', capture, jobs: waiting, duplicateCount },
     );
   });
 
   it('createBullMQBackend enqueue: the same; enqueueMany refuses it, naming the field', async () => {
-    const backend = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix });
+    const backend = createBullMQBackend({ connection: ctx.redis, prefix: ctx.prefix, countDuplicates: true });
     ctx.closeLater(backend);
     await expectReportOnlyScenario(
       (type, args, unique) => backend.enqueue({ type, args, queue: QUEUE, unique }).then((result) => ({ ...result, id: result.job.id })),
-      { type: 'report.build', queue: QUEUE, system: 'bullmq', capture, jobs: waiting },
+      { type: 'report.build', queue: QUEUE, system: 'bullmq', capture, jobs: waiting, duplicateCount },
     );
     const error = await rejection(backend.enqueueMany([{ type: 'x', args: [], unique: { x_report_only: true } }]));
     expect(error).to.be.instanceOf(InvalidJobInputError);
@@ -59,11 +61,11 @@ describe('bullmq adapter: report-only policies', function () {
   });
 
   it('a lone flow node is the queue add: report-only there too', async () => {
-    const flows = withUniqueness(new FlowProducer({ connection: ctx.redis, prefix: ctx.prefix }));
+    const flows = withUniqueness(new FlowProducer({ connection: ctx.redis, prefix: ctx.prefix }), { countDuplicates: true });
     ctx.closeLater(flows);
     await expectReportOnlyScenario(
       (type, data, unique) => flows.add({ name: type, queueName: QUEUE, data, opts: { unique } }).then((node) => normalised(node.job)),
-      { type: 'report.build', queue: QUEUE, system: 'bullmq', capture, jobs: waiting },
+      { type: 'report.build', queue: QUEUE, system: 'bullmq', capture, jobs: waiting, duplicateCount },
     );
   });
 

@@ -874,6 +874,7 @@ describe('graphile-worker adapter', function () {
         await enqueueAll(named, 'on');
         await enqueueAll(named, 'on again'); // reuses the parsed statements (pg refuses a name reused for another text)
         const names = await preparedOn(named);
+        // countDuplicates off (the default): the duplicate sends no count-duplicate statement.
         expect(names.map((name) => name.split(':')[1])).to.deep.equal(['lock-and-read', 'replace-jobs', 'try-enqueue']);
         expect(await count(':ou.jobs where terminal_state is null')).to.equal(7);
         await named.release();

@@ -35,7 +35,7 @@ describe('graphile-worker adapter: report-only policies', function () {
   beforeEach(async () => {
     pool = makePool(4);
     const { graphileSchema, uniqueSchema } = schemas.current();
-    utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: graphileSchema, uniqueSchema, logger: quietLogger });
+    utils = await makeUniqueWorkerUtils({ pgPool: pool, schema: graphileSchema, uniqueSchema, countDuplicates: true, logger: quietLogger });
   });
   afterEach(async () => {
     await utils.release();
@@ -49,8 +49,16 @@ describe('graphile-worker adapter: report-only policies', function () {
     );
     return rows[0]!.n;
   };
+  const duplicateCount = async (id: string): Promise<number | undefined> => {
+    const { rows } = await pool.query<{ n: number }>(
+      `select c.duplicate_count as n from ${schemas.current().uniqueSchema}.jobs l
+       join ${schemas.current().uniqueSchema}.duplicate_counts c on c.job_id = l.job_id where l.ojs_id = $1`,
+      [id],
+    );
+    return rows[0]?.n;
+  };
   const scenario = (add: AddThrough) =>
-    expectReportOnlyScenario(add, { type: TYPE, queue: 'default', system: 'graphile-worker', capture, jobs });
+    expectReportOnlyScenario(add, { type: TYPE, queue: 'default', system: 'graphile-worker', capture, jobs, duplicateCount });
 
   it('utils addJob: always inserts, wouldBe on the result, enforcing later is clean', async () => {
     await scenario((type, payload, unique) => utils.addJob(type, payload, { unique }).then(normalised));
@@ -68,7 +76,13 @@ describe('graphile-worker adapter: report-only policies', function () {
       const client = await pool.connect();
       try {
         await client.query('begin');
-        const result = await addJobWithClient(client, type, payload, { unique }, { workerSchema: graphileSchema, uniqueSchema });
+        const result = await addJobWithClient(
+          client,
+          type,
+          payload,
+          { unique },
+          { workerSchema: graphileSchema, uniqueSchema, countDuplicates: true },
+        );
         await client.query('commit');
         return normalised(result);
       } catch (error) {
@@ -82,7 +96,7 @@ describe('graphile-worker adapter: report-only policies', function () {
 
   it('createGraphileWorkerBackend enqueue: the same', async () => {
     const { graphileSchema, uniqueSchema } = schemas.current();
-    const backend = await createGraphileWorkerBackend({ pgPool: pool, workerSchema: graphileSchema, uniqueSchema });
+    const backend = await createGraphileWorkerBackend({ pgPool: pool, workerSchema: graphileSchema, uniqueSchema, countDuplicates: true });
     try {
       await scenario((type, args, unique) => backend.enqueue({ type, args, unique }).then(normalised));
     } finally {
@@ -102,7 +116,7 @@ describe('graphile-worker adapter: report-only policies', function () {
         },
         [TYPE]: async () => undefined,
       },
-      { uniqueSchema, workerSchema: graphileSchema },
+      { uniqueSchema, workerSchema: graphileSchema, countDuplicates: true },
     );
     const preset = { extends: [makeUniqueJobsPreset({ uniqueSchema })] };
     await runOnce({ pgPool: pool, schema: graphileSchema, taskList, logger: quietLogger, preset, concurrency: 1 });

@@ -97,3 +97,36 @@ describe('memory backend: enqueueMany', () => {
     expect(backend.jobs()).to.have.length(1);
   });
 });
+
+describe('memory backend: enqueueMany and duplicate counts', () => {
+  it("a duplicate in a batch counts on the job it met; a refused batch's counts are undone with its other writes", async () => {
+    const backend = createMemoryBackend({ latencyMs: 1, countDuplicates: true });
+    const ignore = { keys: ['type', 'args'], on_conflict: 'ignore' } as const;
+    const stored = await backend.enqueue(job(1, ignore));
+    const [again, second] = await backend.enqueueMany([job(1, ignore), job(2, ignore)]);
+    expect(again!.job).to.include({ id: stored.job.id, duplicate_count: 1 });
+    const counted = await backend.getJob(stored.job.id);
+    // Two duplicates counted before the reject refuses the batch (one on the job a reject meets).
+    const error = await backend
+      .enqueueMany([job(1, ignore), job(1, ignore), job(2, { ...ignore, on_conflict: 'reject' })])
+      .catch((caught: unknown) => caught);
+    expect(error).to.be.instanceOf(DuplicateJobError);
+    expect(await backend.getJob(stored.job.id)).to.deep.equal(counted);
+    expect((await backend.getJob(stored.job.id))!.duplicate_count).to.equal(1);
+    expect((await backend.getJob(second!.job.id))!.duplicate_count, 'nor the job that refused it').to.equal(undefined);
+  });
+
+  it('countDuplicates off (the default): enqueue and enqueueMany count nothing; neither field on the job', async () => {
+    const backend = createMemoryBackend();
+    const ignore = { keys: ['type', 'args'], on_conflict: 'ignore' } as const;
+    const stored = await backend.enqueue(job(1, ignore));
+    const again = await backend.enqueue(job(1, ignore));
+    const [inBatch] = await backend.enqueueMany([job(1, ignore)]);
+    const reject = { keys: ['type', 'args'], on_conflict: 'reject' } as const;
+    expect(await backend.enqueue(job(1, reject)).catch((caught: unknown) => caught)).to.be.instanceOf(DuplicateJobError);
+    for (const view of [again.job, inBatch!.job, (await backend.getJob(stored.job.id))!]) {
+      expect(view.id).to.equal(stored.job.id);
+      expect(view).to.not.have.any.keys('duplicate_count', 'last_duplicate_at');
+    }
+  });
+});

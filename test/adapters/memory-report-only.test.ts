@@ -15,18 +15,19 @@ describe('memory backend: report-only policies', function () {
   const queue = 'reports';
 
   it('enqueue: always inserts, says what the policy would have done, and enforcing later is clean', async () => {
-    const backend = createMemoryBackend();
+    const backend = createMemoryBackend({ countDuplicates: true });
     await expectReportOnlyScenario((type, args, unique) => backend.enqueue({ type, args, queue, unique }).then(normalised), {
       type: 'report.build',
       queue,
       system: 'memory',
       capture,
       jobs: async () => backend.jobs().filter((job) => job.type === 'report.build').length,
+      duplicateCount: async (id) => (await backend.getJob(id))?.duplicate_count,
     });
   });
 
   it('enqueueMany: the same, entry by entry', async () => {
-    const backend = createMemoryBackend();
+    const backend = createMemoryBackend({ countDuplicates: true });
     await expectReportOnlyScenario(
       (type, args, unique) => backend.enqueueMany([{ type, args, queue, unique }]).then(([result]) => normalised(result!)),
       {
@@ -35,12 +36,13 @@ describe('memory backend: report-only policies', function () {
         system: 'memory',
         capture,
         jobs: async () => backend.jobs().filter((job) => job.type === 'report.build').length,
+        duplicateCount: async (id) => (await backend.getJob(id))?.duplicate_count,
       },
     );
   });
 
   it('reports replaced and updated without cancelling or updating anything', async () => {
-    const backend = createMemoryBackend();
+    const backend = createMemoryBackend({ countDuplicates: true });
     const policy = { keys: ['type'], on_conflict: 'replace', x_update: { scheduled: ['args'] }, x_report_only: true } as const;
     const first = await backend.enqueue({ type: 't', args: { n: 1 }, unique: policy });
     const replacing = await backend.enqueue({ type: 't', args: { n: 2 }, unique: policy });
@@ -64,7 +66,7 @@ describe('memory backend: report-only policies', function () {
   });
 
   it('refuses a report-only mark that is not a boolean, naming it', async () => {
-    const backend = createMemoryBackend();
+    const backend = createMemoryBackend({ countDuplicates: true });
     const error = await backend
       .enqueue({ type: 't', args: {}, unique: { x_report_only: 'yes' as never } })
       .catch((caught: unknown) => caught);

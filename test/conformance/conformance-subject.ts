@@ -40,6 +40,13 @@ export interface ConformanceSubject {
   inexpressible?: Partial<Record<InexpressibleFeature, string>>;
 
   /**
+   * Set (with the reason) when this entry point undoes every write of an add it refuses (a batch
+   * that is all-or-nothing, the caller's transaction rolled back): a rejected add then leaves no
+   * duplicate count. (Default: a refused add's count is kept.)
+   */
+  refusalUndone?: string;
+
+  /**
    * Releases everything the subject opened. Called after each test, passed or failed; a subject
    * deletes its data (keys, schema) only when `passed` is true, so a failed test's data stays for
    * inspection.

@@ -15,6 +15,7 @@ import { stateFiltering } from './06-state-filtering.js';
 import { period } from './07-period.js';
 import { concurrency } from './08-concurrency.js';
 import { retry } from './09-retry.js';
+import { duplicateCounts } from './10-duplicate-counts.js';
 
 export function describeConformance(name: string, makeSubject: MakeConformanceSubject): void {
   describe(`OJS unique jobs conformance: ${name}`, function () {
@@ -46,5 +47,6 @@ export function describeConformance(name: string, makeSubject: MakeConformanceSu
     period(ctx);
     concurrency(ctx);
     retry(ctx);
+    duplicateCounts(ctx);
   });
 }

@@ -90,13 +90,13 @@ describe('faults: a BullMQ unique add whose reply is lost runs twice and still a
     return client;
   }
 
-  async function wrapped(name: string, client = proxied()): Promise<UniqueQueue> {
+  async function wrapped(name: string, client = proxied(), countDuplicates = false): Promise<UniqueQueue> {
     const queue = new Queue(name, { connection: client, prefix });
     queue.on('error', () => undefined);
     closables.push(queue);
     await queue.waitUntilReady();
     await client.ping();
-    return withUniqueness(queue);
+    return withUniqueness(queue, { countDuplicates });
   }
 
   /** Drops the reply of the next script call whose request carries `marker` (in the job's data). */
@@ -138,6 +138,30 @@ describe('faults: a BullMQ unique add whose reply is lost runs twice and still a
     await running!.moveToCompleted('done', 'token', false);
     expect(await waitingIds(direct, prefix, 'q')).to.deep.equal([id]);
   });
+  for (const [path, keys] of [
+    ['general', ['type']],
+    ['native', ['type', 'queue']],
+  ] as const) {
+    for (const [onConflict, reply] of [
+      ['ignore', 'ignored'],
+      ['reject', 'duplicate'],
+    ] as const) {
+      it(`§8.1 ${path} path, ${onConflict}: a re-sent duplicate add is counted once on the job it met`, async function () {
+        const queue = await wrapped('q', proxied(), true);
+        const unique = { keys: [...keys], on_conflict: onConflict };
+        const first = await queue.add('t', { n: 0 }, { unique });
+        const dropped = dropReplyOf('dup-1', reply);
+        const again = queue.add('t', { marker: 'dup-1' }, { unique });
+        if (onConflict === 'reject') expect(isDuplicateJobError(await again.catch((error: unknown) => error))).to.equal(true);
+        else expect((await again).unique).to.include({ outcome: 'deduplicated', existingJobId: first.id });
+        await dropped;
+        expect(proxy.accepted, 'the client reconnected').to.be.at.least(2);
+        const backend = createBullMQBackend({ connection: direct, prefix });
+        closables.push(backend);
+        expect((await backend.getJob(first.id!))!.duplicate_count).to.equal(1);
+      });
+    }
+  }
 
   it('§8.1 replace: the re-sent add returns the job it replaced, and keeps its own new job live', async function () {
     const queue = await wrapped('q');

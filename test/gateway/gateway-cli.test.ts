@@ -47,6 +47,28 @@ describe('ojs-unique serve', function () {
     expect(await serve.exited).to.equal(0);
   });
 
+  it('--count-duplicates: a duplicate PUSH is counted on the job it met; without the flag it is not', async () => {
+    const push = (address: string) =>
+      fetch(`${address}/ojs/v1/jobs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/openjobspec+json' },
+        body: JSON.stringify({ type: 'a.dup', args: [], options: { unique: { keys: ['type'], on_conflict: 'ignore' } } }),
+      }).then(async (reply) => (await reply.json()) as { job: Record<string, unknown> });
+    for (const [flags, counted] of [
+      [['--count-duplicates'], 1],
+      [[], undefined],
+    ] as const) {
+      const serve = startServe(['--port', '0', ...flags]);
+      const address = await serve.address;
+      const first = await push(address);
+      const again = await push(address);
+      expect(again.job.id).to.equal(first.job.id);
+      expect(again.job.duplicate_count, flags.join(' ') || 'no flag').to.equal(counted);
+      serve.child.kill('SIGTERM');
+      expect(await serve.exited).to.equal(0);
+    }
+  });
+
   it('serves Graphile Worker with --no-prepared-statements, --max-connections and --max-pool-size', async () => {
     const names = gatewayNames('cli');
     const appName = `${names.graphileSchema}-serve`;
@@ -133,6 +155,7 @@ describe('ojs-unique serve', function () {
     expect(result.status).to.equal(0);
     expect(result.stdout).to.include('ojs-unique serve [--backend memory|bullmq|graphile-worker]');
     expect(result.stdout).to.include('--max-connections').and.include('--no-prepared-statements').and.include('--max-pool-size');
+    expect(result.stdout).to.include('--count-duplicates');
   });
 
   it('refuses bad flags with exit code 2 and the usage', () => {

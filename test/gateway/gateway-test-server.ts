@@ -69,19 +69,25 @@ export function gatewayNames(tag: string) {
   };
 }
 
-/** `clock`: the memory store's (the other stores read their server's clock). */
-export function makeStore(backend: GatewayBackend, names: ReturnType<typeof gatewayNames>, clock?: { now(): number }): GatewayStore {
+/** `clock`: the memory store's (the other stores read their server's clock). `countDuplicates`: the stores' option. */
+export function makeStore(
+  backend: GatewayBackend,
+  names: ReturnType<typeof gatewayNames>,
+  clock?: { now(): number },
+  countDuplicates = false,
+): GatewayStore {
   switch (backend) {
     case 'memory':
-      return createMemoryGatewayStore({ clock });
+      return createMemoryGatewayStore({ clock, countDuplicates });
     case 'bullmq':
-      return createBullmqGatewayStore({ redisUrl: REDIS_URL, prefix: names.prefix });
+      return createBullmqGatewayStore({ redisUrl: REDIS_URL, prefix: names.prefix, countDuplicates });
     case 'graphile-worker':
       return createGraphileWorkerGatewayStore({
         databaseUrl: databaseUrl(),
         graphileSchema: names.graphileSchema,
         uniqueSchema: names.uniqueSchema,
         maxPoolSize: 4,
+        countDuplicates,
       });
   }
 }
@@ -89,11 +95,11 @@ export function makeStore(backend: GatewayBackend, names: ReturnType<typeof gate
 export async function startGateway(
   backend: GatewayBackend,
   tag: string,
-  options: Omit<OjsServerOptions, 'store'> & { clock?: { now(): number } } = {},
+  options: Omit<OjsServerOptions, 'store'> & { clock?: { now(): number }; countDuplicates?: boolean } = {},
 ): Promise<TestGateway> {
   const names = gatewayNames(tag);
-  const { clock, ...serverOptions } = options;
-  const store = makeStore(backend, names, clock);
+  const { clock, countDuplicates, ...serverOptions } = options;
+  const store = makeStore(backend, names, clock, countDuplicates);
   const app = await createOjsServer({ store, testReset: true, ...serverOptions });
   const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
   const request = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>

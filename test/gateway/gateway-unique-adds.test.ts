@@ -18,7 +18,7 @@ for (const backend of GATEWAY_BACKENDS) {
     const capture = useTelemetryCapture();
     let gateway: TestGateway;
     before(async () => {
-      gateway = await startGateway(backend, 'tel');
+      gateway = await startGateway(backend, 'tel', { countDuplicates: true });
     });
     after(async () => {
       await gateway?.close();
@@ -81,6 +81,33 @@ for (const backend of GATEWAY_BACKENDS) {
       const { stats, metric } = await countsOf(QUEUE);
       expect(stats).to.deep.equal({ created: 5, deduplicated: 1, updated: 1, replaced: 1, rejected: 1 });
       expect(stats).to.deep.equal(metric);
+    });
+
+    it("a deduplicated PUSH counts on the job it met: the PUSH's job and GET /jobs/:id carry duplicate_count and last_duplicate_at", async function () {
+      const job = { type: 'tel.dup', args: [{ n: 1 }], options: { queue: QUEUE, unique: { keys: ['type'], on_conflict: 'ignore' } } };
+      const first = await gateway.request('POST', '/ojs/v1/jobs', job);
+      expect(first.body.job).to.not.have.any.keys('duplicate_count', 'last_duplicate_at');
+      const again = await gateway.request('POST', '/ojs/v1/jobs', job);
+      expect(again.body.job).to.include({ id: first.body.job.id, duplicate_count: 1 });
+      expect(Date.parse(again.body.job.last_duplicate_at)).to.be.at.least(Date.parse(first.body.job.created_at));
+      const read = await gateway.request('GET', `/ojs/v1/jobs/${first.body.job.id}`);
+      expect(read.body.job).to.include({ duplicate_count: 1, last_duplicate_at: again.body.job.last_duplicate_at });
+    });
+
+    it('without --count-duplicates (the default) a deduplicated PUSH counts nothing: neither field in the JSON', async function () {
+      const plain = await startGateway(backend, 'tel-off');
+      try {
+        await plain.reset();
+        const job = { type: 'tel.off', args: [{ n: 1 }], options: { queue: QUEUE, unique: { keys: ['type'], on_conflict: 'ignore' } } };
+        const first = await plain.request('POST', '/ojs/v1/jobs', job);
+        const again = await plain.request('POST', '/ojs/v1/jobs', job);
+        expect(again.body.job.id).to.equal(first.body.job.id);
+        expect(again.body.job).to.not.have.any.keys('duplicate_count', 'last_duplicate_at');
+        const read = await plain.request('GET', `/ojs/v1/jobs/${first.body.job.id}`);
+        expect(read.body.job).to.not.have.any.keys('duplicate_count', 'last_duplicate_at');
+      } finally {
+        await plain.close();
+      }
     });
 
     it('a plain PUSH (no policy) is not counted; the test reset clears the stats', async function () {

@@ -55,6 +55,8 @@
              so the add first tries the native path (includes/ojs-native-add), which answers
              unless the key's index field exists; "r": the same add written again by ioredis
              after a lost reply (bullmq-script-set.ts); "" otherwise
+    ARGV[23] "c": count a duplicate on the job it met (includes/ojs-count-duplicate; the
+             `countDuplicates` option); "": nothing counted, nothing written for it
     ARGV[last]  the layout check, after the script's own arguments (includes/ojs-layout): the index's namespace (the queue's for no policy), and the prefix's with ARGV[15]; recorded by an insert, a replace or an update
 
   Steps (1-4 only read; every write comes after the last check, in 5-7), after the native path

@@ -18,7 +18,8 @@
              meta key for a plain node), then its waiting-children key;
              BullMQ's ARGV[1..3] for the node (msgpacked args, data, msgpacked options), encoded
              by BullMQ for a flow insert (parent, dependencies key, defer parent release);
-             for "unique" only, the 18 arguments unique-add takes as ARGV[4..21]
+             for "unique" only, the 18 arguments unique-add takes as ARGV[4..21], then its
+             ARGV[23] (count duplicates)
       parent parent key, its dependencies key, its queue key, its id: each parent a node names
              (BullMQ's addFlow releases the same ones)
     ARGV[last]  the layout check, after the script's own arguments (includes/ojs-layout): the namespaces of the unique nodes' indexes (and the prefix's with an id-claim set); recorded when done
@@ -117,7 +118,8 @@ for _ = 1, tonumber(ARGV[1]) do
   cursor = cursor + 3
   if node.kind == "unique" then
     for a = 0, 17 do node.argv[4 + a] = ARGV[cursor + a] end
-    cursor = cursor + 18
+    node.argv[23] = ARGV[cursor + 18]
+    cursor = cursor + 19
   elseif PLAIN[node.kind] == nil then
     return redis.error_reply("unique-flow: unknown node kind " .. tostring(node.kind))
   end

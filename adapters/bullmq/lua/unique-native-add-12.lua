@@ -7,8 +7,8 @@
   (includes/ojs-unique-add) run unchanged.
 
   Why a script of its own: Redis turns every argument of a call into a Lua string before the
-  script runs, about 0.1 µs each; unique-add takes 37 keys and arguments (the layout check
-  included), of which the native path reads 27. The rest are fixed for a policy the native path serves (bullmq-native-path.ts: the
+  script runs, about 0.1 µs each; unique-add takes 38 keys and arguments (the layout check
+  included), of which the native path reads 28. The rest are fixed for a policy the native path serves (bullmq-native-path.ts: the
   `queue` dimension, the default states, no period, `reject` or `ignore`, no x_ extension; a lone
   add, no id claimed across queues, to a queue whose name is in NFC): they are filled in below.
 
@@ -27,6 +27,7 @@
     ARGV[10] OJS meta (JSON), "" = none         (ARGV[13])
     ARGV[11] the add's request token            (ARGV[16])
     ARGV[12] "n", or "r" when written again after a lost reply (ARGV[22]; bullmq-script-set.ts)
+    ARGV[13] "c" to count a duplicate (the `countDuplicates` option), else "" (ARGV[23])
     ARGV[last]  the layout check (includes/ojs-layout), as unique-add's: the queue's namespace
 
   Filled in: no period (ARGV[9..11] ""), no archive retention (ARGV[14] 0: a reject or ignore
@@ -76,7 +77,7 @@ if layoutRefusal then return layoutRefusal end
 local queueName = ARGV[5]
 -- unique-add's ARGV for this add.
 local argv = { ARGV[1], ARGV[2], ARGV[3], ARGV[4], queueName, ARGV[6], ARGV[7], ARGV[8], "", "", "", ARGV[9], ARGV[10],
-  "0", "", ARGV[11], "0", queueName, "", "", "", ARGV[12] }
+  "0", "", ARGV[11], "0", queueName, "", "", "", ARGV[12], ARGV[13] }
 local reply = ojsNativeAdd(KEYS, argv)
 if reply == nil then reply = ojsUniqueAdd(KEYS, argv, nil) end
 if reply[1] == "created" or reply[1] == "replaced" or reply[1] == "updated" then ojsLayoutRecord(layoutMissing) end

@@ -34,6 +34,9 @@
              unique-add's ARGV[22]): while the key has no index field, its one job is the one
              BullMQ's deduplication key names (includes/ojs-native-holder), read as the native
              path reads it instead of observing; "" otherwise
+    ARGV[16] the add's request token (as unique-add's ARGV[16]): with ARGV[17], a duplicate
+             answered here is counted on the existing job once (includes/ojs-count-duplicate)
+    ARGV[17] "c": count duplicates (as unique-add's ARGV[23]); "": nothing counted
     ARGV[last]  the layout check, after the script's own arguments (includes/ojs-layout): as unique-add's
 
   Steps:
@@ -97,15 +100,15 @@ local field = string.sub(uniquenessKey, 1, 32)
 -- The native path's key (ARGV[15]): its holder read as the native path reads it, without the
 -- index's reads of observing it as an entry.
 if ARGV[15] == "n" and rcall("HEXISTS", KEYS[1], field) == 0 then
-  local holder, state, location = ojsNativeHolder(ARGV[3], field, uniquenessKey, nowMs)
+  local holder, state, location, _, dup = ojsNativeHolder(ARGV[3], field, uniquenessKey, nowMs, ARGV[17] == "c")
   if not holder then return { "miss" } end
-  local existing = { id = holder, queue = ARGV[2], base = ARGV[3], state = state, location = location }
+  local existing = { id = holder, queue = ARGV[2], base = ARGV[3], state = state, location = location, dup = dup }
   return ojsAnswerDuplicate((ARGV[7] == "ignore" and "ignore") or "reject", existing, KEYS[2], KEYS[3], uniquenessKey,
-    customId, nowMs)
+    customId, nowMs, (ARGV[17] == "c" and ARGV[16]) or nil)
 end
 local policy = ojsReadPolicy(ARGV[7], ARGV[8], ARGV[9], ARGV[10], ARGV[11], ARGV[14])
 local entries = ojsIndexRead(KEYS[1], field, ARGV[13], rootPrefix)
-local candidates, _, _, _, widened = ojsObserve(entries, uniquenessKey, policy, tonumber(ARGV[12]), nowMs, "", true)
+local candidates, _, _, _, widened = ojsObserve(entries, uniquenessKey, policy, tonumber(ARGV[12]), nowMs, "", true, ARGV[17] == "c")
 local action, existing, _, _, touch = ojsDecideConflict(candidates, policy, nowMs)
 if action == "ignore" or action == "reject" then
   if ojsTouch(touch, policy, tonumber(ARGV[12]), nowMs) then widened = true end
@@ -113,6 +116,7 @@ if action == "ignore" or action == "reject" then
   -- that a duplicate answered here forgets no more than the full add would have.
   if widened then ojsIndexWrite(KEYS[1], field, entries, ARGV[13]) end
   ojsKeepArchives(candidates, nowMs)
-  return ojsAnswerDuplicate(action, existing, KEYS[2], KEYS[3], uniquenessKey, customId, nowMs)
+  return ojsAnswerDuplicate(action, existing, KEYS[2], KEYS[3], uniquenessKey, customId, nowMs,
+    (ARGV[17] == "c" and ARGV[16]) or nil)
 end
 return { "miss" }

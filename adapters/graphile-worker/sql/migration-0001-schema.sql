@@ -6,7 +6,7 @@
 --           policy), kept after Graphile Worker deletes its own row, until reclaim finds that no
 --           policy can still count it; its indexes;
 --        2. `heads`: per uniqueness key, the retention its policies need (record_job writes it,
---           reclaim.sql reads it);
+--           reclaim.sql reads it); `duplicate_counts`: per job, the duplicates counted on it;
 --        (The OJS gateway's own tables are the gateway's: server/sql/gateway-migration-0001-schema.sql.)
 -- Runs once, in the installer's transaction (after install-bootstrap, before the functions),
 -- recorded in :OJS_UNIQUE_SCHEMA.migrations: all-or-nothing with the rest of the install.
@@ -63,6 +63,18 @@ create unique index jobs_head_idx on :OJS_UNIQUE_SCHEMA.jobs (fingerprint) where
 -- superseded by an index probe.
 create index jobs_released_idx on :OJS_UNIQUE_SCHEMA.jobs (released_fingerprint)
   where fingerprint is null and released_fingerprint is not null;
+
+-- Duplicate counts (functions/count-duplicate.sql): per job, the enqueues that met it and left it
+-- holding its key. A table of its own rather than columns of `jobs`: a key's head record is its
+-- lock, and counting on the read-only duplicate path must neither wait for it nor hold it. Deleted
+-- with the job's record by reclaim.
+create table :OJS_UNIQUE_SCHEMA.duplicate_counts (
+  job_id bigint primary key,
+  duplicate_count int not null,
+  last_at timestamptz not null,
+  -- The last counted enqueue's request token: the same enqueue run again is not counted twice.
+  request_token uuid
+);
 
 create table :OJS_UNIQUE_SCHEMA.heads (
   fingerprint text primary key,

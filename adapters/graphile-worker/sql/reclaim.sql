@@ -44,6 +44,8 @@ with doomed as (
 ), deleted as (
   delete from :OJS_UNIQUE_SCHEMA.jobs l using doomed where l.job_id = doomed.job_id
   returning l.fingerprint
+), counts as (
+  delete from :OJS_UNIQUE_SCHEMA.duplicate_counts c using doomed where c.job_id = doomed.job_id
 ), heads as (
   delete from :OJS_UNIQUE_SCHEMA.heads h
   where h.fingerprint in (select fingerprint from deleted where fingerprint is not null)

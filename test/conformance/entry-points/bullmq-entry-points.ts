@@ -101,7 +101,8 @@ export class BullMQEntry {
   queue(name: string): UniqueQueue {
     let queue = this.#wrapped.get(name);
     if (!queue) {
-      queue = withUniqueness(new Queue(name, { connection: this.client, prefix: this.prefix }));
+      // Duplicate counts on, as the suite's §5 duplicate counts need.
+      queue = withUniqueness(new Queue(name, { connection: this.client, prefix: this.prefix }), { countDuplicates: true });
       queue.on('error', () => undefined);
       // A plain add is BullMQ's own and does not record the queue in the prefix's queue set,
       // so the OJS backend is told about the queue to find such jobs.

@@ -47,6 +47,12 @@ export const GRAPHILE_ENTRY_POINTS = [
 ] as const;
 export type GraphileEntryPoint = (typeof GRAPHILE_ENTRY_POINTS)[number];
 
+/** The entry points whose refused add leaves nothing written, its duplicate count included. */
+const REFUSAL_UNDONE: Partial<Record<GraphileEntryPoint, string>> = {
+  'makeUniqueWorkerUtils.addJobs': 'addJobs is all-or-nothing: a refused entry rolls the batch back',
+  addJobWithClient: 'a refused add is rolled back to its savepoint, in your transaction',
+};
+
 /** The task that enqueues through its helpers (withUniqueHelpers); it never runs a suite's job. */
 export const HELPERS_DRIVER_TASK = 'ojs_conformance_enqueue_through_helpers';
 
@@ -132,7 +138,13 @@ export class GraphileEntry {
   async open(): Promise<void> {
     const { graphileSchema, uniqueSchema } = this.schemas;
     if (this.entry.startsWith('makeUniqueWorkerUtils.')) {
-      this.#utils = await makeUniqueWorkerUtils({ pgPool: this.pool, schema: graphileSchema, uniqueSchema, logger: quietLogger });
+      this.#utils = await makeUniqueWorkerUtils({
+        pgPool: this.pool,
+        schema: graphileSchema,
+        uniqueSchema,
+        countDuplicates: true,
+        logger: quietLogger,
+      });
     }
     if (this.entry === 'withUniqueHelpers.addJob') {
       this.#driverPool = makeSubjectPool(databaseUrl(), 4);
@@ -151,7 +163,7 @@ export class GraphileEntry {
             }
           },
         },
-        { uniqueSchema, workerSchema: graphileSchema },
+        { uniqueSchema, workerSchema: graphileSchema, countDuplicates: true },
       );
       this.#runner = await run({
         pgPool: this.#driverPool,
@@ -203,6 +215,7 @@ export class GraphileEntry {
           const result = await addJobWithClient(client, identifier, payload, spec as never, {
             uniqueSchema: this.schemas.uniqueSchema,
             workerSchema: this.schemas.graphileSchema,
+            countDuplicates: true,
           });
           await client.query('commit');
           return result;
@@ -292,6 +305,7 @@ export async function createGraphileEntrySubject(
       close: () => backend.close(),
     },
     inexpressible: { plainCustomId: "a plain addJob (no unique) is Graphile Worker's own, which has no caller-chosen id" },
+    ...(REFUSAL_UNDONE[entry] ? { refusalUndone: REFUSAL_UNDONE[entry] } : {}),
     async close(result) {
       await through.close();
       await base.close(result);

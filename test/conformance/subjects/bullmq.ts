@@ -27,6 +27,8 @@ export interface BullMQSubjectOptions {
   cluster?: string[];
   /** Passed to the backend (BullMQ's backoff between attempts). (Default: the backend's.) */
   backoff?: BullMQBackendOptions['backoff'];
+  /** The backend's option; on unless false (the suite's §5 duplicate counts need it). */
+  countDuplicates?: boolean;
 }
 
 /** A `Cluster` of `host:port` nodes, as a Worker needs its connection (no per-request retry limit). */
@@ -44,7 +46,12 @@ export default async function createSubject(options: BullMQSubjectOptions = {}):
   const url = options.redisUrl ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const prefix = options.prefix ?? `ojs-test:${randomUUID()}`;
   const client = options.cluster ? clusterOf(options.cluster) : new Redis(url, { maxRetriesPerRequest: null });
-  const backend = createBullMQBackend({ connection: client, prefix, ...(options.backoff ? { backoff: options.backoff } : {}) });
+  const backend = createBullMQBackend({
+    connection: client,
+    prefix,
+    countDuplicates: options.countDuplicates ?? true,
+    ...(options.backoff ? { backoff: options.backoff } : {}),
+  });
   const deleteKeys = (): Promise<void> => deleteKeysMatching(client, `${prefix}:*`);
   // A failed run keeps its keys for inspection; the next run of the same test (same prefix)
   // starts from nothing rather than from that run's leftovers.

@@ -25,6 +25,8 @@ export interface GraphileWorkerSubjectOptions {
   uniqueSchema: string;
   /** Passed to the backend. (Default: false.) */
   replaceActive?: boolean;
+  /** Passed to the backend; on unless false (the suite's §5 duplicate counts need it). */
+  countDuplicates?: boolean;
   /** Graphile's logger. (Default: errors only.) */
   logger?: Logger;
   /** Drop both schemas first, so a rerun starts from nothing. (Default: false.) */
@@ -75,6 +77,7 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
     uniqueSchema: options.uniqueSchema,
     workerSchema: options.graphileSchema,
     replaceActive: options.replaceActive ?? false,
+    countDuplicates: options.countDuplicates ?? true,
   });
   let utils: WorkerUtils | null = null;
   let running: Runner | null = null;

@@ -6,14 +6,15 @@ import { type OjsJob } from '../../../src/index.js';
 import { createMemoryBackend } from '../../../adapters/memory/index.js';
 import type { ConformanceSubject, VirtualClock } from '../conformance-subject.js';
 
-export default async function createSubject(): Promise<ConformanceSubject> {
+/** `countDuplicates`: the backend's option; on unless false (the suite's §5 duplicate counts need it). */
+export default async function createSubject(options: { countDuplicates?: boolean } = {}): Promise<ConformanceSubject> {
   let now = Date.now();
   const clock: VirtualClock = {
     now: () => now,
     set: (ms) => void (now = ms),
     advance: (ms) => void (now += ms),
   };
-  const backend = createMemoryBackend({ clock });
+  const backend = createMemoryBackend({ clock, countDuplicates: options.countDuplicates ?? true });
   return {
     backend,
     clock,

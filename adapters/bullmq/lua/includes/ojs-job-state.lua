@@ -20,16 +20,18 @@
   no `finishedOn` (BULLMQ_FINISHED_ON: present exactly while the job is completed or failed for
   good), which spares the two finished sets' ZSCOREs.
 
-  ojsIndexedJobState(base, jobId, uniquenessKey, nowMs) -> ojsState, location, dueMs, request
+  ojsIndexedJobState(base, jobId, uniquenessKey, nowMs, withDup) -> ojsState, location, dueMs, request, dup, promoted
   The same for an index entry (includes/ojs-index), which names a job by id only: an id can be
   reused once its job is removed (a plain add with that jobId, say), so the entry's job is the
   hash under that id only if the hash still carries the entry's uniqueness key (ojsKey).
   Anything else is nil: "other" when the hash (or archive) carries another key with the same
   first 32 hex digits (the entry is that key's: keep it), "gone" otherwise (the indexed job no
   longer exists). Also returns the request token of the add that inserted it (`ojsReq`, false
-  when none), read in the same HMGET. x_successor: a job BullMQ promoted from a pending
-  successor carries its OJS fields in its options until a writer adopts it (includes/ojs-successor):
-  it is the key's job when those name the key, and the 5th value is them (nil otherwise).
+  when none) and, with withDup (duplicate counts on), its duplicate count (`ojsDup`,
+  includes/ojs-count-duplicate; false when none), read in the same HMGET; nil without withDup.
+  x_successor: a job BullMQ promoted from a pending successor carries its OJS fields in its
+  options until a writer adopts it (includes/ojs-successor): it is the key's job when those name
+  the key, and the 6th value is them (nil otherwise).
 ]]
 --- @include "includes/ojs-archive-key"
 --- @include "includes/ojs-successor-id"
@@ -68,23 +70,29 @@ local function ojsJobState(base, jobId, nowMs)
   return ojsLiveJobState(base, jobId, nowMs)
 end
 
-local function ojsIndexedJobState(base, jobId, uniquenessKey, nowMs)
-  local own = rcall("HMGET", base .. jobId, "ojsKey", "ojsReq")
+-- The fields of a job hash (or archive) ojsIndexedJobState reads: `ojsDup` only when counting.
+local function ojsIndexedFields(hashKey, withDup)
+  if withDup then return rcall("HMGET", hashKey, "ojsKey", "ojsReq", "ojsDup") end
+  return rcall("HMGET", hashKey, "ojsKey", "ojsReq")
+end
+
+local function ojsIndexedJobState(base, jobId, uniquenessKey, nowMs, withDup)
+  local own = ojsIndexedFields(base .. jobId, withDup)
   if own[1] == uniquenessKey then
     local state, location, due = ojsLiveJobState(base, jobId, nowMs)
-    return state, location, due, own[2]
+    return state, location, due, own[2], own[3]
   end
   if not own[1] then
     local ojs = ojsSuccessorOjs(base .. jobId)
     if ojs ~= nil and ojs.key == uniquenessKey then
       local state, location, due = ojsLiveJobState(base, jobId, nowMs)
-      return state, location, due, (ojs.req ~= nil and ojs.req ~= "" and ojs.req) or false, ojs
+      return state, location, due, (ojs.req ~= nil and ojs.req ~= "" and ojs.req) or false, own[3], ojs
     end
   end
   local field = string.sub(uniquenessKey, 1, 32)
   local other = own[1] and string.sub(own[1], 1, 32) == field
-  own = rcall("HMGET", ojsArchiveKey(base, jobId), "ojsKey", "ojsReq")
-  if own[1] == uniquenessKey then return "cancelled", "archive", nil, own[2] end
+  own = ojsIndexedFields(ojsArchiveKey(base, jobId), withDup)
+  if own[1] == uniquenessKey then return "cancelled", "archive", nil, own[2], own[3] end
   if other or (own[1] and string.sub(own[1], 1, 32) == field) then return nil, "other", nil end
   return nil, "gone", nil
 end

@@ -78,12 +78,12 @@ local function ojsNativeAdd(KEYS, ARGV)
     return { "id_exists", customId }
   end
 
-  local holder, state, location, holderRequest = ojsNativeHolder(queueBase, field, uniquenessKey, nowMs)
+  local holder, state, location, holderRequest, dup = ojsNativeHolder(queueBase, field, uniquenessKey, nowMs, ARGV[23] == "c")
   if holder then
     if request ~= "" and holderRequest == request then return ojsReplay(rootPrefix, queueBase, holder, "live") end
-    local existing = { id = holder, queue = queueName, base = queueBase, state = state, location = location }
+    local existing = { id = holder, queue = queueName, base = queueBase, state = state, location = location, dup = dup }
     return ojsAnswerDuplicate((ARGV[7] == "ignore" and "ignore") or "reject", existing, KEYS[8], KEYS[3],
-      uniquenessKey, customId, nowMs)
+      uniquenessKey, customId, nowMs, (ARGV[23] == "c" and request) or nil)
   end
 
   local opts = cmsgpack.unpack(ARGV[3])

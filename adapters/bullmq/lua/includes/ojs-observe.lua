@@ -1,8 +1,9 @@
 --[[
-  ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request, adopt) -> candidates, kept, changed, own, widened
+  ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request, adopt, counting) -> candidates, kept, changed, own, widened
 
   Every job of a key's index entries (includes/ojs-index, ojsIndexRead) with its OJS state, as
-  candidates for ojsDecideConflict: { id, queue, base, state, location, created, seq, due, entry },
+  candidates for ojsDecideConflict: { id, queue, base, state, location, created, seq, due, entry,
+  dup (its `ojsDup`, for includes/ojs-count-duplicate; read only when `counting`) },
   and for a policy with `x_period_anchor` or `x_update` also sched, last, finished (a finished
   job's BullMQ `finishedOn`, or its archive's `ojsCancelledOn`) and hashKey (the job's hash or archive).
 
@@ -38,12 +39,12 @@
 -- uncounted finished entry is (docs/bullmq.md).
 local OJS_KEPT_FINISHED_MAX = 8
 
-local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request, adopt)
+local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, request, adopt, counting)
   local candidates, kept, changed, own, widened = {}, {}, false, nil, false
   local finishedOnly = {}
   for _, entry in ipairs(entries) do
     local jobId, base = entry.id, entry.base
-    local state, location, due, madeBy, promoted = ojsIndexedJobState(base, jobId, uniquenessKey, nowMs)
+    local state, location, due, madeBy, dup, promoted = ojsIndexedJobState(base, jobId, uniquenessKey, nowMs, counting)
     if promoted ~= nil and adopt then
       -- x_successor: a successor BullMQ promoted, adopted here (includes/ojs-successor); its entry
       -- takes the job's own created_at and window.
@@ -56,7 +57,7 @@ local function ojsObserve(entries, uniquenessKey, policy, policyBits, nowMs, req
       own = { id = jobId, queue = entry.queue, base = base, location = location }
     end
     local candidate = { id = jobId, queue = entry.queue, base = base, state = state, location = location,
-      created = created, seq = entry.us, due = due, entry = entry }
+      created = created, seq = entry.us, due = due, entry = entry, dup = dup }
     if state ~= nil and (policy.anchor ~= "" or policy.update ~= nil) then
       -- x_period_anchor, x_update: the job's current due time (as getJob reports it) and its last
       -- duplicate attempt, read only for a policy that needs them.

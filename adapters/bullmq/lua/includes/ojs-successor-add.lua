@@ -46,7 +46,8 @@ local function ojsSuccessorAdd(existing, candidates, kept, touch, policy, nowMs,
   ojsTouch(touch, policy, tonumber(ARGV[17]), nowMs)
   ojsIndexWrite(KEYS[12], string.sub(uniquenessKey, 1, 32), kept, ARGV[18])
   ojsKeepArchives(candidates, nowMs)
-  local answer = ojsAnswerDuplicate("ignore", existing, KEYS[8], KEYS[3], uniquenessKey, customId, nowMs)
+  local answer = ojsAnswerDuplicate("ignore", existing, KEYS[8], KEYS[3], uniquenessKey, customId, nowMs,
+    (ARGV[23] == "c" and request) or nil)
   answer[1] = "successor"
   answer[#answer + 1] = successorId
   return answer

@@ -38,6 +38,8 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
   local uniquenessKey = ARGV[6]
   local queueSet = ARGV[15]
   local request = ARGV[16]
+  -- Duplicate counts, on with ARGV[23] (the `countDuplicates` option): the token to count under, nil for none.
+  local countAs = (ARGV[23] == "c" and request) or nil
   local indexKey = KEYS[12]
   local field = string.sub(uniquenessKey, 1, 32)
   local homeQueue = ARGV[18]
@@ -69,7 +71,7 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
   if uniquenessKey ~= "" then
     local own
     candidates, kept, changed, own = ojsObserve(ojsIndexRead(indexKey, field, homeQueue, rootPrefix), uniquenessKey,
-      policy, tonumber(ARGV[17]), nowMs, request, true)
+      policy, tonumber(ARGV[17]), nowMs, request, true, countAs ~= nil)
     if own then
       if flow ~= nil and flow.check then return nil, "replay" end
       return ojsReplay(rootPrefix, own.base, own.id, own.location)
@@ -103,7 +105,10 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
     if ojsTouch(touch, policy, tonumber(ARGV[17]), nowMs) then changed = true end
     if changed then ojsIndexWrite(indexKey, field, kept, homeQueue) end
     ojsKeepArchives(candidates, nowMs)
-    return ojsAnswerDuplicate(action, existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs)
+    -- Duplicate counts: a refusal in a flow's check pass refuses the whole flow or batch, which
+    -- writes nothing of its own, so the job that refused it does not count it (request nil).
+    return ojsAnswerDuplicate(action, existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs,
+      (not checking and countAs) or nil)
   end
 
   -- The options are only read to insert (delay, priority): a duplicate never unpacks them.
@@ -133,7 +138,7 @@ local function ojsUniqueAdd(KEYS, ARGV, flow)
     ojsIndexWrite(indexKey, field, kept, homeQueue)
     local state, location = ojsLiveJobState(existing.base, existing.id, nowMs)
     existing.state, existing.location = state, location
-    local answer = ojsAnswerDuplicate("ignore", existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs)
+    local answer = ojsAnswerDuplicate("ignore", existing, eventsKey, KEYS[3], uniquenessKey, customId, nowMs, countAs)
     answer[1] = "updated"
     answer[#answer + 1] = changedFields
     return answer
