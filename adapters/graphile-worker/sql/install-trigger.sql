@@ -1,21 +1,31 @@
 -- install-trigger: the AFTER DELETE trigger on Graphile Worker's _private_jobs that records how a
--- job ended (job_deleted(), functions/job-deleted.sql). Run on every install, whatever the schema
+-- job ended (job_deleted(), functions/job-deleted.sql), and the AFTER UPDATE trigger that sees a
+-- job fail for good, which Graphile keeps (job_failed(), functions/job-failed.sql: x_successor). Run on every install, whatever the schema
 -- version, so a Graphile migration that recreates _private_jobs cannot leave the ledger blind.
 --
 -- Params: none. Placeholders:
 --   :GRAPHILE_WORKER_SCHEMA_NAME   Graphile Worker's schema (string literal), for the trigger's DDL
 --   :OJS_UNIQUE_SCHEMA_NAME        the adapter's schema (string literal), for the trigger's name
--- Steps: create the trigger when it is missing. Only then: creating it takes a table lock that
+-- Steps: create each trigger when it is missing. Only then: creating it takes a table lock that
 --        would stall running workers for a moment on every start.
 -- Raises: 42P01 when Graphile Worker's schema has no _private_jobs (the installer checked it first).
 do $$
 declare
   v_trigger text := left('ojs_unique_job_deleted_' || :OJS_UNIQUE_SCHEMA_NAME, 63);
+  v_failed text := left('ojs_unique_job_failed_' || :OJS_UNIQUE_SCHEMA_NAME, 63);
   v_table regclass := format('%I._private_jobs', :GRAPHILE_WORKER_SCHEMA_NAME)::regclass;
 begin
   if not exists (select 1 from pg_catalog.pg_trigger where tgrelid = v_table and tgname = v_trigger) then
     execute format('create trigger %I after delete on %s for each row execute function %I.job_deleted()',
       v_trigger, v_table, :OJS_UNIQUE_SCHEMA_NAME);
+  end if;
+  -- Graphile's failure of the last attempt: it unlocks the row and keeps attempts = max_attempts.
+  -- `of locked_at` and WHEN keep the function out of every other update (a fetch locks the row).
+  if not exists (select 1 from pg_catalog.pg_trigger where tgrelid = v_table and tgname = v_failed) then
+    execute format('create trigger %I after update of locked_at on %s for each row '
+      'when (old.locked_at is not null and new.locked_at is null and new.attempts >= new.max_attempts) '
+      'execute function %I.job_failed()',
+      v_failed, v_table, :OJS_UNIQUE_SCHEMA_NAME);
   end if;
 end
 $$;
