@@ -19,11 +19,14 @@ begin
     execute format('create trigger %I after delete on %s for each row execute function %I.job_deleted()',
       v_trigger, v_table, :OJS_UNIQUE_SCHEMA_NAME);
   end if;
-  -- Graphile's failure of the last attempt: it unlocks the row and keeps attempts = max_attempts.
-  -- `of locked_at` and WHEN keep the function out of every other update (a fetch locks the row).
+  -- A job failing for good, which Graphile keeps: a worker's failure of the last attempt (it
+  -- unlocks the row, attempts = max_attempts) or permanently_fail_jobs on an unlocked job (it sets
+  -- attempts = max_attempts). The column list and WHEN keep the function out of every other update
+  -- (a fetch locks the row; a fence or Graphile's job-key replace sets the attempts of a locked one).
   if not exists (select 1 from pg_catalog.pg_trigger where tgrelid = v_table and tgname = v_failed) then
-    execute format('create trigger %I after update of locked_at on %s for each row '
-      'when (old.locked_at is not null and new.locked_at is null and new.attempts >= new.max_attempts) '
+    execute format('create trigger %I after update of locked_at, attempts on %s for each row '
+      'when (new.locked_at is null and new.attempts >= new.max_attempts '
+      'and (old.locked_at is not null or old.attempts < old.max_attempts)) '
       'execute function %I.job_failed()',
       v_failed, v_table, :OJS_UNIQUE_SCHEMA_NAME);
   end if;

@@ -1,6 +1,7 @@
 -- job_failed: the function of install-trigger.sql's AFTER UPDATE trigger on Graphile's
--- _private_jobs, fired only when a worker's failure unlocks a job with no attempt left (Graphile
--- keeps such a row: no delete, so job_deleted never sees it): x_successor's promotion.
+-- _private_jobs, fired only when a job fails for good (a worker's failure of its last attempt, or
+-- permanently_fail_jobs; Graphile keeps such a row: no delete, so job_deleted never sees it):
+-- x_successor's promotion.
 --
 -- Parameters: none (a trigger: NEW is the failed row; the trigger's WHEN clause selects it).
 -- Steps: promote_successor(new.id).
