@@ -2,7 +2,8 @@
  * `x_successor` on Graphile Worker (docs/design/successor.md), beyond the reference rows
  * (test/expressiveness): each way the holder ends (a worker's completion, a last failed attempt,
  * permanently_fail_jobs, an OJS cancel of the running job, a removal), not on a retry, the id the
- * successor reserves, a replace and a key release dropping it, and a completion that rolls back.
+ * successor reserves, a replace and a key release dropping it, a completion that rolls back, and
+ * reclaim's sweep of a successor stranded by a holder that ended without the triggers.
  */
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
@@ -222,6 +223,21 @@ describe('graphile-worker: x_successor', function () {
     await attempt.complete();
     expect(await s.backend.getJob(id)).to.equal(null);
     expect(await count(graphileJobs())).to.equal(0);
+  });
+
+  it('reclaim adds a successor its holder ended without adding (the holder ended while the triggers were missing)', async () => {
+    const s = await makeSubject();
+    const { uniqueSchema } = schemas.current();
+    const holder = await s.backend.enqueue({ type: 'sync', args: [1], unique: UNIQUE });
+    const attempt = await s.start(holder.job.id);
+    const id = kept(await s.backend.enqueue({ type: 'sync', args: [2], unique: UNIQUE }), holder.job.id);
+    await pool.query(`drop trigger ${JSON.stringify(`ojs_unique_job_deleted_${uniqueSchema}`.slice(0, 63))} on ${graphileJobs()}`);
+    await attempt.complete();
+    expect(await s.backend.getJob(id), 'stranded').to.equal(null);
+    expect(await count(successors())).to.equal(1);
+    expect((await s.backend.reclaim()).successors).to.equal(1);
+    expect(await s.backend.getJob(id)).to.deep.include({ id, state: 'available' });
+    expect((await s.backend.reclaim()).successors, 'once').to.equal(0);
   });
 
   it('a batch (addJobs) keeps a successor and undoes it with the batch', async () => {
