@@ -240,6 +240,28 @@ describe('graphile-worker: x_successor', function () {
     expect((await s.backend.reclaim()).successors, 'once').to.equal(0);
   });
 
+  it('30 concurrent duplicates racing the holder’s completion: one live job of the key at the end, every answer accounted for', async () => {
+    const s = await makeSubject();
+    const holder = await s.backend.enqueue({ type: 'sync', args: [0], unique: UNIQUE });
+    const attempt = await s.start(holder.job.id);
+    const adds = Array.from({ length: 30 }, (_, i) => s.backend.enqueue({ type: 'sync', args: [i + 1], unique: UNIQUE }));
+    const [results] = await Promise.all([Promise.all(adds), attempt.complete()]);
+    const kept = results
+      .filter((r) => r.outcome === 'deduplicated' && r.successor)
+      .map((r) => (r.outcome === 'deduplicated' ? r.successor!.id : ''));
+    const met = results.filter((r) => r.outcome === 'deduplicated' && !r.successor);
+    expect(kept.length + met.length, 'every add is a duplicate: of the running holder, or of the job its successor became').to.equal(30);
+    // Every answer without a successor met the holder's successor as a job (or, before any was kept, nothing: then it is kept).
+    for (const r of met) expect(kept, 'a duplicate without a successor met the promoted one').to.include(r.job.id);
+    const deadline = Date.now() + 5_000;
+    while ((await count(graphileJobs())) !== 1 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await count(graphileJobs()), 'the promoted successor only').to.equal(1);
+    expect(await count(successors())).to.equal(0);
+    const { rows } = await pool.query(`select ojs_id from "${schemas.current().uniqueSchema}".jobs where terminal_state is null`);
+    expect(rows.map((row) => row.ojs_id)).to.have.length(1);
+    expect(kept, 'the promoted job is the last successor kept').to.include(rows[0].ojs_id);
+  });
+
   it('a batch (addJobs) keeps a successor and undoes it with the batch', async () => {
     const s = await makeSubject();
     const u = await makeUtils();
