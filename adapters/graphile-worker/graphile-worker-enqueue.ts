@@ -11,7 +11,8 @@
  *      (the adapter's own transaction, or the caller's): lock-and-read (head row, then the live
  *      candidates' Graphile rows, then the candidates and the DB clock), decide again, insert and
  *      for replace cancel, committed together (spec §8.1); or update the existing job in place
- *      (x_update), or record the duplicate attempt (x_period_anchor "last_duplicate").
+ *      (x_update), or record the duplicate attempt (x_period_anchor "last_duplicate"), or keep the
+ *      add as the running job's pending successor (x_successor, keepSuccessor below).
  * The decision runs in Node between statements. Doing it in plpgsql would save round trips but
  * write the spec's rules a second time, in a second language; the one shortcut taken in SQL is
  * the case with no candidate at all, where there is nothing to decide.
