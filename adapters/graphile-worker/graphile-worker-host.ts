@@ -50,6 +50,11 @@ export const GRAPHILE_RELIANCES: readonly GraphileReliance[] = [
   column('updated_at', [TIMESTAMPTZ], 'bumped when a running job is fenced or updated in place (x_update)'),
   column('priority', ['smallint', 'integer'], 'written when x_update copies a new priority onto an existing job'),
   column('revision', ['integer'], 'bumped when x_update changes a job in place, as Graphile bumps it on a jobKey replace'),
+  column(
+    'last_error',
+    ['text'],
+    "set by every failure (a worker's, permanently_fail_jobs), never by a fetch: the column of the x_successor failure trigger",
+  ),
   {
     kind: 'function',
     id: 'add_job',
@@ -102,7 +107,7 @@ export const GRAPHILE_BEHAVIOURS = {
   lastFailureKeepsRow:
     'a job that fails its last attempt keeps its row, unlocked, with attempts = max_attempts: derived_state() reads it as discarded',
   lastFailureUpdatesLockedAt:
-    "a worker's failure of the last attempt is an UPDATE that sets locked_at (to null): the AFTER UPDATE OF locked_at, attempts trigger (job_failed()) adds the job's pending x_successor",
+    "a worker's failure of the last attempt is an UPDATE that sets last_error and leaves locked_at null: the AFTER UPDATE OF last_error trigger (job_failed()) adds the job's pending x_successor",
   exhaustedRowIsNeverFetched: 'a row with attempts = max_attempts is never fetched again: how cancel_jobs() fences a running job',
   fetchSkipsLockedRows:
     "workers fetch with FOR UPDATE SKIP LOCKED: lock_and_read() locks the live candidates' rows so no worker starts one before a replace cancels it",

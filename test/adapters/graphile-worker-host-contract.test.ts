@@ -312,7 +312,8 @@ describe('graphile-worker host contract', function () {
       const made = sqlOf({ graphileSchema: `${names.graphileSchema}_made`, uniqueSchema: names.uniqueSchema });
       await pool.query(`create schema "${made.names.workerSchema}";
         create table "${made.names.workerSchema}"._private_jobs (id int, payload json, run_at timestamptz, attempts smallint,
-          max_attempts smallint, locked_at timestamptz, key varchar(512), updated_at timestamptz, priority smallint, revision int)`);
+          max_attempts smallint, locked_at timestamptz, key varchar(512), updated_at timestamptz, priority smallint, revision int,
+          last_error text)`);
       try {
         expect((await unmetGraphileReliances(pool, made)).map(describeUnmet)).to.deep.equal([
           '_private_jobs.id is integer, not bigint',

@@ -20,13 +20,13 @@ begin
       v_trigger, v_table, :OJS_UNIQUE_SCHEMA_NAME);
   end if;
   -- A job failing for good, which Graphile keeps: a worker's failure of the last attempt (it
-  -- unlocks the row, attempts = max_attempts) or permanently_fail_jobs on an unlocked job (it sets
-  -- attempts = max_attempts). The column list and WHEN keep the function out of every other update
-  -- (a fetch locks the row; a fence or Graphile's job-key replace sets the attempts of a locked one).
+  -- unlocks the row, attempts = max_attempts) or permanently_fail_jobs (attempts = max_attempts).
+  -- Both set last_error, which a worker's fetch never does: `of last_error` keeps the fetch from
+  -- even evaluating the WHEN clause (measured: a trigger `of locked_at, attempts` slowed a
+  -- fetch-like UPDATE by half; this one by nothing measurable).
   if not exists (select 1 from pg_catalog.pg_trigger where tgrelid = v_table and tgname = v_failed) then
-    execute format('create trigger %I after update of locked_at, attempts on %s for each row '
-      'when (new.locked_at is null and new.attempts >= new.max_attempts '
-      'and (old.locked_at is not null or old.attempts < old.max_attempts)) '
+    execute format('create trigger %I after update of last_error on %s for each row '
+      'when (new.locked_at is null and new.attempts >= new.max_attempts) '
       'execute function %I.job_failed()',
       v_failed, v_table, :OJS_UNIQUE_SCHEMA_NAME);
   end if;

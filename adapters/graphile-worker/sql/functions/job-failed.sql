@@ -3,7 +3,8 @@
 -- permanently_fail_jobs; Graphile keeps such a row: no delete, so job_deleted never sees it):
 -- x_successor's promotion.
 --
--- Parameters: none (a trigger: NEW is the failed row; the trigger's WHEN clause selects it).
+-- Parameters: none (a trigger: NEW is the failed row; the trigger, `of last_error` with a WHEN
+--   clause, selects it).
 -- Steps: promote_successor(new.id).
 -- Returns: null (an AFTER trigger).
 -- Raises: never (as job_deleted: raising would abort the worker's failure UPDATE); a failure is a
