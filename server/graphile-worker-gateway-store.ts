@@ -52,6 +52,7 @@ import { uuidv7 } from '../src/uuid-v7.js';
 import { createGraphileCronSchedules, type GraphileCronSchedules } from './graphile-worker-cron-schedules.js';
 import { createGraphileWorkflowRecords, type GraphileWorkflowRecords } from './graphile-worker-workflow-records.js';
 import { settleWorkflowJob } from './workflow-advance.js';
+import { gatewayCapabilities, refuseUnservedExtension } from './unserved-extensions.js';
 
 export interface GraphileWorkerGatewayStoreOptions {
   databaseUrl: string;
@@ -150,8 +151,9 @@ class GraphileWorkerGatewayStore implements GatewayStore {
     this.workflows = createGraphileWorkflowRecords(this.#pool, this.#backend.schemas, () => this.#start());
   }
 
+  /** The backend's, but for `x_successor` (server/unserved-extensions.ts). */
   get capabilities() {
-    return this.#backend.capabilities;
+    return gatewayCapabilities(this.#backend.capabilities);
   }
 
   /** Both schemas migrated (the backend's start-up), then the gateway's own tables (graphile-worker-gateway-schema.ts). */
@@ -174,6 +176,7 @@ class GraphileWorkerGatewayStore implements GatewayStore {
   async enqueue(input: GatewayJobInput): Promise<GatewayEnqueueResult> {
     const { extras, pending, ...job } = input;
     if (pending) throw new InvalidJobInputError([{ path: 'options.pending', message: PENDING_UNSUPPORTED }]);
+    refuseUnservedExtension(job, this.capabilities);
     await this.#start();
     // OJS ids are UUIDv7; the adapter would otherwise use Graphile's numeric id.
     const result = await this.#backend.enqueue({ ...job, id: job.id ?? uuidv7() });

@@ -1,7 +1,7 @@
 /**
  * The policy extension the gateway does not serve on any store yet, though the memory backend and
- * the BullMQ adapter implement it: `x_successor`. A successor becomes a job later, by the host
- * (BullMQ's finishing script), without the gateway's record of its PUSH (its envelope, retry
+ * the BullMQ and Graphile Worker adapters implement it: `x_successor`. A successor becomes a job
+ * later, by the host (BullMQ's finishing script, the Graphile adapter's triggers), without the gateway's record of its PUSH (its envelope, retry
  * policy, schedule), and the gateway's answer does not carry its id. A PUSH asking for it is
  * refused as a store refuses an extension it lacks, naming the field.
  */

@@ -11,7 +11,8 @@
  *      (the adapter's own transaction, or the caller's): lock-and-read (head row, then the live
  *      candidates' Graphile rows, then the candidates and the DB clock), decide again, insert and
  *      for replace cancel, committed together (spec §8.1); or update the existing job in place
- *      (x_update), or record the duplicate attempt (x_period_anchor "last_duplicate").
+ *      (x_update), or record the duplicate attempt (x_period_anchor "last_duplicate"), or keep the
+ *      add as the running job's pending successor (x_successor, keepSuccessor below).
  * The decision runs in Node between statements. Doing it in plpgsql would save round trips but
  * write the spec's rules a second time, in a second language; the one shortcut taken in SQL is
  * the case with no candidate at all, where there is nothing to decide.
@@ -21,6 +22,7 @@ import { decideUniqueConflict, type UniqueConflictDecision } from '../../src/con
 import { BackendError, InvalidJobInputError } from '../../src/errors.js';
 import type { OjsJob } from '../../src/job.js';
 import { TERMINAL_STATES } from '../../src/job-state.js';
+import { uuidv7 } from '../../src/uuid-v7.js';
 import { scheduledAtMs, type PreparedUnique } from '../../src/unique-enqueue.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import type { UpdateField } from '../../src/unique-policy.js';
@@ -195,6 +197,12 @@ async function decideAndApply(
       if (decision.action === 'update') {
         const existing = read.candidates.find((candidate) => candidate.id === decision.existing.id)!;
         result = await updateJob(client, handle, request, existing, decision.fields, read.now, decision.scheduledAtLimit);
+      } else if (decision.action === 'successor') {
+        result = await keepSuccessor(client, handle, request, read, decision.existing.id);
+        if (counted) {
+          result.job.duplicate_count = counted.duplicate_count;
+          result.job.last_duplicate_at = new Date(counted.last_duplicate_at).toISOString();
+        }
       } else if (decision.action === 'reject') {
         // A reject that touched still writes (the attempt moved the window): commit, then throw.
         if (ownTransaction) await commit(client, mode, handle, prepared.key, request.token, 'untracked');
@@ -207,7 +215,7 @@ async function decideAndApply(
       const wrote =
         decision.action === 'insert' || decision.action === 'replace'
           ? 'token'
-          : decision.action === 'update' || decision.touch || handle.countDuplicates
+          : decision.action === 'update' || decision.action === 'successor' || decision.touch || handle.countDuplicates
             ? 'untracked'
             : false;
       await commit(client, mode, handle, prepared.key, request.token, wrote);
@@ -300,12 +308,8 @@ function statement<R>(client: PgClientLike, handle: SchemaHandle, name: SqlFileN
   return runQuery<R>(client, handle.sql.query(name, values, handle.preparedStatements));
 }
 
-function decide(
-  handle: SchemaHandle,
-  prepared: PreparedUnique,
-  read: LockAndRead,
-): Exclude<UniqueConflictDecision, { action: 'successor' }> {
-  const decision = decideUniqueConflict({
+function decide(handle: SchemaHandle, prepared: PreparedUnique, read: LockAndRead): UniqueConflictDecision {
+  return decideUniqueConflict({
     policy: prepared.policy,
     uniquenessKey: prepared.key,
     now: read.now,
@@ -322,10 +326,28 @@ function decide(
     })),
     canReplaceActive: handle.replaceActive,
   });
-  // Unreachable: prepareUnique refuses x_successor, which this adapter does not declare yet
-  // (docs/design/successor.md says how it would be built here).
-  if (decision.action === 'successor') throw new Error('ojs-unique: x_successor is not implemented on Graphile Worker');
-  return decision;
+}
+
+/**
+ * x_successor: keeps the add as the key's one pending successor of the running `holderId`
+ * (keep-successor.sql), in the transaction of the locked read, which holds the holder's Graphile
+ * row: it cannot finish (and its trigger promote the successor) before this commits. The id is the
+ * caller's, else a UUIDv7: no Graphile id exists before the promotion's add_job.
+ */
+async function keepSuccessor(
+  client: PgClientLike,
+  handle: SchemaHandle,
+  request: PreparedGraphileEnqueue,
+  read: LockAndRead,
+  holderId: string,
+): Promise<EnqueueResult> {
+  const holder = read.candidates.find((candidate) => candidate.id === holderId)!;
+  const params = insertParams(request, null);
+  // insert-job's $8, the OJS id.
+  params[7] = request.job.id ?? uuidv7(read.now);
+  const { id } = (await statement<{ result: { id: string } }>(client, handle, 'keep-successor', [holder.job_id, ...params, request.token]))
+    .rows[0]!.result;
+  return { outcome: 'deduplicated', job: candidateView(holder), successor: { id } };
 }
 
 /**

@@ -26,7 +26,8 @@ export function translatePgError(error: unknown, context: PgErrorContext): Error
   const written = context.rolledBack ? { written: false as const } : {};
   switch (pg.code) {
     case '23505':
-      if (pg.constraint === 'jobs_ojs_id_key' && context.requestedId !== undefined) {
+      // successors_ojs_id_key: another key's pending x_successor holds the id.
+      if ((pg.constraint === 'jobs_ojs_id_key' || pg.constraint === 'successors_ojs_id_key') && context.requestedId !== undefined) {
         return new InvalidJobInputError([{ path: 'id', message: `a job with id ${context.requestedId} already exists` }], { cause: error });
       }
       break;

@@ -37,7 +37,8 @@ export const GRAPHILE_RELIANCES: readonly GraphileReliance[] = [
     kind: 'table',
     id: '_private_jobs',
     relation: '_private_jobs',
-    usedFor: 'the jobs table: the ledger joins it by id, and its AFTER DELETE trigger records how each job ended',
+    usedFor:
+      'the jobs table: the ledger joins it by id, its AFTER DELETE trigger records how each job ended, and its AFTER UPDATE trigger sees a job fail for good (x_successor)',
   },
   column('id', ['bigint'], "the ledger's job_id, and the key of every join and lock on Graphile's row"),
   column('payload', ['json', 'jsonb'], "a job's OJS args while Graphile holds its row"),
@@ -49,6 +50,11 @@ export const GRAPHILE_RELIANCES: readonly GraphileReliance[] = [
   column('updated_at', [TIMESTAMPTZ], 'bumped when a running job is fenced or updated in place (x_update)'),
   column('priority', ['smallint', 'integer'], 'written when x_update copies a new priority onto an existing job'),
   column('revision', ['integer'], 'bumped when x_update changes a job in place, as Graphile bumps it on a jobKey replace'),
+  column(
+    'last_error',
+    ['text'],
+    "set by every failure (a worker's, permanently_fail_jobs), never by a fetch: the column of the x_successor failure trigger",
+  ),
   {
     kind: 'function',
     id: 'add_job',
@@ -100,6 +106,8 @@ export const GRAPHILE_BEHAVIOURS = {
     "a worker deletes a job's row when the job succeeds, while the row is still locked (locked_at set): job_deleted() labels such a row completed",
   lastFailureKeepsRow:
     'a job that fails its last attempt keeps its row, unlocked, with attempts = max_attempts: derived_state() reads it as discarded',
+  lastFailureUpdatesLockedAt:
+    "a worker's failure of the last attempt is an UPDATE that sets last_error and leaves locked_at null: the AFTER UPDATE OF last_error trigger (job_failed()) adds the job's pending x_successor",
   exhaustedRowIsNeverFetched: 'a row with attempts = max_attempts is never fetched again: how cancel_jobs() fences a running job',
   fetchSkipsLockedRows:
     "workers fetch with FOR UPDATE SKIP LOCKED: lock_and_read() locks the live candidates' rows so no worker starts one before a replace cancels it",

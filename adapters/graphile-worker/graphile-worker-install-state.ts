@@ -19,7 +19,7 @@ export interface InstallState {
   version: number | null;
   /** The Graphile Worker schema it serves (null: never bound). */
   bound: string | null;
-  /** The AFTER DELETE trigger on Graphile's `_private_jobs` is in place. */
+  /** The AFTER DELETE and AFTER UPDATE triggers on Graphile's `_private_jobs` are in place. */
   trigger: boolean;
 }
 
@@ -78,7 +78,7 @@ export function judgeInstall(
   if (!state.trigger) {
     return {
       kind: 'install',
-      why: `the AFTER DELETE trigger on "${workerSchema}"._private_jobs is missing (a Graphile Worker migration that recreates the table drops it)`,
+      why: `a trigger of the adapter on "${workerSchema}"._private_jobs is missing (a Graphile Worker migration that recreates the table drops them)`,
     };
   }
   return { kind: 'current' };

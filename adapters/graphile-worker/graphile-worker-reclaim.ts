@@ -27,6 +27,8 @@ export interface ReclaimResult {
   reclaimed: number;
   /** Per-key head rows deleted (keys with no record left). */
   heads: number;
+  /** x_successor: pending successors whose holder had ended without adding them, added now. */
+  successors: number;
 }
 
 export async function reclaimUniqueJobs(
@@ -36,8 +38,13 @@ export async function reclaimUniqueJobs(
 ): Promise<ReclaimResult> {
   const grace = options.grace ?? 'P1D';
   const batchSize = options.batchSize ?? 1000;
-  const total: ReclaimResult = { reclaimed: 0, heads: 0 };
+  const total: ReclaimResult = { reclaimed: 0, heads: 0, successors: 0 };
   try {
+    for (;;) {
+      const { rows } = await client.query<{ promoted: number }>(sql.text('promote-stranded'), [batchSize]);
+      total.successors += rows[0]!.promoted;
+      if (rows[0]!.promoted < batchSize) break;
+    }
     for (;;) {
       const { rows } = await client.query<ReclaimResult>(sql.text('reclaim'), [grace, batchSize]);
       const batch = rows[0]!;

@@ -42,7 +42,7 @@ export interface PreparedGraphileEnqueue {
  * The policy extensions the Graphile adapter implements, on every entry point (they all prepare
  * through {@link prepareGraphileEnqueue}): its backend declares the same list.
  */
-export const GRAPHILE_WORKER_EXTENSIONS: readonly UniqueExtension[] = ['x_period_anchor', 'x_key', 'x_update', 'x_max_wait'];
+export const GRAPHILE_WORKER_EXTENSIONS: readonly UniqueExtension[] = ['x_period_anchor', 'x_key', 'x_update', 'x_max_wait', 'x_successor'];
 
 /** Validates everything before any I/O, so a bad job is refused with nothing written. */
 export function prepareGraphileEnqueue(job: JobInput, placement: GraphilePlacement): PreparedGraphileEnqueue {

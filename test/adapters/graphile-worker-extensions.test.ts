@@ -85,7 +85,13 @@ describe('graphile-worker: policy extensions', function () {
 
   it('declares every extension', async () => {
     const s = await makeSubject();
-    expect(s.backend.capabilities.unique_jobs.extensions).to.deep.equal(['x_period_anchor', 'x_key', 'x_update', 'x_max_wait']);
+    expect(s.backend.capabilities.unique_jobs.extensions).to.deep.equal([
+      'x_period_anchor',
+      'x_key',
+      'x_update',
+      'x_max_wait',
+      'x_successor',
+    ]);
   });
 
   describe('x_update', () => {

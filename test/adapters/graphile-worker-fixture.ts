@@ -87,7 +87,11 @@ async function planFor(pool: pg.Pool, schemas: TestSchemas): Promise<ResetPlan> 
     ({ schema, table }) => SETUP_TABLES.includes(table) || (schema === schemas.graphileSchema && table === '_private_tasks'),
   );
   // Referencing tables before the tables they reference (no cycles among these tables).
-  const data = tables.filter((t) => !setup.includes(t)).map(({ name }) => name);
+  // x_successor's pending rows first: deleting a holder's Graphile row would otherwise add its successor.
+  const data = tables
+    .filter((t) => !setup.includes(t))
+    .sort((a, b) => Number(b.table === 'successors') - Number(a.table === 'successors'))
+    .map(({ name }) => name);
   const ordered: string[] = [];
   const visit = (name: string, path: Set<string>) => {
     if (ordered.includes(name) || path.has(name)) return;

@@ -170,6 +170,37 @@ describe('graphile-worker host contract', function () {
       }
     });
 
+    it(GRAPHILE_BEHAVIOURS.lastFailureUpdatesLockedAt, async () => {
+      const names = schemas.current();
+      const utils = await utilsFor(pool, names);
+      try {
+        const unique = { keys: ['type'], on_conflict: 'ignore', x_successor: 'latest' } as const;
+        await utils.addJob('fails', { n: 1 }, { unique, maxAttempts: 1 });
+        let successor: string | undefined;
+        await runWorkerOnce({
+          fails: async (payload) => {
+            // The first job runs: a duplicate now is kept as its successor (which runs once only).
+            if ((payload as { n: number }).n === 1) {
+              const again = await utils.addJob('fails', { n: 2 }, { unique, maxAttempts: 1 });
+              successor = again.outcome === 'deduplicated' ? again.successor?.id : undefined;
+            }
+            throw Object.assign(new Error('planned failure'), { failure: true });
+          },
+        });
+        expect(successor, 'a successor was kept while the job ran').to.be.a('string');
+        // runOnce may run the successor too (then it fails its one attempt, flushed after runOnce returns), or end before it was added.
+        let added = await utils.getUniqueJob(successor!);
+        for (let attempt = 0; added?.state === 'active' && attempt < 50; attempt++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          added = await utils.getUniqueJob(successor!);
+        }
+        expect(added?.state, 'job_failed() saw the failure and added the successor').to.be.oneOf(['available', 'discarded']);
+        expect(added?.args).to.deep.equal({ n: 2 });
+      } finally {
+        await utils.release();
+      }
+    });
+
     it(GRAPHILE_BEHAVIOURS.failureMovesRunAtByBackoff, async () => {
       const names = schemas.current();
       const utils = await utilsFor(pool, names);
@@ -281,7 +312,8 @@ describe('graphile-worker host contract', function () {
       const made = sqlOf({ graphileSchema: `${names.graphileSchema}_made`, uniqueSchema: names.uniqueSchema });
       await pool.query(`create schema "${made.names.workerSchema}";
         create table "${made.names.workerSchema}"._private_jobs (id int, payload json, run_at timestamptz, attempts smallint,
-          max_attempts smallint, locked_at timestamptz, key varchar(512), updated_at timestamptz, priority smallint, revision int)`);
+          max_attempts smallint, locked_at timestamptz, key varchar(512), updated_at timestamptz, priority smallint, revision int,
+          last_error text)`);
       try {
         expect((await unmetGraphileReliances(pool, made)).map(describeUnmet)).to.deep.equal([
           '_private_jobs.id is integer, not bigint',

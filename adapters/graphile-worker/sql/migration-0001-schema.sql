@@ -7,6 +7,8 @@
 --           policy can still count it; its indexes;
 --        2. `heads`: per uniqueness key, the retention its policies need (record_job writes it,
 --           reclaim.sql reads it); `duplicate_counts`: per job, the duplicates counted on it;
+--        3. `successors`: per uniqueness key, the one pending x_successor add (keep_successor
+--           writes it, promote_successor makes it a job when its holder finishes);
 --        (The OJS gateway's own tables are the gateway's: server/sql/gateway-migration-0001-schema.sql.)
 -- Runs once, in the installer's transaction (after install-bootstrap, before the functions),
 -- recorded in :OJS_UNIQUE_SCHEMA.migrations: all-or-nothing with the rest of the install.
@@ -84,3 +86,29 @@ create table :OJS_UNIQUE_SCHEMA.heads (
   -- exists only for keys whose policies check a terminal state.
   retention jsonb not null default '{}'
 );
+
+-- x_successor (docs/design/successor.md): the add a duplicate of a running job left, one per key,
+-- with insert_job's arguments, until its holder finishes and promote_successor adds it. Not a
+-- Graphile row: a job due at infinity would count as a duplicate and show in Graphile's tooling.
+create table :OJS_UNIQUE_SCHEMA.successors (
+  fingerprint text primary key,
+  -- The running job the successor waits for (Graphile's id); the finish triggers look it up.
+  holder_job_id bigint not null,
+  -- The id the successor will have: taken while it waits (record_job and id-taken.sql check it).
+  ojs_id text not null constraint successors_ojs_id_key unique,
+  identifier text not null,
+  payload json not null,
+  queue_name text,
+  run_at timestamptz,
+  max_attempts int,
+  priority int,
+  flags text[],
+  queue text not null,
+  meta jsonb not null,
+  policy jsonb not null,
+  period interval,
+  ojs_priority int not null,
+  request_token uuid,
+  created_at timestamptz not null
+);
+create index successors_holder_idx on :OJS_UNIQUE_SCHEMA.successors (holder_job_id);

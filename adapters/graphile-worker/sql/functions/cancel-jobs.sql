@@ -8,7 +8,8 @@
 -- Steps: 1. each record's derived state (live or not) and whether it runs now;
 --        2. label the live ones cancelled (replaced_by); for a replace, mark every one superseded
 --           and move each but the key's head record off the key;
---        3. delete the Graphile rows of the cancelled jobs not running; 4. fence the running ones.
+--        3. delete the Graphile rows of the cancelled jobs not running; 4. fence the running ones;
+--        5. OJS CANCEL: promote the pending x_successor of a fenced job (promote_successor).
 -- Returns: table (job_id text, finished_at timestamptz, fenced boolean): one row per record written.
 -- Raises: nothing of its own.
 -- All-or-nothing: one statement (data-modifying CTEs, each run exactly once).
@@ -66,5 +67,14 @@ begin
   -- `removed` and `fenced` run although nothing reads them: PostgreSQL executes every
   -- data-modifying CTE exactly once.
   select labelled.job_id::text, labelled.finished_at, labelled.running as fenced from labelled;
+  -- x_successor: an OJS CANCEL ends the job now, so its key's pending successor becomes a job now
+  -- (as on memory). A deleted row's trigger (job_deleted) already promoted it; a fenced running
+  -- one keeps its row until its attempt ends, so it is promoted here. A replace dropped the key's
+  -- successor before cancelling (replace_jobs).
+  if p_replaced_by is null then
+    perform :OJS_UNIQUE_SCHEMA.promote_successor(s.holder_job_id)
+      from :OJS_UNIQUE_SCHEMA.successors s join :OJS_UNIQUE_SCHEMA.jobs l on l.job_id = s.holder_job_id
+      where s.holder_job_id = any(p_job_ids) and l.terminal_state = 'cancelled';
+  end if;
 end
 $$;

@@ -6,7 +6,9 @@
 --   p_meta jsonb; p_policy jsonb (parsed; null without one); p_period interval (null without
 --   one); p_scheduled_at timestamptz (Graphile's run_at); p_max_attempts int; p_ojs_priority int;
 --   p_request_token uuid (find-request.sql); p_head boolean (insert the key's head record).
--- Steps: 1. insert the record: created_at = clock_timestamp(), expires_at = period_end from the
+-- Steps: 0. a caller-chosen id a pending x_successor holds is taken (successors; promote_successor
+--           deletes the row before it inserts);
+--        1. insert the record: created_at = clock_timestamp(), expires_at = period_end from the
 --           policy's anchor (x_period_anchor "scheduled_at": the due time; otherwise creation,
 --           also for "last_duplicate", which touch_jobs moves on); as a head, ON CONFLICT DO
 --           NOTHING on jobs_head_idx;
@@ -17,7 +19,7 @@
 --           policy used on the key can count it.
 -- Returns: json {job_id, id, created_at, scheduled_at, max_attempts}; null, having written
 --   nothing, when p_head and another head of the key came first.
--- Raises: 23505 on jobs_ojs_id_key (the OJS id is taken); 40001 for a record seen late (step 2).
+-- Raises: 23505 on jobs_ojs_id_key (the OJS id is taken, also by a pending successor); 40001 for a record seen late (step 2).
 -- All-or-nothing: inside its caller's statement; a raise undoes both writes.
 -- Plans: generic plan, no sequential scan (docs/design/graphile-worker.md, "Query plans").
 create or replace function :OJS_UNIQUE_SCHEMA.record_job(
@@ -34,6 +36,11 @@ declare
   v_anchor timestamptz := case when p_policy ->> 'x_period_anchor' = 'scheduled_at' then p_scheduled_at else v_now end;
   v_row json;
 begin
+  -- Only for a chosen id (a plpgsql simple test otherwise): Graphile's ids are never reserved.
+  if p_ojs_id is not null and exists (select 1 from :OJS_UNIQUE_SCHEMA.successors s where s.ojs_id = p_ojs_id) then
+    raise exception using errcode = 'unique_violation', constraint = 'jobs_ojs_id_key',
+      message = 'ojs-unique: the id is a pending successor''s';
+  end if;
   -- Two statements, not one with a conditional ON CONFLICT: a plain insert is not speculative.
   if p_head then
     insert into :OJS_UNIQUE_SCHEMA.jobs as l (job_id, ojs_id, fingerprint, type, queue, meta, policy,

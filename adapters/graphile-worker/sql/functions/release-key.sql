@@ -4,7 +4,8 @@
 -- Steps: 1. no record: 0, no lock taken; 2. the key's lock, in the lock order (lock_and_read);
 --   3. move every record's fingerprint to released_fingerprint (head cleared): the next enqueue
 --   finds no record and inserts a new head; 4. delete the key's `heads` row (its retention served
---   those records only). The jobs themselves are untouched.
+--   those records only), and its pending x_successor (it would add a job to the key no enqueue
+--   decided on). The jobs themselves are untouched.
 -- Returns: int, the records released.
 -- Raises: 40001 when reclaim removed the key's records between 1 and 2 (run it again).
 -- All-or-nothing: one statement.
@@ -31,6 +32,7 @@ begin
   get diagnostics v_released = row_count;
   -- Its retention memory served those records only.
   delete from :OJS_UNIQUE_SCHEMA.heads h where h.fingerprint = p_fingerprint;
+  delete from :OJS_UNIQUE_SCHEMA.successors s where s.fingerprint = p_fingerprint;
   return v_released;
 end
 $$;

@@ -3,7 +3,9 @@
 --
 -- Parameters: insert_job's p_identifier … p_ojs_priority, then p_cancel bigint[] (the locked
 --   candidates to cancel), p_fence boolean (as cancel_jobs), p_request_token uuid.
--- Steps: 1. insert_job (first: the cancelled records name their replacement's id, Graphile's
+-- Steps: 0. drop the key's pending x_successor (the new job carries the latest add; kept, it
+--   would make a second live job once its holder finished, and cancel_jobs' delete would add it);
+--   1. insert_job (first: the cancelled records name their replacement's id, Graphile's
 --   unless the caller chose one); 2. cancel_jobs(p_cancel, the new OJS id, p_fence).
 -- Returns: json {inserted: insert_job's result, cancelled: [cancel_jobs' rows]}.
 -- Raises: as insert_job and cancel_jobs.
@@ -19,6 +21,7 @@ language plpgsql volatile as $$
 declare
   v_job json;
 begin
+  delete from :OJS_UNIQUE_SCHEMA.successors s where s.fingerprint = p_fingerprint;
   v_job := :OJS_UNIQUE_SCHEMA.insert_job(p_identifier, p_payload, p_queue_name, p_run_at, p_max_attempts,
     p_priority, p_flags, p_ojs_id, p_fingerprint, p_queue, p_meta, p_policy, p_period, p_ojs_priority, p_request_token);
   return json_build_object('inserted', v_job, 'cancelled',
