@@ -1,5 +1,5 @@
 // Runs every test file (test/**/*.test.ts) with mocha in parallel: `--parallel`, OJS_TEST_JOBS
-// worker processes (default 6: the suite mostly waits on Redis, PostgreSQL and real time, not on
+// worker processes (default 10: the suite mostly waits on Redis, PostgreSQL and real time, not on
 // the CPU). Each worker has a PostgreSQL database of its own (test/run-database.ts); the files
 // that take longest start first, so that no long file starts last. Arguments are passed to mocha
 // (`node scripts/run-tests.mjs --reporter dot`). `npx mocha <file>` still runs files serially.
@@ -71,7 +71,7 @@ if (build) {
   if (statuses.some((status) => status !== 0)) process.exit(1);
 }
 
-const jobs = process.env.OJS_TEST_JOBS ?? '6';
+const jobs = process.env.OJS_TEST_JOBS ?? '10';
 // `--built` (or `--build`): the run follows `npm run build`, so the tests start the built command (test/cli-command.ts).
 const built = build || process.argv.includes('--built');
 const mochaArgs = process.argv.slice(2).filter((arg) => arg !== '--built' && arg !== '--build');
