@@ -11,13 +11,13 @@ import { duplicateCountOf } from './bullmq-job-view.js';
 /** A BullMQ job's unique fields, as the OJS job view names them (OjsJob). */
 export interface UniqueFields {
   /** The policy the job was added with. */
-  unique: UniquePolicy;
+  readonly unique: UniquePolicy;
   /** Its uniqueness key (spec §4). */
-  uniqueness_key: string;
+  readonly uniqueness_key: string;
   /** How many duplicate adds met the job (docs/decisions.md, "Duplicate counts"); 0 for none. */
-  duplicate_count: number;
+  readonly duplicate_count: number;
   /** ISO 8601 UTC (Redis TIME): when the last counted duplicate met it; absent for none. */
-  last_duplicate_at?: string;
+  readonly last_duplicate_at?: string;
 }
 
 /**
@@ -31,11 +31,10 @@ export async function readUniqueFields(queue: Queue, job: Pick<Job, 'id'> | stri
   const [policy, key, duplicates] = (await client.hmget(queue.toKey(id), 'ojsPolicy', 'ojsKey', 'ojsDup')) as (string | null)[];
   if (!policy || !key) return null;
   const counted = duplicateCountOf(duplicates);
-  const fields: UniqueFields = {
+  return {
     unique: parseUniquePolicy(JSON.parse(policy)),
     uniqueness_key: key,
     duplicate_count: counted?.duplicate_count ?? 0,
+    ...(counted ? { last_duplicate_at: new Date(counted.last_duplicate_at).toISOString() } : {}),
   };
-  if (counted) fields.last_duplicate_at = new Date(counted.last_duplicate_at).toISOString();
-  return fields;
 }

@@ -11,6 +11,7 @@ import { FlowProducer, Queue, Worker, type Job, type JobNode, type Processor } f
 import {
   createBullMQBackend,
   makeUniqueSchedulerProcessor,
+  readUniqueFields,
   removeUniquenessIndex,
   UNIQUE_SCHEDULER_JOB_NAME,
   withUniqueness,
@@ -340,3 +341,20 @@ export function registeredPolicies(queue: Queue<{ userId: number }, void, 'repor
   // @ts-expect-error so is a policy's mark
   withUniqueness(plain, { policies: { anything: { x_report_only: 1 } } });
 }
+
+// readUniqueFields: a job or its id, and a read-only answer (null for a job without a policy).
+declare const fieldsQueue: Queue;
+async function readsUniqueFields(job: Job): Promise<void> {
+  const fields = await readUniqueFields(fieldsQueue, job);
+  await readUniqueFields(fieldsQueue, 'job-id');
+  // @ts-expect-error a number is no job id
+  await readUniqueFields(fieldsQueue, 7);
+  // @ts-expect-error possibly null
+  void fields.duplicate_count;
+  if (fields) {
+    exact<typeof fields.duplicate_count, number>(true);
+    // @ts-expect-error the answer is read-only
+    fields.duplicate_count = 2;
+  }
+}
+void readsUniqueFields;

@@ -7,7 +7,7 @@
   (includes/ojs-unique-add) run unchanged.
 
   Why a script of its own: Redis turns every argument of a call into a Lua string before the
-  script runs, about 0.1 µs each; unique-add takes 38 keys and arguments (the layout check
+  script runs; unique-add takes 38 keys and arguments (the layout check
   included), of which the native path reads 28. The rest are fixed for a policy the native path serves (bullmq-native-path.ts: the
   `queue` dimension, the default states, no period, `reject` or `ignore`, no x_ extension; a lone
   add, no id claimed across queues, to a queue whose name is in NFC): they are filled in below.

@@ -22,8 +22,8 @@ begin
   -- A job failing for good, which Graphile keeps: a worker's failure of the last attempt (it
   -- unlocks the row, attempts = max_attempts) or permanently_fail_jobs (attempts = max_attempts).
   -- Both set last_error, which a worker's fetch never does: `of last_error` keeps the fetch from
-  -- even evaluating the WHEN clause (measured: a trigger `of locked_at, attempts` slowed a
-  -- fetch-like UPDATE by half; this one by nothing measurable).
+  -- even evaluating the WHEN clause (a trigger `of locked_at, attempts` would run on every fetch;
+  -- the figures are in docs/design/successor.md).
   if not exists (select 1 from pg_catalog.pg_trigger where tgrelid = v_table and tgname = v_failed) then
     execute format('create trigger %I after update of last_error on %s for each row '
       'when (new.locked_at is null and new.attempts >= new.max_attempts) '
