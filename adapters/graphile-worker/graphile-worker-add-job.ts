@@ -10,7 +10,7 @@ import { InvalidJobInputError } from '../../src/errors.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { enqueueOnClient } from './graphile-worker-enqueue.js';
-import { recoverRequest, type Reconnect } from './graphile-worker-lost-reply.js';
+import { findRequest, findSuccessorRequest, recoverRequest, type Reconnect } from './graphile-worker-lost-reply.js';
 import type { PreparedGraphileEnqueue } from './graphile-worker-request.js';
 import { schemaHandle, type SchemaHandle, type UniqueEntryPointOptions } from './graphile-worker-schema-handle.js';
 import { isConnectionLoss, isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
@@ -269,14 +269,21 @@ async function enqueueBatch(
     .map((request, index) => ({ index, key: request.prepared?.key ?? '' }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index));
   const results: EnqueueResult[] = new Array(requests.length);
+  /** x_successor entries: their successor rows' created_at, by entry (a lost COMMIT reply is settled by them). */
+  const keptAt = new Map<number, string>();
   for (let attempt = 1; ; attempt++) {
     try {
       refused.index = undefined;
+      keptAt.clear();
       await client.query('begin');
       // Each entry's failure is undone by the batch's rollback: nothing of the batch is written.
       for (const { index } of order) {
         refused.index = index;
-        results[index] = await enqueueOnClient(client, handle, requests[index]!, { ownTransaction: false, undoneOnError: true });
+        results[index] = await enqueueOnClient(client, handle, requests[index]!, {
+          ownTransaction: false,
+          undoneOnError: true,
+          successorKept: (at) => keptAt.set(index, at),
+        });
       }
       refused.index = undefined;
       await options.beforeCommit?.(client, results);
@@ -294,13 +301,19 @@ async function enqueueBatch(
   } catch (error) {
     if (!isConnectionLoss(error)) throw translatePgError(error, { operation, rolledBack: true });
     // A lost reply to COMMIT: one entry's request token tells whether the batch committed.
-    // Only an inserted row carries a token: an entry that updated a job in place (x_update) or
-    // recorded a duplicate attempt wrote without one.
+    // Only an inserted row or a kept successor carries a token: an entry that updated a job in
+    // place (x_update) or recorded a duplicate attempt wrote without one.
     const wrote = requests.findIndex(
       (request, index) => request.prepared !== null && (results[index]!.outcome === 'created' || results[index]!.outcome === 'replaced'),
     );
+    const [successor] = keptAt;
     if (wrote >= 0) {
-      await recoverRequest(reconnect, handle, requests[wrote]!.prepared!.key, requests[wrote]!.token, {
+      const { key } = requests[wrote]!.prepared!;
+      await recoverRequest(reconnect, handle, key, findRequest(handle, key, requests[wrote]!.token), { error, client, heldKeyLock: true });
+    } else if (successor) {
+      const [index, at] = successor;
+      const { key } = requests[index]!.prepared!;
+      await recoverRequest(reconnect, handle, key, findSuccessorRequest(handle, key, requests[index]!.token, at), {
         error,
         client,
         heldKeyLock: true,
@@ -310,12 +323,13 @@ async function enqueueBatch(
         (request, index) =>
           request.prepared === null ||
           results[index]!.outcome === 'updated' ||
-          request.prepared.policy.x_period_anchor === 'last_duplicate',
+          request.prepared.policy.x_period_anchor === 'last_duplicate' ||
+          handle.countDuplicates,
       )
     ) {
-      // Only jobs without a policy, updates or duplicate attempts were written: no row to look up
-      // by key and token.
-      await recoverRequest(undefined, handle, '', '', { error, client, heldKeyLock: true });
+      // Only jobs without a policy, updates, duplicate attempts or duplicate counts were written:
+      // no row to look up by key and token.
+      await recoverRequest(undefined, handle, '', async () => null, { error, client, heldKeyLock: true });
     }
   }
   return results;

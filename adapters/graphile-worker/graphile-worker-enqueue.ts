@@ -38,7 +38,15 @@ import {
   type CandidateRow,
   type InsertedRow,
 } from './graphile-worker-job-view.js';
-import { messageOf, noteSessionPid, recoverRequest, type Reconnect } from './graphile-worker-lost-reply.js';
+import {
+  findRequest,
+  findSuccessorRequest,
+  messageOf,
+  noteSessionPid,
+  recoverRequest,
+  type FindWrite,
+  type Reconnect,
+} from './graphile-worker-lost-reply.js';
 import { runQuery, type PgClientLike, type PgQueryResultLike } from './graphile-worker-pg.js';
 import { insertParams, type PreparedGraphileEnqueue } from './graphile-worker-request.js';
 import type { SchemaHandle } from './graphile-worker-schema-handle.js';
@@ -56,6 +64,12 @@ export interface EnqueueMode {
    * whose reply was lost with the connection committed. Without it such a loss is `written: 'unknown'`.
    */
   reconnect?: Reconnect;
+  /**
+   * Without `ownTransaction`: told when the enqueue kept an x_successor, with the row's
+   * created_at, so that the owner of the transaction can settle a lost COMMIT reply
+   * (findSuccessorRequest).
+   */
+  successorKept?: (keptAt: string) => void;
 }
 
 /** Runs the enqueue on `client` (see {@link EnqueueMode}). */
@@ -134,7 +148,11 @@ async function decideAndApply(
   } catch (error) {
     // In autocommit the statement commits its own insert: a lost reply may hide a committed job.
     if (ownTransaction && isConnectionLoss(error)) {
-      const row = await recoverRequest(mode.reconnect, handle, prepared.key, request.token, { error, client, heldKeyLock: false });
+      const row = await recoverRequest(mode.reconnect, handle, prepared.key, findRequest(handle, prepared.key, request.token), {
+        error,
+        client,
+        heldKeyLock: false,
+      });
       return { outcome: 'created', job: createdView(request, row) };
     }
     throw error;
@@ -157,6 +175,8 @@ async function decideAndApply(
       .rows[0]!.result;
     const decision = decide(handle, prepared, read);
     let result: EnqueueResult;
+    /** x_successor: the kept row's created_at, which settles a lost COMMIT reply. */
+    let keptAt: string | undefined;
     if (decision.action === 'insert') {
       result = { outcome: 'created', job: await insertJob(client, handle, request, null) };
     } else if (decision.action === 'replace') {
@@ -198,14 +218,15 @@ async function decideAndApply(
         const existing = read.candidates.find((candidate) => candidate.id === decision.existing.id)!;
         result = await updateJob(client, handle, request, existing, decision.fields, read.now, decision.scheduledAtLimit);
       } else if (decision.action === 'successor') {
-        result = await keepSuccessor(client, handle, request, read, decision.existing.id);
+        ({ result, keptAt } = await keepSuccessor(client, handle, request, read, decision.existing.id));
+        if (!ownTransaction) mode.successorKept?.(keptAt);
         if (counted) {
           result.job.duplicate_count = counted.duplicate_count;
           result.job.last_duplicate_at = new Date(counted.last_duplicate_at).toISOString();
         }
       } else if (decision.action === 'reject') {
         // A reject that touched still writes (the attempt moved the window): commit, then throw.
-        if (ownTransaction) await commit(client, mode, handle, prepared.key, request.token, 'untracked');
+        if (ownTransaction) await commit(client, mode, handle, prepared.key, 'untracked');
         throw decision.error;
       } else {
         result = settle(decision, read, counted);
@@ -214,11 +235,13 @@ async function decideAndApply(
     if (ownTransaction) {
       const wrote =
         decision.action === 'insert' || decision.action === 'replace'
-          ? 'token'
-          : decision.action === 'update' || decision.action === 'successor' || decision.touch || handle.countDuplicates
-            ? 'untracked'
-            : false;
-      await commit(client, mode, handle, prepared.key, request.token, wrote);
+          ? findRequest(handle, prepared.key, request.token)
+          : keptAt !== undefined
+            ? findSuccessorRequest(handle, prepared.key, request.token, keptAt)
+            : decision.action === 'update' || decision.touch || handle.countDuplicates
+              ? 'untracked'
+              : false;
+      await commit(client, mode, handle, prepared.key, wrote);
     }
     return result;
   } catch (error) {
@@ -268,18 +291,18 @@ class CommitChecked {
 }
 
 /**
- * COMMIT of the adapter's own transaction. A lost reply to it is settled by the request token:
- * committed → returns (the caller returns the outcome it computed); not committed → written
- * false; cannot tell → written 'unknown'. A transaction that wrote nothing has nothing to check;
- * one that wrote without a token (`untracked`: an update, a touch) is written 'unknown'.
+ * COMMIT of the adapter's own transaction. A lost reply to it is settled by looking the write up
+ * (`wrote`: an inserted record or a kept successor, by the request token): committed → returns
+ * (the caller returns the outcome it computed); not committed → written false; cannot tell →
+ * written 'unknown'. A transaction that wrote nothing has nothing to check; one that wrote
+ * without a token (`untracked`: an update, a touch, a duplicate count) is written 'unknown'.
  */
 async function commit(
   client: PgClientLike,
   mode: EnqueueMode,
   handle: SchemaHandle,
   key: string,
-  token: string,
-  wrote: 'token' | 'untracked' | false,
+  wrote: FindWrite<unknown> | 'untracked' | false,
 ): Promise<void> {
   try {
     await client.query('commit');
@@ -296,7 +319,7 @@ async function commit(
       );
     }
     try {
-      await recoverRequest(mode.reconnect, handle, key, token, { error, client, heldKeyLock: true });
+      await recoverRequest(mode.reconnect, handle, key, wrote, { error, client, heldKeyLock: true });
     } catch (settled) {
       throw new CommitChecked(settled);
     }
@@ -332,7 +355,8 @@ function decide(handle: SchemaHandle, prepared: PreparedUnique, read: LockAndRea
  * x_successor: keeps the add as the key's one pending successor of the running `holderId`
  * (keep-successor.sql), in the transaction of the locked read, which holds the holder's Graphile
  * row: it cannot finish (and its trigger promote the successor) before this commits. The id is the
- * caller's, else a UUIDv7: no Graphile id exists before the promotion's add_job.
+ * caller's, else a UUIDv7: no Graphile id exists before the promotion's add_job. Also answers the
+ * row's created_at (database text, to the microsecond), which settles a lost COMMIT reply.
  */
 async function keepSuccessor(
   client: PgClientLike,
@@ -340,14 +364,19 @@ async function keepSuccessor(
   request: PreparedGraphileEnqueue,
   read: LockAndRead,
   holderId: string,
-): Promise<EnqueueResult> {
+): Promise<{ result: EnqueueResult; keptAt: string }> {
   const holder = read.candidates.find((candidate) => candidate.id === holderId)!;
   const params = insertParams(request, null);
   // insert-job's $8, the OJS id.
   params[7] = request.job.id ?? uuidv7(read.now);
-  const { id } = (await statement<{ result: { id: string } }>(client, handle, 'keep-successor', [holder.job_id, ...params, request.token]))
-    .rows[0]!.result;
-  return { outcome: 'deduplicated', job: candidateView(holder), successor: { id } };
+  const { id, created_at } = (
+    await statement<{ result: { id: string; created_at: string } }>(client, handle, 'keep-successor', [
+      holder.job_id,
+      ...params,
+      request.token,
+    ])
+  ).rows[0]!.result;
+  return { result: { outcome: 'deduplicated', job: candidateView(holder), successor: { id } }, keptAt: created_at };
 }
 
 /**

@@ -46,22 +46,49 @@ export interface LostWrite {
 }
 
 /**
- * After a connection lost once a committing statement was sent: finds the ledger row written
- * with `token`, on a fresh connection. Found: it committed (the row). Not found once the lost
- * session has ended (nothing of it can commit any more): nothing committed, `written: false`.
- * Cannot tell: `written: 'unknown'`.
+ * How a write is looked up on a fresh connection: what it wrote when it committed, null when it
+ * did not; throws when it cannot tell (the check is then `written: 'unknown'`).
  */
-export async function recoverRequest(
+export type FindWrite<T> = (client: PgClientLike) => Promise<T | null>;
+
+/** An inserted record (insert, replace, a batch's), by its request token on the ledger. */
+export function findRequest(handle: SchemaHandle, key: string, token: string): FindWrite<InsertedRow> {
+  return async (client) =>
+    (await client.query<{ result: InsertedRow }>(handle.sql.text('find-request'), [key, token])).rows[0]?.result ?? null;
+}
+
+/**
+ * An x_successor add: its token on the key's pending successor or on the job it became; a later
+ * write to the key that may have removed it leaves it unknown (find-successor-request.sql).
+ * `keptAt`: the successor row's created_at as the database gave it (keep_successor's answer).
+ */
+export function findSuccessorRequest(handle: SchemaHandle, key: string, token: string, keptAt: string): FindWrite<true> {
+  return async (client) => {
+    const { result } = (
+      await client.query<{ result: 'found' | 'unknown' | 'absent' }>(handle.sql.text('find-successor-request'), [key, token, keptAt])
+    ).rows[0]!;
+    if (result === 'unknown') throw new Error('a later write to the key may have removed the successor it kept');
+    return result === 'found' ? true : null;
+  };
+}
+
+/**
+ * After a connection lost once a committing statement was sent: looks the write of `key` up
+ * with `find`, on a fresh connection. Found: it committed (what `find` answers). Not found once the lost
+ * session has ended (nothing of it can commit any more): nothing committed, `written: false`.
+ * Cannot tell (no `reconnect`, or the check failed): `written: 'unknown'`.
+ */
+export async function recoverRequest<T>(
   reconnect: Reconnect | undefined,
   handle: SchemaHandle,
   key: string,
-  token: string,
+  find: FindWrite<T>,
   lost: LostWrite,
-): Promise<InsertedRow> {
+): Promise<T> {
   const what = `enqueue: the connection was lost after the write was sent (${messageOf(lost.error)})`;
   if (!reconnect) throw new BackendError('graphile-worker', `${what}; it may have committed`, { cause: lost.error, written: 'unknown' });
   const pid = sessionPidChecked.get(lost.client) === true ? (lost.client as { processID?: unknown }).processID : undefined;
-  let row: InsertedRow | null;
+  let row: T | null;
   let timer: NodeJS.Timeout | undefined;
   try {
     // Bounded: the lost client is still held by the caller, so a pool with no other connection to
@@ -72,9 +99,7 @@ export async function recoverRequest(
     row = await Promise.race([
       gaveUp,
       reconnect(async (client) => {
-        const find = async () =>
-          (await client.query<{ result: InsertedRow }>(handle.sql.text('find-request'), [key, token])).rows[0]?.result ?? null;
-        const seen = await find();
+        const seen = await find(client);
         if (seen) return seen;
         if (lost.heldKeyLock) {
           // The lost transaction holds the key's lock until it commits or rolls back (behind a
@@ -83,7 +108,7 @@ export async function recoverRequest(
           try {
             await client.query(`set local lock_timeout = ${RECOVERY_WAIT_MS}`);
             await client.query(handle.sql.text('lock-key'), [key]);
-            return await find();
+            return await find(client);
           } finally {
             await client.query('rollback').catch(() => undefined);
           }
@@ -99,7 +124,7 @@ export async function recoverRequest(
           if (Date.now() > deadline) throw new Error(`the lost session (backend ${pid}) is still running`);
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
-        return await find();
+        return await find(client);
       }),
     ]);
   } catch (error) {

@@ -246,6 +246,83 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
     expect(live[0]!.n).to.equal(2);
   });
 
+  it('x_successor: a lost COMMIT reply of a kept successor answers its outcome, on the backend and addJobs; a later add that replaced it leaves it unknown, never false', async () => {
+    const unique: UniquePolicyInput = {
+      keys: ['type'],
+      states: ['available', 'scheduled', 'active', 'retryable'],
+      on_conflict: 'ignore',
+      x_successor: 'latest',
+    };
+    const holder = await backend.enqueue({ type: 'lost-successor', args: [0], unique });
+    // The holder runs: its Graphile row locked as a worker's fetch leaves it.
+    await q(
+      `update :gw._private_jobs j set locked_at = now(), locked_by = 'fault-test' from :ou.jobs l where l.job_id = j.id and l.ojs_id = $1`,
+      [holder.job.id],
+    );
+    const pending = async () =>
+      (
+        await q<{ ojs_id: string; payload: unknown }>(`select ojs_id, payload from :ou.successors where fingerprint = $1`, [
+          (await backend.explainUnique({ type: 'lost-successor', args: [], unique })).uniqueness_key,
+        ])
+      )[0];
+    let dropped = proxy.armDrop({ request: contains('commit'), reply: contains('COMMIT') });
+    const viaBackend = await backend.enqueue({ type: 'lost-successor', args: [1], unique });
+    await dropped;
+    expect(viaBackend.outcome).to.equal('deduplicated');
+    expect(viaBackend.job.id).to.equal(holder.job.id);
+    const kept = viaBackend.outcome === 'deduplicated' ? viaBackend.successor?.id : undefined;
+    expect(kept, 'the successor kept').to.be.a('string');
+    expect((await pending())?.ojs_id).to.equal(kept);
+
+    dropped = proxy.armDrop({ request: contains('commit'), reply: contains('COMMIT') });
+    const [viaBatch] = await utils.addJobs([{ identifier: 'lost-successor', payload: [2], unique }]);
+    await dropped;
+    const batchKept = viaBatch!.outcome === 'deduplicated' ? viaBatch!.successor?.id : undefined;
+    expect(batchKept, 'the successor kept by the batch').to.be.a('string');
+    expect(await pending()).to.deep.equal({ ojs_id: batchKept, payload: [2] });
+
+    // A second add replaces the successor between the lost reply and its check: the check
+    // cannot tell (its token is gone), so `unknown`, never `false` (it did commit).
+    const target = new URL(databaseUrl());
+    const own = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const url = new URL(target.href);
+    url.host = `127.0.0.1:${own.port}`;
+    const lonely = new pg.Pool({ connectionString: url.href, max: 2, connectionTimeoutMillis: 5_000 });
+    lonely.on('error', () => undefined);
+    lonely.on('connect', (client) => client.on('error', () => undefined));
+    const isolated = createGraphileWorkerBackend({
+      pgPool: lonely,
+      uniqueSchema: schemas.uniqueSchema,
+      workerSchema: schemas.graphileSchema,
+      migrate: false,
+    });
+    try {
+      await isolated.ready();
+      dropped = own.armDrop({ request: contains('commit'), reply: contains('COMMIT') });
+      // The check's connection is a new one: held until the other add has replaced the successor.
+      let release: (() => void) | undefined;
+      void dropped.then(async () => {
+        release = own.holdNewConnections();
+        await backend.enqueue({ type: 'lost-successor', args: [4], unique });
+        release();
+      });
+      const error = await isolated.enqueue({ type: 'lost-successor', args: [3], unique }).then(
+        () => expect.fail('expected a BackendError'),
+        (e: unknown) => e,
+      );
+      expect(release, 'the reply was dropped').to.be.a('function');
+      expect(isBackendError(error) && error.written, String(error)).to.equal('unknown');
+      expect((await pending())?.payload, 'the later add holds the successor').to.deep.equal([4]);
+    } finally {
+      await isolated.close();
+      await lonely.end().catch(() => undefined);
+      await own.close().catch(() => undefined);
+    }
+    await q(`update :gw._private_jobs j set locked_at = null, locked_by = null from :ou.jobs l where l.job_id = j.id and l.ojs_id = $1`, [
+      holder.job.id,
+    ]);
+  });
+
   it('§8.1 a lost reply to the one-statement insert answers created with the committed job (same id), once', async () => {
     const unique = { keys: ['type', 'args'] as ('type' | 'args')[], on_conflict: 'reject' as const };
     for (const add of [

@@ -6,7 +6,8 @@
 --   p_ojs_priority (p_ojs_id never null: the caller chose it, or Node did), p_request_token uuid.
 -- Steps: 1. refuse an id a job holds (record_job refuses the other way round);
 --   2. upsert the key's row: the latest add, its id and holder, replace the earlier one.
--- Returns: json {id}.
+-- Returns: json {id, created_at} (created_at: the row's, database clock; a lost COMMIT reply is
+--   settled from it, find-successor-request.sql).
 -- Raises: 23505 on jobs_ojs_id_key (a job has the id), on successors_ojs_id_key (another key's
 --   pending successor has it).
 -- All-or-nothing: one statement.
@@ -16,6 +17,8 @@ create or replace function :OJS_UNIQUE_SCHEMA.keep_successor(
   p_priority int, p_flags text[], p_ojs_id text, p_fingerprint text, p_queue text, p_meta jsonb,
   p_policy jsonb, p_period interval, p_ojs_priority int, p_request_token uuid
 ) returns json language plpgsql volatile set plan_cache_mode = force_generic_plan set enable_seqscan = off as $$
+declare
+  v_now timestamptz := clock_timestamp();
 begin
   if exists (select 1 from :OJS_UNIQUE_SCHEMA.jobs l where l.ojs_id = p_ojs_id) then
     raise exception using errcode = 'unique_violation', constraint = 'jobs_ojs_id_key',
@@ -25,13 +28,13 @@ begin
     queue_name, run_at, max_attempts, priority, flags, queue, meta, policy, period, ojs_priority,
     request_token, created_at)
   values (p_fingerprint, p_holder, p_ojs_id, p_identifier, p_payload, p_queue_name, p_run_at, p_max_attempts,
-    p_priority, p_flags, p_queue, p_meta, p_policy, p_period, p_ojs_priority, p_request_token, clock_timestamp())
+    p_priority, p_flags, p_queue, p_meta, p_policy, p_period, p_ojs_priority, p_request_token, v_now)
   on conflict (fingerprint) do update set holder_job_id = excluded.holder_job_id, ojs_id = excluded.ojs_id,
     identifier = excluded.identifier, payload = excluded.payload, queue_name = excluded.queue_name,
     run_at = excluded.run_at, max_attempts = excluded.max_attempts, priority = excluded.priority,
     flags = excluded.flags, queue = excluded.queue, meta = excluded.meta, policy = excluded.policy,
     period = excluded.period, ojs_priority = excluded.ojs_priority, request_token = excluded.request_token,
     created_at = excluded.created_at;
-  return json_build_object('id', p_ojs_id);
+  return json_build_object('id', p_ojs_id, 'created_at', v_now);
 end
 $$;
