@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import type pg from 'pg';
 import { InvalidJobInputError, type EnqueueResult, type UniquePolicyInput } from '../../src/index.js';
-import { makeUniqueWorkerUtils, type UniqueWorkerUtils } from '../../adapters/graphile-worker/index.js';
+import { addJobWithClient, makeUniqueWorkerUtils, type UniqueWorkerUtils } from '../../adapters/graphile-worker/index.js';
 import { createGraphileWorkerSubject, quietLogger, type GraphileWorkerSubject } from '../conformance/subjects/graphile-worker.js';
 import { isolatePerTest, makePool } from './graphile-worker-fixture.js';
 import { rejection } from '../conformance/suite-context.js';
@@ -196,6 +196,56 @@ describe('graphile-worker: x_successor', function () {
     ).to.deep.equal([2]);
     await attempt.complete();
     expect(await promoted(s, id)).to.deep.include({ id, state: 'available' });
+  });
+
+  it("an id taken at the same moment by another key's job and by a successor: the second waits for the first, then is refused", async () => {
+    const s = await makeSubject();
+    const { graphileSchema, uniqueSchema } = schemas.current();
+    const options = { uniqueSchema, workerSchema: graphileSchema };
+    const holder = await s.backend.enqueue({ type: 'sync', args: [1], unique: UNIQUE });
+    const attempt = await s.start(holder.job.id);
+    /** Runs `add` while `first` is uncommitted: it must not settle before `first` commits. */
+    const second = async (first: (client: pg.PoolClient) => Promise<unknown>, add: () => Promise<unknown>) => {
+      const client = await pool.connect();
+      try {
+        await client.query('begin');
+        await first(client);
+        let settled = false;
+        const racing = add().finally(() => (settled = true));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(settled, "the second add waited for the first's commit").to.equal(false);
+        await client.query('commit');
+        const error = await rejection(racing);
+        expect(error).to.be.instanceOf(InvalidJobInputError);
+        expect((error as unknown as InvalidJobInputError).issues[0]!.path).to.equal('id');
+      } finally {
+        await client.query('rollback').catch(() => undefined);
+        client.release();
+      }
+    };
+    let completed = false;
+    try {
+      // A successor takes the id first; another key's insert naming it waits, then is refused.
+      await second(
+        (client) => addJobWithClient(client, 'sync', [2], { unique: UNIQUE, id: 'raced-1' }, options),
+        () => s.backend.enqueue({ type: 'other', id: 'raced-1', args: [], unique: { keys: ['type'] } }),
+      );
+      expect((await pool.query(`select ojs_id from ${successors()}`)).rows).to.deep.equal([{ ojs_id: 'raced-1' }]);
+      // An insert takes the id first; a successor naming it waits, then is refused.
+      await second(
+        (client) => addJobWithClient(client, 'another', [], { unique: { keys: ['type'] }, id: 'raced-2' }, options),
+        () => s.backend.enqueue({ type: 'sync', id: 'raced-2', args: [3], unique: UNIQUE }),
+      );
+      expect((await pool.query(`select ojs_id from ${successors()}`)).rows, 'the refused add replaced nothing').to.deep.equal([
+        { ojs_id: 'raced-1' },
+      ]);
+      completed = true;
+      await attempt.complete();
+      expect(await promoted(s, 'raced-1')).to.deep.include({ id: 'raced-1', state: 'available' });
+    } finally {
+      // A failed assertion must not leave the holder running (the subject's close would wait for it).
+      if (!completed) await attempt.complete();
+    }
   });
 
   it('a replace of the key (the holder retryable) drops the pending successor; the end of the replaced holder adds nothing', async () => {

@@ -4,7 +4,8 @@
 --
 -- Parameters: p_holder bigint (the running job's Graphile id), then insert_job's p_identifier …
 --   p_ojs_priority (p_ojs_id never null: the caller chose it, or Node did), p_request_token uuid.
--- Steps: 1. refuse an id a job holds (record_job refuses the other way round);
+-- Steps: 1. refuse an id a job holds (record_job refuses the other way round), under the id's
+--   advisory lock, which record_job takes too;
 --   2. upsert the key's row: the latest add, its id and holder, replace the earlier one.
 -- Returns: json {id, created_at} (created_at: the row's, database clock; a lost COMMIT reply is
 --   settled from it, find-successor-request.sql).
@@ -20,6 +21,9 @@ create or replace function :OJS_UNIQUE_SCHEMA.keep_successor(
 declare
   v_now timestamptz := clock_timestamp();
 begin
+  -- The id's lock, as record_job takes it: a job inserted with this id by another key's
+  -- transaction at the same moment is seen here, or sees this row.
+  perform pg_advisory_xact_lock(hashtextextended(p_ojs_id, 7302746));
   if exists (select 1 from :OJS_UNIQUE_SCHEMA.jobs l where l.ojs_id = p_ojs_id) then
     raise exception using errcode = 'unique_violation', constraint = 'jobs_ojs_id_key',
       message = 'ojs-unique: the successor''s id names a job';

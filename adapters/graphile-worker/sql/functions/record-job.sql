@@ -7,7 +7,7 @@
 --   one); p_scheduled_at timestamptz (Graphile's run_at); p_max_attempts int; p_ojs_priority int;
 --   p_request_token uuid (find-request.sql); p_head boolean (insert the key's head record).
 -- Steps: 0. a caller-chosen id a pending x_successor holds is taken (successors; promote_successor
---           deletes the row before it inserts);
+--           deletes the row before it inserts), checked under the id's advisory lock;
 --        1. insert the record: created_at = clock_timestamp(), expires_at = period_end from the
 --           policy's anchor (x_period_anchor "scheduled_at": the due time; otherwise creation,
 --           also for "last_duplicate", which touch_jobs moves on); as a head, ON CONFLICT DO
@@ -37,9 +37,16 @@ declare
   v_row json;
 begin
   -- Only for a chosen id (a plpgsql simple test otherwise): Graphile's ids are never reserved.
-  if p_ojs_id is not null and exists (select 1 from :OJS_UNIQUE_SCHEMA.successors s where s.ojs_id = p_ojs_id) then
-    raise exception using errcode = 'unique_violation', constraint = 'jobs_ojs_id_key',
-      message = 'ojs-unique: the id is a pending successor''s';
+  if p_ojs_id is not null then
+    -- The id's lock, which keep_successor takes too: the two checks run one after the other, so
+    -- another key's successor taking the id at the same moment is seen (no unique index spans
+    -- the two tables). Held to commit; a batch that chose one id twice may deadlock (40P01,
+    -- retried), then fails on the id.
+    perform pg_advisory_xact_lock(hashtextextended(p_ojs_id, 7302746));
+    if exists (select 1 from :OJS_UNIQUE_SCHEMA.successors s where s.ojs_id = p_ojs_id) then
+      raise exception using errcode = 'unique_violation', constraint = 'jobs_ojs_id_key',
+        message = 'ojs-unique: the id is a pending successor''s';
+    end if;
   end if;
   -- Two statements, not one with a conditional ON CONFLICT: a plain insert is not speculative.
   if p_head then
