@@ -10,7 +10,7 @@ import { InvalidJobInputError } from '../../src/errors.js';
 import type { EnqueueResult } from '../../src/unique-jobs-backend.js';
 import type { UniquePolicyInput } from '../../src/unique-policy.js';
 import { enqueueOnClient } from './graphile-worker-enqueue.js';
-import { findRequest, findSuccessorRequest, recoverRequest, type Reconnect } from './graphile-worker-lost-reply.js';
+import { findRequest, findTransaction, recoverRequest, type Reconnect } from './graphile-worker-lost-reply.js';
 import type { PreparedGraphileEnqueue } from './graphile-worker-request.js';
 import { schemaHandle, type SchemaHandle, type UniqueEntryPointOptions } from './graphile-worker-schema-handle.js';
 import { isConnectionLoss, isRetryableConflict, OWN_TRANSACTION_ATTEMPTS, translatePgError } from './graphile-worker-errors.js';
@@ -269,12 +269,12 @@ async function enqueueBatch(
     .map((request, index) => ({ index, key: request.prepared?.key ?? '' }))
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.index - b.index));
   const results: EnqueueResult[] = new Array(requests.length);
-  /** x_successor entries: their successor rows' created_at, by entry (a lost COMMIT reply is settled by them). */
-  const keptAt = new Map<number, string>();
+  /** When an entry kept an x_successor: the batch's transaction id (a lost COMMIT reply is settled by it) and that entry's key. */
+  const kept: { txid?: string; key?: string } = {};
   for (let attempt = 1; ; attempt++) {
     try {
       refused.index = undefined;
-      keptAt.clear();
+      kept.txid = kept.key = undefined;
       await client.query('begin');
       // Each entry's failure is undone by the batch's rollback: nothing of the batch is written.
       for (const { index } of order) {
@@ -282,7 +282,7 @@ async function enqueueBatch(
         results[index] = await enqueueOnClient(client, handle, requests[index]!, {
           ownTransaction: false,
           undoneOnError: true,
-          successorKept: (at) => keptAt.set(index, at),
+          successorKept: (txid) => Object.assign(kept, { txid, key: requests[index]!.prepared!.key }),
         });
       }
       refused.index = undefined;
@@ -300,24 +300,17 @@ async function enqueueBatch(
     await client.query('commit');
   } catch (error) {
     if (!isConnectionLoss(error)) throw translatePgError(error, { operation, rolledBack: true });
-    // A lost reply to COMMIT: one entry's request token tells whether the batch committed.
-    // Only an inserted row or a kept successor carries a token: an entry that updated a job in
-    // place (x_update) or recorded a duplicate attempt wrote without one.
+    // A lost reply to COMMIT: one entry's request token tells whether the batch committed, or
+    // the transaction's id when an entry kept a successor. An entry that updated a job in place
+    // (x_update) or recorded a duplicate attempt wrote nothing either can be checked by.
     const wrote = requests.findIndex(
       (request, index) => request.prepared !== null && (results[index]!.outcome === 'created' || results[index]!.outcome === 'replaced'),
     );
-    const [successor] = keptAt;
     if (wrote >= 0) {
       const { key } = requests[wrote]!.prepared!;
       await recoverRequest(reconnect, handle, key, findRequest(handle, key, requests[wrote]!.token), { error, client, heldKeyLock: true });
-    } else if (successor) {
-      const [index, at] = successor;
-      const { key } = requests[index]!.prepared!;
-      await recoverRequest(reconnect, handle, key, findSuccessorRequest(handle, key, requests[index]!.token, at), {
-        error,
-        client,
-        heldKeyLock: true,
-      });
+    } else if (kept.txid !== undefined && kept.key !== undefined) {
+      await recoverRequest(reconnect, handle, kept.key, findTransaction(handle, kept.txid), { error, client, heldKeyLock: true });
     } else if (
       requests.some(
         (request, index) =>

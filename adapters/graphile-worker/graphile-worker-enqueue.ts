@@ -40,7 +40,7 @@ import {
 } from './graphile-worker-job-view.js';
 import {
   findRequest,
-  findSuccessorRequest,
+  findTransaction,
   messageOf,
   noteSessionPid,
   recoverRequest,
@@ -65,11 +65,10 @@ export interface EnqueueMode {
    */
   reconnect?: Reconnect;
   /**
-   * Without `ownTransaction`: told when the enqueue kept an x_successor, with the row's
-   * created_at, so that the owner of the transaction can settle a lost COMMIT reply
-   * (findSuccessorRequest).
+   * Without `ownTransaction`: told when the enqueue kept an x_successor, with the transaction's
+   * id, by which its owner settles a lost COMMIT reply (findTransaction).
    */
-  successorKept?: (keptAt: string) => void;
+  successorKept?: (txid: string) => void;
 }
 
 /** Runs the enqueue on `client` (see {@link EnqueueMode}). */
@@ -175,8 +174,8 @@ async function decideAndApply(
       .rows[0]!.result;
     const decision = decide(handle, prepared, read);
     let result: EnqueueResult;
-    /** x_successor: the kept row's created_at, which settles a lost COMMIT reply. */
-    let keptAt: string | undefined;
+    /** x_successor: the transaction's id, which settles a lost COMMIT reply. */
+    let keptIn: string | undefined;
     if (decision.action === 'insert') {
       result = { outcome: 'created', job: await insertJob(client, handle, request, null) };
     } else if (decision.action === 'replace') {
@@ -218,8 +217,8 @@ async function decideAndApply(
         const existing = read.candidates.find((candidate) => candidate.id === decision.existing.id)!;
         result = await updateJob(client, handle, request, existing, decision.fields, read.now, decision.scheduledAtLimit);
       } else if (decision.action === 'successor') {
-        ({ result, keptAt } = await keepSuccessor(client, handle, request, read, decision.existing.id));
-        if (!ownTransaction) mode.successorKept?.(keptAt);
+        ({ result, txid: keptIn } = await keepSuccessor(client, handle, request, read, decision.existing.id));
+        if (!ownTransaction) mode.successorKept?.(keptIn);
         if (counted) {
           result.job.duplicate_count = counted.duplicate_count;
           result.job.last_duplicate_at = new Date(counted.last_duplicate_at).toISOString();
@@ -236,8 +235,8 @@ async function decideAndApply(
       const wrote =
         decision.action === 'insert' || decision.action === 'replace'
           ? findRequest(handle, prepared.key, request.token)
-          : keptAt !== undefined
-            ? findSuccessorRequest(handle, prepared.key, request.token, keptAt)
+          : keptIn !== undefined
+            ? findTransaction(handle, keptIn)
             : decision.action === 'update' || decision.touch || handle.countDuplicates
               ? 'untracked'
               : false;
@@ -292,7 +291,7 @@ class CommitChecked {
 
 /**
  * COMMIT of the adapter's own transaction. A lost reply to it is settled by looking the write up
- * (`wrote`: an inserted record or a kept successor, by the request token): committed → returns
+ * (`wrote`: an inserted record by its request token, a kept successor by its transaction's id): committed → returns
  * (the caller returns the outcome it computed); not committed → written false; cannot tell →
  * written 'unknown'. A transaction that wrote nothing has nothing to check; one that wrote
  * without a token (`untracked`: an update, a touch, a duplicate count) is written 'unknown'.
@@ -356,7 +355,7 @@ function decide(handle: SchemaHandle, prepared: PreparedUnique, read: LockAndRea
  * (keep-successor.sql), in the transaction of the locked read, which holds the holder's Graphile
  * row: it cannot finish (and its trigger promote the successor) before this commits. The id is the
  * caller's, else a UUIDv7: no Graphile id exists before the promotion's add_job. Also answers the
- * row's created_at (database text, to the microsecond), which settles a lost COMMIT reply.
+ * transaction's id, which settles a lost COMMIT reply (findTransaction).
  */
 async function keepSuccessor(
   client: PgClientLike,
@@ -364,19 +363,15 @@ async function keepSuccessor(
   request: PreparedGraphileEnqueue,
   read: LockAndRead,
   holderId: string,
-): Promise<{ result: EnqueueResult; keptAt: string }> {
+): Promise<{ result: EnqueueResult; txid: string }> {
   const holder = read.candidates.find((candidate) => candidate.id === holderId)!;
   const params = insertParams(request, null);
   // insert-job's $8, the OJS id.
   params[7] = request.job.id ?? uuidv7(read.now);
-  const { id, created_at } = (
-    await statement<{ result: { id: string; created_at: string } }>(client, handle, 'keep-successor', [
-      holder.job_id,
-      ...params,
-      request.token,
-    ])
+  const { id, xid } = (
+    await statement<{ result: { id: string; xid: string } }>(client, handle, 'keep-successor', [holder.job_id, ...params, request.token])
   ).rows[0]!.result;
-  return { result: { outcome: 'deduplicated', job: candidateView(holder), successor: { id } }, keptAt: created_at };
+  return { result: { outcome: 'deduplicated', job: candidateView(holder), successor: { id } }, txid: xid };
 }
 
 /**

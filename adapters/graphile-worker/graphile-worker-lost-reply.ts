@@ -58,17 +58,23 @@ export function findRequest(handle: SchemaHandle, key: string, token: string): F
 }
 
 /**
- * An x_successor add: its token on the key's pending successor or on the job it became; a later
- * write to the key that may have removed it leaves it unknown (find-successor-request.sql).
- * `keptAt`: the successor row's created_at as the database gave it (keep_successor's answer).
+ * A write found by its transaction's id (`txid`, txid_current() inside it): committed or not, as
+ * the server tells (transaction-status.sql), whatever was written since. For an x_successor add,
+ * whose pending row the key's next add overwrites (so no token lookup can say "absent" for
+ * certain). Still running, it is not found the first time (recoverRequest then waits for the
+ * key's lock, which the lost transaction holds until it ends); afterwards, or an id too old to
+ * tell, it cannot tell.
  */
-export function findSuccessorRequest(handle: SchemaHandle, key: string, token: string, keptAt: string): FindWrite<true> {
+export function findTransaction(handle: SchemaHandle, txid: string): FindWrite<true> {
+  let asked = false;
   return async (client) => {
-    const { result } = (
-      await client.query<{ result: 'found' | 'unknown' | 'absent' }>(handle.sql.text('find-successor-request'), [key, token, keptAt])
-    ).rows[0]!;
-    if (result === 'unknown') throw new Error('a later write to the key may have removed the successor it kept');
-    return result === 'found' ? true : null;
+    const { status } = (await client.query<{ status: string | null }>(handle.sql.text('transaction-status'), [txid])).rows[0]!;
+    const first = !asked;
+    asked = true;
+    if (status === 'committed') return true;
+    if (status === 'aborted') return null;
+    if (status === 'in progress' && first) return null;
+    throw new Error(`the transaction's status is ${status === null ? 'no longer known' : status}`);
   };
 }
 

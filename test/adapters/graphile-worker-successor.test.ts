@@ -198,7 +198,7 @@ describe('graphile-worker: x_successor', function () {
     expect(await promoted(s, id)).to.deep.include({ id, state: 'available' });
   });
 
-  it("an id taken at the same moment by another key's job and by a successor: the second waits for the first, then is refused", async () => {
+  it("an id taken at the same moment by another key's job and by a successor: the second waits for the first's commit, then is refused", async () => {
     const s = await makeSubject();
     const { graphileSchema, uniqueSchema } = schemas.current();
     const options = { uniqueSchema, workerSchema: graphileSchema };
@@ -212,7 +212,18 @@ describe('graphile-worker: x_successor', function () {
         await first(client);
         let settled = false;
         const racing = add().finally(() => (settled = true));
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        // The second add waits on the first's transaction (a unique index entry with the id);
+        // without that wait it would settle here, unrefused.
+        const firstPid = (await client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+        const deadline = Date.now() + 5_000;
+        for (;;) {
+          const waiting = await pool.query(
+            `select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and $1 = any(pg_blocking_pids(pid))`,
+            [firstPid],
+          );
+          if (waiting.rows.length > 0 || settled || Date.now() > deadline) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
         expect(settled, "the second add waited for the first's commit").to.equal(false);
         await client.query('commit');
         const error = await rejection(racing);

@@ -246,7 +246,7 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
     expect(live[0]!.n).to.equal(2);
   });
 
-  it('x_successor: a lost COMMIT reply of a kept successor answers its outcome, on the backend and addJobs; a later add that replaced it leaves it unknown, never false', async () => {
+  it('x_successor: a lost COMMIT reply of a kept successor answers its outcome, on the backend and addJobs, also when a later add replaced it before the check; a COMMIT that never arrived is written: false', async () => {
     const unique: UniquePolicyInput = {
       keys: ['type'],
       states: ['available', 'scheduled', 'active', 'retryable'],
@@ -281,8 +281,8 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
     expect(batchKept, 'the successor kept by the batch').to.be.a('string');
     expect(await pending()).to.deep.equal({ ojs_id: batchKept, payload: [2] });
 
-    // A second add replaces the successor between the lost reply and its check: the check
-    // cannot tell (its token is gone), so `unknown`, never `false` (it did commit).
+    // A second add replaces the successor between the lost reply and its check: the check goes by
+    // the transaction, not by the row, so the add still answers its outcome.
     const target = new URL(databaseUrl());
     const own = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
     const url = new URL(target.href);
@@ -306,13 +306,22 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
         await backend.enqueue({ type: 'lost-successor', args: [4], unique });
         release();
       });
-      const error = await isolated.enqueue({ type: 'lost-successor', args: [3], unique }).then(
+      const replaced = await isolated.enqueue({ type: 'lost-successor', args: [3], unique });
+      expect(release, 'the reply was dropped').to.be.a('function');
+      expect(replaced.outcome === 'deduplicated' && replaced.successor?.id, 'its successor').to.be.a('string');
+      const later = await pending();
+      expect(later?.payload, 'the later add holds the successor').to.deep.equal([4]);
+      expect(later?.ojs_id).to.not.equal(replaced.outcome === 'deduplicated' && replaced.successor?.id);
+
+      // The COMMIT never reaches the server: the transaction rolls back, and the add says so.
+      dropped = own.armDrop({ request: contains('commit'), beforeRequest: true });
+      const error = await isolated.enqueue({ type: 'lost-successor', args: [5], unique }).then(
         () => expect.fail('expected a BackendError'),
         (e: unknown) => e,
       );
-      expect(release, 'the reply was dropped').to.be.a('function');
-      expect(isBackendError(error) && error.written, String(error)).to.equal('unknown');
-      expect((await pending())?.payload, 'the later add holds the successor').to.deep.equal([4]);
+      await dropped;
+      expect(isBackendError(error) && error.written, String(error)).to.equal(false);
+      expect((await pending())?.payload, 'the rolled back add kept nothing').to.deep.equal([4]);
     } finally {
       await isolated.close();
       await lonely.end().catch(() => undefined);

@@ -4,7 +4,8 @@
  * and reply, then swallows that reply and cuts the connection. The client sees a connection lost
  * after its command was sent: exactly the case where a write may or may not have happened.
  *
- * Deterministic: a fault fires on the first server reply that matches, once per `armDrop` call.
+ * Deterministic: a fault fires on the first server reply that matches (or, `beforeRequest`, the first
+ * client chunk), once per `armDrop` call.
  */
 import net from 'node:net';
 
@@ -13,6 +14,11 @@ export interface DropRule {
   request?: (chunk: Buffer) => boolean;
   /** The reply chunk to swallow (default: the first one after a matching request). */
   reply?: (chunk: Buffer) => boolean;
+  /**
+   * Cut the connection instead of forwarding the first client chunk matching `request`: the
+   * server never runs it (a request lost on its way, where the default loses the reply).
+   */
+  beforeRequest?: boolean;
 }
 
 export interface TcpProxy {
@@ -49,6 +55,13 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       upstream.destroy();
     };
     client.on('data', (chunk: Buffer) => {
+      const lost = rules.findIndex((entry) => entry.rule.beforeRequest && (!entry.rule.request || entry.rule.request(chunk)));
+      if (lost >= 0) {
+        const [entry] = rules.splice(lost, 1);
+        cut();
+        entry!.fired();
+        return;
+      }
       for (const entry of rules) if (!entry.rule.request || entry.rule.request(chunk)) entry.armedBy.add(client);
       upstream.write(chunk);
     });

@@ -4,11 +4,11 @@
 --
 -- Parameters: p_holder bigint (the running job's Graphile id), then insert_job's p_identifier …
 --   p_ojs_priority (p_ojs_id never null: the caller chose it, or Node did), p_request_token uuid.
--- Steps: 1. refuse an id a job holds (record_job refuses the other way round), under the id's
---   advisory lock, which record_job takes too;
+-- Steps: 1. refuse an id a job holds or another transaction is inserting a job with (a record
+--   with the id, inserted and deleted: record_job refuses the other way round);
 --   2. upsert the key's row: the latest add, its id and holder, replace the earlier one.
--- Returns: json {id, created_at} (created_at: the row's, database clock; a lost COMMIT reply is
---   settled from it, find-successor-request.sql).
+-- Returns: json {id, xid} (xid: the transaction's id, txid_current() as text, by which a lost
+--   COMMIT reply is settled: transaction-status.sql).
 -- Raises: 23505 on jobs_ojs_id_key (a job has the id), on successors_ojs_id_key (another key's
 --   pending successor has it).
 -- All-or-nothing: one statement.
@@ -19,26 +19,33 @@ create or replace function :OJS_UNIQUE_SCHEMA.keep_successor(
   p_policy jsonb, p_period interval, p_ojs_priority int, p_request_token uuid
 ) returns json language plpgsql volatile set plan_cache_mode = force_generic_plan set enable_seqscan = off as $$
 declare
-  v_now timestamptz := clock_timestamp();
+  v_placeholder bigint;
 begin
-  -- The id's lock, as record_job takes it: a job inserted with this id by another key's
-  -- transaction at the same moment is seen here, or sees this row.
-  perform pg_advisory_xact_lock(hashtextextended(p_ojs_id, 7302746));
-  if exists (select 1 from :OJS_UNIQUE_SCHEMA.jobs l where l.ojs_id = p_ojs_id) then
+  -- No unique index spans jobs and successors. A record with the id, inserted speculatively,
+  -- meets a job that holds it, or waits on jobs_ojs_id_key for one another transaction is
+  -- inserting; deleted at once, its index entry makes such an insert after it wait for this
+  -- commit, after which record_job sees this row. Its ids cannot collide with a job's (Graphile's
+  -- ids are positive); no reader sees it (deleted before commit).
+  insert into :OJS_UNIQUE_SCHEMA.jobs (job_id, ojs_id, type, queue, created_at, scheduled_at, max_attempts, priority)
+  values (-1 - floor(random() * 9e18)::bigint, p_ojs_id, '', '', clock_timestamp(), clock_timestamp(), 0, 0)
+  on conflict (ojs_id) do nothing
+  returning job_id into v_placeholder;
+  if v_placeholder is null then
     raise exception using errcode = 'unique_violation', constraint = 'jobs_ojs_id_key',
       message = 'ojs-unique: the successor''s id names a job';
   end if;
+  delete from :OJS_UNIQUE_SCHEMA.jobs l where l.job_id = v_placeholder;
   insert into :OJS_UNIQUE_SCHEMA.successors as s (fingerprint, holder_job_id, ojs_id, identifier, payload,
     queue_name, run_at, max_attempts, priority, flags, queue, meta, policy, period, ojs_priority,
     request_token, created_at)
   values (p_fingerprint, p_holder, p_ojs_id, p_identifier, p_payload, p_queue_name, p_run_at, p_max_attempts,
-    p_priority, p_flags, p_queue, p_meta, p_policy, p_period, p_ojs_priority, p_request_token, v_now)
+    p_priority, p_flags, p_queue, p_meta, p_policy, p_period, p_ojs_priority, p_request_token, clock_timestamp())
   on conflict (fingerprint) do update set holder_job_id = excluded.holder_job_id, ojs_id = excluded.ojs_id,
     identifier = excluded.identifier, payload = excluded.payload, queue_name = excluded.queue_name,
     run_at = excluded.run_at, max_attempts = excluded.max_attempts, priority = excluded.priority,
     flags = excluded.flags, queue = excluded.queue, meta = excluded.meta, policy = excluded.policy,
     period = excluded.period, ojs_priority = excluded.ojs_priority, request_token = excluded.request_token,
     created_at = excluded.created_at;
-  return json_build_object('id', p_ojs_id, 'created_at', v_now);
+  return json_build_object('id', p_ojs_id, 'xid', txid_current()::text);
 end
 $$;

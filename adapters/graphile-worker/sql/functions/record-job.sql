@@ -6,8 +6,8 @@
 --   p_meta jsonb; p_policy jsonb (parsed; null without one); p_period interval (null without
 --   one); p_scheduled_at timestamptz (Graphile's run_at); p_max_attempts int; p_ojs_priority int;
 --   p_request_token uuid (find-request.sql); p_head boolean (insert the key's head record).
--- Steps: 0. a caller-chosen id a pending x_successor holds is taken (successors; promote_successor
---           deletes the row before it inserts), checked under the id's advisory lock;
+-- Steps: 0. (after step 1) a caller-chosen id a pending x_successor holds is taken (successors;
+--           promote_successor deletes the row before it inserts);
 --        1. insert the record: created_at = clock_timestamp(), expires_at = period_end from the
 --           policy's anchor (x_period_anchor "scheduled_at": the due time; otherwise creation,
 --           also for "last_duplicate", which touch_jobs moves on); as a head, ON CONFLICT DO
@@ -36,18 +36,6 @@ declare
   v_anchor timestamptz := case when p_policy ->> 'x_period_anchor' = 'scheduled_at' then p_scheduled_at else v_now end;
   v_row json;
 begin
-  -- Only for a chosen id (a plpgsql simple test otherwise): Graphile's ids are never reserved.
-  if p_ojs_id is not null then
-    -- The id's lock, which keep_successor takes too: the two checks run one after the other, so
-    -- another key's successor taking the id at the same moment is seen (no unique index spans
-    -- the two tables). Held to commit; a batch that chose one id twice may deadlock (40P01,
-    -- retried), then fails on the id.
-    perform pg_advisory_xact_lock(hashtextextended(p_ojs_id, 7302746));
-    if exists (select 1 from :OJS_UNIQUE_SCHEMA.successors s where s.ojs_id = p_ojs_id) then
-      raise exception using errcode = 'unique_violation', constraint = 'jobs_ojs_id_key',
-        message = 'ojs-unique: the id is a pending successor''s';
-    end if;
-  end if;
   -- Two statements, not one with a conditional ON CONFLICT: a plain insert is not speculative.
   if p_head then
     insert into :OJS_UNIQUE_SCHEMA.jobs as l (job_id, ojs_id, fingerprint, type, queue, meta, policy,
@@ -79,6 +67,14 @@ begin
       p_scheduled_at, p_max_attempts, p_ojs_priority, p_request_token)
     returning json_build_object('job_id', l.job_id::text, 'id', l.ojs_id, 'created_at', l.created_at,
       'scheduled_at', l.scheduled_at, 'max_attempts', l.max_attempts) into v_row;
+  end if;
+  -- A chosen id a pending x_successor holds is taken (a plpgsql simple test without one:
+  -- Graphile's ids are never reserved). After the insert: no unique index spans the two tables,
+  -- so keep_successor leaves a record with the id in jobs_ojs_id_key (inserted and deleted in
+  -- its transaction), on which this insert waited until it committed; its row is visible now.
+  if p_ojs_id is not null and exists (select 1 from :OJS_UNIQUE_SCHEMA.successors s where s.ojs_id = p_ojs_id) then
+    raise exception using errcode = 'unique_violation', constraint = 'jobs_ojs_id_key',
+      message = 'ojs-unique: the id is a pending successor''s';
   end if;
   -- Retention: remember on the key's `heads` row every (terminal state, period) a policy used on
   -- the key checks, so reclaim keeps a finished record as long as ANY of them can still count it.
