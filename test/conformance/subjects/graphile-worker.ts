@@ -5,7 +5,7 @@
  *
  * Nothing here writes Graphile's rows: `start` runs `run()` with a task list holding only the
  * job's task, whose handler waits until the caller says how the attempt ends; `makeDue` calls
- * Graphile's `rescheduleJobs`.
+ * Graphile's `rescheduleJobs`. Several attempts may run at once, each on a runner of its own.
  */
 import { userInfo } from 'node:os';
 import pg from 'pg';
@@ -38,6 +38,19 @@ export interface GraphileWorkerSubjectOptions {
    * timeout, is what a stuck test reports. (Default: 5000 ms.)
    */
   settleTimeoutMs?: number;
+  /**
+   * When set, a failed attempt that leaves the job `retryable` is moved to run this long after
+   * the failure (Graphile's `rescheduleJobs`): Graphile Worker's own delay, exp(min(attempts,
+   * 10)) seconds, is not configurable, and a test comparing states with another host needs the
+   * retry to stay `retryable` as long as there. (Default: Graphile's delay.)
+   */
+  retryDelayMs?: number;
+  /**
+   * The pool's size. Each running attempt's runner holds one connection (Graphile's LISTEN), and
+   * a start needs three more (the fence, the new runner's LISTEN and fetch): at least 3 plus the
+   * most attempts that run at once, else a start waits for a connection and times out. (Default: 4.)
+   */
+  poolSize?: number;
 }
 
 export interface GraphileWorkerSubject extends ConformanceSubject {
@@ -70,7 +83,7 @@ export function makeSubjectPool(connectionString: string, max: number): pg.Pool 
 }
 
 export async function createGraphileWorkerSubject(options: GraphileWorkerSubjectOptions): Promise<GraphileWorkerSubject> {
-  const pool = makeSubjectPool(options.connectionString ?? databaseUrl(), 4);
+  const pool = makeSubjectPool(options.connectionString ?? databaseUrl(), options.poolSize ?? 4);
   const logger = options.logger ?? quietLogger;
   const backend = createGraphileWorkerBackend({
     pgPool: pool,
@@ -80,7 +93,8 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
     countDuplicates: options.countDuplicates ?? true,
   });
   let utils: WorkerUtils | null = null;
-  let running: Runner | null = null;
+  /** The attempts in progress, each failed by `close` when nobody ended it. */
+  const running = new Set<{ abort(): Promise<void> }>();
   const dropSchemas = () =>
     pool.query(
       `drop schema if exists ${escapeIdentifier(options.uniqueSchema)} cascade; drop schema if exists ${escapeIdentifier(options.graphileSchema)} cascade`,
@@ -117,8 +131,16 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
     }
   };
 
+  /** Polls until Graphile's row `graphileId` is no longer locked by a worker (or is gone). */
+  const unlocked = async (graphileId: string): Promise<void> => {
+    const deadline = Date.now() + settleTimeoutMs;
+    const query = `select 1 from ${escapeIdentifier(options.graphileSchema)}._private_jobs where id = $1 and locked_at is not null`;
+    while ((await pool.query(query, [graphileId])).rowCount !== 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  };
+
   const start = async (id: string): Promise<RunningAttempt> => {
-    if (running) throw new Error('graphile-worker subject: one attempt at a time');
     const job = await backend.getJob(id);
     if (!job) throw new Error(`graphile-worker subject: job ${id} is unknown`);
     const graphileId = await graphileIdOf(id);
@@ -143,12 +165,16 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
     // The suite promises `id` is the only due job *of its OJS queue*, but OJS queues are not
     // Graphile queues: a Graphile worker takes any due job of its tasks. So the other jobs are
     // held out of its reach with row locks, which its fetch (FOR UPDATE SKIP LOCKED) passes
-    // over; nothing is written to them, and the locks go once the worker has taken `id`.
+    // over; nothing is written to them, and the locks go once the worker has taken `id`. A job
+    // another attempt runs is out of reach already (`locked_at`, no row lock held: Graphile locks
+    // a row only while its fetch takes it) and is left alone, so nothing its worker writes waits
+    // for this fence.
     const fence = await pool.connect();
     await fence.query('begin');
-    await fence.query(`select id from ${escapeIdentifier(options.graphileSchema)}._private_jobs where id <> $1 for update skip locked`, [
-      graphileId,
-    ]);
+    await fence.query(
+      `select id from ${escapeIdentifier(options.graphileSchema)}._private_jobs where id <> $1 and locked_at is null for update skip locked`,
+      [graphileId],
+    );
     const releaseFence = async () => {
       await fence.query('rollback').catch(() => undefined);
       fence.release();
@@ -169,30 +195,58 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
       await releaseFence();
       throw error;
     }
-    running = runner;
+    const attempt = {
+      abort: async () => {
+        finish({ fail: 'graphile-worker subject: closed' });
+        await stop();
+        await unlocked(graphileId);
+      },
+    };
+    running.add(attempt);
     const stop = async () => {
-      running = null;
+      running.delete(attempt);
       await runner.stop();
     };
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await begun;
+      // A worker that takes nothing (the job is not due on Graphile) fails the start, rather than
+      // leaving the fence's locks held.
+      const timedOut = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`graphile-worker subject: no worker took job ${id} within ${settleTimeoutMs} ms`)),
+          settleTimeoutMs,
+        );
+      });
+      await Promise.race([begun, timedOut]);
       await settled(id, ['active']);
     } catch (error) {
       finish({ fail: 'graphile-worker subject: aborted' });
       await stop();
       throw error;
     } finally {
+      clearTimeout(timer);
       await releaseFence();
     }
     const end = async (outcome: { fail: string | null }, states: readonly OjsJobState[]): Promise<OjsJob> => {
       finish(outcome);
       // Stopping right away: the worker finishes this job and takes no other.
       await stop();
-      return settled(id, states);
+      // Once the worker's write is in (the row deleted or unlocked, in one transaction with the
+      // ledger's label), the state is final: it is read once, not waited for (a job cancelled
+      // while it ran reads `cancelled` before its worker wrote anything).
+      await unlocked(graphileId);
+      return settled(id, states, 0);
     };
     return {
       complete: () => end({ fail: null }, ['completed', 'cancelled']),
-      fail: (message = 'graphile-worker subject: planned failure') => end({ fail: message }, ['retryable', 'discarded', 'cancelled']),
+      fail: async (message = 'graphile-worker subject: planned failure') => {
+        const failed = await end({ fail: message }, ['retryable', 'discarded', 'cancelled']);
+        if (failed.state !== 'retryable' || options.retryDelayMs === undefined) return failed;
+        const { rows } = await pool.query<{ at: Date }>("select now() + $1 * interval '1 millisecond' as at", [options.retryDelayMs]);
+        const rescheduled = await utils!.rescheduleJobs([graphileId], { runAt: rows[0]!.at });
+        if (rescheduled.length !== 1) throw new Error(`graphile-worker subject: rescheduleJobs did not take job ${id}`);
+        return settled(id, ['retryable']);
+      },
     };
   };
 
@@ -212,7 +266,8 @@ export async function createGraphileWorkerSubject(options: GraphileWorkerSubject
     makeDue,
     clock: null,
     async close(result?: { passed: boolean }) {
-      await running?.stop();
+      // An attempt nobody ended (its job cancelled while running, say) fails, so its runner can stop.
+      await Promise.all([...running].map((attempt) => attempt.abort()));
       await utils?.release();
       await backend.close();
       try {
