@@ -17,20 +17,32 @@
  * memory adds it: docs/design/successor.md).
  *
  * Lifecycle, each through the host's own machinery as the conformance subjects drive it
- * (test/conformance/subjects/*.ts), never by writing its keys: a worker takes a job (BullMQ
- * `Worker.getNextJob`; memory `fetch`) and completes it or fails it (retryable while attempts
- * remain, else discarded: `moveToCompleted` / `moveToFailed`; `ack` / `nack`); a scheduled or
- * retryable job is made due (`job.promote()`; `promote`); the backend's OJS `cancel`; the host
- * removes a job (BullMQ `job.remove()`); a discarded job is retried by hand (BullMQ
- * `job.retry('failed')`, attempts reset). The memory backend models the last two with its own
- * `remove` and `retry` (ojs-core §6's manual retry of a discarded job), so every step of every
- * target is compared with memory.
+ * (test/conformance/subjects/*.ts), never by writing its keys or rows: a worker takes a job
+ * (BullMQ `Worker.getNextJob`; Graphile Worker a runner of its own per attempt, several at once,
+ * each fenced so that it takes exactly its job; memory `fetch`) and completes it or fails it
+ * (retryable while attempts remain, else discarded: `moveToCompleted` / `moveToFailed`; the task
+ * returns or throws; `ack` / `nack`); a scheduled or retryable job is made due (`job.promote()`;
+ * `rescheduleJobs`; `promote`); the backend's OJS `cancel`; the host removes a job (BullMQ
+ * `job.remove()`); a discarded job is retried by hand (BullMQ `job.retry('failed')`, Graphile's
+ * `reschedule_jobs` with `attempts := 0`: attempts reset). The memory backend models the last
+ * two with its own `remove` and `retry` (ojs-core §6's manual retry of a discarded job), so every
+ * step of every target is compared with memory.
  *
  * Targets: memory itself, `createBullMQBackend`, `withUniqueness(queue).add` and `.addBulk` (on
  * the entry points, `getJob`, `cancel` and the lifecycle go through the OJS backend and BullMQ on
- * the same prefix). Graphile Worker is left to test/property/entry-points-property.test.ts: its
- * subject runs a task runner per attempt, one attempt at a time, and it has no host call that
- * deletes a job apart from completing it.
+ * the same prefix), and `createGraphileWorkerBackend`. On Graphile Worker:
+ * - a failed attempt with attempts left is moved by the subject to run `RETRY_DELAY_MS` after the
+ *   failure (`rescheduleJobs`, its `retryDelayMs` option): Graphile's own delay, exp(min(attempts,
+ *   10)) seconds, is not configurable, and would make the job due (`available`) within the
+ *   scenario where memory and BullMQ keep it `retryable`;
+ * - a removal is not a step (counted as skipped): Graphile's removals (`complete_jobs`,
+ *   `remove_job`) delete the row, but the adapter's ledger keeps the job readable and counted by
+ *   the policies counting its state (one that had not run reads `cancelled`, a finished one keeps
+ *   its state: docs/graphile-worker.md, "Mapping" and "Limits"), where memory's `remove`, like
+ *   BullMQ's, forgets it. That end of a waiting job is the `cancel` step's answer, and a removed
+ *   holder's successor is tested in test/adapters/graphile-worker-successor.test.ts;
+ * - a retry by hand brings the job back as its key's live job, as on memory (docs/decisions.md,
+ *   "A replace never rewrites a finished job").
  *
  * Jobs have distinct priorities, so a worker takes the same next job on every host (by creation
  * alone the hosts' orders differ once a job is promoted or retried; a job retried by hand goes
@@ -45,11 +57,13 @@
  * jobs no policy counted (docs/bullmq.md, "Limits"). Known divergences are
  * listed in `KNOWN_DIVERGENCES`, each with its reproduction.
  *
- * Each scenario runs on a fresh memory backend and a fresh store (its own key prefix), and stops
- * at its first divergence. Replay: OJS_PROPERTY_SEED=<seed> (default below); OJS_PROPERTY_DUMP=1
+ * Each scenario runs on a fresh memory backend and a fresh store (its own key prefix; on Graphile
+ * Worker one pair of schemas, its rows deleted before each scenario), and stops at its first
+ * divergence. Replay: OJS_PROPERTY_SEED=<seed> (default below); OJS_PROPERTY_DUMP=1
  * prints each divergence on one line; OJS_TEST_SALT keeps the store names.
  */
 import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -70,9 +84,12 @@ import { lifecycleScenarioArb, lifecycleSuccessorScenarioArb, type LifecycleScen
 import { answerOf, settle, summary, type Answer } from './property-answers.js';
 import { indexEntries } from '../adapters/bullmq-test-redis.js';
 import { queueClient } from '../../adapters/bullmq/bullmq-host.js';
+import { createGraphileWorkerSubject } from '../conformance/subjects/graphile-worker.js';
+import { escapeIdentifier } from '../../adapters/graphile-worker/graphile-worker-sql.js';
+import { SharedSchemaPair, type TestSchemas } from '../adapters/graphile-worker-fixture.js';
 
 const SEED = Number(process.env.OJS_PROPERTY_SEED ?? 20_261_123);
-/** A retryable job waits this long (memory and BullMQ alike): it becomes due only when promoted. */
+/** A retryable job waits this long (memory, BullMQ, Graphile Worker alike): it becomes due only when promoted. */
 const RETRY_DELAY_MS = 3_600_000;
 const SCHEDULED_AT = '2099-01-01T00:00:00Z';
 
@@ -82,7 +99,7 @@ const NATIVE_FORGOT = 'enqueue: a job the native path inserted is no longer its 
 /**
  * Divergences from memory that are known and reported, by signature: each is counted and
  * printed, and does not fail the test. Every entry names its reproduction (seed and steps).
- * None so far (seeds 1, 2, 3, 7, 8 and the default, BullMQ 6.7.0).
+ * None so far (seeds 1, 2, 3, 7, 8 and the default, BullMQ 6.7.0; the same on Graphile Worker 0.18.0).
  */
 const KNOWN_DIVERGENCES: { signature: string; why: string }[] = [
   {
@@ -104,7 +121,8 @@ interface LifecycleTarget {
   /** A worker takes job `id`, its queue's only due job (the conformance subject's `start`). */
   start(id: string): Promise<RunningAttempt>;
   promote(id: string): Promise<void>;
-  remove(id: string): Promise<void>;
+  /** Absent where the host's removal is not memory's `remove` (the step is then skipped). */
+  remove?(id: string): Promise<void>;
   retry(id: string): Promise<void>;
   /**
    * BullMQ: whether job `id` is one the native path inserted that no structure of its key names
@@ -199,11 +217,53 @@ async function bullmqEntryTarget(entry: BullMQEntryPoint, scenario: number): Pro
   };
 }
 
+/**
+ * One pair of schemas for every Graphile scenario, its rows deleted before each (the fixture's
+ * reset: pending successors first, so no holder's deletion adds one). The first diverging
+ * scenario's pair is kept for inspection, and the next scenario migrates a new one; a later
+ * divergence's rows are reset like any others.
+ */
+const graphilePair = new SharedSchemaPair(fileURLToPath(import.meta.url));
+let graphileKept = false;
+
+async function graphileTarget(): Promise<LifecycleTarget> {
+  const schemas: TestSchemas = await graphilePair.next();
+  const subject = await createGraphileWorkerSubject({ ...schemas, retryDelayMs: RETRY_DELAY_MS, poolSize: 16 });
+  const { backend, pool } = subject;
+  const graphileId = async (id: string) => {
+    const found = await backend.graphileJobId(id);
+    if (found === null) throw new Error(`no Graphile job ${id}`);
+    return found;
+  };
+  return {
+    enqueue: (job) => backend.enqueue(job),
+    getJob: (id) => backend.getJob(id),
+    cancel: (id) => backend.cancel(id),
+    start: (id) => subject.start(id),
+    promote: (id) => subject.makeDue(id),
+    // ojs-core §6's manual retry: due now, attempts reset. Graphile's own SQL function, since
+    // WorkerUtils.rescheduleJobs drops `attempts: 0` (it passes `attempts || null`).
+    retry: async (id) => {
+      const { rowCount } = await pool.query(
+        `select * from ${escapeIdentifier(schemas.graphileSchema)}.reschedule_jobs(array[$1::bigint], run_at := now(), attempts := 0)`,
+        [await graphileId(id)],
+      );
+      if (rowCount !== 1) throw new Error(`reschedule_jobs did not take job ${id}`);
+    },
+    close: async (passed) => {
+      graphilePair.done(!passed && !graphileKept);
+      if (!passed) graphileKept = true;
+      await subject.close({ passed: false });
+    },
+  };
+}
+
 const TARGETS: { name: string; scenarios: number; make(scenario: number): Promise<LifecycleTarget> }[] = [
   { name: 'memory', scenarios: 600, make: () => memoryTarget() },
   { name: 'createBullMQBackend', scenarios: 400, make: (n) => bullmqBackendTarget(n) },
   { name: 'withUniqueness.add', scenarios: 400, make: (n) => bullmqEntryTarget('withUniqueness.add', n) },
   { name: 'withUniqueness.addBulk', scenarios: 150, make: (n) => bullmqEntryTarget('withUniqueness.addBulk', n) },
+  { name: 'createGraphileWorkerBackend', scenarios: 400, make: () => graphileTarget() },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -482,12 +542,13 @@ async function runScenario(
         const states = await memoryStates();
         const waitedFor = (i: number) => successorOf.has(i) && states[successorOf.get(i)!] === 'gone';
         const job = await eligible(s.pick, (state, i) => state !== 'gone' && state !== 'active' && state !== 'cancelled' && !waitedFor(i));
-        if (job === null) return 'skipped';
+        const remove = target.remove?.bind(target);
+        if (job === null || !remove) return 'skipped';
         log.push(`remove #${job}`);
         return both(
           'remove',
           () => memory.remove(jobs[job]!.memory),
-          () => target.remove(jobs[job]!.target),
+          () => remove(jobs[job]!.target),
         );
       }
       case 'retry': {
@@ -537,7 +598,7 @@ async function runScenario(
 function reportDivergences(name: string, scenarios: number, tally: Tally, divergences: Divergence[]): void {
   const list = (map: Map<string, number>) => [...map].map(([kind, n]) => `${kind} ${n}`).join(', ');
   console.log(
-    `      ${name}: ${scenarios} scenarios; steps ${list(tally.steps)}; skipped (nothing to apply them to) ${list(tally.skipped)}`,
+    `      ${name}: ${scenarios} scenarios; steps ${list(tally.steps)}; skipped (nothing to apply them to, or not a step on this target) ${list(tally.skipped)}`,
   );
   console.log(`        enqueues (memory): ${list(tally.outcomes)}`);
   const bySignature = new Map<string, Divergence[]>();
@@ -572,6 +633,7 @@ describe(`property: lifecycle on one key, every step as the memory backend answe
   // CPU-bound (hundreds of scenarios): under `npm test`'s parallel workers on two cores it shares
   // the CPU with the other files. A stuck step fails sooner, through the answers' own time limit.
   this.timeout(300_000);
+  after(() => graphilePair.close());
   const scenarios = fc.sample(lifecycleScenarioArb, { seed: SEED, numRuns: Math.max(...TARGETS.map((t) => t.scenarios)) });
 
   for (const definition of TARGETS) {
@@ -585,7 +647,12 @@ describe(`property: lifecycle on one key, every step as the memory backend answe
   // after the main sample's (`offset`), so no scenario meets another's keys.
   const successorScenarios = fc.sample(lifecycleSuccessorScenarioArb, { seed: SEED, numRuns: 150 });
   for (const definition of TARGETS.filter((t) => t.name !== 'withUniqueness.addBulk')) {
-    const count = definition.name === 'memory' ? 150 : definition.name === 'createBullMQBackend' ? 150 : 60;
+    const count =
+      definition.name === 'memory' || definition.name === 'createBullMQBackend'
+        ? 150
+        : definition.name === 'createGraphileWorkerBackend'
+          ? 150
+          : 60;
     it(`x_successor, ${definition.name}: a policy keeping a successor among the policies of one key gives memory's outcomes, successors and states`, async function () {
       await runTarget(definition, successorScenarios.slice(0, count), 10_000);
     });
