@@ -99,7 +99,8 @@ const NATIVE_FORGOT = 'enqueue: a job the native path inserted is no longer its 
 /**
  * Divergences from memory that are known and reported, by signature: each is counted and
  * printed, and does not fail the test. Every entry names its reproduction (seed and steps).
- * None so far (seeds 1, 2, 3, 7, 8 and the default, BullMQ 6.7.0; the same on Graphile Worker 0.18.0).
+ * One, BullMQ's native path (seeds 1, 2, 3, 7, 8 and the default, BullMQ 6.7.0); none on Graphile
+ * Worker 0.18.0 (the same seeds).
  */
 const KNOWN_DIVERGENCES: { signature: string; why: string }[] = [
   {
