@@ -146,7 +146,7 @@ export async function recoverRequest<T>(
     clearTimeout(timer);
   }
   if (row) return row;
-  throw new BackendError('graphile-worker', `${what}; it did not commit (checked by its request token)`, {
+  throw new BackendError('graphile-worker', `${what}; it did not commit (checked by its request token or its transaction's id)`, {
     cause: lost.error,
     written: false,
   });

@@ -4,8 +4,9 @@
 --
 -- Parameters: p_holder bigint (the running job's Graphile id), then insert_job's p_identifier …
 --   p_ojs_priority (p_ojs_id never null: the caller chose it, or Node did), p_request_token uuid.
--- Steps: 1. refuse an id a job holds or another transaction is inserting a job with (a record
---   with the id, inserted and deleted: record_job refuses the other way round);
+-- Steps: 1. refuse an id a job holds; wait for a job another transaction is inserting with it,
+--   and refuse it if that commits (a record with the id, inserted and deleted; record_job
+--   refuses the other way round);
 --   2. upsert the key's row: the latest add, its id and holder, replace the earlier one.
 -- Returns: json {id, xid} (xid: the transaction's id, txid_current() as text, by which a lost
 --   COMMIT reply is settled: transaction-status.sql).
@@ -21,13 +22,20 @@ create or replace function :OJS_UNIQUE_SCHEMA.keep_successor(
 declare
   v_placeholder bigint;
 begin
+  -- A job that holds the id: refused at once (the insert below would also wait for whoever is
+  -- updating that job, a completion say).
+  if exists (select 1 from :OJS_UNIQUE_SCHEMA.jobs l where l.ojs_id = p_ojs_id) then
+    raise exception using errcode = 'unique_violation', constraint = 'jobs_ojs_id_key',
+      message = 'ojs-unique: the successor''s id names a job';
+  end if;
   -- No unique index spans jobs and successors. A record with the id, inserted speculatively,
-  -- meets a job that holds it, or waits on jobs_ojs_id_key for one another transaction is
-  -- inserting; deleted at once, its index entry makes such an insert after it wait for this
-  -- commit, after which record_job sees this row. Its ids cannot collide with a job's (Graphile's
-  -- ids are positive); no reader sees it (deleted before commit).
+  -- waits on jobs_ojs_id_key for a job another transaction is inserting with it; deleted at once,
+  -- its index entry makes such an insert after it wait for this commit, after which record_job
+  -- sees this row. Its job id, minus this transaction's, is no Graphile id (those are positive);
+  -- no reader sees it (deleted before commit); a batch's next one reuses it (no conflict with a
+  -- row this transaction deleted).
   insert into :OJS_UNIQUE_SCHEMA.jobs (job_id, ojs_id, type, queue, created_at, scheduled_at, max_attempts, priority)
-  values (-1 - floor(random() * 9e18)::bigint, p_ojs_id, '', '', clock_timestamp(), clock_timestamp(), 0, 0)
+  values (-txid_current(), p_ojs_id, '', '', clock_timestamp(), clock_timestamp(), 0, 0)
   on conflict (ojs_id) do nothing
   returning job_id into v_placeholder;
   if v_placeholder is null then
