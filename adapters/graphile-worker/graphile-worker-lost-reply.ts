@@ -47,9 +47,10 @@ export interface LostWrite {
 
 /**
  * How a write is looked up on a fresh connection: what it wrote when it committed, null when it
- * did not; throws when it cannot tell (the check is then `written: 'unknown'`).
+ * did not; throws when it cannot tell (the check is then `written: 'unknown'`). `ended`: asked
+ * once nothing of the lost session can commit any more (recoverRequest's second look).
  */
-export type FindWrite<T> = (client: PgClientLike) => Promise<T | null>;
+export type FindWrite<T> = (client: PgClientLike, ended: boolean) => Promise<T | null>;
 
 /** An inserted record (insert, replace, a batch's), by its request token on the ledger. */
 export function findRequest(handle: SchemaHandle, key: string, token: string): FindWrite<InsertedRow> {
@@ -61,19 +62,16 @@ export function findRequest(handle: SchemaHandle, key: string, token: string): F
  * A write found by its transaction's id (`txid`, txid_current() inside it): committed or not, as
  * the server tells (transaction-status.sql), whatever was written since. For an x_successor add,
  * whose pending row the key's next add overwrites (so no token lookup can say "absent" for
- * certain). Still running, it is not found the first time (recoverRequest then waits for the
- * key's lock, which the lost transaction holds until it ends); afterwards, or an id too old to
+ * certain). Still running, it is not found yet (recoverRequest then waits for the key's lock,
+ * which the lost transaction holds until it ends); still running after that, or an id too old to
  * tell, it cannot tell.
  */
 export function findTransaction(handle: SchemaHandle, txid: string): FindWrite<true> {
-  let asked = false;
-  return async (client) => {
+  return async (client, ended) => {
     const { status } = (await client.query<{ status: string | null }>(handle.sql.text('transaction-status'), [txid])).rows[0]!;
-    const first = !asked;
-    asked = true;
     if (status === 'committed') return true;
     if (status === 'aborted') return null;
-    if (status === 'in progress' && first) return null;
+    if (status === 'in progress' && !ended) return null;
     throw new Error(`the transaction's status is ${status === null ? 'no longer known' : status}`);
   };
 }
@@ -105,7 +103,7 @@ export async function recoverRequest<T>(
     row = await Promise.race([
       gaveUp,
       reconnect(async (client) => {
-        const seen = await find(client);
+        const seen = await find(client, false);
         if (seen) return seen;
         if (lost.heldKeyLock) {
           // The lost transaction holds the key's lock until it commits or rolls back (behind a
@@ -114,7 +112,7 @@ export async function recoverRequest<T>(
           try {
             await client.query(`set local lock_timeout = ${RECOVERY_WAIT_MS}`);
             await client.query(handle.sql.text('lock-key'), [key]);
-            return await find(client);
+            return await find(client, true);
           } finally {
             await client.query('rollback').catch(() => undefined);
           }
@@ -130,7 +128,7 @@ export async function recoverRequest<T>(
           if (Date.now() > deadline) throw new Error(`the lost session (backend ${pid}) is still running`);
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
-        return await find(client);
+        return await find(client, true);
       }),
     ]);
   } catch (error) {

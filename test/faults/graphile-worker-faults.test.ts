@@ -79,6 +79,32 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
     await admin?.end();
   });
 
+  /**
+   * A backend of its own, on a pool of `max` connections through a proxy of its own (the faults a
+   * test arms there reach no other client), on the file's schemas.
+   */
+  const isolatedBackend = async (max: number, connectionTimeoutMillis: number) => {
+    const target = new URL(databaseUrl());
+    const own = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+    const url = new URL(target.href);
+    url.host = `127.0.0.1:${own.port}`;
+    const lonely = new pg.Pool({ connectionString: url.href, max, connectionTimeoutMillis });
+    lonely.on('error', () => undefined);
+    lonely.on('connect', (client) => client.on('error', () => undefined));
+    const isolated = createGraphileWorkerBackend({
+      pgPool: lonely,
+      uniqueSchema: schemas.uniqueSchema,
+      workerSchema: schemas.graphileSchema,
+      migrate: false,
+    });
+    const close = async () => {
+      await isolated.close();
+      await lonely.end().catch(() => undefined);
+      await own.close().catch(() => undefined);
+    };
+    return { own, isolated, close };
+  };
+
   const q = async <R extends Record<string, unknown>>(sql: string, values: unknown[] = []) => {
     const text = sql.replaceAll(':gw', `"${schemas.graphileSchema}"`).replaceAll(':ou', `"${schemas.uniqueSchema}"`);
     return (await admin.query<R>(text, values)).rows;
@@ -283,19 +309,7 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
 
     // A second add replaces the successor between the lost reply and its check: the check goes by
     // the transaction, not by the row, so the add still answers its outcome.
-    const target = new URL(databaseUrl());
-    const own = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    const url = new URL(target.href);
-    url.host = `127.0.0.1:${own.port}`;
-    const lonely = new pg.Pool({ connectionString: url.href, max: 2, connectionTimeoutMillis: 5_000 });
-    lonely.on('error', () => undefined);
-    lonely.on('connect', (client) => client.on('error', () => undefined));
-    const isolated = createGraphileWorkerBackend({
-      pgPool: lonely,
-      uniqueSchema: schemas.uniqueSchema,
-      workerSchema: schemas.graphileSchema,
-      migrate: false,
-    });
+    const { own, isolated, close } = await isolatedBackend(2, 5_000);
     try {
       await isolated.ready();
       dropped = own.armDrop({ request: contains('commit'), reply: contains('COMMIT') });
@@ -323,9 +337,7 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
       expect(isBackendError(error) && error.written, String(error)).to.equal(false);
       expect((await pending())?.payload, 'the rolled back add kept nothing').to.deep.equal([4]);
     } finally {
-      await isolated.close();
-      await lonely.end().catch(() => undefined);
-      await own.close().catch(() => undefined);
+      await close();
     }
     await q(`update :gw._private_jobs j set locked_at = null, locked_by = null from :ou.jobs l where l.job_id = j.id and l.ojs_id = $1`, [
       holder.job.id,
@@ -357,19 +369,7 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
   });
 
   it('§8.1 a lost reply that cannot be checked (the database is unreachable afterwards) is written: unknown, never false', async () => {
-    const target = new URL(databaseUrl());
-    const own = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
-    const url = new URL(target.href);
-    url.host = `127.0.0.1:${own.port}`;
-    const lonely = new pg.Pool({ connectionString: url.href, max: 1, connectionTimeoutMillis: 2_000 });
-    lonely.on('error', () => undefined);
-    lonely.on('connect', (client) => client.on('error', () => undefined));
-    const isolated = createGraphileWorkerBackend({
-      pgPool: lonely,
-      uniqueSchema: schemas.uniqueSchema,
-      workerSchema: schemas.graphileSchema,
-      migrate: false,
-    });
+    const { own, isolated, close } = await isolatedBackend(1, 2_000);
     try {
       const unique = { keys: ['type', 'args'] as ('type' | 'args')[], on_conflict: 'replace' as const };
       await isolated.enqueue({ type: 'unreachable', args: {}, unique });
@@ -384,9 +384,7 @@ describe('faults: Graphile Worker unique adds under lost replies and terminated 
       const rows = await q<{ n: number }>(`select count(*)::int as n from :ou.jobs where type = 'unreachable'`);
       expect(rows[0]!.n, 'the replace did commit').to.equal(2);
     } finally {
-      await isolated.close();
-      await lonely.end().catch(() => undefined);
-      await own.close().catch(() => undefined);
+      await close();
     }
   });
 });
